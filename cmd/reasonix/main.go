@@ -1,0 +1,12 @@
+// Command reasonix is the Reasonix coding agent: a chat TUI, a headless
+// runner and the tools around them.
+package main
+
+import "os"
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
