@@ -1,0 +1,299 @@
+package config
+
+// Config is the effective, merged configuration. The fields tagged for TOML
+// are the file schema; the rest describe how the value was assembled.
+//
+// Callers may change plain fields after Load to apply command-line flags
+// (for example cfg.DefaultModel from --model, preferably via
+// SetDefaultModel); they should record the change with SetSource so Show
+// stays truthful.
+type Config struct {
+	// DefaultModel is the model reference used when none is given: a
+	// provider name, a bare model name or provider/model.
+	DefaultModel string `toml:"default_model"`
+	// Language is the UI language tag; empty means detect it from the
+	// environment.
+	Language string `toml:"language"`
+	// UI is the [ui] table.
+	UI UI `toml:"ui"`
+	// Agent is the [agent] table.
+	Agent Agent `toml:"agent"`
+	// Providers are the [[providers]] entries in precedence-merged order;
+	// when no file declares one, the built-in DeepSeek entry.
+	Providers []ProviderConfig `toml:"providers"`
+	// Tools is the [tools] table.
+	Tools Tools `toml:"tools"`
+	// Permissions is the [permissions] table.
+	Permissions Permissions `toml:"permissions"`
+	// Sandbox is the [sandbox] table.
+	Sandbox Sandbox `toml:"sandbox"`
+	// Skills is the [skills] table.
+	Skills Skills `toml:"skills"`
+	// Serve is the [serve] table.
+	Serve Serve `toml:"serve"`
+	// Plugins are the [[plugins]] entries (MCP servers). Sources tells
+	// whether an entry came from the project file.
+	Plugins []PluginConfig `toml:"plugins"`
+	// Environment is the [environment] table.
+	Environment Environment `toml:"environment"`
+
+	// Home is the Reasonix home directory the config was loaded for.
+	Home string `toml:"-"`
+	// Files lists the files that were read, lowest precedence first.
+	Files []string `toml:"-"`
+	// ProjectFile is the project reasonix.toml that was read, or "" when
+	// there was none. Consumers that must treat project-supplied entries
+	// as untrusted (MCP launch grants) compare Sources values against it.
+	ProjectFile string `toml:"-"`
+	// Warnings holds one human-readable line per ignored key, in file
+	// order, lowest layer first.
+	Warnings []string `toml:"-"`
+	// Sources maps a dotted key to the file that set it, or "default" for
+	// a built-in value. Array entries are keyed by name, as in
+	// providers[deepseek].base_url.
+	Sources map[string]string `toml:"-"`
+}
+
+// UI holds settings of the terminal frontend.
+type UI struct {
+	// ShortcutLayout is the key binding layout: classic or desktop.
+	ShortcutLayout string `toml:"shortcut_layout"`
+	// CursorShape is the textarea cursor, always one of underline, block
+	// or bar after Load (empty or unknown values become bar).
+	CursorShape string `toml:"cursor_shape"`
+}
+
+// Agent holds settings of the executor, the planner and subagents.
+type Agent struct {
+	// SystemPrompt replaces the built-in system prompt when non-empty.
+	SystemPrompt string `toml:"system_prompt"`
+	// SystemPromptFile names a file holding the system prompt. A relative
+	// path is resolved against the directory of the file that set it.
+	// When both prompt keys end up set, the one from the higher layer wins.
+	SystemPromptFile string `toml:"system_prompt_file"`
+	// Temperature is the sampling temperature, 0 to 2.
+	Temperature float64 `toml:"temperature"`
+	// ReasoningLanguage selects the language of visible reasoning text:
+	// auto, zh or en.
+	ReasoningLanguage string `toml:"reasoning_language"`
+	// PlanModeAllowedTools is a legacy list of MCP tools trusted as
+	// read-only; it does not change what plan mode allows.
+	PlanModeAllowedTools []string `toml:"plan_mode_allowed_tools"`
+	// PlanModeReadOnlyCommands is kept for compatibility only.
+	PlanModeReadOnlyCommands []string `toml:"plan_mode_read_only_commands"`
+	// PlannerModel, when it resolves to a different model than the
+	// executor's, turns on two-model collaboration.
+	PlannerModel string `toml:"planner_model"`
+	// SubagentModel and SubagentEffort are the defaults for subagents.
+	SubagentModel  string `toml:"subagent_model"`
+	SubagentEffort string `toml:"subagent_effort"`
+	// SubagentModels and SubagentEfforts override the defaults per
+	// subagent profile name.
+	SubagentModels  map[string]string `toml:"subagent_models"`
+	SubagentEfforts map[string]string `toml:"subagent_efforts"`
+	// MaxSubagentConcurrency caps running subagents (1-32).
+	MaxSubagentConcurrency int `toml:"max_subagent_concurrency"`
+	// MaxParallelWriters caps running subagents that write files (1-32).
+	MaxParallelWriters int `toml:"max_parallel_writers"`
+	// TaskTimeoutSeconds bounds one subagent task; always positive.
+	TaskTimeoutSeconds int `toml:"task_timeout_seconds"`
+	// ToolResultSnipRatio, CompactRatio and CompactForceRatio are the
+	// compaction tiers as fractions of the context window; each lies in
+	// (0,1] and snip <= compact <= force.
+	ToolResultSnipRatio float64 `toml:"tool_result_snip_ratio"`
+	CompactRatio        float64 `toml:"compact_ratio"`
+	CompactForceRatio   float64 `toml:"compact_force_ratio"`
+}
+
+// ProviderConfig is one vendor endpoint offering one or more models. It
+// declares either Model or Models, never both.
+type ProviderConfig struct {
+	// Name identifies the provider in model references; it is unique and
+	// contains no "/".
+	Name string `toml:"name"`
+	// Kind selects the provider implementation, e.g. "openai".
+	Kind string `toml:"kind"`
+	// BaseURL is the API root; chat requests go to BaseURL +
+	// "/chat/completions".
+	BaseURL string `toml:"base_url"`
+	// ChatURL is a full chat request URL for gateways that need one; it
+	// wins over BaseURL.
+	ChatURL string `toml:"chat_url"`
+	// ModelsURL is the optional model discovery URL.
+	ModelsURL string `toml:"models_url"`
+	// Model is the single-model form.
+	Model string `toml:"model"`
+	// Models is the list form.
+	Models []string `toml:"models"`
+	// Default picks one of Models; Load sets it to Models[0] when unset.
+	Default string `toml:"default"`
+	// APIKeyEnv names the variable holding the API key; empty means the
+	// endpoint needs no key.
+	APIKeyEnv string `toml:"api_key_env"`
+	// ContextWindow is the provider-wide window in tokens; 0 disables
+	// compaction.
+	ContextWindow int `toml:"context_window"`
+	// ModelOverrides holds per-model settings keyed by model ID.
+	ModelOverrides map[string]ModelOverride `toml:"model_overrides"`
+	// StallTimeoutSeconds ends a stream that stays silent this long.
+	StallTimeoutSeconds int `toml:"stall_timeout_seconds"`
+	// MaxRetries bounds retries of a request that failed before its first
+	// byte; 0 disables retrying.
+	MaxRetries int `toml:"max_retries"`
+}
+
+// ModelOverride holds per-model settings inside a provider.
+type ModelOverride struct {
+	// ContextWindow replaces the provider's window when positive.
+	ContextWindow int `toml:"context_window"`
+}
+
+// ModelList returns the models the provider offers, in declared order.
+func (p ProviderConfig) ModelList() []string {
+	if p.Model != "" {
+		return []string{p.Model}
+	}
+	return p.Models
+}
+
+// DefaultModel returns the model a bare reference to the provider means.
+func (p ProviderConfig) DefaultModel() string {
+	switch {
+	case p.Model != "":
+		return p.Model
+	case p.Default != "":
+		return p.Default
+	case len(p.Models) > 0:
+		return p.Models[0]
+	}
+	return ""
+}
+
+// Offers reports whether the provider lists model.
+func (p ProviderConfig) Offers(model string) bool {
+	for _, m := range p.ModelList() {
+		if m == model {
+			return true
+		}
+	}
+	return false
+}
+
+// Tools holds settings of the tool set.
+type Tools struct {
+	// Enabled lists the built-in tools to expose; empty means all.
+	Enabled []string `toml:"enabled"`
+	// BashTimeoutSeconds caps one foreground shell command; 0 = no cap.
+	BashTimeoutSeconds int `toml:"bash_timeout_seconds"`
+	// MCPCallTimeoutSeconds is the default cap for one MCP call.
+	MCPCallTimeoutSeconds int `toml:"mcp_call_timeout_seconds"`
+	// Shell is the [tools.shell] table.
+	Shell Shell `toml:"shell"`
+}
+
+// Shell selects the interpreter of the shell tool.
+type Shell struct {
+	// Prefer is auto, bash, powershell or pwsh.
+	Prefer string `toml:"prefer"`
+	// Path is an explicit executable for the chosen shell (user-level).
+	Path string `toml:"path"`
+}
+
+// Permissions holds the static permission policy. Rule syntax is checked by
+// the permission package, not here.
+type Permissions struct {
+	// Mode is the writer fallback when no rule matches: ask, allow or deny.
+	Mode string `toml:"mode"`
+	// Allow lists rules that never prompt.
+	Allow []string `toml:"allow"`
+	// Ask lists rules that always prompt.
+	Ask []string `toml:"ask"`
+	// Deny lists rules that are blocked in every mode.
+	Deny []string `toml:"deny"`
+}
+
+// Sandbox holds the enforcement layer beneath permissions. Only
+// ForbidRead may be extended by a project file.
+type Sandbox struct {
+	// WorkspaceRoot confines file writers; empty means the working dir.
+	WorkspaceRoot string `toml:"workspace_root"`
+	// AllowWrite lists extra directories file writers may modify.
+	AllowWrite []string `toml:"allow_write"`
+	// ForbidRead lists paths no tool may read; it is the union of every
+	// layer's entries.
+	ForbidRead []string `toml:"forbid_read"`
+	// Bash is enforce or off.
+	Bash string `toml:"bash"`
+	// Network lets sandboxed shell commands reach the network.
+	Network bool `toml:"network"`
+}
+
+// Skills holds where skills are found and which are hidden.
+type Skills struct {
+	// Paths are extra skill roots.
+	Paths []string `toml:"paths"`
+	// ExcludedPaths are skill roots to hide.
+	ExcludedPaths []string `toml:"excluded_paths"`
+	// DisabledSkills are skill names hidden everywhere.
+	DisabledSkills []string `toml:"disabled_skills"`
+}
+
+// Serve holds settings of the browser frontend; it is user-level only.
+type Serve struct {
+	// Addr is the listen address, host:port.
+	Addr string `toml:"addr"`
+	// AuthMode is none, token or password.
+	AuthMode string `toml:"auth_mode"`
+	// Token is a fixed token for token mode; empty generates one.
+	Token string `toml:"token"`
+	// PasswordHash is the bcrypt hash for password mode.
+	PasswordHash string `toml:"password_hash"`
+	// BehindProxy trusts X-Forwarded-* headers.
+	BehindProxy bool `toml:"behind_proxy"`
+}
+
+// PluginConfig declares one MCP server.
+type PluginConfig struct {
+	// Name is unique and required.
+	Name string `toml:"name"`
+	// Type is the transport: stdio (default), http or sse.
+	Type string `toml:"type"`
+	// Command and Args start a stdio server; Env is added to its
+	// environment. Values may hold ${VAR} references, expanded by the MCP
+	// layer, not here.
+	Command string            `toml:"command"`
+	Args    []string          `toml:"args"`
+	Env     map[string]string `toml:"env"`
+	// URL and Headers address an http or sse server.
+	URL     string            `toml:"url"`
+	Headers map[string]string `toml:"headers"`
+	// CallTimeoutSeconds is the per-server call cap; 0 uses the global one.
+	CallTimeoutSeconds int `toml:"call_timeout_seconds"`
+	// ToolTimeoutSeconds caps calls per raw MCP tool name.
+	ToolTimeoutSeconds map[string]int `toml:"tool_timeout_seconds"`
+	// TrustedReadOnlyTools are raw tool names audited as read-only.
+	TrustedReadOnlyTools []string `toml:"trusted_read_only_tools"`
+	// DefaultToolsApprovalMode is auto, prompt, writes or approve; empty
+	// lets the MCP layer pick by where the server was declared.
+	DefaultToolsApprovalMode string `toml:"default_tools_approval_mode"`
+	// Tools holds per-tool settings keyed by raw MCP tool name.
+	Tools map[string]PluginTool `toml:"tools"`
+	// ApprovalsReviewer is user or auto_review; empty means user.
+	ApprovalsReviewer string `toml:"approvals_reviewer"`
+	// Disabled keeps the entry without starting the server.
+	Disabled bool `toml:"disabled"`
+}
+
+// PluginTool holds per-tool settings of one MCP server.
+type PluginTool struct {
+	// ApprovalMode is auto, prompt, writes or approve.
+	ApprovalMode string `toml:"approval_mode"`
+}
+
+// Environment controls the startup environment summary shown to the model.
+type Environment struct {
+	// Enabled turns the summary on.
+	Enabled bool `toml:"enabled"`
+	// Tools maps a tool name to a trusted executable path (user-level).
+	Tools map[string]string `toml:"tools"`
+}
