@@ -1,0 +1,335 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"reasonix/core/provider"
+)
+
+// Kind is the provider kind this package registers.
+const Kind = "openai"
+
+func init() {
+	provider.Register(Kind, func(cfg provider.Config) (provider.Provider, error) {
+		return New(cfg)
+	})
+}
+
+// chanBuffer lets the producer run a little ahead of a consumer that
+// renders each delta, without holding more than a screenful in memory.
+const chanBuffer = 32
+
+// drainLimit and drainTimeout bound the read after [DONE] that lets the
+// HTTP connection be reused; a server that keeps the body open after
+// [DONE] costs at most drainTimeout.
+const (
+	drainLimit   = 64 << 10
+	drainTimeout = time.Second
+)
+
+// defaultClient is used when the config brings none. It has no overall
+// timeout: a stream may legitimately run for many minutes, and stalls are
+// caught by the per-read stall timer instead.
+var defaultClient = &http.Client{}
+
+// Provider streams chat completions from one OpenAI-compatible endpoint.
+// It is safe for concurrent use; each Stream is independent.
+type Provider struct {
+	name       string
+	chatURL    string
+	model      string
+	apiKey     string
+	client     *http.Client
+	stall      time.Duration
+	maxRetries int
+	retryBase  time.Duration
+	clk        clock
+	gate       *gate
+}
+
+// New builds a Provider from cfg. The chat URL is cfg.ChatURL, or
+// cfg.BaseURL (trailing slashes removed) + "/chat/completions"; it must be
+// an absolute http or https URL.
+func New(cfg provider.Config) (*Provider, error) {
+	return newProvider(cfg, realClock, endpointGates)
+}
+
+func newProvider(cfg provider.Config, clk clock, gates *gateSet) (*Provider, error) {
+	chatURL := cfg.ChatURL
+	if chatURL == "" {
+		if cfg.BaseURL == "" {
+			return nil, errors.New("base_url or chat_url is required")
+		}
+		chatURL = strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions"
+	}
+	if err := checkURL(chatURL); err != nil {
+		return nil, fmt.Errorf("chat url: %w", err)
+	}
+	p := &Provider{
+		name:       cfg.Name,
+		chatURL:    chatURL,
+		model:      cfg.Model,
+		apiKey:     cfg.APIKey,
+		client:     cfg.HTTPClient,
+		stall:      cfg.StallTimeout,
+		maxRetries: cfg.MaxRetries,
+		retryBase:  cfg.RetryBase,
+		clk:        clk,
+		gate:       gates.get(chatURL),
+	}
+	if p.client == nil {
+		p.client = defaultClient
+	}
+	if p.stall <= 0 {
+		p.stall = defaultStall
+	}
+	switch {
+	case p.maxRetries == 0:
+		p.maxRetries = defaultMaxRetries
+	case p.maxRetries < 0:
+		p.maxRetries = 0
+	}
+	if p.retryBase <= 0 {
+		p.retryBase = defaultRetryBase
+	}
+	return p, nil
+}
+
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute http(s) URL", raw)
+	}
+	return nil
+}
+
+// Name is the configured instance name.
+func (p *Provider) Name() string { return p.name }
+
+// Stream sends req and returns the chunk channel once the endpoint has
+// answered with 2xx headers. Failures before that, retries included, are
+// returned as the error; see the package documentation for the stream
+// contract.
+func (p *Provider) Stream(ctx context.Context, req provider.Request) (<-chan provider.Chunk, error) {
+	body, err := encodeRequest(req, p.model)
+	if err != nil {
+		return nil, fmt.Errorf("chat request: %w", err)
+	}
+	resp, att, err := p.send(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan provider.Chunk, chanBuffer)
+	go p.pump(ctx, resp, att, ch)
+	return ch, nil
+}
+
+// attempt is one HTTP exchange: its own context, cancelled with
+// ErrStalled as the cause when the stall timer fires.
+type attempt struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	stall  time.Duration
+}
+
+func (a *attempt) stop() {
+	a.timer.Stop()
+	a.cancel(nil)
+}
+
+// send posts body until a 2xx response arrives, a failure is final, or
+// the retries run out. Every try first waits for the endpoint's gate.
+func (p *Provider) send(ctx context.Context, body []byte) (*http.Response, *attempt, error) {
+	for try := 0; ; try++ {
+		if err := p.gate.wait(ctx, p.clk); err != nil {
+			return nil, nil, fmt.Errorf("chat request: %w", err)
+		}
+		resp, att, err := p.try(ctx, body)
+		if err == nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+			if err := notEventStream(resp); err != nil {
+				resp.Body.Close()
+				att.stop()
+				return nil, nil, fmt.Errorf("chat request: %w", err)
+			}
+			return resp, att, nil
+		}
+		if ctx.Err() != nil {
+			if resp != nil {
+				resp.Body.Close()
+				att.stop()
+			}
+			return nil, nil, fmt.Errorf("chat request: %w", ctx.Err())
+		}
+		delay := backoff(try, p.retryBase, retryCap)
+		var retry bool
+		if err != nil {
+			retry = retryableError(err)
+		} else {
+			se, hasRetryAfter := p.statusError(resp)
+			resp.Body.Close()
+			att.stop()
+			err, retry = se, retryableStatus(se.StatusCode)
+			if hasRetryAfter {
+				delay = se.RetryAfter
+			}
+			// The endpoint is telling every client to slow down: close
+			// its gate so that all requests in the process wait, this
+			// one's retry included.
+			if se.StatusCode == http.StatusTooManyRequests || hasRetryAfter {
+				p.gate.holdUntil(p.clk.now().Add(delay))
+				delay = 0
+			}
+		}
+		if !retry || try >= p.maxRetries {
+			if try > 0 {
+				return nil, nil, fmt.Errorf("chat request failed after %d attempts: %w", try+1, err)
+			}
+			return nil, nil, fmt.Errorf("chat request: %w", err)
+		}
+		if delay > 0 {
+			if err := p.clk.sleep(ctx, delay); err != nil {
+				return nil, nil, fmt.Errorf("chat request: %w", err)
+			}
+		}
+	}
+}
+
+// try makes one HTTP exchange. The stall timer already runs while waiting
+// for the headers, so a server that accepts the connection and never
+// answers is treated like one that stalls mid-stream.
+func (p *Provider) try(ctx context.Context, body []byte) (*http.Response, *attempt, error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	att := &attempt{ctx: actx, cancel: cancel, stall: p.stall}
+	att.timer = time.AfterFunc(p.stall, func() { cancel(stalledError(p.stall)) })
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, p.chatURL, bytes.NewReader(body))
+	if err != nil {
+		att.stop()
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if p.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+p.apiKey)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		if cause := context.Cause(actx); errors.Is(cause, ErrStalled) && ctx.Err() == nil {
+			err = fmt.Errorf("waiting for response headers: %w", cause)
+		}
+		att.stop()
+		return nil, nil, err
+	}
+	return resp, att, nil
+}
+
+// notEventStream rejects a 2xx reply that is plainly not a stream, such as
+// a gateway answering with one JSON document, which would otherwise surface
+// later as a puzzling "ended before [DONE]". A missing or unusual content
+// type is given the benefit of the doubt.
+func notEventStream(resp *http.Response) error {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt != "application/json" {
+		return nil
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, bodyExcerptBytes))
+	return fmt.Errorf("endpoint answered %s instead of an event stream: %s", mt, excerpt(b, bodyExcerptBytes))
+}
+
+// statusError reads the start of a failed reply and its Retry-After.
+func (p *Provider) statusError(resp *http.Response) (*StatusError, bool) {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, bodyExcerptBytes))
+	ra, ok := parseRetryAfter(resp.Header.Get("Retry-After"), p.clk.now())
+	return &StatusError{StatusCode: resp.StatusCode, Body: excerpt(b, bodyExcerptBytes), RetryAfter: ra}, ok
+}
+
+// stallReader re-arms the attempt's stall timer on every byte received and
+// reports a fired timer as the stall it is rather than as a cancellation.
+type stallReader struct {
+	body io.Reader
+	att  *attempt
+}
+
+func (s *stallReader) Read(b []byte) (int, error) {
+	n, err := s.body.Read(b)
+	if n > 0 {
+		s.att.timer.Reset(s.att.stall)
+	}
+	if err != nil && err != io.EOF {
+		if cause := context.Cause(s.att.ctx); errors.Is(cause, ErrStalled) {
+			err = cause
+		}
+	}
+	return n, err
+}
+
+// pump decodes the response into ch and always closes it, after exactly
+// one terminal chunk.
+func (p *Provider) pump(ctx context.Context, resp *http.Response, att *attempt, ch chan provider.Chunk) {
+	defer close(ch)
+	body := &stallReader{body: resp.Body, att: att}
+	term := decode(body, func(c provider.Chunk) bool {
+		select {
+		case ch <- c:
+			return true
+		default:
+		}
+		// The consumer is behind. The stall timer measures the server's
+		// silence, not ours, so it is paused while the send blocks.
+		att.timer.Stop()
+		defer att.timer.Reset(p.stall)
+		select {
+		case ch <- c:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	})
+	if term.Type == provider.ChunkError && ctx.Err() != nil {
+		term.Err = fmt.Errorf("chat stream: %w", ctx.Err())
+	} else if term.Type == provider.ChunkDone {
+		// Reading the rest of the body (normally just the end of the
+		// chunked encoding) returns the connection to the pool.
+		att.timer.Reset(min(p.stall, drainTimeout))
+		_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
+	}
+	resp.Body.Close()
+	att.stop()
+	deliver(ctx, ch, term)
+}
+
+// deliver sends the terminal chunk without ever blocking past ctx. Once ctx
+// has ended the consumer may have stopped reading, and whatever is still
+// buffered is stale: the oldest buffered chunks are discarded until the
+// terminal fits, so a consumer that keeps draining always ends on it and
+// one that walked away holds nothing up.
+func deliver(ctx context.Context, ch chan provider.Chunk, term provider.Chunk) {
+	select {
+	case ch <- term:
+		return
+	case <-ctx.Done():
+	}
+	for {
+		select {
+		case ch <- term:
+			return
+		default:
+		}
+		select {
+		case <-ch:
+		default:
+		}
+	}
+}

@@ -1,0 +1,346 @@
+package providertest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Server is a running fake endpoint. Its methods are safe for concurrent
+// use.
+type Server struct {
+	hs        *httptest.Server
+	responder func(Request) Turn
+	dialect   Dialect
+	models    []string
+	apiKey    string
+
+	mu      sync.Mutex
+	queue   []Turn
+	reqs    []Request
+	changed chan struct{} // closed and replaced whenever a request is recorded
+
+	done      chan struct{} // closed by Close so held handlers return
+	closeOnce sync.Once
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithResponder answers chat requests once the Push queue is empty. f runs
+// on the request's handler goroutine and must be safe for concurrent use.
+func WithResponder(f func(Request) Turn) Option {
+	return func(s *Server) { s.responder = f }
+}
+
+// WithDialect sets the default dialect of every turn (DeepSeek when unset).
+func WithDialect(d Dialect) Option {
+	return func(s *Server) { s.dialect = d }
+}
+
+// WithModels sets the model IDs listed by GET <base>/models; the default is
+// a single "fake-model".
+func WithModels(ids ...string) Option {
+	return func(s *Server) { s.models = ids }
+}
+
+// WithAPIKey makes every request require "Authorization: Bearer key",
+// answering 401 otherwise, to prove a client sends its configured key.
+func WithAPIKey(key string) Option {
+	return func(s *Server) { s.apiKey = key }
+}
+
+// New starts a fake on a free loopback port. The caller must Close it.
+func New(opts ...Option) *Server {
+	s := &Server{
+		dialect: DeepSeek,
+		models:  []string{"fake-model"},
+		changed: make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.hs = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	return s
+}
+
+// Start is New with Close registered on tb's cleanup.
+func Start(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	s := New(opts...)
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// URL is the base_url to configure: chat requests go to URL()+
+// "/chat/completions" and model listing to URL()+"/models".
+func (s *Server) URL() string { return s.hs.URL + "/v1" }
+
+// Close stops the server, ending held and delayed responses first. It is
+// idempotent.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.hs.Close()
+	})
+}
+
+// Push queues turns; each chat request consumes the oldest one.
+func (s *Server) Push(turns ...Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, turns...)
+}
+
+// Remaining is the number of queued turns not yet consumed.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// Requests returns the chat requests recorded so far, in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}
+
+// Count is the number of chat requests recorded so far.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.reqs)
+}
+
+// WaitRequests waits until at least n chat requests have arrived and
+// returns them, or returns an error after timeout.
+func (s *Server) WaitRequests(n int, timeout time.Duration) ([]Request, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		if len(s.reqs) >= n {
+			out := append([]Request(nil), s.reqs...)
+			s.mu.Unlock()
+			return out, nil
+		}
+		got, changed := len(s.reqs), s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-timer.C:
+			return nil, fmt.Errorf("fake: %d of %d requests after %s", got, n, timeout)
+		}
+	}
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.apiKey != "" && r.Header.Get("Authorization") != "Bearer "+s.apiKey {
+		writeError(w, http.StatusUnauthorized, "fake: missing or wrong API key", "invalid_request_error")
+		return
+	}
+	switch {
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
+		s.serveChat(w, r)
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
+		s.serveModels(w)
+	default:
+		writeError(w, http.StatusNotFound, fmt.Sprintf("fake: no route for %s %s", r.Method, r.URL.Path), "invalid_request_error")
+	}
+}
+
+func (s *Server) serveModels(w http.ResponseWriter) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	list := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list", Data: []model{}}
+	for _, id := range s.models {
+		list.Data = append(list.Data, model{ID: id, Object: "model", Created: 1700000000, OwnedBy: "providertest"})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(list)
+}
+
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return // the client went away mid-body; nothing to answer
+	}
+	req := Request{
+		Arrived: arrived,
+		Method:  r.Method,
+		Path:    r.URL.Path,
+		Header:  r.Header.Clone(),
+		Body:    body,
+	}
+	req.parse()
+	req = s.record(req)
+
+	turn, ok := s.next(req)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "fake: no scripted turn left", "server_error")
+		return
+	}
+	ctx := r.Context()
+	if !s.wait(ctx, turn.Latency) {
+		return
+	}
+	if turn.Status != 0 && turn.Status != http.StatusOK {
+		if turn.RetryAfter != "" {
+			w.Header().Set("Retry-After", turn.RetryAfter)
+		}
+		if turn.Body != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(turn.Status)
+			_, _ = io.WriteString(w, turn.Body)
+			return
+		}
+		writeError(w, turn.Status, fmt.Sprintf("fake: scripted status %d", turn.Status), "fake_error")
+		return
+	}
+	if req.ParseError != "" {
+		writeError(w, http.StatusBadRequest, "fake: request body is not JSON: "+req.ParseError, "invalid_request_error")
+		return
+	}
+	if turn.Dialect == "" {
+		turn.Dialect = s.dialect
+	}
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(renderWhole(turn, req))
+		return
+	}
+	s.stream(ctx, w, turn, req)
+}
+
+// stream writes the turn's events, applying its fault knobs.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, turn Turn, req Request) {
+	flusher, _ := w.(http.Flusher)
+	flush := func() {
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flush()
+
+	events := renderStream(turn, req)
+	last := len(events) - 1 // index of [DONE]
+	cutAt := -1
+	if turn.CutAfterEvents != 0 {
+		cutAt = min(max(turn.CutAfterEvents, 0), last)
+	}
+	faultAt := min(max(turn.FaultAfterEvents, 0), last)
+
+	for i := 0; ; i++ {
+		if i == cutAt {
+			flush()
+			// ErrAbortHandler makes net/http drop the connection without
+			// the terminating chunk, which is what a client sees when a
+			// real connection breaks.
+			panic(http.ErrAbortHandler)
+		}
+		if i == faultAt {
+			switch {
+			case turn.Stall:
+				flush()
+				s.wait(ctx, -1)
+				return
+			case turn.StreamError != "":
+				_, _ = w.Write(errorEvent(turn.StreamError))
+				flush()
+				return
+			case turn.Malformed:
+				if _, err := w.Write(malformedEvent(req.Seq)); err != nil {
+					return
+				}
+			}
+		}
+		if i > last {
+			flush()
+			return
+		}
+		if i > 0 && !s.wait(ctx, turn.ChunkDelay) {
+			return
+		}
+		if _, err := w.Write(events[i]); err != nil {
+			return
+		}
+		flush()
+	}
+}
+
+// wait sleeps for d, or forever when d is negative, and reports false when
+// the client went away or the server closed first.
+func (s *Server) wait(ctx context.Context, d time.Duration) bool {
+	if d == 0 {
+		return true
+	}
+	var timeout <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-timeout:
+		return true
+	case <-ctx.Done():
+	case <-s.done:
+	}
+	return false
+}
+
+// record stores req, assigning its sequence number, and wakes waiters.
+func (s *Server) record(req Request) Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	req.Seq = len(s.reqs)
+	s.reqs = append(s.reqs, req)
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return req
+}
+
+// next picks the reply for req: the oldest queued turn, else the responder.
+func (s *Server) next(req Request) (Turn, bool) {
+	s.mu.Lock()
+	if len(s.queue) > 0 {
+		t := s.queue[0]
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		return t, true
+	}
+	s.mu.Unlock()
+	if s.responder == nil {
+		return Turn{}, false
+	}
+	return s.responder(req), true
+}
+
+// writeError answers with an OpenAI-style error object.
+func writeError(w http.ResponseWriter, status int, msg, typ string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(errorBody(msg, typ))
+	_, _ = w.Write([]byte("\n"))
+}
