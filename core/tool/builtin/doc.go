@@ -1,0 +1,15 @@
+// Package builtin holds the tools every run can offer without plugins: file
+// reading, writing and editing, directory listing, search and the shell.
+//
+// Each tool registers a factory with tool.RegisterBuiltin from init, so a
+// binary gains them with a blank import and the parent package never imports
+// this one. A factory captures the run's tool.Env; tools keep no other state,
+// so one instance may serve concurrent calls.
+//
+// Paths from the model go through env.Guard when one is set, otherwise they
+// resolve against env.Root. Results are plain, deterministic text (sorted,
+// no timestamps, paths relative to the workspace root) because they become
+// part of the cached prompt prefix. Failures are returned as errors whose
+// text is written for the model to read and correct its next call; they
+// never end the session.
+package builtin
