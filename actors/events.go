@@ -1,0 +1,147 @@
+package actors
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"reasonix/core/provider"
+)
+
+// Event is one observation a frontend can render. Every event carries a
+// Meta; its JSON form (see Encode) is the stream-json wire format, so field
+// names are a documented, stable contract (docs/SPEC.md).
+type Event interface {
+	// Kind is the event's "type" on the wire.
+	Kind() string
+	meta() *Meta
+}
+
+// Meta is common to every event.
+type Meta struct {
+	// Seq orders events across the whole bus, starting at 1.
+	Seq  int64     `json:"seq"`
+	Time time.Time `json:"time"`
+	// Session is the session that produced the event.
+	Session string `json:"session"`
+	// Task is the subagent task, empty for the main session.
+	Task string `json:"task,omitempty"`
+}
+
+func (m *Meta) meta() *Meta { return m }
+
+// SessionStarted opens a session's stream.
+type SessionStarted struct {
+	Meta
+	Model      string   `json:"model"`
+	Cwd        string   `json:"cwd"`
+	Transcript string   `json:"transcript,omitempty"`
+	Tools      []string `json:"tools"`
+}
+
+// TextDelta is a piece of the assistant's answer as it streams.
+type TextDelta struct {
+	Meta
+	Text string `json:"text"`
+}
+
+// ReasoningDelta is a piece of the model's visible reasoning.
+type ReasoningDelta struct {
+	Meta
+	Text string `json:"text"`
+}
+
+// ToolStarted reports a tool call about to run.
+type ToolStarted struct {
+	Meta
+	CallID string `json:"call_id"`
+	Tool   string `json:"tool"`
+	Args   string `json:"args"`
+}
+
+// ToolFinished reports a tool call's outcome. Output is cut to
+// MaxEventOutput bytes; OutputBytes is the full size.
+type ToolFinished struct {
+	Meta
+	CallID      string `json:"call_id"`
+	Tool        string `json:"tool"`
+	IsError     bool   `json:"is_error"`
+	DurationMS  int64  `json:"duration_ms"`
+	Output      string `json:"output"`
+	OutputBytes int    `json:"output_bytes"`
+}
+
+// MaxEventOutput caps the tool output copied into a ToolFinished event.
+const MaxEventOutput = 4096
+
+// UsageReported is the token usage of one model request, plus the session's
+// running total.
+type UsageReported struct {
+	Meta
+	Usage provider.Usage `json:"usage"`
+	Total provider.Usage `json:"total"`
+}
+
+// Notice is an informational message for the user (retries, warnings).
+type Notice struct {
+	Meta
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
+
+// ErrorOccurred reports a failure the user should see.
+type ErrorOccurred struct {
+	Meta
+	Message string `json:"message"`
+}
+
+// Turn statuses, shared by TurnDone and TurnFinished.
+const (
+	StatusOK        = "ok"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+	StatusMaxSteps  = "max_steps"
+)
+
+// TurnDone ends a turn: exactly one per RunTurn.
+type TurnDone struct {
+	Meta
+	Status string         `json:"status"`
+	Text   string         `json:"text"`
+	Error  string         `json:"error,omitempty"`
+	Steps  int            `json:"steps"`
+	Usage  provider.Usage `json:"usage"`
+}
+
+// Kind implementations: the wire names.
+func (*SessionStarted) Kind() string { return "session_started" }
+func (*TextDelta) Kind() string      { return "text_delta" }
+func (*ReasoningDelta) Kind() string { return "reasoning_delta" }
+func (*ToolStarted) Kind() string    { return "tool_started" }
+func (*ToolFinished) Kind() string   { return "tool_finished" }
+func (*UsageReported) Kind() string  { return "usage" }
+func (*Notice) Kind() string         { return "notice" }
+func (*ErrorOccurred) Kind() string  { return "error" }
+func (*TurnDone) Kind() string       { return "turn_done" }
+
+// Encode renders e as one JSON object with "type" first, the stream-json
+// line format.
+func Encode(e Event) ([]byte, error) {
+	body, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s event: %w", e.Kind(), err)
+	}
+	var b bytes.Buffer
+	b.Grow(len(body) + 24)
+	b.WriteString(`{"type":`)
+	kind, _ := json.Marshal(e.Kind())
+	b.Write(kind)
+	if len(body) > 2 {
+		b.WriteByte(',')
+		b.Write(body[1:])
+	} else {
+		b.WriteByte('}')
+	}
+	return b.Bytes(), nil
+}

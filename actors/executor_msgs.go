@@ -1,0 +1,43 @@
+package actors
+
+import (
+	"reasonix/core/provider"
+)
+
+// RunTurn asks an executor (or a session) to run one user turn. The reply,
+// exactly one, is a *TurnFinished.
+type RunTurn struct {
+	Input string
+}
+
+// CancelTurn asks for the running turn to stop: the in-flight model request
+// and tool calls are cancelled, results recorded so far are kept, and the
+// turn ends with StatusCancelled. With no turn running it does nothing.
+type CancelTurn struct{}
+
+// TurnFinished is the terminal reply to RunTurn.
+type TurnFinished struct {
+	Session string
+	Task    string
+	// Status is one of StatusOK, StatusFailed, StatusCancelled, StatusMaxSteps.
+	Status string
+	// Text is the assistant's final answer (the last step's text).
+	Text  string
+	Error string
+	Steps int
+	Usage provider.Usage
+}
+
+// streamChunk carries one chunk of the current model stream from the
+// stream goroutine to the executor. epoch ties it to the step that started
+// the stream, so chunks of a cancelled stream are ignored.
+type streamChunk struct {
+	epoch int
+	chunk provider.Chunk
+}
+
+// streamClosed reports that the stream goroutine ended; an executor still
+// waiting for a terminal chunk of that epoch treats it as a broken stream.
+type streamClosed struct {
+	epoch int
+}

@@ -1,0 +1,182 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"reasonix/core/provider"
+	"reasonix/core/provider/openai"
+	"reasonix/core/provider/providertest"
+	"reasonix/core/tool"
+	_ "reasonix/core/tool/builtin"
+)
+
+// harness is one quiet actor system with one session against the model
+// fake.
+type harness struct {
+	t    *testing.T
+	srv  *providertest.Server
+	sys  *System
+	bus  *Bus
+	sub  *Subscription
+	sess *Session
+	id   string
+}
+
+type harnessOpts struct {
+	tools    []tool.Tool
+	maxSteps int
+	timeout  time.Duration
+	server   []providertest.Option
+}
+
+func newHarness(t *testing.T, o harnessOpts) *harness {
+	t.Helper()
+	srv := providertest.Start(t, o.server...)
+	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tool.NewRegistry(o.tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := NewSystem(nil)
+	bus := NewBus()
+	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1"}
+	timeout := o.timeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
+		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
+		MaxSteps: o.maxSteps, ToolTimeout: timeout, Bus: bus,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.close)
+	return h
+}
+
+func (h *harness) close() {
+	h.sub.Close()
+	if err := h.sess.Close(5 * time.Second); err != nil {
+		h.t.Errorf("close session: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.sys.Shutdown(ctx); err != nil {
+		h.t.Errorf("shutdown: %v", err)
+	}
+}
+
+// turn runs input and collects the events up to its TurnDone.
+func (h *harness) turn(input string) (*TurnDone, []Event) {
+	h.t.Helper()
+	h.sess.Run(input)
+	return h.wait()
+}
+
+func (h *harness) wait() (*TurnDone, []Event) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var evs []Event
+	done, err := WaitTurn(ctx, h.sub, h.id, func(e Event) { evs = append(evs, e) })
+	if err != nil {
+		h.t.Fatalf("waiting for the turn: %v (events so far: %d)", err, len(evs))
+	}
+	return done, evs
+}
+
+// waitEvent reads events until match accepts one.
+func (h *harness) waitEvent(match func(Event) bool) Event {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		e, err := h.sub.Next(ctx)
+		if err != nil {
+			h.t.Fatalf("waiting for event: %v", err)
+		}
+		if match(e) {
+			return e
+		}
+	}
+}
+
+// funcTool is a test tool whose behaviour is a function.
+type funcTool struct {
+	name     string
+	readOnly bool
+	run      func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+func (f *funcTool) Name() string            { return f.name }
+func (f *funcTool) Description() string     { return "test tool " + f.name }
+func (f *funcTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (f *funcTool) ReadOnly() bool          { return f.readOnly }
+func (f *funcTool) Execute(ctx context.Context, args json.RawMessage) (string, error) {
+	return f.run(ctx, args)
+}
+
+// barrier releases its waiters only once n of them have arrived, so calls
+// that are not run concurrently never get through.
+type barrier struct {
+	mu      sync.Mutex
+	n, seen int
+	open    chan struct{}
+}
+
+func newBarrier(n int) *barrier { return &barrier{n: n, open: make(chan struct{})} }
+
+func (b *barrier) arrive(ctx context.Context) error {
+	b.mu.Lock()
+	b.seen++
+	if b.seen == b.n {
+		close(b.open)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.open:
+		return nil
+	case <-ctx.Done():
+		return errors.New("barrier: the other calls never ran alongside this one")
+	}
+}
+
+func eventsOf[T Event](evs []Event) []T {
+	var out []T
+	for _, e := range evs {
+		if v, ok := e.(T); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func toolMessages(req providertest.Request) []providertest.Message {
+	var out []providertest.Message
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func call(name, args string) providertest.ToolCall {
+	return providertest.ToolCall{Name: name, Arguments: args}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

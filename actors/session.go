@@ -1,0 +1,181 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// SessionSpec configures a session supervisor.
+type SessionSpec struct {
+	// Agent configures the executor. Its Session and Bus are the session's.
+	Agent AgentSpec
+	// Cwd and Transcript are reported in SessionStarted.
+	Cwd        string
+	Transcript string
+}
+
+// sessionActor supervises one chat or run session. It is the entry point
+// frontends talk to: it forwards turns to its executor, guarantees each
+// RunTurn exactly one TurnFinished (even if the executor dies) and
+// publishes TurnDone for observers.
+type sessionActor struct {
+	sys      *System
+	spec     SessionSpec
+	executor *actor.PID
+	// replyTo is the requester of the running turn; running says whether
+	// one is in flight (a turn started with Send has no requester).
+	replyTo *actor.PID
+	running bool
+}
+
+func sessionProps(sys *System, spec SessionSpec) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &sessionActor{sys: sys, spec: spec}
+	}, actor.WithSupervisor(stopOnFailure), actor.WithGuardian(stopOnFailure))
+}
+
+// Receive implements actor.Actor.
+func (s *sessionActor) Receive(c actor.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.sys.Logger().Error("session panic", "reason", fmt.Sprint(r), "stack", string(debug.Stack()))
+			if s.running {
+				s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: fmt.Sprintf("internal error: %v", r)})
+			}
+		}
+	}()
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		s.start(c)
+	case *RunTurn:
+		s.runTurn(c, m)
+	case *CancelTurn:
+		if s.executor != nil {
+			c.Send(s.executor, m)
+		}
+	case *TurnFinished:
+		s.finish(c, m)
+	case *actor.Terminated:
+		if s.executor != nil && m.Who.Equal(s.executor) {
+			s.executor = nil
+			if s.running {
+				s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: "executor stopped unexpectedly"})
+			}
+		}
+	}
+}
+
+func (s *sessionActor) start(c actor.Context) {
+	a := s.spec.Agent
+	s.executor = c.Spawn(executorProps(s.sys, a))
+	if a.Bus != nil {
+		a.Bus.Publish(&SessionStarted{
+			Meta:       Meta{Session: a.Session},
+			Model:      a.Model,
+			Cwd:        s.spec.Cwd,
+			Transcript: s.spec.Transcript,
+			Tools:      a.Tools.Names(),
+		})
+	}
+}
+
+func (s *sessionActor) runTurn(c actor.Context, m *RunTurn) {
+	if s.running || s.executor == nil {
+		reason := "a turn is already running"
+		if s.executor == nil {
+			reason = "the session has no executor"
+		}
+		if c.Sender() != nil {
+			c.Respond(&TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: reason})
+		}
+		return
+	}
+	s.running, s.replyTo = true, c.Sender()
+	c.Request(s.executor, m)
+}
+
+func (s *sessionActor) finish(c actor.Context, m *TurnFinished) {
+	if !s.running {
+		return
+	}
+	s.running = false
+	if bus := s.spec.Agent.Bus; bus != nil {
+		bus.Publish(&TurnDone{
+			Meta:   Meta{Session: m.Session},
+			Status: m.Status,
+			Text:   m.Text,
+			Error:  m.Error,
+			Steps:  m.Steps,
+			Usage:  m.Usage,
+		})
+	}
+	if s.replyTo != nil {
+		c.Send(s.replyTo, m)
+		s.replyTo = nil
+	}
+}
+
+// Session is a running session supervisor, as seen from a frontend.
+type Session struct {
+	sys *System
+	pid *actor.PID
+	id  string
+}
+
+// StartSession spawns a session supervisor (and its executor) under the
+// root of sys.
+func StartSession(sys *System, spec SessionSpec) (*Session, error) {
+	if spec.Agent.Provider == nil {
+		return nil, errors.New("start session: no provider")
+	}
+	if spec.Agent.Tools == nil {
+		return nil, errors.New("start session: no tool registry")
+	}
+	pid, err := sys.Root().SpawnNamed(sessionProps(sys, spec), "session/"+spec.Agent.Session)
+	if err != nil {
+		return nil, fmt.Errorf("start session: %w", err)
+	}
+	return &Session{sys: sys, pid: pid, id: spec.Agent.Session}, nil
+}
+
+// ID is the session ID.
+func (s *Session) ID() string { return s.id }
+
+// Run starts a turn. Its end is published as a TurnDone event.
+func (s *Session) Run(input string) {
+	s.sys.Send(s.pid, &RunTurn{Input: input})
+}
+
+// Cancel asks the running turn to stop; it ends with StatusCancelled.
+func (s *Session) Cancel() {
+	s.sys.Send(s.pid, &CancelTurn{})
+}
+
+// Close stops the session and its children, waiting at most timeout. A
+// running turn is cancelled first.
+func (s *Session) Close(timeout time.Duration) error {
+	s.sys.Send(s.pid, &CancelTurn{})
+	return s.sys.Stop(s.pid, timeout)
+}
+
+// WaitTurn reads sub until this session's TurnDone and returns it, handing
+// every other event to each (which may be nil).
+func WaitTurn(ctx context.Context, sub *Subscription, session string, each func(Event)) (*TurnDone, error) {
+	for {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if each != nil {
+			each(ev)
+		}
+		if td, ok := ev.(*TurnDone); ok && td.Session == session && td.Task == "" {
+			return td, nil
+		}
+	}
+}
