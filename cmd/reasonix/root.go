@@ -87,7 +87,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &usageError{err: err}
 	})
-	root.AddCommand(NewCmdVersion(f, nil))
+	root.AddCommand(NewCmdVersion(f, nil), NewCmdRun(f, nil), NewCmdSetup(f, nil), NewCmdConfig(f), NewCmdDoctor(f, nil))
 	return root
 }
 

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"reasonix/core/config"
+	"reasonix/core/provider"
+	"reasonix/core/tool"
+
+	// Built-in providers and tools register themselves.
+	_ "reasonix/core/provider/openai"
+	_ "reasonix/core/tool/builtin"
+)
+
+// globalOptions are the flags every command that reads config shares.
+type globalOptions struct {
+	ConfigFile string
+	Cwd        string
+}
+
+// workdir resolves --cwd (default: the process working directory) to an
+// absolute, existing directory.
+func (g *globalOptions) workdir() (string, error) {
+	dir := g.Cwd
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("working directory: %w", err)
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usageErrorf("--cwd %q: %v", dir, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", usageErrorf("--cwd %q: %v", dir, err)
+	}
+	if !st.IsDir() {
+		return "", usageErrorf("--cwd %q is not a directory", dir)
+	}
+	return abs, nil
+}
+
+// loadConfig loads the merged configuration for cwd. Any problem is a usage
+// error (exit 2): nothing can run on a config we do not understand.
+func loadConfig(f *Factory, g *globalOptions, cwd string) (*config.Config, error) {
+	cfg, err := config.Load(config.Options{ProjectDir: cwd, File: g.ConfigFile})
+	if err != nil {
+		return nil, &usageError{err: fmt.Errorf("config: %w", err)}
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
+	}
+	return cfg, nil
+}
+
+// openProvider resolves ref (empty: default_model) and builds its provider.
+// A missing key is a usage error that says how to fix it.
+func openProvider(cfg *config.Config, ref string) (provider.Provider, config.Resolved, error) {
+	res, err := cfg.ResolveModel(ref)
+	if err != nil {
+		return nil, res, &usageError{err: fmt.Errorf("model: %w", err)}
+	}
+	key, err := cfg.APIKey(res.Provider, cfg.Home)
+	if err != nil {
+		return nil, res, &usageError{err: err}
+	}
+	pc := provider.Config{
+		Name:       res.Provider.Name,
+		Kind:       res.Provider.Kind,
+		BaseURL:    res.Provider.BaseURL,
+		ChatURL:    res.Provider.ChatURL,
+		ModelsURL:  res.Provider.ModelsURL,
+		Model:      res.Model,
+		APIKey:     key,
+		MaxRetries: res.Provider.MaxRetries,
+	}
+	if s := res.Provider.StallTimeoutSeconds; s > 0 {
+		pc.StallTimeout = time.Duration(s) * time.Second
+	}
+	p, err := provider.New(pc)
+	if err != nil {
+		return nil, res, &usageError{err: err}
+	}
+	return p, res, nil
+}
+
+// toolEnv is the built-in tools' view of the run.
+func toolEnv(cfg *config.Config, cwd string) tool.Env {
+	return tool.Env{
+		Root:        cwd,
+		BashTimeout: time.Duration(cfg.Tools.BashTimeoutSeconds) * time.Second,
+	}
+}
+
+// buildTools assembles the run's registry from the enabled built-ins.
+func buildTools(cfg *config.Config, env tool.Env) (*tool.Registry, error) {
+	tools, err := tool.NewBuiltins(env, cfg.Tools.Enabled)
+	if err != nil {
+		return nil, &usageError{err: fmt.Errorf("[tools] enabled: %w", err)}
+	}
+	reg, err := tool.NewRegistry(tools...)
+	if err != nil {
+		return nil, fmt.Errorf("tool registry: %w", err)
+	}
+	return reg, nil
+}
+
+// openLogger opens the log file under the reasonix home. Nothing else of a
+// run writes diagnostics, so a TUI or piped output stays clean. When the
+// file cannot be opened, logging is discarded rather than failing the run.
+func openLogger(home string, getenv func(string) string) (*slog.Logger, func()) {
+	level := slog.LevelInfo
+	if strings.EqualFold(getenv("REASONIX_LOG_LEVEL"), "debug") {
+		level = slog.LevelDebug
+	}
+	dir := filepath.Join(home, "logs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return slog.New(slog.DiscardHandler), func() {}
+	}
+	file, err := os.OpenFile(filepath.Join(dir, "reasonix.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return slog.New(slog.DiscardHandler), func() {}
+	}
+	logger := slog.New(slog.NewTextHandler(file, &slog.HandlerOptions{Level: level})).With("pid", os.Getpid())
+	return logger, func() { _ = file.Close() }
+}
+
+// systemPromptText is the configured system prompt text, read from
+// system_prompt_file when set.
+func systemPromptText(cfg *config.Config, cwd string) (string, error) {
+	if cfg.Agent.SystemPromptFile == "" {
+		return cfg.Agent.SystemPrompt, nil
+	}
+	path := cfg.Agent.SystemPromptFile
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(cwd, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", &usageError{err: fmt.Errorf("agent.system_prompt_file: %w", err)}
+	}
+	return string(data), nil
+}
+
+var errNoPrompt = errors.New("no prompt: pass it as an argument or on stdin")

@@ -1,0 +1,459 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"reasonix/core/config"
+	"reasonix/core/provider"
+	"reasonix/core/provider/openai"
+	"reasonix/core/session"
+	"reasonix/core/tool"
+)
+
+// DoctorOptions are the inputs of `reasonix doctor`.
+type DoctorOptions struct {
+	globalOptions
+	// Model is the model reference to check instead of default_model.
+	Model string
+	// Offline skips every check that needs the network.
+	Offline bool
+
+	// lookPath and goos stand in for exec.LookPath and runtime.GOOS, so
+	// the sandbox check can be tested for every platform and PATH.
+	lookPath func(string) (string, error)
+	goos     string
+}
+
+// doctorProbeTimeout bounds the reachability request, so doctor answers
+// promptly even when the network silently drops packets.
+const doctorProbeTimeout = 10 * time.Second
+
+// NewCmdDoctor builds `reasonix doctor`. runF replaces the action in tests.
+func NewCmdDoctor(f *Factory, runF func(*DoctorOptions) error) *cobra.Command {
+	opts := &DoctorOptions{}
+	cmd := &cobra.Command{
+		Use:   "doctor [flags]",
+		Short: "Check the configuration, API key, provider and sandbox",
+		Long: `Check that Reasonix can run here and print one line per check:
+ok, warn (works, but something deserves attention), skip, or FAIL.
+
+Checks: the config files and their warnings, the model, the API key (its
+variable and where it was found, never the key), that the provider answers
+(skipped with --offline), the shell sandbox, the enabled tools, and where the
+log and the session transcripts are written.
+
+Exit codes: 0 when nothing failed, 1 when a check failed, 2 on a bad flag.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDoctor(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Model, "model", "m", "", "model to check: a provider name, a model name or provider/model (default: default_model)")
+	fl.BoolVar(&opts.Offline, "offline", false, "skip the checks that need the network")
+	addGlobalFlags(cmd, &opts.globalOptions)
+	return cmd
+}
+
+// checkStatus grades one check; the order is by severity.
+type checkStatus int
+
+const (
+	checkOK checkStatus = iota
+	checkSkip
+	checkWarn
+	checkFail
+)
+
+func (s checkStatus) String() string {
+	switch s {
+	case checkOK:
+		return "ok"
+	case checkSkip:
+		return "skip"
+	case checkWarn:
+		return "warn"
+	default:
+		return "FAIL"
+	}
+}
+
+// check is the outcome of one doctor check: a one-line detail, plus notes
+// printed indented below it (config warnings, the lines of a validation
+// error).
+type check struct {
+	status checkStatus
+	name   string
+	detail string
+	notes  []string
+}
+
+func (c check) write(w io.Writer) {
+	fmt.Fprintf(w, "%-4s  %-9s %s\n", c.status, c.name, c.detail)
+	for _, n := range c.notes {
+		fmt.Fprintf(w, "%16s- %s\n", "", n)
+	}
+}
+
+// doctor holds what the checks learn, so a later check can build on an
+// earlier one (the model needs the config, the probe needs the key) and
+// be skipped with a reason when it cannot.
+type doctor struct {
+	f    *Factory
+	opts *DoctorOptions
+	home string
+	cwd  string
+
+	cfg      *config.Config
+	resolved *config.Resolved
+	key      string
+	keyOK    bool
+}
+
+func runDoctor(ctx context.Context, f *Factory, opts *DoctorOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cwd, err := opts.workdir()
+	if err != nil {
+		return err
+	}
+	home, err := reasonixHome(f)
+	if err != nil {
+		return err
+	}
+	d := &doctor{f: f, opts: opts, home: home, cwd: cwd}
+	fmt.Fprintf(f.Stdout, "reasonix %s (%s, %s/%s)\n", f.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(f.Stdout, "home: %s\ncwd:  %s\n\n", home, cwd)
+
+	checks := []check{
+		d.checkConfig(),
+		d.checkModel(),
+		d.checkAPIKey(),
+		d.checkProvider(ctx),
+		d.checkSandbox(),
+		d.checkTools(),
+		d.checkLog(),
+		d.checkSessions(),
+	}
+	var warned, failed int
+	for _, c := range checks {
+		c.write(f.Stdout)
+		switch c.status {
+		case checkWarn:
+			warned++
+		case checkFail:
+			failed++
+		}
+	}
+	fmt.Fprintf(f.Stdout, "\n%s, %s\n", plural(failed, "failure"), plural(warned, "warning"))
+	if failed > 0 {
+		return errSilent
+	}
+	return nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func (d *doctor) checkConfig() check {
+	c := check{name: "config"}
+	cfg, err := config.Load(config.Options{Home: d.home, ProjectDir: d.cwd, File: d.opts.ConfigFile})
+	if err != nil {
+		c.status = checkFail
+		lines := strings.Split(err.Error(), "\n")
+		c.detail = strings.TrimSpace(lines[0])
+		for _, l := range lines[1:] {
+			c.notes = append(c.notes, strings.TrimSpace(l))
+		}
+		return c
+	}
+	d.cfg = cfg
+	if len(cfg.Files) == 0 {
+		c.status = checkWarn
+		c.detail = fmt.Sprintf("no config file; built-in defaults in use (`reasonix setup` writes %s)", config.UserConfigPath(d.home))
+	} else {
+		c.detail = "read " + strings.Join(cfg.Files, ", ")
+	}
+	if len(cfg.Warnings) > 0 {
+		c.status = checkWarn
+		c.detail += fmt.Sprintf("; %s:", plural(len(cfg.Warnings), "ignored key"))
+		c.notes = cfg.Warnings
+	}
+	return c
+}
+
+func (d *doctor) checkModel() check {
+	c := check{name: "model"}
+	if d.cfg == nil {
+		return c.skipped("needs a valid config")
+	}
+	res, err := d.cfg.ResolveModel(d.opts.Model)
+	if err != nil {
+		c.status = checkFail
+		c.detail = err.Error()
+		return c
+	}
+	d.resolved = &res
+	endpoint := res.Provider.BaseURL
+	if endpoint == "" {
+		endpoint = res.Provider.ChatURL
+	}
+	c.detail = fmt.Sprintf("%s/%s at %s", res.Provider.Name, res.Model, endpoint)
+	if res.ContextWindow > 0 {
+		c.detail += fmt.Sprintf(" (context window %d tokens)", res.ContextWindow)
+	} else {
+		c.detail += " (no context window: compaction off)"
+	}
+	return c
+}
+
+// checkAPIKey follows the lookup order of config.APIKey (environment, then
+// <home>/.env) so it reports the source a run would use, never the key.
+func (d *doctor) checkAPIKey() check {
+	c := check{name: "api key"}
+	if d.resolved == nil {
+		return c.skipped("needs a model")
+	}
+	p := d.resolved.Provider
+	name := p.APIKeyEnv
+	if name == "" {
+		d.keyOK = true
+		c.detail = fmt.Sprintf("provider %q needs no key (api_key_env is empty)", p.Name)
+		return c
+	}
+	if v := getenv(d.f)(name); v != "" {
+		d.key, d.keyOK = v, true
+		c.detail = name + " from the environment"
+		return c
+	}
+	path := config.DotEnvPath(d.home)
+	vars, err := config.ReadDotEnv(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		c.status = checkFail
+		c.detail = err.Error()
+		return c
+	}
+	if v := vars[name]; v != "" {
+		d.key, d.keyOK = v, true
+		c.detail = name + " from " + path
+		if st, err := os.Stat(path); err == nil && d.goos() != "windows" && st.Mode().Perm()&0o077 != 0 {
+			c.status = checkWarn
+			c.detail += fmt.Sprintf("; the file is readable by others (mode %04o): chmod 600 %s", st.Mode().Perm(), path)
+		}
+		return c
+	}
+	c.status = checkFail
+	c.detail = fmt.Sprintf("%s is not set in the environment or in %s; export it or run `reasonix setup --api-key-stdin`", name, path)
+	return c
+}
+
+// checkProvider lists the provider's models, which proves the endpoint is
+// reachable and accepts the key without spending tokens.
+func (d *doctor) checkProvider(ctx context.Context) check {
+	c := check{name: "provider"}
+	switch {
+	case d.opts.Offline:
+		return c.skipped("--offline")
+	case d.resolved == nil:
+		return c.skipped("needs a model")
+	case !d.keyOK:
+		return c.skipped("needs an api key")
+	}
+	res := d.resolved
+	pc := provider.Config{
+		Name:       res.Provider.Name,
+		Kind:       res.Provider.Kind,
+		BaseURL:    res.Provider.BaseURL,
+		ChatURL:    res.Provider.ChatURL,
+		ModelsURL:  res.Provider.ModelsURL,
+		Model:      res.Model,
+		APIKey:     d.key,
+		MaxRetries: -1, // a diagnosis reports the first answer
+	}
+	ctx, cancel := context.WithTimeout(ctx, doctorProbeTimeout)
+	defer cancel()
+	models, err := openai.ListModels(ctx, pc)
+	url := modelsURL(res.Provider)
+	if err != nil {
+		c.status = checkFail
+		// A transport error already names the URL; a status does not.
+		c.detail = err.Error()
+		var se *openai.StatusError
+		if errors.As(err, &se) {
+			c.detail = fmt.Sprintf("GET %s: %v", url, se)
+			if se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden {
+				c.notes = append(c.notes, fmt.Sprintf("the endpoint refused the key in %s", res.Provider.APIKeyEnv))
+			}
+		}
+		return c
+	}
+	c.detail = fmt.Sprintf("GET %s: %s", url, plural(len(models), "model"))
+	listed := false
+	for _, m := range models {
+		if m == res.Model {
+			listed = true
+			break
+		}
+	}
+	if !listed {
+		c.status = checkWarn
+		c.detail += fmt.Sprintf(", %q not among them", res.Model)
+	}
+	return c
+}
+
+// modelsURL is the model-listing URL ListModels requests, for display:
+// models_url, else base_url + "/models", else the chat URL's API root.
+func modelsURL(p config.ProviderConfig) string {
+	switch {
+	case p.ModelsURL != "":
+		return p.ModelsURL
+	case p.BaseURL != "":
+		return strings.TrimRight(p.BaseURL, "/") + "/models"
+	}
+	return strings.TrimSuffix(strings.TrimRight(p.ChatURL, "/"), "/chat/completions") + "/models"
+}
+
+// checkSandbox reports the [sandbox] bash mode and whether this platform's
+// sandbox program is installed. A missing program only matters when the
+// mode is enforce, because then shell commands are refused.
+func (d *doctor) checkSandbox() check {
+	c := check{name: "sandbox"}
+	mode := "enforce"
+	if d.cfg != nil {
+		mode = d.cfg.Sandbox.Bash
+	}
+	network := d.cfg != nil && d.cfg.Sandbox.Network
+	setting := fmt.Sprintf("bash = %q, network = %t", mode, network)
+	goos := d.goos()
+	var program, install string
+	switch goos {
+	case "linux":
+		program, install = "bwrap", "apt install bubblewrap (or your distribution's bubblewrap package)"
+	case "darwin":
+		program, install = "sandbox-exec", "sandbox-exec ships with macOS; check PATH"
+	case "windows":
+		if mode == "enforce" {
+			c.status = checkWarn
+			c.detail = setting + ": Windows has no shell sandbox, so shell commands run unconfined"
+			return c
+		}
+		c.detail = setting + ": shell commands run unconfined"
+		return c
+	default:
+		if mode == "enforce" {
+			c.status = checkWarn
+			c.detail = fmt.Sprintf("%s: no shell sandbox on %s; shell commands will be refused unless [sandbox] bash = \"off\"", setting, goos)
+			return c
+		}
+		c.detail = setting + ": shell commands run unconfined"
+		return c
+	}
+	lookPath := d.opts.lookPath
+	if lookPath == nil {
+		lookPath = exec.LookPath
+	}
+	path, err := lookPath(program)
+	switch {
+	case err == nil && mode == "enforce":
+		c.detail = fmt.Sprintf("%s: shell commands confined by %s", setting, path)
+	case err == nil:
+		c.detail = fmt.Sprintf("%s: shell commands run unconfined (%s is available)", setting, path)
+	case mode == "enforce":
+		c.status = checkWarn
+		c.detail = fmt.Sprintf("%s but %s was not found, so shell commands will be refused", setting, program)
+		c.notes = []string{install, `or set [sandbox] bash = "off" to run shell commands unconfined`}
+	default:
+		c.detail = fmt.Sprintf("%s: shell commands run unconfined (%s not found)", setting, program)
+	}
+	return c
+}
+
+func (d *doctor) checkTools() check {
+	c := check{name: "tools"}
+	if d.cfg == nil {
+		return c.skipped("needs a valid config")
+	}
+	tools, err := tool.NewBuiltins(toolEnv(d.cfg, d.cwd), d.cfg.Tools.Enabled)
+	if err != nil {
+		c.status = checkFail
+		c.detail = "[tools] enabled: " + err.Error()
+		return c
+	}
+	if len(tools) == 0 {
+		c.status = checkWarn
+		c.detail = "no built-in tools"
+		return c
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name()
+	}
+	c.detail = fmt.Sprintf("%d enabled: %s", len(names), strings.Join(names, ", "))
+	return c
+}
+
+func (d *doctor) checkLog() check {
+	path := filepath.Join(d.home, "logs", "reasonix.log")
+	return check{name: "log", detail: path + existsNote(path)}
+}
+
+func (d *doctor) checkSessions() check {
+	dir := session.ProjectDir(d.home, d.cwd)
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return check{name: "sessions", detail: dir + " (none yet)"}
+	case err != nil:
+		return check{status: checkWarn, name: "sessions", detail: err.Error()}
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".jsonl") {
+			n++
+		}
+	}
+	return check{name: "sessions", detail: fmt.Sprintf("%s (%s)", dir, plural(n, "transcript"))}
+}
+
+func (d *doctor) goos() string {
+	if d.opts.goos != "" {
+		return d.opts.goos
+	}
+	return runtime.GOOS
+}
+
+func (c check) skipped(reason string) check {
+	c.status = checkSkip
+	c.detail = reason
+	return c
+}
+
+// existsNote tells the reader of a listing that a path is not there yet.
+func existsNote(path string) string {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return " (not created yet)"
+	}
+	return ""
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+// cliResult is what one in-process invocation of the CLI produced.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+	err            error
+}
+
+// runCLI executes the real command tree the way run does, with stdin and
+// the environment supplied by the test, and returns the output and the
+// exit code. env replaces the process environment entirely.
+func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) cliResult {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	f := &Factory{
+		Stdin:   strings.NewReader(stdin),
+		Stdout:  &stdout,
+		Stderr:  &stderr,
+		Getenv:  func(k string) string { return env[k] },
+		Version: "test",
+	}
+	root := NewCmdRoot(f)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err != nil && !errors.Is(err, errSilent) && !errors.Is(err, errInterrupted) {
+		fmt.Fprintln(f.Stderr, "reasonix:", err)
+	}
+	return cliResult{stdout: stdout.String(), stderr: stderr.String(), code: exitCode(err), err: err}
+}
+
+func TestExitCode(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"nil", nil, exitOK},
+		{"usage error", usageErrorf("bad flag %q", "x"), exitUsage},
+		{"wrapped usage error", fmt.Errorf("load: %w", usageErrorf("bad")), exitUsage},
+		{"interrupted", errInterrupted, exitInterrupted},
+		{"wrapped interrupted", fmt.Errorf("run: %w", errInterrupted), exitInterrupted},
+		{"silent failure", errSilent, exitFailed},
+		{"plain error", errors.New("boom"), exitFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := exitCode(tt.err); got != tt.want {
+				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+// failingReader fails every read, standing in for a broken stdin.
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("stdin broken") }
+
+func TestRunFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		args  []string
+		stdin io.Reader
+		// want is the expected options when wantCode is 0.
+		want     RunOptions
+		wantCode int
+		wantErr  string
+	}{
+		{
+			name: "prompt from args",
+			args: []string{"fix", "the", "bug"},
+			want: RunOptions{Prompt: "fix the bug", OutputFormat: "text"},
+		},
+		{
+			name:  "prompt from stdin",
+			stdin: strings.NewReader("  explain main.go\n"),
+			want:  RunOptions{Prompt: "explain main.go", OutputFormat: "text"},
+		},
+		{
+			name:  "dash means stdin",
+			args:  []string{"-"},
+			stdin: strings.NewReader("from stdin"),
+			want:  RunOptions{Prompt: "from stdin", OutputFormat: "text"},
+		},
+		{
+			name:  "args win over stdin",
+			args:  []string{"from", "args"},
+			stdin: strings.NewReader("from stdin"),
+			want:  RunOptions{Prompt: "from args", OutputFormat: "text"},
+		},
+		{
+			name: "every flag",
+			args: []string{"-m", "deepseek/deepseek-v4-pro", "--max-steps", "5", "-o", "stream-json", "--config", "x.toml", "--cwd", "/tmp", "go"},
+			want: RunOptions{
+				globalOptions: globalOptions{ConfigFile: "x.toml", Cwd: "/tmp"},
+				Prompt:        "go", Model: "deepseek/deepseek-v4-pro", MaxSteps: 5, OutputFormat: "stream-json",
+			},
+		},
+		{name: "empty stdin", stdin: strings.NewReader(" \n\t"), wantCode: exitUsage, wantErr: "no prompt"},
+		{name: "blank argument", args: []string{"  "}, wantCode: exitUsage, wantErr: "no prompt"},
+		{name: "dash with empty stdin", args: []string{"-"}, stdin: strings.NewReader(""), wantCode: exitUsage, wantErr: "no prompt"},
+		{name: "unreadable stdin", stdin: failingReader{}, wantCode: exitFailed, wantErr: "stdin broken"},
+		{name: "bad output format", args: []string{"-o", "yaml", "hi"}, wantCode: exitUsage, wantErr: `--output-format "yaml"`},
+		{name: "negative max steps", args: []string{"--max-steps", "-1", "hi"}, wantCode: exitUsage, wantErr: "--max-steps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			stdin := tt.stdin
+			if stdin == nil {
+				stdin = strings.NewReader("")
+			}
+			f := &Factory{Stdin: stdin, Stdout: io.Discard, Stderr: io.Discard}
+			var got *RunOptions
+			cmd := NewCmdRun(f, func(o *RunOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(io.Discard)
+			cmd.SetErr(io.Discard)
+			err := cmd.Execute()
+			if code := exitCode(err); code != tt.wantCode {
+				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
+			}
+			if tt.wantCode != exitOK {
+				if !strings.Contains(fmt.Sprint(err), tt.wantErr) {
+					t.Errorf("error %q does not contain %q", err, tt.wantErr)
+				}
+				if got != nil {
+					t.Errorf("runF was called with %+v after a bad invocation", *got)
+				}
+				return
+			}
+			if got == nil {
+				t.Fatal("runF was not called")
+			}
+			if *got != tt.want {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRootFlagErrorsAreUsageErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"unknown flag on run", []string{"run", "--bogus", "hi"}, "unknown flag: --bogus"},
+		{"bad flag value", []string{"run", "--max-steps", "many", "hi"}, "invalid argument"},
+		{"unknown flag on doctor", []string{"doctor", "--bogus"}, "unknown flag: --bogus"},
+		{"unknown flag on setup", []string{"setup", "--yes"}, "unknown flag: --yes"},
+		{"unknown flag on config show", []string{"config", "show", "--bogus"}, "unknown flag: --bogus"},
+		{"doctor in a missing directory", []string{"doctor", "--cwd", "/nonexistent/reasonix-test-dir"}, "--cwd"},
+		{"unknown config command", []string{"config", "shwo"}, `unknown command "shwo"`},
+		{"argument to setup", []string{"setup", "now"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runCLI(t, map[string]string{"REASONIX_HOME": t.TempDir()}, "", tt.args...)
+			if r.code != exitUsage {
+				t.Errorf("exit code = %d (err %v), want %d", r.code, r.err, exitUsage)
+			}
+			if !strings.Contains(r.stderr, tt.wantErr) {
+				t.Errorf("stderr %q does not contain %q", r.stderr, tt.wantErr)
+			}
+		})
+	}
+}

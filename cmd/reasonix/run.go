@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"reasonix/actors"
+	"reasonix/core/session"
+)
+
+// RunOptions are the inputs of `reasonix run`.
+type RunOptions struct {
+	globalOptions
+	Prompt       string
+	Model        string
+	MaxSteps     int
+	OutputFormat string
+}
+
+var outputFormats = []string{"text", "json", "stream-json"}
+
+// NewCmdRun builds `reasonix run`. runF replaces the action in tests.
+func NewCmdRun(f *Factory, runF func(*RunOptions) error) *cobra.Command {
+	opts := &RunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run [flags] [prompt]",
+		Short: "Run one task headless and print the answer",
+		Long: `Run one task without the TUI. The prompt is the arguments joined by spaces,
+or standard input when no argument is given (or the argument is "-").
+
+Output formats:
+  text         the answer streams to stdout; tool activity goes to stderr
+  json         one JSON object with the final answer, status and usage
+  stream-json  one JSON event per line as it happens (see docs/SPEC.md)
+
+Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !contains(outputFormats, opts.OutputFormat) {
+				return usageErrorf("--output-format %q: want one of %s", opts.OutputFormat, strings.Join(outputFormats, ", "))
+			}
+			if opts.MaxSteps < 0 {
+				return usageErrorf("--max-steps must be 0 (no limit) or positive, got %d", opts.MaxSteps)
+			}
+			prompt, err := readPrompt(f.Stdin, args)
+			if err != nil {
+				return err
+			}
+			opts.Prompt = prompt
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRun(f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Model, "model", "m", "", "model: a provider name, a model name or provider/model (default: default_model)")
+	fl.IntVar(&opts.MaxSteps, "max-steps", 0, "stop after this many model requests (0: no limit)")
+	fl.StringVarP(&opts.OutputFormat, "output-format", "o", "text", "text, json or stream-json")
+	addGlobalFlags(cmd, &opts.globalOptions)
+	return cmd
+}
+
+func addGlobalFlags(cmd *cobra.Command, g *globalOptions) {
+	cmd.Flags().StringVar(&g.ConfigFile, "config", "", "config file with the highest precedence")
+	cmd.Flags().StringVar(&g.Cwd, "cwd", "", "work in this directory (default: the current one)")
+}
+
+func readPrompt(stdin io.Reader, args []string) (string, error) {
+	if len(args) > 0 && !(len(args) == 1 && args[0] == "-") {
+		p := strings.TrimSpace(strings.Join(args, " "))
+		if p == "" {
+			return "", &usageError{err: errNoPrompt}
+		}
+		return p, nil
+	}
+	if f, ok := stdin.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return "", &usageError{err: errNoPrompt}
+		}
+	}
+	data, err := io.ReadAll(stdin)
+	if err != nil {
+		return "", fmt.Errorf("read prompt from stdin: %w", err)
+	}
+	p := strings.TrimSpace(string(data))
+	if p == "" {
+		return "", &usageError{err: errNoPrompt}
+	}
+	return p, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func runRun(f *Factory, opts *RunOptions) error {
+	cwd, err := opts.workdir()
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	if err != nil {
+		return err
+	}
+	prov, res, err := openProvider(cfg, opts.Model)
+	if err != nil {
+		return err
+	}
+	reg, err := buildTools(cfg, toolEnv(cfg, cwd))
+	if err != nil {
+		return err
+	}
+	base, err := systemPromptText(cfg, cwd)
+	if err != nil {
+		return err
+	}
+	logger, closeLog := openLogger(cfg.Home, f.Getenv)
+	defer closeLog()
+
+	var envp *session.Environment
+	if cfg.Environment.Enabled {
+		env := session.ProbeEnvironment(cwd, cfg.Environment.Tools)
+		envp = &env
+	}
+	id := session.NewID(time.Now())
+	store, err := session.Create(session.ProjectDir(cfg.Home, cwd), session.Header{
+		ID: id, Created: time.Now().UTC(), Cwd: cwd, Model: res.Provider.Name + "/" + res.Model,
+	})
+	if err != nil {
+		return fmt.Errorf("transcript: %w", err)
+	}
+	defer store.Close()
+	logger = logger.With("session", id)
+	logger.Info("run started", "model", res.Provider.Name+"/"+res.Model, "cwd", cwd, "transcript", store.Path())
+
+	sys := actors.NewSystem(logger)
+	bus := actors.NewBus()
+	sub := bus.Subscribe()
+	defer sub.Close()
+	sess, err := actors.StartSession(sys, actors.SessionSpec{
+		Agent: actors.AgentSpec{
+			Session:      id,
+			Provider:     prov,
+			Model:        res.Model,
+			Tools:        reg,
+			System:       session.SystemPrompt(base, envp),
+			MaxSteps:     opts.MaxSteps,
+			ToolTimeout:  defaultToolTimeout,
+			ToolTimeouts: toolTimeouts(cfg.Tools.BashTimeoutSeconds),
+			Temperature:  cfg.Agent.Temperature,
+			Transcript:   store,
+			Bus:          bus,
+			Logger:       logger,
+		},
+		Cwd:        cwd,
+		Transcript: store.Path(),
+	})
+	if err != nil {
+		return err
+	}
+
+	out := newRenderer(opts.OutputFormat, f.Stdout, f.Stderr)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interrupted := false
+	go func() {
+		select {
+		case <-sigs:
+			interrupted = true
+			logger.Info("interrupt: cancelling the turn")
+			sess.Cancel()
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-sigs:
+			// A second signal means the user does not want to wait for a
+			// clean stop.
+			logger.Warn("second interrupt: exiting at once")
+			os.Exit(exitInterrupted)
+		case <-ctx.Done():
+		}
+	}()
+
+	sess.Run(opts.Prompt)
+	done, err := actors.WaitTurn(ctx, sub, id, out.event)
+	cancel()
+	closeErr := sess.Close(10 * time.Second)
+	shutCtx, shutCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer shutCancel()
+	shutErr := sys.Shutdown(shutCtx)
+	if err != nil {
+		return fmt.Errorf("wait for turn: %w", err)
+	}
+	if closeErr != nil || shutErr != nil {
+		logger.Warn("shutdown", "close", closeErr, "shutdown", shutErr)
+	}
+	if err := out.finish(done, store.Path()); err != nil {
+		return err
+	}
+	logger.Info("run finished", "status", done.Status, "steps", done.Steps)
+	switch {
+	case done.Status == actors.StatusCancelled || interrupted:
+		return errInterrupted
+	case done.Status == actors.StatusOK:
+		return nil
+	default:
+		return errSilent
+	}
+}
+
+// defaultToolTimeout caps any one tool call, so a hung tool cannot hold a
+// turn forever.
+const defaultToolTimeout = 10 * time.Minute
+
+// toolTimeouts gives bash room above its own timeout, so bash reports its
+// timeout itself (with the output so far) instead of being cut off.
+func toolTimeouts(bashSeconds int) map[string]time.Duration {
+	if bashSeconds <= 0 {
+		return map[string]time.Duration{"bash": 0}
+	}
+	return map[string]time.Duration{"bash": time.Duration(bashSeconds)*time.Second + 30*time.Second}
+}
+
+// renderer writes a run's events in one output format.
+type renderer struct {
+	format         string
+	stdout, stderr io.Writer
+	enc            *json.Encoder
+	endsNewline    bool
+	wroteText      bool
+}
+
+func newRenderer(format string, stdout, stderr io.Writer) *renderer {
+	return &renderer{format: format, stdout: stdout, stderr: stderr, endsNewline: true}
+}
+
+func (r *renderer) event(ev actors.Event) {
+	switch r.format {
+	case "stream-json":
+		line, err := actors.Encode(ev)
+		if err != nil {
+			return
+		}
+		line = append(line, '\n')
+		_, _ = r.stdout.Write(line)
+	case "text":
+		r.text(ev)
+	}
+}
+
+func (r *renderer) text(ev actors.Event) {
+	switch e := ev.(type) {
+	case *actors.TextDelta:
+		if e.Task != "" || e.Text == "" {
+			return
+		}
+		fmt.Fprint(r.stdout, e.Text)
+		r.wroteText = true
+		r.endsNewline = strings.HasSuffix(e.Text, "\n")
+	case *actors.ToolStarted:
+		if e.Task == "" {
+			fmt.Fprintf(r.stderr, "• %s %s\n", e.Tool, oneLine(e.Args, 120))
+		}
+	case *actors.ToolFinished:
+		if e.Task == "" && e.IsError {
+			fmt.Fprintf(r.stderr, "  %s failed: %s\n", e.Tool, oneLine(e.Output, 200))
+		}
+	case *actors.Notice:
+		fmt.Fprintf(r.stderr, "reasonix: %s: %s\n", e.Level, e.Message)
+	case *actors.ErrorOccurred:
+		fmt.Fprintf(r.stderr, "reasonix: error: %s\n", e.Message)
+	}
+}
+
+func (r *renderer) finish(done *actors.TurnDone, transcript string) error {
+	switch r.format {
+	case "text":
+		if r.wroteText && !r.endsNewline {
+			fmt.Fprintln(r.stdout)
+		}
+		switch done.Status {
+		case actors.StatusCancelled:
+			fmt.Fprintf(r.stderr, "reasonix: interrupted; transcript saved to %s\n", transcript)
+		case actors.StatusMaxSteps:
+			fmt.Fprintf(r.stderr, "reasonix: %s\n", done.Error)
+		}
+	case "json":
+		out := struct {
+			Session    string `json:"session"`
+			Status     string `json:"status"`
+			Text       string `json:"text"`
+			Error      string `json:"error,omitempty"`
+			Steps      int    `json:"steps"`
+			Usage      any    `json:"usage"`
+			Transcript string `json:"transcript"`
+		}{done.Session, done.Status, done.Text, done.Error, done.Steps, done.Usage, transcript}
+		enc := json.NewEncoder(r.stdout)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			return fmt.Errorf("write result: %w", err)
+		}
+	}
+	return nil
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/spf13/cobra"
+
+	"reasonix/core/config"
+)
+
+// SetupOptions are the inputs of `reasonix setup`.
+type SetupOptions struct {
+	// Force overwrites an existing user config.
+	Force bool
+	// Provider names the provider of the default config whose key
+	// --api-key-stdin saves.
+	Provider string
+	// APIKeyStdin reads an API key from standard input and saves it to the
+	// home .env file.
+	APIKeyStdin bool
+}
+
+// NewCmdSetup builds `reasonix setup`. runF replaces the action in tests.
+func NewCmdSetup(f *Factory, runF func(*SetupOptions) error) *cobra.Command {
+	opts := &SetupOptions{}
+	cmd := &cobra.Command{
+		Use:   "setup [flags]",
+		Short: "Write the default user config and optionally save an API key",
+		Long: `Write the default configuration to the user config file in the Reasonix home
+($REASONIX_HOME, else ~/.reasonix or %AppData%\reasonix), creating the directory.
+An existing config is never replaced unless --force is given.
+
+With --api-key-stdin the first line of standard input is saved as the provider's
+key (DEEPSEEK_API_KEY for deepseek) in <home>/.env, readable only by you. Other
+lines of that file are kept.`,
+		Example: `  reasonix setup
+  printf '%s\n' "$KEY" | reasonix setup --api-key-stdin`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runSetup(f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.Force, "force", false, "overwrite an existing user config")
+	fl.StringVar(&opts.Provider, "provider", "deepseek", "provider whose API key --api-key-stdin saves")
+	fl.BoolVar(&opts.APIKeyStdin, "api-key-stdin", false, "read the API key from the first line of stdin and save it to <home>/.env")
+	return cmd
+}
+
+func runSetup(f *Factory, opts *SetupOptions) error {
+	home, err := reasonixHome(f)
+	if err != nil {
+		return err
+	}
+	prov, err := defaultProvider(opts.Provider)
+	if err != nil {
+		return err
+	}
+	// Everything that can be refused is checked before anything is
+	// written, so a failed setup leaves the home as it was.
+	var key string
+	if opts.APIKeyStdin {
+		if prov.APIKeyEnv == "" {
+			return usageErrorf("--api-key-stdin: provider %q needs no API key", prov.Name)
+		}
+		if key, err = readAPIKey(f, prov.APIKeyEnv); err != nil {
+			return err
+		}
+	}
+	cfgPath := config.UserConfigPath(home)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("create reasonix home: %w", err)
+	}
+	if err := writeConfigFile(cfgPath, []byte(config.DefaultTOML), opts.Force); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.Stdout, "Wrote the default config to %s (model %s/%s).\n", cfgPath, prov.Name, prov.DefaultModel())
+
+	envPath := config.DotEnvPath(home)
+	switch {
+	case key != "":
+		if err := saveDotEnv(envPath, prov.APIKeyEnv, key); err != nil {
+			return err
+		}
+		fmt.Fprintf(f.Stdout, "Saved %s to %s (readable only by you).\n", prov.APIKeyEnv, envPath)
+	case prov.APIKeyEnv != "" && getenv(f)(prov.APIKeyEnv) == "":
+		fmt.Fprintf(f.Stdout, "%s is not set: export it, or add %s=<key> to %s.\n", prov.APIKeyEnv, prov.APIKeyEnv, envPath)
+	}
+	fmt.Fprintln(f.Stdout, "Next: run `reasonix doctor` to check the setup.")
+	return nil
+}
+
+// defaultProvider returns the provider called name from config.DefaultTOML,
+// which is what setup writes, so the key is saved under the variable the
+// written config reads.
+func defaultProvider(name string) (config.ProviderConfig, error) {
+	var def config.Config
+	if _, err := toml.Decode(config.DefaultTOML, &def); err != nil {
+		return config.ProviderConfig{}, fmt.Errorf("default config: %w", err)
+	}
+	names := make([]string, 0, len(def.Providers))
+	for _, p := range def.Providers {
+		if p.Name == name {
+			return p, nil
+		}
+		names = append(names, p.Name)
+	}
+	return config.ProviderConfig{}, usageErrorf("--provider %q: the default config offers %s", name, strings.Join(names, ", "))
+}
+
+// readAPIKey reads the key from the first line of stdin. A key that the
+// .env reader would not give back unchanged is refused rather than mangled.
+func readAPIKey(f *Factory, name string) (string, error) {
+	if file, ok := f.Stdin.(*os.File); ok {
+		if st, err := file.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			fmt.Fprintf(f.Stderr, "Paste %s and press Enter: ", name)
+		}
+	}
+	line, err := bufio.NewReader(f.Stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read api key from stdin: %w", err)
+	}
+	key := strings.TrimSpace(line)
+	if key == "" {
+		return "", usageErrorf("--api-key-stdin: no key on stdin")
+	}
+	if i := strings.IndexFunc(key, func(r rune) bool {
+		return r <= ' ' || r == 0x7f || r == '"' || r == '\'' || r == '\\'
+	}); i >= 0 {
+		return "", usageErrorf("--api-key-stdin: the key contains a space, control character, quote or backslash; pass the key alone")
+	}
+	return key, nil
+}
+
+// writeConfigFile writes data to path. Without force the file must not
+// exist, which O_EXCL guarantees even against a concurrent setup; with
+// force the file is replaced atomically so a crash never leaves half a
+// config behind.
+func writeConfigFile(path string, data []byte, force bool) error {
+	if force {
+		return writeFileAtomic(path, data, 0o600)
+	}
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return usageErrorf("%s already exists; pass --force to replace it with the default config", path)
+	}
+	if err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	if _, err := file.Write(data); err != nil {
+		_ = file.Close()
+		return fmt.Errorf("write config %s: %w", path, err)
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("write config %s: %w", path, err)
+	}
+	return nil
+}
+
+// saveDotEnv sets name=value in the .env file at path. The first line that
+// assigns name is replaced and later ones are dropped (the last assignment
+// would otherwise win when the file is read); every other line is kept as
+// it was. The file ends up with mode 0600 whatever it had before.
+func saveDotEnv(path, name, value string) error {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	assignment := name + "=" + value
+	var out []string
+	replaced := false
+	text := strings.TrimSuffix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	if text != "" {
+		for _, line := range strings.Split(text, "\n") {
+			if dotEnvName(line) != name {
+				out = append(out, line)
+				continue
+			}
+			if !replaced {
+				out = append(out, assignment)
+				replaced = true
+			}
+		}
+	}
+	if !replaced {
+		out = append(out, assignment)
+	}
+	return writeFileAtomic(path, []byte(strings.Join(out, "\n")+"\n"), 0o600)
+}
+
+// dotEnvName returns the variable a .env line assigns, or "" for blank
+// lines, comments and lines without "=". It follows the syntax
+// config.ReadDotEnv accepts, including the "export " prefix.
+func dotEnvName(line string) string {
+	line = strings.TrimSpace(strings.TrimPrefix(line, "\ufeff"))
+	if line == "" || strings.HasPrefix(line, "#") {
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(line, "export"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
+		line = strings.TrimSpace(rest)
+	}
+	name, _, ok := strings.Cut(line, "=")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(name)
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the
+// same directory, created with perm from the start so a secret is never
+// readable by others, not even briefly.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	defer os.Remove(name) // a no-op once the rename succeeded
+	if err := tmp.Chmod(perm); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
