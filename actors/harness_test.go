@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -37,7 +38,12 @@ type harnessOpts struct {
 func newHarness(t *testing.T, o harnessOpts) *harness {
 	t.Helper()
 	srv := providertest.Start(t, o.server...)
-	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model", MaxRetries: -1})
+	// A transport per test, closed at cleanup, so idle keep-alive
+	// connections never look like leaked goroutines.
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model",
+		MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func testMain(m *testing.M) int {
 
 // e2e is one isolated reasonix home and workspace wired to a model fake.
 type e2e struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *providertest.Server
 	home string
 	work string
@@ -57,7 +57,7 @@ type e2e struct {
 
 const e2eKey = "sk-e2e-test"
 
-func newE2E(t *testing.T, opts ...providertest.Option) *e2e {
+func newE2E(t testing.TB, opts ...providertest.Option) *e2e {
 	t.Helper()
 	srv := providertest.Start(t, append([]providertest.Option{providertest.WithAPIKey(e2eKey)}, opts...)...)
 	e := &e2e{t: t, srv: srv, home: t.TempDir(), work: t.TempDir()}
@@ -118,7 +118,7 @@ func (e *e2e) run(args ...string) result {
 	return result{stdout: stdout.String(), stderr: stderr.String(), code: exitStatus(e.t, err)}
 }
 
-func exitStatus(t *testing.T, err error) int {
+func exitStatus(t testing.TB, err error) int {
 	t.Helper()
 	if err == nil {
 		return 0
