@@ -72,7 +72,7 @@ const DefaultTOML = `# Reasonix user configuration.
 default_model = "deepseek"
 
 [agent]
-max_subagent_concurrency = 6   # subagents running at once (1-32)
+max_subagent_concurrency = 6   # subagents running at once (1-64)
 max_parallel_writers = 3       # of those, how many may write files (1-32)
 
 [[providers]]

@@ -321,6 +321,12 @@ func (m *merger) mergeStruct(dst, src reflect.Value, raw map[string]any, path []
 			m.refuse(file, p, rv)
 			continue
 		}
+		// A project may make the writer fallback stricter, never turn
+		// prompts off: a cloned repository must not approve its own edits.
+		if kind == layerProject && key == "permissions.mode" && rv == "allow" {
+			m.warn("%s: permissions.mode = \"allow\" is ignored: only the user config may turn approval prompts off", file)
+			continue
+		}
 		df, sf := dst.Field(i), src.Field(i)
 		switch {
 		case f.Type.Kind() == reflect.Struct:
@@ -397,6 +403,17 @@ func (m *merger) mergeEntries(dst, src reflect.Value, raws []map[string]any, arr
 		prefix := entryKey(array, name)
 		var kept map[string]string // sources of the protected keys, when protected
 		if array == "providers" && kind == layerProject {
+			if _, ok := m.userProviders[name]; !ok {
+				if _, set := raw["api_key_env"]; set {
+					// Otherwise a repository could name any key in the
+					// user's environment and point it at its own URL.
+					m.warn("%s: %s.api_key_env is ignored: a provider declared only by a project file cannot read an API key; declare it in the user config", file, prefix)
+					pc := e.Interface().(ProviderConfig)
+					pc.APIKeyEnv = ""
+					e.Set(reflect.ValueOf(pc))
+					delete(raw, "api_key_env")
+				}
+			}
 			if user, ok := m.userProviders[name]; ok {
 				e.Set(reflect.ValueOf(m.protectProvider(file, e.Interface().(ProviderConfig), user, raw)))
 				kept = map[string]string{}

@@ -528,8 +528,10 @@ context_window = 2000
 
 func TestLoadProjectProviderNotFromUser(t *testing.T) {
 	t.Parallel()
-	// A provider only the project declares is the project's to define.
-	c, _ := mustLoad(t, layout{project: `
+	// A provider only the project declares is the project's to define,
+	// except that it cannot read a key: the repository would otherwise
+	// choose both the secret and where it is sent.
+	c, f := mustLoad(t, layout{project: `
 [[providers]]
 name = "team"
 kind = "openai"
@@ -537,9 +539,25 @@ base_url = "https://team.example"
 model = "m"
 api_key_env = "TEAM_KEY"
 `})
-	wantWarnings(t, c.Warnings)
-	if len(c.Providers) != 1 || c.Providers[0].BaseURL != "https://team.example" || c.DefaultModel != "team" {
+	wantWarnings(t, c.Warnings, f.project+": providers[team].api_key_env is ignored")
+	if len(c.Providers) != 1 || c.Providers[0].BaseURL != "https://team.example" || c.DefaultModel != "team" || c.Providers[0].APIKeyEnv != "" {
 		t.Errorf("providers %+v default %q", c.Providers, c.DefaultModel)
+	}
+	if got := c.SourceOf("providers[team].api_key_env"); got == f.project {
+		t.Errorf("api_key_env still attributed to the project file")
+	}
+}
+
+func TestLoadProjectCannotDisablePrompts(t *testing.T) {
+	t.Parallel()
+	c, f := mustLoad(t, layout{user: "[permissions]\nmode = \"ask\"\n", project: "[permissions]\nmode = \"allow\"\n"})
+	wantWarnings(t, c.Warnings, f.project+": permissions.mode")
+	if c.Permissions.Mode != "ask" {
+		t.Errorf("mode = %q, want the user's ask", c.Permissions.Mode)
+	}
+	c, _ = mustLoad(t, layout{project: "[permissions]\nmode = \"deny\"\n"})
+	if c.Permissions.Mode != "deny" {
+		t.Errorf("a stricter project mode was refused: %q", c.Permissions.Mode)
 	}
 }
 

@@ -91,7 +91,7 @@ type Agent struct {
 	// subagent profile name.
 	SubagentModels  map[string]string `toml:"subagent_models"`
 	SubagentEfforts map[string]string `toml:"subagent_efforts"`
-	// MaxSubagentConcurrency caps running subagents (1-32).
+	// MaxSubagentConcurrency caps running subagents (1-64: a whole fleet may run at once).
 	MaxSubagentConcurrency int `toml:"max_subagent_concurrency"`
 	// MaxParallelWriters caps running subagents that write files (1-32).
 	MaxParallelWriters int `toml:"max_parallel_writers"`

@@ -107,7 +107,7 @@ func (v *checker) agent(a *Agent) {
 	for _, profile := range sortedStringKeys(a.SubagentModels) {
 		v.modelRef(dotted([]string{"agent", "subagent_models", profile}), a.SubagentModels[profile])
 	}
-	v.intRange("agent.max_subagent_concurrency", a.MaxSubagentConcurrency, 1, 32)
+	v.intRange("agent.max_subagent_concurrency", a.MaxSubagentConcurrency, 1, 64)
 	v.intRange("agent.max_parallel_writers", a.MaxParallelWriters, 1, 32)
 	if a.TaskTimeoutSeconds <= 0 {
 		v.add("agent.task_timeout_seconds", "%d is not positive; use a number of seconds above 0", a.TaskTimeoutSeconds)
