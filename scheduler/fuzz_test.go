@@ -1,0 +1,158 @@
+package scheduler_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/scheduler"
+)
+
+// fuzzSegments are the path pieces fuzzed write paths are built from; they
+// include the separators and dot forms that normalisation must get right.
+var fuzzSegments = []string{"a", "b", "ab", "..", ".", "", "c.go", "ws", "..a"}
+
+// fuzzOps reads bytes one at a time and yields zero past the end, so every
+// input decodes to some operation sequence.
+type fuzzOps struct {
+	data []byte
+	pos  int
+}
+
+func (f *fuzzOps) more() bool { return f.pos < len(f.data) }
+
+func (f *fuzzOps) byte() byte {
+	if f.pos >= len(f.data) {
+		return 0
+	}
+	b := f.data[f.pos]
+	f.pos++
+	return b
+}
+
+// path builds one write path: an optional prefix (root, "/", "./") and one
+// to three segments.
+func (f *fuzzOps) path() string {
+	b := f.byte()
+	var parts []string
+	for range 1 + int(b>>6)%3 {
+		parts = append(parts, fuzzSegments[int(f.byte())%len(fuzzSegments)])
+	}
+	p := strings.Join(parts, "/")
+	switch b % 4 {
+	case 1:
+		return "/ws/" + p
+	case 2:
+		return "/" + p
+	case 3:
+		return "./" + p
+	}
+	return p
+}
+
+// FuzzQueue decodes bytes into a sequence of Submit, Next, Finish, Cancel,
+// CancelFleet, Expired and clock steps, checks the harness invariants after
+// every call, then drains the queue by finishing whatever runs and checks
+// that every accepted task ended exactly once.
+func FuzzQueue(f *testing.F) {
+	f.Add([]byte{0x00})
+	f.Add([]byte{0x15, 0, 0x01, 0x40, 1, 3, 0, 0x03, 0x40, 1, 2, 3, 4, 5, 3})
+	f.Add([]byte("\x0a\x00\x01\x00\x03\x00\x01\x00\x03\x04\x05\x00\x06\x07\x08\x09\x03"))
+	f.Add([]byte{0x3f, 0, 0x81, 0x01, 0x02, 0, 0x81, 0x01, 0x42, 0x03, 0x03, 0x07, 0x08, 0x0a, 0x30, 0x09, 0x03, 0x05})
+	f.Add([]byte("fleet of writers on overlapping paths, cancelled midway"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ops := &fuzzOps{data: data}
+		head := ops.byte()
+		cfg := scheduler.Config{MaxRunning: 1 + int(head)%4, MaxWriters: 1 + int(head>>2)%3}
+		if head&0x10 == 0 {
+			cfg.Root = "/ws"
+		}
+		q, err := scheduler.New(cfg)
+		if err != nil {
+			t.Fatalf("new %+v: %v", cfg, err)
+		}
+		h := newHarness(q, cfg, 0)
+		now := t0
+		fleets := []string{"", "f1", "f2"}
+		anyID := func() string {
+			b := int(ops.byte())
+			if len(h.all) == 0 || b == 0xff {
+				return "nope"
+			}
+			return h.all[b%len(h.all)].task.ID
+		}
+		fail := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatalf("%v\ntrace:\n%s", err, tail(h.trace.String(), 60))
+			}
+		}
+
+		for n := 0; ops.more() && n < 400; n++ {
+			switch op := ops.byte() % 11; op {
+			case 0, 1, 2:
+				flags := ops.byte()
+				tk := scheduler.Task{
+					ID:    fmt.Sprintf("t%d", len(h.all)),
+					Fleet: fleets[int(flags>>1)%len(fleets)],
+				}
+				if flags&0x80 != 0 {
+					tk.ID = anyID() // most likely a duplicate
+				}
+				if flags&1 != 0 {
+					tk.Writer = true
+					for range int(flags>>3) % 4 {
+						tk.WritePaths = append(tk.WritePaths, ops.path())
+					}
+				}
+				if flags&0x40 != 0 {
+					tk.Timeout = time.Duration(int(ops.byte())%8) * time.Second
+				}
+				fail(h.submit(tk, now))
+			case 3, 4:
+				_, err := h.next(now)
+				fail(err)
+			case 5:
+				if len(h.running) > 0 {
+					_, err := h.finish(h.running[int(ops.byte())%len(h.running)].task.ID, now)
+					fail(err)
+				}
+			case 6:
+				_, err := h.finish(anyID(), now)
+				fail(err)
+			case 7:
+				_, err := h.cancel(anyID(), now)
+				fail(err)
+			case 8:
+				_, err := h.cancelFleet(fleets[int(ops.byte())%len(fleets)], now)
+				fail(err)
+			case 9:
+				_, err := h.expired(now)
+				fail(err)
+			case 10:
+				now = now.Add(time.Duration(ops.byte()%16) * time.Second)
+			}
+			fail(h.checkStatus())
+		}
+
+		// Drain: with every slot freed before each Next, the head of the
+		// queue can always start, so each round starts at least one task.
+		for range len(h.all) + 1 {
+			if h.live() == 0 {
+				break
+			}
+			for len(h.running) > 0 {
+				_, err := h.finish(h.running[0].task.ID, now)
+				fail(err)
+			}
+			_, err := h.next(now)
+			fail(err)
+			fail(h.checkStatus())
+		}
+		if h.live() != 0 {
+			t.Fatalf("queue did not drain: %d live\ntrace:\n%s", h.live(), tail(h.trace.String(), 60))
+		}
+		fail(h.checkAllEnded())
+	})
+}
