@@ -6,7 +6,7 @@ import "errors"
 // that the actor can map a failure to a reply with errors.Is instead of
 // matching message text.
 var (
-	// ErrConfig is wrapped by New when a cap is outside 1–32 or the root is
+	// ErrConfig is wrapped by New when a cap is outside its range or the root is
 	// not an absolute path, because a bad cap would silently serialise or
 	// flood a fleet.
 	ErrConfig = errors.New("invalid scheduler config")
