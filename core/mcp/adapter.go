@@ -1,0 +1,82 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"reasonix/core/tool"
+)
+
+// ToolCaller runs a tool on a server. *Client is one; a connection owner
+// that restarts its Client can be another, so that adapted tools survive
+// reconnection.
+type ToolCaller interface {
+	CallTool(ctx context.Context, name string, args json.RawMessage, onProgress ProgressFunc) (*CallToolResult, error)
+}
+
+// RemoteTool adapts one server tool to tool.Tool under the name ToolName
+// gives it.
+type RemoteTool struct {
+	caller  ToolCaller
+	server  string
+	info    Tool
+	timeout time.Duration
+}
+
+var _ tool.Tool = (*RemoteTool)(nil)
+
+// NewRemoteTool adapts t, listed by the server cfg describes. Calls are
+// capped by cfg.Timeout(t.Name, global); zero means no cap.
+func NewRemoteTool(caller ToolCaller, cfg ServerConfig, t Tool, global time.Duration) *RemoteTool {
+	return &RemoteTool{caller: caller, server: cfg.Name, info: t, timeout: cfg.Timeout(t.Name, global)}
+}
+
+// Name is mcp__<server>__<tool>.
+func (r *RemoteTool) Name() string { return ToolName(r.server, r.info.Name) }
+
+// Description is the server's description, or its title when it gave
+// none.
+func (r *RemoteTool) Description() string {
+	if r.info.Description != "" {
+		return r.info.Description
+	}
+	return r.info.DisplayTitle()
+}
+
+// Schema is the server's input schema as sent; the registry canonicalises
+// it.
+func (r *RemoteTool) Schema() json.RawMessage { return r.info.InputSchema }
+
+// ReadOnly is true only when the server declared readOnlyHint true.
+func (r *RemoteTool) ReadOnly() bool { return r.info.ReadOnly() }
+
+// Server is the name of the server the tool belongs to.
+func (r *RemoteTool) Server() string { return r.server }
+
+// Info is the tool as the server listed it, annotations included.
+func (r *RemoteTool) Info() Tool { return r.info }
+
+// Execute calls the tool and renders its result for the model. A failure
+// the tool reports becomes the returned error, whose text the model reads.
+func (r *RemoteTool) Execute(ctx context.Context, args json.RawMessage) (string, error) {
+	if r.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, r.timeout, fmt.Errorf("mcp tool %s timed out after %s", r.Name(), r.timeout))
+		defer cancel()
+	}
+	res, err := r.caller.CallTool(ctx, r.info.Name, args, nil)
+	if err != nil {
+		return "", fmt.Errorf("mcp server %q tool %q: %w", r.server, r.info.Name, err)
+	}
+	text := res.Text()
+	if res.IsError {
+		if text == "" {
+			text = "the tool reported an error without details"
+		}
+		return "", errors.New(text)
+	}
+	return text, nil
+}
