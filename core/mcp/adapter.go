@@ -53,6 +53,10 @@ func (r *RemoteTool) Schema() json.RawMessage { return r.info.InputSchema }
 // ReadOnly is true only when the server declared readOnlyHint true.
 func (r *RemoteTool) ReadOnly() bool { return r.info.ReadOnly() }
 
+// Timeout is the cap this tool applies to its own calls (zero: none), so
+// the runtime can give it room instead of cutting it off first.
+func (r *RemoteTool) Timeout() time.Duration { return r.timeout }
+
 // Server is the name of the server the tool belongs to.
 func (r *RemoteTool) Server() string { return r.server }
 
