@@ -114,6 +114,19 @@ type TurnDone struct {
 	Usage  provider.Usage `json:"usage"`
 }
 
+// ApprovalRequested asks an interactive frontend to approve a tool call;
+// the frontend answers with an ApprovalResponse to the session. Suggestions
+// are rule scopes from narrowest to broadest.
+type ApprovalRequested struct {
+	Meta
+	RequestID   string   `json:"request_id"`
+	CallID      string   `json:"call_id"`
+	Tool        string   `json:"tool"`
+	Args        string   `json:"args"`
+	Reason      string   `json:"reason"`
+	Suggestions []string `json:"suggestions"`
+}
+
 // Kind implementations: the wire names.
 func (*SessionStarted) Kind() string { return "session_started" }
 func (*TextDelta) Kind() string      { return "text_delta" }
@@ -124,6 +137,9 @@ func (*UsageReported) Kind() string  { return "usage" }
 func (*Notice) Kind() string         { return "notice" }
 func (*ErrorOccurred) Kind() string  { return "error" }
 func (*TurnDone) Kind() string       { return "turn_done" }
+func (*ApprovalRequested) Kind() string {
+	return "approval_requested"
+}
 
 // Encode renders e as one JSON object with "type" first, the stream-json
 // line format.
@@ -145,3 +161,35 @@ func Encode(e Event) ([]byte, error) {
 	}
 	return b.Bytes(), nil
 }
+
+// TaskQueued reports a subagent task accepted by the scheduler.
+type TaskQueued struct {
+	Meta
+	Fleet   string `json:"fleet"`
+	Prompt  string `json:"prompt"`
+	Profile string `json:"profile,omitempty"`
+	Writer  bool   `json:"writer"`
+}
+
+// TaskStarted reports a task that got its slots and is running.
+type TaskStarted struct {
+	Meta
+	Fleet string `json:"fleet"`
+	Model string `json:"model"`
+}
+
+// TaskDone reports how a task ended: status ok, failed, cancelled or
+// timed_out.
+type TaskDone struct {
+	Meta
+	Fleet      string         `json:"fleet"`
+	Status     string         `json:"status"`
+	Error      string         `json:"error,omitempty"`
+	Steps      int            `json:"steps"`
+	DurationMS int64          `json:"duration_ms"`
+	Usage      provider.Usage `json:"usage"`
+}
+
+func (*TaskQueued) Kind() string  { return "task_queued" }
+func (*TaskStarted) Kind() string { return "task_started" }
+func (*TaskDone) Kind() string    { return "task_done" }

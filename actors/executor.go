@@ -2,15 +2,18 @@ package actors
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/core/permission"
 	"reasonix/core/provider"
 	"reasonix/core/tool"
 )
@@ -48,6 +51,15 @@ type AgentSpec struct {
 	Transcript   Transcript
 	Bus          *Bus
 	Logger       *slog.Logger
+	// Permissions gates each call; the zero value allows everything.
+	Permissions Permissions
+	// Scheduler receives the task, fleet and parallel_tasks calls; nil
+	// when the session has no subagents.
+	Scheduler *actor.PID
+	// FailOnCrash ends the turn as failed when a tool panics, instead of
+	// letting the model carry on: subagents run unattended, so a crash
+	// must surface as a failed task.
+	FailOnCrash bool
 }
 
 // executor runs the agent loop of one session: request → stream → tool
@@ -62,7 +74,9 @@ type executor struct {
 	turn *turn
 	// epoch numbers streams; chunks from an older epoch are stale.
 	epoch int
-	total provider.Usage
+	// fleetSeq numbers this session's delegation calls.
+	fleetSeq int
+	total    provider.Usage
 }
 
 // runnerRef links a running tool runner to its call.
@@ -74,8 +88,11 @@ type runnerRef struct {
 // turn is the state of the running turn.
 type turn struct {
 	replyTo *actor.PID
-	step    int
-	usage   provider.Usage
+	// tools are the schemas taken at turn start: a registry change (an
+	// MCP server connecting) never alters the prefix within a turn.
+	tools []provider.ToolSchema
+	step  int
+	usage provider.Usage
 
 	// streaming phase
 	cancel    context.CancelFunc
@@ -86,10 +103,14 @@ type turn struct {
 	lastText  string
 
 	// tool phase
-	results  []*ToolResult
-	groups   [][]int
-	group    int
-	runners  map[string]runnerRef // by runner PID id
+	results []*ToolResult
+	groups  [][]int
+	group   int
+	runners map[string]runnerRef // by runner PID id
+	// approvals maps a pending approval request to its call index.
+	approvals map[string]int
+	// fleets maps a pending delegation (fleet id) to its call index.
+	fleets   map[string]int
 	pending  int
 	canceled bool
 }
@@ -138,12 +159,22 @@ func (e *executor) Receive(c actor.Context) {
 		e.onStreamClosed(c, m)
 	case *ToolResult:
 		e.onToolResult(c, m)
+	case *ApprovalResponse:
+		e.onApproval(c, m)
+	case *FleetResult:
+		e.onFleetResult(c, m)
 	case *actor.Terminated:
 		e.onChildStopped(c, m)
 	case *actor.Stopping:
 		if e.turn != nil {
 			e.abortWork(c)
 			e.endTurn(c, StatusCancelled, "session stopped")
+		}
+		// A subagent's transcript lives exactly as long as its executor.
+		if cl, ok := e.spec.Transcript.(interface{ Close() error }); ok {
+			if err := cl.Close(); err != nil {
+				e.log.Warn("close transcript", "err", err)
+			}
 		}
 	}
 }
@@ -176,7 +207,7 @@ func (e *executor) startTurn(c actor.Context, m *RunTurn) {
 		}
 		return
 	}
-	e.turn = &turn{replyTo: c.Sender()}
+	e.turn = &turn{replyTo: c.Sender(), tools: e.spec.Tools.Schemas()}
 	e.append(provider.Message{Role: provider.RoleUser, Content: m.Input})
 	e.startStep(c)
 }
@@ -194,7 +225,7 @@ func (e *executor) startStep(c actor.Context) {
 	req := provider.Request{
 		Model:           e.spec.Model,
 		Messages:        slices.Clone(e.msgs),
-		Tools:           e.spec.Tools.Schemas(),
+		Tools:           t.tools,
 		Temperature:     e.spec.Temperature,
 		ReasoningEffort: e.spec.Effort,
 	}
@@ -298,6 +329,8 @@ func (e *executor) finishStep(c actor.Context) {
 	t.groups = e.batch(t.calls)
 	t.group = -1
 	t.runners = map[string]runnerRef{}
+	t.approvals = map[string]int{}
+	t.fleets = map[string]int{}
 	e.nextGroup(c)
 }
 
@@ -356,14 +389,160 @@ func (e *executor) dispatch(c actor.Context, i int) {
 			Output: fmt.Sprintf("Error: unknown tool %q; available tools: %s", call.Name, strings.Join(e.spec.Tools.Names(), ", "))}, i)
 		return
 	}
+	g := e.spec.Permissions.check(call.Name, tl.ReadOnly(), call.Arguments)
+	switch g.decision {
+	case permission.Deny:
+		e.record(blocked(call, g.reason), i)
+		return
+	case permission.Ask:
+		// The call waits for the user; the rest of the group runs on.
+		t.approvals[call.ID] = i
+		t.pending++
+		e.publish(&ApprovalRequested{RequestID: call.ID, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
+			Reason: g.reason, Suggestions: g.suggest})
+		return
+	}
+	t.pending++
+	if isDelegation(tl) {
+		e.delegate(c, i)
+		return
+	}
+	e.spawnRunner(c, i, tl)
+}
+
+// delegate sends a task, fleet or parallel_tasks call to the scheduler; the
+// caller has counted it in t.pending. Its FleetResult becomes the result.
+func (e *executor) delegate(c actor.Context, i int) {
+	t := e.turn
+	call := t.calls[i]
+	fail := func(msg string) {
+		t.pending--
+		e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Output: "Error: " + msg}, i)
+	}
+	if e.spec.Scheduler == nil {
+		fail("subagents are not available in this session")
+		return
+	}
+	e.fleetSeq++
+	id := fmt.Sprintf("f%d", e.fleetSeq)
+	specs, err := parseDelegation(call.Name, call.Arguments, id)
+	if err != nil {
+		fail(err.Error())
+		return
+	}
+	t.fleets[id] = i
+	c.Request(e.spec.Scheduler, &SubmitFleet{FleetID: id, Tasks: specs})
+}
+
+// onFleetResult records a delegation call's outcome.
+func (e *executor) onFleetResult(c actor.Context, m *FleetResult) {
+	t := e.turn
+	if t == nil || t.fleets == nil {
+		return
+	}
+	i, ok := t.fleets[m.FleetID]
+	if !ok {
+		return
+	}
+	delete(t.fleets, m.FleetID)
+	call := t.calls[i]
+	out, isErr := formatFleet(call.Name, m)
+	t.pending--
+	e.record(&ToolResult{CallID: call.ID, Name: call.Name, Output: out, IsError: isErr}, i)
+	if t.pending == 0 {
+		e.nextGroup(c)
+	}
+}
+
+// spawnRunner starts the tool runner of call i; the caller has counted it
+// in t.pending.
+func (e *executor) spawnRunner(c actor.Context, i int, tl tool.Tool) {
+	t := e.turn
+	call := t.calls[i]
 	timeout := e.spec.ToolTimeout
 	if d, ok := e.spec.ToolTimeouts[call.Name]; ok {
 		timeout = d
 	}
+	// A tool with its own cap (an MCP tool's tool_timeout_seconds) reports
+	// its timeout itself; the runner's cap only backs it up.
+	if tt, ok := tl.(interface{ Timeout() time.Duration }); ok && timeout > 0 {
+		if own := tt.Timeout(); own > 0 && own+5*time.Second > timeout {
+			timeout = own + 5*time.Second
+		}
+	}
 	pid := c.Spawn(toolRunnerProps(e.sys, tl, timeout))
 	t.runners[pid.Id] = runnerRef{pid: pid, index: i}
-	t.pending++
 	c.Request(pid, &RunTool{CallID: call.ID, Name: call.Name, Args: call.Arguments})
+}
+
+// blocked is the result of a call the permission policy or the user
+// refused. It says "Blocked" so the model adapts instead of retrying.
+func blocked(call provider.ToolCall, reason string) *ToolResult {
+	return &ToolResult{CallID: call.ID, Name: call.Name, IsError: true,
+		Output: fmt.Sprintf("Blocked: %s. The call was not run. Do not retry it as is; take another approach or ask the user.", reason)}
+}
+
+// onApproval applies the user's answer to a pending approval.
+func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
+	t := e.turn
+	if t == nil || t.approvals == nil {
+		return
+	}
+	i, ok := t.approvals[m.RequestID]
+	if !ok {
+		return
+	}
+	delete(t.approvals, m.RequestID)
+	call := t.calls[i]
+	if m.Choice == ApproveDeny || t.canceled {
+		t.pending--
+		reason := "denied by the user"
+		if t.canceled {
+			reason = "the turn was cancelled before the user approved it"
+		}
+		e.record(blocked(call, reason), i)
+		if t.pending == 0 {
+			e.nextGroup(c)
+		}
+		return
+	}
+	if m.Choice == ApproveSession || m.Choice == ApproveAlways {
+		e.grant(call, m)
+	}
+	tl, _ := e.spec.Tools.Get(call.Name)
+	e.spawnRunner(c, i, tl)
+}
+
+// grant records the approved scope for the session and, for "always",
+// saves it to the project config in the background.
+func (e *executor) grant(call provider.ToolCall, m *ApprovalResponse) {
+	p := e.spec.Permissions
+	rule := m.Rule
+	if rule == "" && p.Policy != nil {
+		if s := p.Policy.Suggest(call.Name, json.RawMessage(call.Arguments)); len(s) > 0 {
+			rule = s[0]
+		}
+	}
+	if rule == "" || p.Grants == nil {
+		return
+	}
+	if err := p.Grants.Add(rule); err != nil {
+		e.publish(&Notice{Level: "warn", Message: fmt.Sprintf("could not grant %s: %v", rule, err)})
+		return
+	}
+	if m.Choice != ApproveAlways || p.ProjectFile == "" {
+		return
+	}
+	file, bus, meta := p.ProjectFile, e.spec.Bus, Meta{Session: e.spec.Session, Task: e.spec.Task}
+	e.sys.Go(func() {
+		if err := permission.PersistRule(file, rule); err != nil && bus != nil {
+			bus.Publish(&Notice{Meta: meta, Level: "warn", Message: fmt.Sprintf("could not save %s to %s: %v", rule, file, err)})
+			return
+		}
+		if bus != nil {
+			bus.Publish(&Notice{Meta: meta, Level: "info", Message: fmt.Sprintf("saved %s to %s", rule, file)})
+		}
+	}, nil)
 }
 
 // record stores a call's result and publishes it.
@@ -427,9 +606,18 @@ func (e *executor) finishTools(c actor.Context) {
 	for i, res := range t.results {
 		e.append(provider.Message{Role: provider.RoleTool, ToolCallID: t.calls[i].ID, Name: res.Name, Content: res.Output})
 	}
+	crash := ""
+	for _, res := range t.results {
+		if res.Crashed && crash == "" {
+			crash = strings.TrimPrefix(res.Output, "Error: ")
+		}
+	}
 	switch {
 	case t.canceled:
 		e.endTurn(c, StatusCancelled, "")
+	case e.spec.FailOnCrash && crash != "":
+		e.publish(&ErrorOccurred{Message: crash})
+		e.endTurn(c, StatusFailed, crash)
 	case e.spec.MaxSteps > 0 && t.step >= e.spec.MaxSteps:
 		e.endTurn(c, StatusMaxSteps, fmt.Sprintf("stopped after %d steps (max steps reached)", t.step))
 	default:
@@ -450,6 +638,34 @@ func (e *executor) cancelTurn(c actor.Context) {
 		return
 	}
 	e.cancelRunners(c)
+	e.cancelApprovals(c)
+	e.cancelFleets(c)
+}
+
+// cancelFleets cancels the turn's fleets; their FleetResults (with every
+// task cancelled or finished) still arrive and end the calls.
+func (e *executor) cancelFleets(c actor.Context) {
+	ids := make([]string, 0, len(e.turn.fleets))
+	for id := range e.turn.fleets {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		c.Send(e.spec.Scheduler, &CancelFleet{FleetID: id})
+	}
+}
+
+// cancelApprovals ends the calls still waiting for the user.
+func (e *executor) cancelApprovals(c actor.Context) {
+	t := e.turn
+	ids := make([]string, 0, len(t.approvals))
+	for id := range t.approvals {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		e.onApproval(c, &ApprovalResponse{RequestID: id, Choice: ApproveDeny})
+	}
 }
 
 func (e *executor) cancelRunners(c actor.Context) {
@@ -476,7 +692,7 @@ func (e *executor) endTurn(c actor.Context, status, errMsg string) {
 	e.turn = nil
 	e.epoch++ // late chunks of this turn's stream are stale
 	if t.replyTo != nil {
-		c.Send(t.replyTo, &TurnFinished{
+		c.Request(t.replyTo, &TurnFinished{ // Request: the scheduler tells its subagents apart by sender
 			Session: e.spec.Session,
 			Task:    e.spec.Task,
 			Status:  status,

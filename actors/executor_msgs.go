@@ -41,3 +41,20 @@ type streamChunk struct {
 type streamClosed struct {
 	epoch int
 }
+
+// Approval choices a frontend answers an ApprovalRequested with.
+const (
+	ApproveOnce    = "once"
+	ApproveSession = "session"
+	ApproveAlways  = "always"
+	ApproveDeny    = "deny"
+)
+
+// ApprovalResponse answers an ApprovalRequested event. Choice is one of
+// the Approve constants; Rule is the scope granted for "session" and
+// "always" (empty: the narrowest suggestion).
+type ApprovalResponse struct {
+	RequestID string
+	Choice    string
+	Rule      string
+}

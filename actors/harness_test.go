@@ -33,6 +33,11 @@ type harnessOpts struct {
 	maxSteps int
 	timeout  time.Duration
 	server   []providertest.Option
+	perms    Permissions
+	// fleet gives the session a scheduler; a nil NewAgent builds subagents
+	// on the same fake with subTools and the system prompt "sub".
+	fleet    *FleetSpec
+	subTools []tool.Tool
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -58,10 +63,19 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
+	if o.fleet != nil && o.fleet.NewAgent == nil {
+		o.fleet.NewAgent = func(spec TaskSpec) (AgentSpec, error) {
+			sub, err := tool.NewRegistry(o.subTools...)
+			if err != nil {
+				return AgentSpec{}, err
+			}
+			return AgentSpec{Provider: p, Model: "fake-model", Tools: sub, System: "sub", ToolTimeout: timeout}, nil
+		}
+	}
 	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
 		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
-		MaxSteps: o.maxSteps, ToolTimeout: timeout, Bus: bus,
-	}})
+		MaxSteps: o.maxSteps, ToolTimeout: timeout, Bus: bus, Permissions: o.perms,
+	}, Fleet: o.fleet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,11 @@ type SessionSpec struct {
 	// Cwd and Transcript are reported in SessionStarted.
 	Cwd        string
 	Transcript string
+	// MCP lists the session's MCP servers; each gets a connection actor.
+	MCP MCPSpec
+	// Fleet, when set, gives the session a scheduler for subagent tasks
+	// and the executor the task, fleet and parallel_tasks tools.
+	Fleet *FleetSpec
 }
 
 // sessionActor supervises one chat or run session. It is the entry point
@@ -27,10 +32,14 @@ type sessionActor struct {
 	sys      *System
 	spec     SessionSpec
 	executor *actor.PID
+	// scheduler owns the session's subagent tasks; nil without a fleet.
+	scheduler *actor.PID
 	// replyTo is the requester of the running turn; running says whether
 	// one is in flight (a turn started with Send has no requester).
 	replyTo *actor.PID
 	running bool
+	// mcp is the MCP part (mcp_session.go); nil without MCP servers.
+	mcp *mcpSession
 }
 
 func sessionProps(sys *System, spec SessionSpec) *actor.Props {
@@ -54,10 +63,21 @@ func (s *sessionActor) Receive(c actor.Context) {
 		s.start(c)
 	case *RunTurn:
 		s.runTurn(c, m)
-	case *CancelTurn:
+	case *CancelTurn, *ApprovalResponse:
+		if _, cancel := m.(*CancelTurn); cancel && s.cancelHeldTurn(c) {
+			break
+		}
 		if s.executor != nil {
 			c.Send(s.executor, m)
 		}
+	case mcpMessage:
+		s.receiveMCP(c, m)
+	case *QueryFleet:
+		if s.scheduler == nil {
+			c.Respond(&FleetStatus{})
+			break
+		}
+		c.Forward(s.scheduler)
 	case *TurnFinished:
 		s.finish(c, m)
 	case *actor.Terminated:
@@ -67,12 +87,23 @@ func (s *sessionActor) Receive(c actor.Context) {
 				s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: "executor stopped unexpectedly"})
 			}
 		}
+		s.mcpChildStopped(c, m.Who)
 	}
 }
 
 func (s *sessionActor) start(c actor.Context) {
 	a := s.spec.Agent
+	if s.spec.Fleet != nil {
+		a.Scheduler = c.Spawn(fleetProps(s.sys, a.Session, a.Bus, *s.spec.Fleet))
+		s.scheduler = a.Scheduler
+		for _, t := range DelegationTools() {
+			if err := a.Tools.Replace(t); err != nil {
+				s.sys.Logger().Error("register delegation tool", "tool", t.Name(), "err", err)
+			}
+		}
+	}
 	s.executor = c.Spawn(executorProps(s.sys, a))
+	s.startMCP(c)
 	if a.Bus != nil {
 		a.Bus.Publish(&SessionStarted{
 			Meta:       Meta{Session: a.Session},
@@ -96,6 +127,9 @@ func (s *sessionActor) runTurn(c actor.Context, m *RunTurn) {
 		return
 	}
 	s.running, s.replyTo = true, c.Sender()
+	if s.holdForMCP(c, m) {
+		return
+	}
 	c.Request(s.executor, m)
 }
 
@@ -154,6 +188,11 @@ func (s *Session) Run(input string) {
 // Cancel asks the running turn to stop; it ends with StatusCancelled.
 func (s *Session) Cancel() {
 	s.sys.Send(s.pid, &CancelTurn{})
+}
+
+// Approve answers an ApprovalRequested event.
+func (s *Session) Approve(r *ApprovalResponse) {
+	s.sys.Send(s.pid, r)
 }
 
 // Close stops the session and its children, waiting at most timeout. A

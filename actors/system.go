@@ -27,7 +27,14 @@ func NewSystem(logger *slog.Logger) *System {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	lib := logger.With("lib", "protoactor")
-	as := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return lib }))
+	as := actor.NewActorSystem(
+		actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return lib }),
+		// Late replies to stopped actors (a result racing a cancel) are
+		// normal here. protoactor starts a timer goroutine per throttle
+		// period on the first dead letter; a short period keeps that
+		// goroutine from outliving the system by a second.
+		actor.WithDeadLetterThrottleInterval(50*time.Millisecond),
+	)
 	return &System{as: as, logger: logger}
 }
 

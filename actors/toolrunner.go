@@ -75,7 +75,7 @@ func (r *toolRunner) run(c actor.Context, m *RunTool) {
 		out, err := t.Execute(ctx, args)
 		r.sys.Send(self, &toolOutcome{output: out, err: err, timedOut: errors.Is(ctx.Err(), context.DeadlineExceeded)})
 	}, func(reason any, _ []byte) {
-		r.sys.Send(self, &toolOutcome{err: fmt.Errorf("tool %s crashed: %v", t.Name(), reason)})
+		r.sys.Send(self, &toolOutcome{err: fmt.Errorf("tool %s crashed: %v", t.Name(), reason), crashed: true})
 	})
 }
 
@@ -86,6 +86,7 @@ func (r *toolRunner) finish(c actor.Context, o *toolOutcome) {
 		Name:      r.call.Name,
 		Output:    o.output,
 		Cancelled: r.cancelled,
+		Crashed:   o.crashed,
 		Duration:  time.Since(r.start),
 	}
 	switch {

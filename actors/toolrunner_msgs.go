@@ -22,7 +22,9 @@ type ToolResult struct {
 	Output    string
 	IsError   bool
 	Cancelled bool
-	Duration  time.Duration
+	// Crashed marks a tool that panicked: a bug, survived as an error.
+	Crashed  bool
+	Duration time.Duration
 }
 
 // toolOutcome carries a finished call from the tool goroutine to its runner.
@@ -30,4 +32,5 @@ type toolOutcome struct {
 	output   string
 	err      error
 	timedOut bool
+	crashed  bool
 }

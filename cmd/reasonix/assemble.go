@@ -6,11 +6,15 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"reasonix/actors"
 	"reasonix/core/config"
+	"reasonix/core/permission"
 	"reasonix/core/provider"
+	"reasonix/core/sandbox"
 	"reasonix/core/tool"
 
 	// Built-in providers and tools register themselves.
@@ -83,6 +87,11 @@ func openProvider(cfg *config.Config, ref string) (provider.Provider, config.Res
 		APIKey:     key,
 		MaxRetries: res.Provider.MaxRetries,
 	}
+	if pc.MaxRetries == 0 {
+		// In config 0 means "no retries"; provider.Config reserves 0 for
+		// "the kind's default" and uses a negative count for none.
+		pc.MaxRetries = -1
+	}
 	if s := res.Provider.StallTimeoutSeconds; s > 0 {
 		pc.StallTimeout = time.Duration(s) * time.Second
 	}
@@ -93,12 +102,72 @@ func openProvider(cfg *config.Config, ref string) (provider.Provider, config.Res
 	return p, res, nil
 }
 
-// toolEnv is the built-in tools' view of the run.
+// toolEnv is the built-in tools' view of the run, without confinement
+// (for listing tools).
 func toolEnv(cfg *config.Config, cwd string) tool.Env {
 	return tool.Env{
-		Root:        cwd,
+		Root:        workspaceRoot(cfg, cwd),
 		BashTimeout: time.Duration(cfg.Tools.BashTimeoutSeconds) * time.Second,
 	}
+}
+
+// workspaceRoot is [sandbox] workspace_root, else cwd.
+func workspaceRoot(cfg *config.Config, cwd string) string {
+	root := cfg.Sandbox.WorkspaceRoot
+	if root == "" {
+		return cwd
+	}
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(cwd, root)
+	}
+	return filepath.Clean(root)
+}
+
+// buildSandbox confines file writers to the workspace, the reasonix home
+// and allow_write, hides forbid_read, and jails bash when enforced.
+func buildSandbox(cfg *config.Config, cwd string) (*sandbox.Sandbox, error) {
+	sb, err := sandbox.New(sandbox.Options{
+		Root:       workspaceRoot(cfg, cwd),
+		Home:       cfg.Home,
+		AllowWrite: cfg.Sandbox.AllowWrite,
+		ForbidRead: cfg.Sandbox.ForbidRead,
+		Bash:       cfg.Sandbox.Bash,
+		Network:    cfg.Sandbox.Network,
+	})
+	if err != nil {
+		return nil, &usageError{err: fmt.Errorf("[sandbox]: %w", err)}
+	}
+	return sb, nil
+}
+
+// confinedEnv is toolEnv with the sandbox as path guard and bash jail.
+func confinedEnv(cfg *config.Config, cwd string, sb *sandbox.Sandbox) tool.Env {
+	env := toolEnv(cfg, cwd)
+	env.Guard, env.Shell = sb, sb
+	return env
+}
+
+// buildPermissions turns [permissions] plus --permission-mode and --deny
+// into the session's gate. interactive says a frontend answers prompts.
+func buildPermissions(cfg *config.Config, cwd, posture string, deny []string, interactive bool) (actors.Permissions, error) {
+	p, err := permission.ParsePosture(posture)
+	if err != nil {
+		return actors.Permissions{}, usageErrorf("--permission-mode: %v", err)
+	}
+	userHome, _ := os.UserHomeDir()
+	root := workspaceRoot(cfg, cwd)
+	rules := append(slices.Clone(cfg.Permissions.Deny), deny...)
+	policy, err := permission.NewPolicy(cfg.Permissions.Mode, cfg.Permissions.Allow, cfg.Permissions.Ask, rules, root, userHome)
+	if err != nil {
+		return actors.Permissions{}, &usageError{err: fmt.Errorf("[permissions]: %w", err)}
+	}
+	return actors.Permissions{
+		Policy:      &policy,
+		Posture:     p,
+		Grants:      permission.NewGrants(root, userHome),
+		Interactive: interactive,
+		ProjectFile: config.ProjectConfigPath(cwd),
+	}, nil
 }
 
 // buildTools assembles the run's registry from the enabled built-ins.

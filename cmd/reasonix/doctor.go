@@ -378,6 +378,14 @@ func (d *doctor) checkSandbox() check {
 	switch {
 	case err == nil && mode == "enforce":
 		c.detail = fmt.Sprintf("%s: shell commands confined by %s", setting, path)
+		if d.opts.lookPath == nil && d.cfg != nil {
+			// Installed is not enough: bwrap may be unable to create
+			// namespaces here, and then every command would fail.
+			if err := d.tryJail(); err != nil {
+				c.status = checkFail
+				c.notes = []string{err.Error(), `fix the sandbox, or set [sandbox] bash = "off" to run shell commands unconfined`}
+			}
+		}
 	case err == nil:
 		c.detail = fmt.Sprintf("%s: shell commands run unconfined (%s is available)", setting, path)
 	case mode == "enforce":
@@ -388,6 +396,17 @@ func (d *doctor) checkSandbox() check {
 		c.detail = fmt.Sprintf("%s: shell commands run unconfined (%s not found)", setting, program)
 	}
 	return c
+}
+
+// tryJail runs `true` inside the configured jail.
+func (d *doctor) tryJail() error {
+	sb, err := buildSandbox(d.cfg, d.cwd)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return sb.Check(ctx)
 }
 
 func (d *doctor) checkTools() check {

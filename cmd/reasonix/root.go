@@ -88,6 +88,8 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		return &usageError{err: err}
 	})
 	root.AddCommand(NewCmdVersion(f, nil), NewCmdRun(f, nil), NewCmdSetup(f, nil), NewCmdConfig(f), NewCmdDoctor(f, nil))
+	root.AddCommand(NewCmdSubagent(f, nil))
+	root.AddCommand(NewCmdMCP(f, nil))
 	return root
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -103,10 +104,12 @@ func TestRunFlags(t *testing.T) {
 		},
 		{
 			name: "every flag",
-			args: []string{"-m", "deepseek/deepseek-v4-pro", "--max-steps", "5", "-o", "stream-json", "--config", "x.toml", "--cwd", "/tmp", "go"},
+			args: []string{"-m", "deepseek/deepseek-v4-pro", "--max-steps", "5", "-o", "stream-json", "--config", "x.toml", "--cwd", "/tmp",
+				"--permission-mode", "yolo", "--deny", "Bash(git push:*)", "--deny", "Edit(secrets/**)", "go"},
 			want: RunOptions{
 				globalOptions: globalOptions{ConfigFile: "x.toml", Cwd: "/tmp"},
 				Prompt:        "go", Model: "deepseek/deepseek-v4-pro", MaxSteps: 5, OutputFormat: "stream-json",
+				PermissionMode: "yolo", Deny: []string{"Bash(git push:*)", "Edit(secrets/**)"},
 			},
 		},
 		{name: "empty stdin", stdin: strings.NewReader(" \n\t"), wantCode: exitUsage, wantErr: "no prompt"},
@@ -115,6 +118,8 @@ func TestRunFlags(t *testing.T) {
 		{name: "unreadable stdin", stdin: failingReader{}, wantCode: exitFailed, wantErr: "stdin broken"},
 		{name: "bad output format", args: []string{"-o", "yaml", "hi"}, wantCode: exitUsage, wantErr: `--output-format "yaml"`},
 		{name: "negative max steps", args: []string{"--max-steps", "-1", "hi"}, wantCode: exitUsage, wantErr: "--max-steps"},
+		{name: "bad permission mode", args: []string{"--permission-mode", "sometimes", "hi"}, wantCode: exitUsage, wantErr: "--permission-mode"},
+		{name: "bad deny rule", args: []string{"--deny", "Bash(oops", "hi"}, wantCode: exitUsage, wantErr: "--deny"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,8 +150,12 @@ func TestRunFlags(t *testing.T) {
 			if got == nil {
 				t.Fatal("runF was not called")
 			}
-			if *got != tt.want {
-				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			want := tt.want
+			if want.PermissionMode == "" {
+				want.PermissionMode = "ask"
+			}
+			if !reflect.DeepEqual(*got, want) {
+				t.Errorf("options = %+v, want %+v", *got, want)
 			}
 		})
 	}

@@ -8,22 +8,30 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
+	"reasonix/core/permission"
 	"reasonix/core/session"
 )
 
 // RunOptions are the inputs of `reasonix run`.
 type RunOptions struct {
 	globalOptions
-	Prompt       string
-	Model        string
-	MaxSteps     int
-	OutputFormat string
+	Prompt         string
+	Model          string
+	MaxSteps       int
+	OutputFormat   string
+	PermissionMode string
+	Deny           []string
+	// TrustProjectMCP records launch grants for the project's MCP
+	// servers; MCPElicitation answers their questions headless.
+	TrustProjectMCP bool
+	MCPElicitation  string
 }
 
 var outputFormats = []string{"text", "json", "stream-json"}
@@ -50,6 +58,17 @@ Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
 			if opts.MaxSteps < 0 {
 				return usageErrorf("--max-steps must be 0 (no limit) or positive, got %d", opts.MaxSteps)
 			}
+			if _, err := permission.ParsePosture(opts.PermissionMode); err != nil {
+				return usageErrorf("--permission-mode: %v", err)
+			}
+			for _, r := range opts.Deny {
+				if _, err := permission.ParseRule(r); err != nil {
+					return usageErrorf("--deny %q: %v", r, err)
+				}
+			}
+			if opts.MCPElicitation != "" && !contains(mcpElicitations, opts.MCPElicitation) {
+				return usageErrorf("--mcp-elicitation %q: want one of %s", opts.MCPElicitation, strings.Join(mcpElicitations, ", "))
+			}
 			prompt, err := readPrompt(f.Stdin, args)
 			if err != nil {
 				return err
@@ -65,6 +84,10 @@ Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
 	fl.StringVarP(&opts.Model, "model", "m", "", "model: a provider name, a model name or provider/model (default: default_model)")
 	fl.IntVar(&opts.MaxSteps, "max-steps", 0, "stop after this many model requests (0: no limit)")
 	fl.StringVarP(&opts.OutputFormat, "output-format", "o", "text", "text, json or stream-json")
+	fl.StringVar(&opts.PermissionMode, "permission-mode", "ask", "ask, auto or yolo (headless runs allow what would be asked; deny rules always apply)")
+	fl.StringArrayVar(&opts.Deny, "deny", nil, "an extra deny rule for this run, e.g. 'Bash(git push:*)' (repeatable)")
+	fl.BoolVar(&opts.TrustProjectMCP, "trust-project-mcp", false, "approve the project's MCP servers for this workspace (records launch grants)")
+	fl.StringVar(&opts.MCPElicitation, "mcp-elicitation", "", "how MCP servers' questions are answered: decline (the default), or defaults (the form's default values)")
 	addGlobalFlags(cmd, &opts.globalOptions)
 	return cmd
 }
@@ -120,7 +143,19 @@ func runRun(f *Factory, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	reg, err := buildTools(cfg, toolEnv(cfg, cwd))
+	sb, err := buildSandbox(cfg, cwd)
+	if err != nil {
+		return err
+	}
+	perms, err := buildPermissions(cfg, cwd, opts.PermissionMode, opts.Deny, false)
+	if err != nil {
+		return err
+	}
+	reg, err := buildTools(cfg, confinedEnv(cfg, cwd, sb))
+	if err != nil {
+		return err
+	}
+	mcpSpec, err := buildMCP(f, cfg, cwd, opts.TrustProjectMCP, opts.MCPElicitation)
 	if err != nil {
 		return err
 	}
@@ -147,6 +182,9 @@ func runRun(f *Factory, opts *RunOptions) error {
 	logger = logger.With("session", id)
 	logger.Info("run started", "model", res.Provider.Name+"/"+res.Model, "cwd", cwd, "transcript", store.Path())
 
+	fleet := &fleetDeps{cfg: cfg, cwd: cwd, parent: id, model: res, prov: prov, sb: sb, perms: perms,
+		env: envp, logger: logger, sessions: session.ProjectDir(cfg.Home, cwd)}
+
 	sys := actors.NewSystem(logger)
 	bus := actors.NewBus()
 	sub := bus.Subscribe()
@@ -165,9 +203,12 @@ func runRun(f *Factory, opts *RunOptions) error {
 			Transcript:   store,
 			Bus:          bus,
 			Logger:       logger,
+			Permissions:  perms,
 		},
 		Cwd:        cwd,
 		Transcript: store.Path(),
+		Fleet:      fleetSpec(fleet),
+		MCP:        mcpSpec,
 	})
 	if err != nil {
 		return err
@@ -179,11 +220,11 @@ func runRun(f *Factory, opts *RunOptions) error {
 	defer signal.Stop(sigs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	interrupted := false
+	var interrupted atomic.Bool
 	go func() {
 		select {
 		case <-sigs:
-			interrupted = true
+			interrupted.Store(true)
 			logger.Info("interrupt: cancelling the turn")
 			sess.Cancel()
 		case <-ctx.Done():
@@ -217,7 +258,7 @@ func runRun(f *Factory, opts *RunOptions) error {
 	}
 	logger.Info("run finished", "status", done.Status, "steps", done.Steps)
 	switch {
-	case done.Status == actors.StatusCancelled || interrupted:
+	case done.Status == actors.StatusCancelled || interrupted.Load():
 		return errInterrupted
 	case done.Status == actors.StatusOK:
 		return nil

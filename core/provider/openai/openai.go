@@ -38,8 +38,18 @@ const (
 
 // defaultClient is used when the config brings none. It has no overall
 // timeout: a stream may legitimately run for many minutes, and stalls are
-// caught by the per-read stall timer instead.
-var defaultClient = &http.Client{}
+// caught by the per-read stall timer instead. Its transport keeps enough
+// idle connections per host for a whole fleet: with net/http's default of
+// two, 64 subagents on one endpoint would open (and TLS-handshake) a new
+// connection for almost every request.
+var defaultClient = &http.Client{Transport: fleetTransport()}
+
+func fleetTransport() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 128
+	return t
+}
 
 // Provider streams chat completions from one OpenAI-compatible endpoint.
 // It is safe for concurrent use; each Stream is independent.

@@ -1,0 +1,96 @@
+package actors
+
+import (
+	"time"
+
+	"reasonix/core/provider"
+)
+
+// TaskSpec is one subagent task as the task, fleet and parallel_tasks tools
+// describe it. It is plain data so it can cross a process boundary when
+// subagents move to worker hosts.
+type TaskSpec struct {
+	ID     string
+	Prompt string
+	// Profile names a subagent profile; empty means the general one.
+	Profile string
+	// Writer marks a task that may modify files; WritePaths are its claims
+	// (empty for a writer: the whole workspace).
+	Writer     bool
+	WritePaths []string
+	// Model and Effort are this call's overrides; the profile rules decide
+	// the effective values.
+	Model  string
+	Effort string
+}
+
+// SubmitFleet asks the scheduler to run tasks. The reply, exactly one, is a
+// *FleetResult listing every task in input order once all have ended.
+type SubmitFleet struct {
+	FleetID string
+	Tasks   []TaskSpec
+}
+
+// CancelFleet stops a fleet: queued tasks end cancelled, running ones are
+// cancelled and end as soon as they stop. Its FleetResult still arrives.
+type CancelFleet struct {
+	FleetID string
+}
+
+// CancelTask stops one task and leaves its siblings running.
+type CancelTask struct {
+	TaskID string
+}
+
+// Task statuses in a TaskResult.
+const (
+	TaskOK        = "ok"
+	TaskFailed    = "failed"
+	TaskCancelled = "cancelled"
+	TaskTimedOut  = "timed_out"
+)
+
+// TaskResult is how one task ended.
+type TaskResult struct {
+	TaskID string
+	Status string
+	// Text is the subagent's final answer (possibly partial when it did
+	// not succeed).
+	Text     string
+	Error    string
+	Steps    int
+	Usage    provider.Usage
+	Duration time.Duration
+}
+
+// FleetResult is the terminal reply to SubmitFleet.
+type FleetResult struct {
+	FleetID string
+	Results []TaskResult
+}
+
+// QueryFleet asks the scheduler for its state; the reply is a
+// *FleetStatus.
+type QueryFleet struct{}
+
+// FleetStatus is the scheduler's state for status displays.
+type FleetStatus struct {
+	Queued, Running, Writers, Ended int
+	Tasks                           []TaskState
+}
+
+// TaskState is one live task in a FleetStatus.
+type TaskState struct {
+	TaskID string
+	Fleet  string
+	State  string
+	Writer bool
+}
+
+// fleetTick asks the scheduler to look for tasks past their deadline.
+type fleetTick struct{}
+
+// reapTask stops a subagent that ignored its cancellation for too long.
+type reapTask struct {
+	taskID string
+}

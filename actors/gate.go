@@ -1,0 +1,59 @@
+package actors
+
+import (
+	"encoding/json"
+
+	"reasonix/core/permission"
+)
+
+// Permissions gates a session's tool calls (docs/SPEC.md, Permissions).
+// The zero value allows every call.
+type Permissions struct {
+	// Policy holds the configured rules; nil allows everything.
+	Policy *permission.Policy
+	// Posture is ask, auto or yolo.
+	Posture permission.Posture
+	// Grants are the rules the user approved for this session.
+	Grants *permission.Grants
+	// Interactive says a frontend answers approval requests. Without one
+	// (headless run, subagents) Ask resolves to Allow; Deny still blocks.
+	Interactive bool
+	// ProjectFile is where "always allow" rules are saved.
+	ProjectFile string
+}
+
+// gateResult is the gate's answer for one call.
+type gateResult struct {
+	decision permission.Decision
+	reason   string
+	suggest  []string
+}
+
+// check decides one call. A session grant turns an Ask into Allow, never
+// a Deny.
+func (p Permissions) check(name string, readOnly bool, args string) gateResult {
+	if p.Policy == nil {
+		return gateResult{decision: permission.Allow}
+	}
+	raw := json.RawMessage(args)
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
+	posture := p.Posture
+	if posture == "" {
+		posture = permission.PostureAsk
+	}
+	v := p.Policy.Explain(posture, name, readOnly, raw)
+	res := gateResult{decision: v.Decision, reason: v.Reason()}
+	if v.Decision != permission.Ask {
+		return res
+	}
+	if p.Grants.Covers(name, raw) {
+		return gateResult{decision: permission.Allow, reason: "allowed for this session"}
+	}
+	if !p.Interactive {
+		return gateResult{decision: permission.Allow, reason: "no approver: " + v.Reason()}
+	}
+	res.suggest = p.Policy.Suggest(name, raw)
+	return res
+}

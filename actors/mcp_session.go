@@ -1,0 +1,426 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"reasonix/core/mcp"
+)
+
+// mcpSession is the MCP part of a session supervisor: its connection
+// actors, the last status each reported, and the turn held until the
+// servers have had their first chance to connect.
+type mcpSession struct {
+	spec     MCPSpec
+	order    []string
+	children map[string]*actor.PID
+	status   map[string]MCPServerStatus
+	// pending are the servers whose first attempt is not settled yet.
+	pending map[string]bool
+
+	// held is the turn waiting for the servers or for its references.
+	held *RunTurn
+	prep *mcpPrep
+	seq  int
+}
+
+// mcpPrep is a held turn whose prompt command or @references are being
+// fetched.
+type mcpPrep struct {
+	// command is the prompt a /mcp__ command runs ("" for none).
+	command string
+	refs    []MCPRef
+	// waiting maps a request ID to its reference (or to the command).
+	waiting map[string]MCPRef
+	texts   map[MCPRef]string
+	prompt  string
+	err     string
+}
+
+// startMCP spawns a connection actor for every server that may start and
+// records the others. The supervisor never restarts them: each manages
+// its own reconnection.
+func (s *sessionActor) startMCP(c actor.Context) {
+	spec := s.spec.MCP
+	if len(spec.Servers) == 0 {
+		return
+	}
+	m := &mcpSession{spec: spec, children: map[string]*actor.PID{}, status: map[string]MCPServerStatus{}, pending: map[string]bool{}}
+	s.mcp = m
+	a := s.spec.Agent
+	for _, srv := range spec.Servers {
+		name := srv.Config.Name
+		if _, dup := m.status[name]; dup {
+			continue
+		}
+		m.order = append(m.order, name)
+		for _, w := range srv.Warnings {
+			s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: %s", name, w)})
+		}
+		st := MCPServerStatus{Name: name, Source: srv.Source, Type: srv.Config.Type, State: MCPConnecting}
+		switch {
+		case srv.Disabled:
+			st.State = MCPDisabled
+		case srv.Untrusted != "":
+			st.State, st.LastError = MCPUntrusted, srv.Untrusted
+			s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q (%s) not started: %s", name, srv.Source, srv.Untrusted)})
+		case srv.Error != "":
+			st.State, st.LastError = MCPFailed, srv.Error
+			s.publishMCP(&Notice{Level: "error", Message: fmt.Sprintf("mcp server %q not started: %s", name, srv.Error)})
+		default:
+			pid, err := c.SpawnNamed(mcpConnProps(s.sys, srv, spec, a), "mcp/"+name)
+			if err != nil {
+				st.State, st.LastError = MCPFailed, err.Error()
+				break
+			}
+			m.children[name] = pid
+			m.pending[name] = true
+		}
+		m.status[name] = st
+		if st.State != MCPConnecting {
+			s.publishMCP(serverUpdated(a.Session, st))
+		}
+	}
+}
+
+func (s *sessionActor) publishMCP(e Event) {
+	if bus := s.spec.Agent.Bus; bus != nil {
+		e.meta().Session = s.spec.Agent.Session
+		bus.Publish(e)
+	}
+}
+
+// receiveMCP handles the MCP messages of a session.
+func (s *sessionActor) receiveMCP(c actor.Context, msg mcpMessage) {
+	m := s.mcp
+	switch msg := msg.(type) {
+	case *QueryMCP:
+		c.Respond(s.mcpStatus())
+	case *mcpUpdate:
+		if m == nil {
+			return
+		}
+		m.status[msg.status.Name] = msg.status
+		if msg.settled && m.pending[msg.status.Name] {
+			delete(m.pending, msg.status.Name)
+			s.advanceMCP(c)
+		}
+	case *GetMCPPrompt:
+		if pid, why := s.mcpChild(msg.Server); pid != nil {
+			c.Forward(pid)
+		} else {
+			c.Respond(&MCPPromptResult{ID: msg.ID, Server: msg.Server, Prompt: msg.Prompt, Error: why})
+		}
+	case *ReadMCPResource:
+		if pid, why := s.mcpChild(msg.Server); pid != nil {
+			c.Forward(pid)
+		} else {
+			c.Respond(&MCPResourceResult{ID: msg.ID, Server: msg.Server, URI: msg.URI, Error: why})
+		}
+	case *ElicitationResponse:
+		if pid, _ := s.mcpChild(msg.Server); pid != nil {
+			c.Send(pid, msg)
+		}
+	case *MCPPromptResult:
+		s.prepReply(c, msg.ID, msg.Text, msg.Error)
+	case *MCPResourceResult:
+		s.prepReply(c, msg.ID, msg.Text, msg.Error)
+	}
+}
+
+// mcpChild is the connection actor of server, or why there is none.
+func (s *sessionActor) mcpChild(server string) (*actor.PID, string) {
+	if s.mcp == nil {
+		return nil, fmt.Sprintf("unknown mcp server %q", server)
+	}
+	if pid := s.mcp.children[server]; pid != nil {
+		return pid, ""
+	}
+	st, ok := s.mcp.status[server]
+	if !ok {
+		return nil, fmt.Sprintf("unknown mcp server %q", server)
+	}
+	why := fmt.Sprintf("mcp server %q is %s", server, st.State)
+	if st.LastError != "" {
+		why += ": " + st.LastError
+	}
+	return nil, why
+}
+
+func (s *sessionActor) mcpStatus() *MCPStatus {
+	out := &MCPStatus{}
+	if s.mcp == nil {
+		return out
+	}
+	for _, name := range s.mcp.order {
+		out.Servers = append(out.Servers, s.mcp.status[name])
+	}
+	return out
+}
+
+// mcpChildStopped handles the end of a connection actor: it is marked
+// failed and nothing waits for it any more.
+func (s *sessionActor) mcpChildStopped(c actor.Context, who *actor.PID) {
+	m := s.mcp
+	if m == nil || who == nil {
+		return
+	}
+	for name, pid := range m.children {
+		if !pid.Equal(who) {
+			continue
+		}
+		delete(m.children, name)
+		delete(m.pending, name)
+		st := m.status[name]
+		if st.State != MCPFailed {
+			st.State, st.LastError = MCPFailed, "the connection actor stopped"
+			m.status[name] = st
+		}
+		if p := m.prep; p != nil {
+			for id, ref := range p.waiting {
+				if ref.Server == name {
+					s.prepReply(c, id, "", "the connection actor stopped")
+				}
+			}
+		}
+		s.advanceMCP(c)
+		return
+	}
+}
+
+// holdForMCP takes a new turn while the session has MCP servers: the
+// turn waits for their first connection attempts (or the startup
+// timeout), then for its prompt command or @references to be fetched.
+func (s *sessionActor) holdForMCP(c actor.Context, m *RunTurn) bool {
+	if s.mcp == nil {
+		return false
+	}
+	s.mcp.held, s.mcp.prep = m, nil
+	s.advanceMCP(c)
+	return true
+}
+
+// cancelHeldTurn ends a held turn as cancelled.
+func (s *sessionActor) cancelHeldTurn(c actor.Context) bool {
+	if s.mcp == nil || s.mcp.held == nil {
+		return false
+	}
+	s.mcp.held, s.mcp.prep = nil, nil
+	s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusCancelled})
+	return true
+}
+
+// advanceMCP moves a held turn on when it can.
+func (s *sessionActor) advanceMCP(c actor.Context) {
+	m := s.mcp
+	if !s.running {
+		m.held, m.prep = nil, nil // the turn ended some other way
+	}
+	if m.held == nil || m.prep != nil || len(m.pending) > 0 {
+		return
+	}
+	input := m.held.Input
+	p := &mcpPrep{waiting: map[string]MCPRef{}, texts: map[MCPRef]string{}}
+	if name, args, ok := ParseMCPCommand(input); ok {
+		ref, found := FindMCPPrompt(s.mcpStatus(), name)
+		if !found {
+			s.failHeld(c, fmt.Sprintf("unknown command /%s: no connected mcp server offers that prompt", name))
+			return
+		}
+		values, err := PromptArguments(ref.Prompt, args)
+		if err != nil {
+			s.failHeld(c, fmt.Sprintf("/%s: %v", name, err))
+			return
+		}
+		pid, why := s.mcpChild(ref.Server)
+		if pid == nil {
+			s.failHeld(c, fmt.Sprintf("/%s: %s", name, why))
+			return
+		}
+		p.command = "/" + name
+		m.prep = p
+		id := s.nextMCPID()
+		p.waiting[id] = MCPRef{Server: ref.Server}
+		c.Request(pid, &GetMCPPrompt{ID: id, Server: ref.Server, Prompt: ref.Prompt.Name, Args: values})
+		return
+	}
+	var servers []string
+	for name := range m.children {
+		servers = append(servers, name)
+	}
+	p.refs = FindMCPRefs(input, servers)
+	if len(p.refs) == 0 {
+		s.forwardHeld(c, input)
+		return
+	}
+	m.prep = p
+	for _, r := range p.refs {
+		id := s.nextMCPID()
+		p.waiting[id] = r
+		c.Request(m.children[r.Server], &ReadMCPResource{ID: id, Server: r.Server, URI: r.URI})
+	}
+}
+
+func (s *sessionActor) nextMCPID() string {
+	s.mcp.seq++
+	return "turn-" + strconv.Itoa(s.mcp.seq)
+}
+
+// prepReply records one fetched prompt or resource of the held turn and
+// starts the turn once nothing is missing. A resource that could not be
+// read becomes a notice; a prompt that could not be rendered fails the
+// turn, since there is nothing else to run.
+func (s *sessionActor) prepReply(c actor.Context, id, text, errText string) {
+	m := s.mcp
+	if m == nil || m.prep == nil || m.held == nil || !s.running {
+		return
+	}
+	p := m.prep
+	ref, ok := p.waiting[id]
+	if !ok {
+		return
+	}
+	delete(p.waiting, id)
+	switch {
+	case p.command != "" && errText != "":
+		p.err = errText
+	case p.command != "":
+		p.prompt = text
+	case errText != "":
+		s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("could not read @%s: %s", ref, errText)})
+	default:
+		p.texts[ref] = text
+	}
+	if len(p.waiting) > 0 {
+		return
+	}
+	if p.command != "" {
+		if p.err != "" {
+			s.failHeld(c, fmt.Sprintf("%s: %s", p.command, p.err))
+			return
+		}
+		s.forwardHeld(c, p.prompt)
+		return
+	}
+	s.forwardHeld(c, WithResources(m.held.Input, p.refs, p.texts))
+}
+
+// forwardHeld hands the held turn, with its final input, to the executor.
+func (s *sessionActor) forwardHeld(c actor.Context, input string) {
+	held := *s.mcp.held
+	s.mcp.held, s.mcp.prep = nil, nil
+	if s.executor == nil {
+		s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: "the session has no executor"})
+		return
+	}
+	held.Input = input
+	c.Request(s.executor, &held)
+}
+
+func (s *sessionActor) failHeld(c actor.Context, msg string) {
+	s.mcp.held, s.mcp.prep = nil, nil
+	s.publishMCP(&ErrorOccurred{Message: msg})
+	s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: msg})
+}
+
+// MCPStatus returns the state of the session's MCP servers.
+func (s *Session) MCPStatus(timeout time.Duration) (*MCPStatus, error) {
+	res, err := s.sys.Root().RequestFuture(s.pid, &QueryMCP{}, timeout).Result()
+	if err != nil {
+		return nil, fmt.Errorf("mcp status: %w", err)
+	}
+	st, ok := res.(*MCPStatus)
+	if !ok {
+		return nil, fmt.Errorf("mcp status: unexpected reply %T", res)
+	}
+	return st, nil
+}
+
+// GetMCPPrompt renders a server's prompt, for a /mcp__<server>__<prompt>
+// command.
+func (s *Session) GetMCPPrompt(server, prompt string, args map[string]string, timeout time.Duration) (string, error) {
+	res, err := s.sys.Root().RequestFuture(s.pid, &GetMCPPrompt{Server: server, Prompt: prompt, Args: args}, timeout).Result()
+	if err != nil {
+		return "", fmt.Errorf("mcp prompt %s/%s: %w", server, prompt, err)
+	}
+	r, ok := res.(*MCPPromptResult)
+	if !ok {
+		return "", fmt.Errorf("mcp prompt %s/%s: unexpected reply %T", server, prompt, res)
+	}
+	if r.Error != "" {
+		return "", errors.New(r.Error)
+	}
+	return r.Text, nil
+}
+
+// ReadMCPResource reads a server's resource, for an @<server>:<uri>
+// reference.
+func (s *Session) ReadMCPResource(server, uri string, timeout time.Duration) (string, error) {
+	res, err := s.sys.Root().RequestFuture(s.pid, &ReadMCPResource{Server: server, URI: uri}, timeout).Result()
+	if err != nil {
+		return "", fmt.Errorf("mcp resource %s:%s: %w", server, uri, err)
+	}
+	r, ok := res.(*MCPResourceResult)
+	if !ok {
+		return "", fmt.Errorf("mcp resource %s:%s: unexpected reply %T", server, uri, res)
+	}
+	if r.Error != "" {
+		return "", errors.New(r.Error)
+	}
+	return r.Text, nil
+}
+
+// AnswerElicitation answers an ElicitationRequested event.
+func (s *Session) AnswerElicitation(r *ElicitationResponse) {
+	s.sys.Send(s.pid, r)
+}
+
+// MCPPrompts lists every prompt of the ready servers as slash commands,
+// sorted by command name.
+func (st *MCPStatus) MCPPrompts() []MCPPromptRef {
+	var out []MCPPromptRef
+	for _, s := range st.Servers {
+		if s.State != MCPReady {
+			continue
+		}
+		for _, p := range s.Prompts {
+			out = append(out, MCPPromptRef{Server: s.Name, Prompt: p})
+		}
+	}
+	slices.SortFunc(out, func(a, b MCPPromptRef) int {
+		switch {
+		case a.Command() < b.Command():
+			return -1
+		case a.Command() > b.Command():
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Resources lists every resource of the ready servers with its
+// reference, as @ completion offers them.
+func (st *MCPStatus) Resources() []MCPResourceRef {
+	var out []MCPResourceRef
+	for _, s := range st.Servers {
+		if s.State != MCPReady {
+			continue
+		}
+		for _, r := range s.Resources {
+			out = append(out, MCPResourceRef{Ref: MCPRef{Server: s.Name, URI: r.URI}, Resource: r})
+		}
+	}
+	return out
+}
+
+// MCPResourceRef is a resource with the reference that names it.
+type MCPResourceRef struct {
+	Ref      MCPRef
+	Resource mcp.Resource
+}

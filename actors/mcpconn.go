@@ -1,0 +1,834 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"reasonix/core/mcp"
+	"reasonix/core/tool"
+)
+
+// Backoff is the reconnection policy of an MCP connection: real
+// exponential backoff with jitter, a give-up point, and a reset once a
+// connection proves stable. Zero fields take the defaults.
+type Backoff struct {
+	// Base is the delay before the first reconnection (200 ms).
+	Base time.Duration
+	// Max caps any delay (10 s).
+	Max time.Duration
+	// Jitter spreads each delay by up to this fraction either way (0.2).
+	Jitter float64
+	// GiveUp is how many failures in a row mark the server failed (5).
+	GiveUp int
+	// Stable is how long a connection must last for the failure count to
+	// reset (60 s).
+	Stable time.Duration
+}
+
+// The defaults of Backoff.
+const (
+	defaultBackoffBase   = 200 * time.Millisecond
+	defaultBackoffMax    = 10 * time.Second
+	defaultBackoffJitter = 0.2
+	defaultGiveUp        = 5
+	defaultStable        = 60 * time.Second
+)
+
+func (b Backoff) withDefaults() Backoff {
+	if b.Base <= 0 {
+		b.Base = defaultBackoffBase
+	}
+	if b.Max <= 0 {
+		b.Max = defaultBackoffMax
+	}
+	if b.Max < b.Base {
+		b.Max = b.Base
+	}
+	if b.Jitter <= 0 {
+		b.Jitter = defaultBackoffJitter
+	}
+	if b.Jitter > 1 {
+		b.Jitter = 1
+	}
+	if b.GiveUp <= 0 {
+		b.GiveUp = defaultGiveUp
+	}
+	if b.Stable <= 0 {
+		b.Stable = defaultStable
+	}
+	return b
+}
+
+// Delay is the wait before reconnecting after the n-th failure in a row
+// (n ≥ 1): min(Max, Base·2^(n-1)), scaled by a factor in [1-Jitter,
+// 1+Jitter] that r, uniform in [0, 1), picks. It is pure so that the
+// policy can be tested without clocks or randomness.
+func (b Backoff) Delay(n int, r float64) time.Duration {
+	b = b.withDefaults()
+	d := b.Max
+	if n < 1 {
+		n = 1
+	}
+	// Base·2^(n-1) reaches any sane Max long before 62 doublings.
+	if n-1 < 62 {
+		if exp := b.Base << (n - 1); exp > 0 && exp < b.Max && exp>>(n-1) == b.Base {
+			d = exp
+		}
+	}
+	r = min(max(r, 0), 1)
+	return time.Duration(float64(d) * (1 + b.Jitter*(2*r-1)))
+}
+
+// Default timeouts of the MCP part of a session.
+const (
+	defaultMCPStartup  = 10 * time.Second
+	defaultMCPConnect  = 30 * time.Second
+	defaultMCPRequest  = 60 * time.Second
+	maxResourceText    = 256 << 10
+	elicitNoticeMaxLen = 200
+)
+
+// mcpGate is the ToolCaller every adapted tool of one server calls
+// through. The connection actor controls it: while the server is up calls
+// reach the current client; otherwise they fail at once with the reason.
+// It is safe for concurrent use by tool goroutines.
+type mcpGate struct {
+	server  string
+	bus     *Bus
+	session string
+
+	mu      sync.Mutex
+	epoch   int
+	client  *mcp.Client
+	reason  string
+	elicits map[string]chan mcp.ElicitResult
+	nextID  atomic.Int64
+}
+
+var _ mcp.ToolCaller = (*mcpGate)(nil)
+
+func newMCPGate(server, session string, bus *Bus) *mcpGate {
+	return &mcpGate{server: server, session: session, bus: bus,
+		reason:  fmt.Sprintf("mcp server %q is connecting", server),
+		elicits: map[string]chan mcp.ElicitResult{}}
+}
+
+// begin starts connection attempt epoch: calls fail with reason until
+// the attempt attaches its client.
+func (g *mcpGate) begin(epoch int, reason string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.epoch, g.client, g.reason = epoch, nil, reason
+}
+
+// down makes calls fail with reason.
+func (g *mcpGate) down(reason string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.client, g.reason = nil, reason
+}
+
+// attach publishes the client of attempt epoch, unless a newer attempt
+// started meanwhile.
+func (g *mcpGate) attach(epoch int, c *mcp.Client) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.epoch != epoch {
+		return false
+	}
+	g.client = c
+	return true
+}
+
+// detach withdraws the client of attempt epoch before it is closed.
+func (g *mcpGate) detach(epoch int, reason string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.epoch == epoch && g.client != nil {
+		g.client, g.reason = nil, reason
+	}
+}
+
+// current is the connected client, or nil and why there is none.
+func (g *mcpGate) current() (*mcp.Client, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.client == nil {
+		return nil, errors.New(g.reason)
+	}
+	return g.client, nil
+}
+
+// CallTool implements mcp.ToolCaller. Progress the server reports is
+// published as ToolProgress events unless the caller takes it.
+func (g *mcpGate) CallTool(ctx context.Context, name string, args json.RawMessage, onProgress mcp.ProgressFunc) (*mcp.CallToolResult, error) {
+	c, err := g.current()
+	if err != nil {
+		return nil, err
+	}
+	if onProgress == nil && g.bus != nil {
+		full := mcp.ToolName(g.server, name)
+		onProgress = func(p mcp.Progress) {
+			g.bus.Publish(&ToolProgress{Meta: Meta{Session: g.session}, Server: g.server, Tool: full,
+				Progress: p.Progress, Total: p.Total, Message: p.Message})
+		}
+	}
+	return c.CallTool(ctx, name, args, onProgress)
+}
+
+func (g *mcpGate) notice(level, msg string) {
+	if g.bus != nil {
+		g.bus.Publish(&Notice{Meta: Meta{Session: g.session}, Level: level, Message: msg})
+	}
+}
+
+// elicitor is how the server's elicitation requests are answered: by the
+// frontend when there is one, else by policy. nil declines without
+// advertising the capability.
+func (g *mcpGate) elicitor(interactive bool, policy string) mcp.Elicitor {
+	switch {
+	case interactive && g.bus != nil:
+		return g.askFrontend
+	case policy == ElicitDefaults:
+		return g.acceptDefaults
+	}
+	return nil
+}
+
+// askFrontend publishes the request and waits for the frontend's answer;
+// the server cancelling, or the connection ending, cancels it.
+func (g *mcpGate) askFrontend(ctx context.Context, req mcp.ElicitRequest) (mcp.ElicitResult, error) {
+	id := fmt.Sprintf("%s-%d", g.server, g.nextID.Add(1))
+	ch := make(chan mcp.ElicitResult, 1)
+	g.mu.Lock()
+	g.elicits[id] = ch
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.elicits, id)
+		g.mu.Unlock()
+	}()
+	g.bus.Publish(&ElicitationRequested{Meta: Meta{Session: g.session}, RequestID: id, Server: g.server,
+		Message: req.Message, Mode: req.Mode, Schema: req.RequestedSchema, URL: req.URL})
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-ctx.Done():
+		return mcp.ElicitResult{Action: mcp.ElicitCancel}, nil
+	}
+}
+
+// answer hands a frontend's response to the waiting request, if any.
+func (g *mcpGate) answer(m *ElicitationResponse) {
+	g.mu.Lock()
+	ch := g.elicits[m.RequestID]
+	g.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case ch <- mcp.ElicitResult{Action: m.Action, Content: m.Content}:
+	default:
+	}
+}
+
+// acceptDefaults answers a form with the defaults of its schema, and
+// declines when a required field has none (or for a URL).
+func (g *mcpGate) acceptDefaults(_ context.Context, req mcp.ElicitRequest) (mcp.ElicitResult, error) {
+	content, missing := elicitDefaults(req.RequestedSchema)
+	if req.Mode == "url" || len(missing) > 0 || content == nil {
+		g.notice("warn", fmt.Sprintf("mcp server %q asked for input (%s); declined: no defaults for %v", g.server, clip(req.Message, elicitNoticeMaxLen), missing))
+		return mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
+	}
+	g.notice("info", fmt.Sprintf("mcp server %q asked for input (%s); answered with the form's defaults", g.server, clip(req.Message, elicitNoticeMaxLen)))
+	return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: content}, nil
+}
+
+// elicitDefaults collects the default of every property of a form schema
+// and lists the required properties that have none. A schema that cannot
+// be read yields nil content.
+func elicitDefaults(schema json.RawMessage) (content map[string]any, missing []string) {
+	var s struct {
+		Properties map[string]struct {
+			Default any `json:"default"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
+		return nil, nil
+	}
+	content = map[string]any{}
+	for name, p := range s.Properties {
+		if p.Default != nil {
+			content[name] = p.Default
+		}
+	}
+	for _, name := range s.Required {
+		if _, ok := content[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	slices.Sort(missing)
+	return content, missing
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// dialer holds what a connection goroutine needs; it never changes after
+// the actor builds it, so the goroutine reads no actor state.
+type dialer struct {
+	sys            *System
+	cfg            mcp.ServerConfig
+	gate           *mcpGate
+	log            *slog.Logger
+	root           string
+	info           mcp.Implementation
+	connectTimeout time.Duration
+	elicitor       mcp.Elicitor
+}
+
+// run is one connection attempt and, when it succeeds, the life of that
+// connection: it owns the client, closes it when ctx ends or the
+// transport dies, and always reports the end with one connDown, sent
+// after the client (and a stdio server's process) is gone.
+func (d *dialer) run(ctx context.Context, self *actor.PID, epoch int) {
+	var client *mcp.Client
+	var errText string
+	wasUp := false
+	defer func() {
+		if r := recover(); r != nil {
+			d.log.Error("mcp connection panic", "server", d.cfg.Name, "reason", fmt.Sprint(r), "stack", string(debug.Stack()))
+			errText = fmt.Sprintf("connection crashed: %v", r)
+		}
+		if client != nil {
+			d.gate.detach(epoch, fmt.Sprintf("mcp server %q lost its connection", d.cfg.Name))
+			_ = client.Close()
+		}
+		d.sys.Send(self, &connDown{epoch: epoch, err: errText, wasUp: wasUp})
+	}()
+	t, err := mcp.Open(ctx, d.cfg, mcp.OpenOptions{Logger: d.log, Dir: d.root})
+	if err != nil {
+		errText = err.Error()
+		return
+	}
+	pid := 0
+	if s, ok := t.(*mcp.Stdio); ok {
+		pid = s.Pid()
+	}
+	cctx, cancel := context.WithTimeoutCause(ctx, d.connectTimeout, fmt.Errorf("no answer within %s", d.connectTimeout))
+	defer cancel()
+	client, err = mcp.Connect(cctx, t, d.info, mcp.Options{
+		Logger:   d.log,
+		Root:     d.root,
+		Elicitor: d.elicitor,
+		OnListChanged: func(k mcp.ListKind) {
+			d.sys.Send(self, &listChanged{epoch: epoch, kind: k})
+		},
+	})
+	if err != nil {
+		client = nil
+		errText = err.Error()
+		return
+	}
+	up, err := listAll(cctx, client, d.log, d.cfg.Name)
+	if err != nil {
+		errText = err.Error()
+		return
+	}
+	cancel()
+	if !d.gate.attach(epoch, client) {
+		return // a newer attempt took over
+	}
+	up.epoch, up.info, up.pid = epoch, client.ServerInfo(), pid
+	wasUp = true
+	d.sys.Send(self, up)
+	select {
+	case <-ctx.Done():
+	case <-client.Done():
+		if err := client.Err(); err != nil {
+			errText = err.Error()
+		}
+	}
+}
+
+// listAll fetches what a freshly connected server offers. Tools are
+// essential; prompts and resources are listed when the server declares
+// them, and a failure there is logged rather than fatal.
+func listAll(ctx context.Context, c *mcp.Client, log *slog.Logger, server string) (*connUp, error) {
+	up := &connUp{}
+	caps := c.Capabilities()
+	if caps.Tools != nil {
+		tools, err := c.ListTools(ctx)
+		if err != nil {
+			return nil, err
+		}
+		up.tools = tools
+	}
+	if caps.Prompts != nil {
+		up.hasPrompt = true
+		p, err := c.ListPrompts(ctx)
+		if err != nil {
+			log.Warn("mcp prompts/list failed", "server", server, "err", err)
+		}
+		up.prompts = p
+	}
+	if caps.Resources != nil {
+		up.hasRes = true
+		r, err := c.ListResources(ctx)
+		if err != nil {
+			log.Warn("mcp resources/list failed", "server", server, "err", err)
+		}
+		up.resources = r
+	}
+	return up, nil
+}
+
+// mcpConn is the connection actor of one MCP server, spawned by the
+// session as mcp/<server>. It owns the connection (through a goroutine
+// per attempt), keeps the server's tools registered under
+// mcp__<server>__<tool>, reconnects with exponential backoff and jitter,
+// and gives up after Backoff.GiveUp failures in a row. It is never
+// restarted by its supervisor: a panic in Receive is recovered into the
+// failed state.
+type mcpConn struct {
+	sys     *System
+	srv     MCPServer
+	spec    MCPSpec
+	backoff Backoff
+	reg     *tool.Registry
+	bus     *Bus
+	session string
+	log     *slog.Logger
+	gate    *mcpGate
+
+	state    string
+	failures int
+	lastErr  string
+	info     mcp.Implementation
+	pid      int
+	// epoch numbers connection attempts; live says attempt epoch has not
+	// reported its end yet.
+	epoch  int
+	live   bool
+	cancel context.CancelFunc
+
+	retry, stable, startup *time.Timer
+	settled                bool
+
+	registered []string
+	prompts    []mcp.Prompt
+	resources  []mcp.Resource
+}
+
+func mcpConnProps(sys *System, srv MCPServer, spec MCPSpec, agent AgentSpec) *actor.Props {
+	return actor.PropsFromProducer(func() actor.Actor {
+		log := agent.Logger
+		if log == nil {
+			log = sys.Logger()
+		}
+		return &mcpConn{
+			sys: sys, srv: srv, spec: spec, backoff: spec.Backoff.withDefaults(),
+			reg: agent.Tools, bus: agent.Bus, session: agent.Session,
+			log:   log.With("mcp", srv.Config.Name),
+			gate:  newMCPGate(srv.Config.Name, agent.Session, agent.Bus),
+			state: MCPConnecting,
+		}
+	}, actor.WithSupervisor(stopOnFailure))
+}
+
+// Receive implements actor.Actor.
+func (a *mcpConn) Receive(c actor.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.crashed(c, r)
+		}
+	}()
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		a.start(c)
+	case *connUp:
+		a.onUp(c, m)
+	case *connDown:
+		a.onDown(c, m)
+	case *reconnect:
+		if m.epoch == a.epoch && a.state == MCPRestarting {
+			a.connect(c)
+		}
+	case *connStable:
+		if m.epoch == a.epoch && a.state == MCPReady && a.failures > 0 {
+			a.failures = 0
+			a.push(c)
+		}
+	case *startupOver:
+		if !a.settled {
+			a.settled = true
+			a.push(c)
+		}
+	case *listChanged:
+		a.relist(c, m)
+	case *relisted:
+		a.onRelisted(c, m)
+	case *QueryMCP:
+		c.Respond(&MCPStatus{Servers: []MCPServerStatus{a.status()}})
+	case *GetMCPPrompt:
+		a.getPrompt(c, m)
+	case *ReadMCPResource:
+		a.readResource(c, m)
+	case *ElicitationResponse:
+		a.gate.answer(m)
+	case *actor.Stopping:
+		a.stop()
+	}
+}
+
+func (a *mcpConn) start(c actor.Context) {
+	self, sys := c.Self(), a.sys
+	d := a.spec.StartupTimeout
+	if d <= 0 {
+		d = defaultMCPStartup
+	}
+	a.startup = time.AfterFunc(d, func() { sys.Send(self, &startupOver{}) })
+	a.connect(c)
+}
+
+// connect starts a connection attempt in a goroutine.
+func (a *mcpConn) connect(c actor.Context) {
+	a.stopTimer(&a.retry)
+	if a.cancel != nil {
+		a.cancel()
+	}
+	a.epoch++
+	epoch := a.epoch
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel, a.live = cancel, true
+	reason := fmt.Sprintf("mcp server %q is connecting", a.srv.Config.Name)
+	if a.failures > 0 {
+		reason = a.restartingReason()
+	}
+	a.gate.begin(epoch, reason)
+	timeout := a.spec.ConnectTimeout
+	if timeout <= 0 {
+		timeout = defaultMCPConnect
+	}
+	d := &dialer{
+		sys: a.sys, cfg: a.srv.Config, gate: a.gate, log: a.log, root: a.spec.Root,
+		info: a.spec.Client, connectTimeout: timeout,
+		elicitor: a.gate.elicitor(a.spec.Interactive, a.spec.Elicitation),
+	}
+	if d.info.Name == "" {
+		d.info = mcp.Implementation{Name: "reasonix", Version: "dev"}
+	}
+	self := c.Self()
+	a.sys.Go(func() { d.run(ctx, self, epoch) }, nil)
+}
+
+func (a *mcpConn) restartingReason() string {
+	return fmt.Sprintf("mcp server %q is restarting (attempt %d of %d) after: %s",
+		a.srv.Config.Name, a.failures+1, a.backoff.GiveUp, a.lastErr)
+}
+
+func (a *mcpConn) onUp(c actor.Context, m *connUp) {
+	if m.epoch != a.epoch || !a.live {
+		return
+	}
+	a.state, a.lastErr, a.info, a.pid = MCPReady, "", m.info, m.pid
+	a.registerTools(m.tools)
+	a.prompts, a.resources = m.prompts, m.resources
+	self, epoch, sys := c.Self(), a.epoch, a.sys
+	a.stopTimer(&a.stable)
+	a.stable = time.AfterFunc(a.backoff.Stable, func() { sys.Send(self, &connStable{epoch: epoch}) })
+	a.settle()
+	a.push(c)
+}
+
+func (a *mcpConn) onDown(c actor.Context, m *connDown) {
+	if m.epoch != a.epoch || !a.live {
+		return
+	}
+	a.live, a.pid = false, 0
+	a.stopTimer(&a.stable)
+	a.lastErr = m.err
+	if a.lastErr == "" {
+		a.lastErr = "the connection ended"
+	}
+	a.failures++
+	name := a.srv.Config.Name
+	if a.failures >= a.backoff.GiveUp {
+		a.state = MCPFailed
+		a.gate.down(fmt.Sprintf("mcp server %q failed: %s", name, a.lastErr))
+		a.gate.notice("error", fmt.Sprintf("mcp server %q failed after %d attempts in a row: %s", name, a.failures, a.lastErr))
+	} else {
+		if a.failures == 1 {
+			a.gate.notice("warn", fmt.Sprintf("mcp server %q: %s; reconnecting", name, a.lastErr))
+		}
+		a.state = MCPRestarting
+		a.gate.down(a.restartingReason())
+		delay := a.backoff.Delay(a.failures, rand.Float64())
+		self, epoch, sys := c.Self(), a.epoch, a.sys
+		a.retry = time.AfterFunc(delay, func() { sys.Send(self, &reconnect{epoch: epoch}) })
+		a.log.Info("mcp server down; reconnecting", "err", a.lastErr, "failures", a.failures, "delay", delay)
+	}
+	a.settle()
+	a.push(c)
+}
+
+// settle records that the first attempt is over: a held turn need not
+// wait for this server any longer.
+func (a *mcpConn) settle() {
+	a.settled = true
+	a.stopTimer(&a.startup)
+}
+
+// registerTools puts the listed tools into the registry and removes the
+// ones the server no longer lists. A name another server already holds
+// is reported and skipped.
+func (a *mcpConn) registerTools(tools []mcp.Tool) {
+	keep := map[string]bool{}
+	for _, t := range tools {
+		rt := mcp.NewRemoteTool(a.gate, a.srv.Config, t, a.spec.CallTimeout)
+		name := rt.Name()
+		if prev, ok := a.reg.Get(name); ok {
+			if other, ok := prev.(*mcp.RemoteTool); !ok || other.Server() != a.srv.Config.Name {
+				a.gate.notice("warn", fmt.Sprintf("mcp server %q: tool %q skipped: the name %s is taken", a.srv.Config.Name, t.Name, name))
+				continue
+			}
+		}
+		if err := a.reg.Replace(rt); err != nil {
+			a.gate.notice("warn", fmt.Sprintf("mcp server %q: tool %q skipped: %v", a.srv.Config.Name, t.Name, err))
+			continue
+		}
+		keep[name] = true
+	}
+	for _, old := range a.registered {
+		if !keep[old] {
+			a.reg.Remove(old)
+		}
+	}
+	names := make([]string, 0, len(keep))
+	for n := range keep {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	a.registered = names
+}
+
+// relist fetches a changed list again, in a goroutine.
+func (a *mcpConn) relist(c actor.Context, m *listChanged) {
+	if m.epoch != a.epoch || a.state != MCPReady {
+		return
+	}
+	client, err := a.gate.current()
+	if err != nil {
+		return
+	}
+	self, epoch, kind, sys := c.Self(), m.epoch, m.kind, a.sys
+	timeout := a.requestTimeout()
+	sys.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		r := &relisted{epoch: epoch, kind: kind}
+		var err error
+		switch kind {
+		case mcp.ListTools:
+			r.tools, err = client.ListTools(ctx)
+		case mcp.ListPrompts:
+			r.prompts, err = client.ListPrompts(ctx)
+		case mcp.ListResources:
+			r.resources, err = client.ListResources(ctx)
+		}
+		if err != nil {
+			r.err = err.Error()
+		}
+		sys.Send(self, r)
+	}, func(reason any, _ []byte) {
+		sys.Send(self, &relisted{epoch: epoch, kind: kind, err: fmt.Sprintf("list crashed: %v", reason)})
+	})
+}
+
+func (a *mcpConn) onRelisted(c actor.Context, m *relisted) {
+	if m.epoch != a.epoch || a.state != MCPReady {
+		return
+	}
+	if m.err != "" {
+		a.log.Warn("mcp list refresh failed", "kind", m.kind, "err", m.err)
+		return
+	}
+	switch m.kind {
+	case mcp.ListTools:
+		a.registerTools(m.tools)
+	case mcp.ListPrompts:
+		a.prompts = m.prompts
+	case mcp.ListResources:
+		a.resources = m.resources
+	}
+	a.push(c)
+}
+
+func (a *mcpConn) requestTimeout() time.Duration {
+	if d := a.srv.Config.Timeout("", a.spec.CallTimeout); d > 0 {
+		return d
+	}
+	return defaultMCPRequest
+}
+
+// getPrompt renders a prompt in a goroutine; the requester gets exactly
+// one MCPPromptResult.
+func (a *mcpConn) getPrompt(c actor.Context, m *GetMCPPrompt) {
+	replyTo, sys := c.Sender(), a.sys
+	res := &MCPPromptResult{ID: m.ID, Server: a.srv.Config.Name, Prompt: m.Prompt}
+	reply := func() {
+		if replyTo != nil {
+			sys.Send(replyTo, res)
+		}
+	}
+	client, err := a.gate.current()
+	if err != nil {
+		res.Error = err.Error()
+		reply()
+		return
+	}
+	name, args, timeout := m.Prompt, m.Args, a.requestTimeout()
+	sys.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		p, err := client.GetPrompt(ctx, name, args)
+		if err != nil {
+			res.Error = err.Error()
+		} else {
+			res.Text = p.Text()
+		}
+		reply()
+	}, func(reason any, _ []byte) {
+		res.Error = fmt.Sprintf("prompts/get crashed: %v", reason)
+		reply()
+	})
+}
+
+// readResource reads a resource in a goroutine; the requester gets
+// exactly one MCPResourceResult.
+func (a *mcpConn) readResource(c actor.Context, m *ReadMCPResource) {
+	replyTo, sys := c.Sender(), a.sys
+	res := &MCPResourceResult{ID: m.ID, Server: a.srv.Config.Name, URI: m.URI}
+	reply := func() {
+		if replyTo != nil {
+			sys.Send(replyTo, res)
+		}
+	}
+	client, err := a.gate.current()
+	if err != nil {
+		res.Error = err.Error()
+		reply()
+		return
+	}
+	uri, timeout := m.URI, a.requestTimeout()
+	sys.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		r, err := client.ReadResource(ctx, uri)
+		if err != nil {
+			res.Error = err.Error()
+		} else {
+			res.Text = resourceText(r)
+		}
+		reply()
+	}, func(reason any, _ []byte) {
+		res.Error = fmt.Sprintf("resources/read crashed: %v", reason)
+		reply()
+	})
+}
+
+// status is the server's current status. Its slices are never changed
+// in place afterwards, so it can be shared.
+func (a *mcpConn) status() MCPServerStatus {
+	return MCPServerStatus{
+		Name: a.srv.Config.Name, Source: a.srv.Source, Type: a.srv.Config.Type,
+		State: a.state, Tools: a.registered, Prompts: a.prompts, Resources: a.resources,
+		LastError: a.lastErr, Failures: a.failures, Pid: a.pid, ServerInfo: a.info,
+	}
+}
+
+// push tells the session and observers the new status.
+func (a *mcpConn) push(c actor.Context) {
+	st := a.status()
+	if p := c.Parent(); p != nil {
+		c.Send(p, &mcpUpdate{status: st, settled: a.settled})
+	}
+	if a.bus != nil {
+		a.bus.Publish(serverUpdated(a.session, st))
+	}
+}
+
+func serverUpdated(session string, st MCPServerStatus) *MCPServerUpdated {
+	return &MCPServerUpdated{Meta: Meta{Session: session}, Server: st.Name, Source: st.Source, State: st.State,
+		Tools: len(st.Tools), Prompts: len(st.Prompts), Resources: len(st.Resources), Error: st.LastError, Failures: st.Failures}
+}
+
+func (a *mcpConn) stopTimer(t **time.Timer) {
+	if *t != nil {
+		(*t).Stop()
+		*t = nil
+	}
+}
+
+// stop ends the connection: its goroutine closes the client (killing a
+// stdio server) and the system waits for it.
+func (a *mcpConn) stop() {
+	a.stopTimer(&a.retry)
+	a.stopTimer(&a.stable)
+	a.stopTimer(&a.startup)
+	if a.cancel != nil {
+		a.cancel()
+	}
+	a.gate.down(fmt.Sprintf("mcp server %q stopped", a.srv.Config.Name))
+}
+
+// crashed turns a panic in Receive into the failed state: the connection
+// is closed, calls fail fast, and the session hears about it.
+func (a *mcpConn) crashed(c actor.Context, r any) {
+	a.log.Error("mcp connection actor panic", "reason", fmt.Sprint(r), "stack", string(debug.Stack()))
+	a.stop()
+	a.live = false
+	a.state = MCPFailed
+	a.lastErr = fmt.Sprintf("internal error: %v", r)
+	a.gate.down(fmt.Sprintf("mcp server %q failed: %s", a.srv.Config.Name, a.lastErr))
+	a.settled = true
+	a.push(c)
+}
+
+// resourceText renders a read resource for the model: text parts as
+// they are, binary parts as a note; at most maxResourceText bytes.
+func resourceText(r *mcp.ReadResourceResult) string {
+	var parts []string
+	for _, c := range r.Contents {
+		if c.Blob != "" || c.Text == "" && c.MIMEType != "" && !isTextMIME(c.MIMEType) {
+			mime := c.MIMEType
+			if mime == "" {
+				mime = "unknown type"
+			}
+			parts = append(parts, fmt.Sprintf("[binary content of %s: %s, not shown]", c.URI, mime))
+			continue
+		}
+		parts = append(parts, c.Text)
+	}
+	text := joinParts(parts)
+	if len(text) > maxResourceText {
+		text = text[:maxResourceText] + fmt.Sprintf("\n[truncated: %d of %d bytes shown]", maxResourceText, len(text))
+	}
+	return text
+}

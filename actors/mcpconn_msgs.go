@@ -1,0 +1,271 @@
+package actors
+
+import (
+	"encoding/json"
+	"time"
+
+	"reasonix/core/mcp"
+)
+
+// The states of an MCP server, as QueryMCP and the mcp_server event report
+// them.
+const (
+	// MCPConnecting: the first connection attempt is running.
+	MCPConnecting = "connecting"
+	// MCPReady: connected; its tools are registered.
+	MCPReady = "ready"
+	// MCPRestarting: the connection failed and a new attempt is due; its
+	// tools stay registered and fail fast meanwhile.
+	MCPRestarting = "restarting"
+	// MCPFailed: the connection failed too often in a row; no more
+	// attempts are made.
+	MCPFailed = "failed"
+	// MCPDisabled: the configuration disables the server.
+	MCPDisabled = "disabled"
+	// MCPUntrusted: a project-declared server without a launch grant for
+	// its identity; nothing was started or contacted.
+	MCPUntrusted = "untrusted"
+)
+
+// Elicitation policies for sessions without a frontend to ask.
+const (
+	// ElicitDecline declines every elicitation request.
+	ElicitDecline = "decline"
+	// ElicitDefaults accepts a form with the defaults its schema gives,
+	// and declines it when a required field has none.
+	ElicitDefaults = "defaults"
+)
+
+// MCPServer is one MCP server a session connects to. It is spawn-time
+// configuration.
+type MCPServer struct {
+	// Config is the server, with ${VAR} references already expanded.
+	Config mcp.ServerConfig
+	// Source is where it was declared (mcp.SourceUser, ...).
+	Source string
+	// Disabled servers are reported, never started.
+	Disabled bool
+	// Untrusted, when set, is why the server may not start; it is
+	// reported and nothing is started or contacted.
+	Untrusted string
+	// Error, when set, is a configuration problem found before starting
+	// (a URL that is invalid once expanded): the server is reported
+	// failed and never started.
+	Error string
+	// Warnings are published as notices when the session starts (unset
+	// variables, for instance).
+	Warnings []string
+}
+
+// MCPSpec configures the MCP servers of a session.
+type MCPSpec struct {
+	// Servers are started in the order given, one connection actor each.
+	Servers []MCPServer
+	// CallTimeout is the global cap of one call ([tools]
+	// mcp_call_timeout_seconds); servers and tools may override it.
+	CallTimeout time.Duration
+	// StartupTimeout bounds how long the first turn waits for the first
+	// connection attempts; zero means 10 seconds.
+	StartupTimeout time.Duration
+	// ConnectTimeout bounds one handshake plus the listing that follows;
+	// zero means 30 seconds.
+	ConnectTimeout time.Duration
+	// Backoff is the reconnection policy; zero fields take defaults.
+	Backoff Backoff
+	// Root is the workspace offered through roots/list and the working
+	// directory of stdio servers.
+	Root string
+	// Client names this program in the handshake.
+	Client mcp.Implementation
+	// Interactive says a frontend answers elicitation requests through
+	// ElicitationRequested events; otherwise Elicitation applies.
+	Interactive bool
+	// Elicitation is ElicitDecline (the default) or ElicitDefaults.
+	Elicitation string
+}
+
+// QueryMCP asks a session, or one connection actor, for the state of its
+// MCP servers. The reply is an *MCPStatus.
+type QueryMCP struct{}
+
+// MCPStatus lists MCP servers in configuration order.
+type MCPStatus struct {
+	Servers []MCPServerStatus
+}
+
+// MCPServerStatus is what /mcp shows about one server.
+type MCPServerStatus struct {
+	// Name is the configured name; Source where it was declared; Type
+	// the transport.
+	Name   string
+	Source string
+	Type   string
+	// State is one of the MCP state constants.
+	State string
+	// Tools are the registered tool names, sorted.
+	Tools []string
+	// Prompts and Resources are what the server lists, when it offers
+	// them.
+	Prompts   []mcp.Prompt
+	Resources []mcp.Resource
+	// LastError is why the last connection ended or failed.
+	LastError string
+	// Failures counts connection failures in a row; it resets once a
+	// connection has been stable for a while.
+	Failures int
+	// Pid is the process of a running stdio server, else 0.
+	Pid int
+	// ServerInfo is the name and version the server gave.
+	ServerInfo mcp.Implementation
+}
+
+// GetMCPPrompt asks for a server's prompt rendered with Args. The reply is
+// an *MCPPromptResult.
+type GetMCPPrompt struct {
+	// ID is echoed in the reply.
+	ID     string
+	Server string
+	Prompt string
+	Args   map[string]string
+}
+
+// MCPPromptResult is the rendered prompt, or why there is none.
+type MCPPromptResult struct {
+	ID     string
+	Server string
+	Prompt string
+	Text   string
+	Error  string
+}
+
+// ReadMCPResource asks for a resource of a server. The reply is an
+// *MCPResourceResult.
+type ReadMCPResource struct {
+	// ID is echoed in the reply.
+	ID     string
+	Server string
+	URI    string
+}
+
+// MCPResourceResult is the resource's text, or why there is none.
+type MCPResourceResult struct {
+	ID     string
+	Server string
+	URI    string
+	Text   string
+	Error  string
+}
+
+// ElicitationResponse answers an ElicitationRequested event. Action is
+// mcp.ElicitAccept, mcp.ElicitDecline or mcp.ElicitCancel; Content holds
+// the form's values of an accepted request.
+type ElicitationResponse struct {
+	RequestID string
+	Server    string
+	Action    string
+	Content   map[string]any
+}
+
+// ToolProgress reports progress of a running MCP tool call.
+type ToolProgress struct {
+	Meta
+	// CallID is the tool call, when known.
+	CallID   string  `json:"call_id,omitempty"`
+	Server   string  `json:"server"`
+	Tool     string  `json:"tool"`
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
+}
+
+// ElicitationRequested asks the frontend to fill in a form (or visit a
+// URL) for an MCP server; it answers with an ElicitationResponse.
+type ElicitationRequested struct {
+	Meta
+	RequestID string          `json:"request_id"`
+	Server    string          `json:"server"`
+	Message   string          `json:"message"`
+	Mode      string          `json:"mode,omitempty"`
+	Schema    json.RawMessage `json:"schema,omitempty"`
+	URL       string          `json:"url,omitempty"`
+}
+
+// MCPServerUpdated reports an MCP server's new state or lists.
+type MCPServerUpdated struct {
+	Meta
+	Server    string `json:"server"`
+	Source    string `json:"source"`
+	State     string `json:"state"`
+	Tools     int    `json:"tools"`
+	Prompts   int    `json:"prompts"`
+	Resources int    `json:"resources"`
+	Error     string `json:"error,omitempty"`
+	Failures  int    `json:"failures,omitempty"`
+}
+
+// Kind implementations of the MCP events.
+func (*ToolProgress) Kind() string         { return "tool_progress" }
+func (*ElicitationRequested) Kind() string { return "elicitation_requested" }
+func (*MCPServerUpdated) Kind() string     { return "mcp_server" }
+
+// mcpMessage marks the messages a session hands to its MCP part.
+type mcpMessage interface{ isMCP() }
+
+func (*QueryMCP) isMCP()            {}
+func (*GetMCPPrompt) isMCP()        {}
+func (*ReadMCPResource) isMCP()     {}
+func (*MCPPromptResult) isMCP()     {}
+func (*MCPResourceResult) isMCP()   {}
+func (*ElicitationResponse) isMCP() {}
+func (*mcpUpdate) isMCP()           {}
+
+// mcpUpdate is a connection actor telling its session its new status.
+// settled says the first connection attempt is over or the startup
+// timeout has passed, so a held turn need not wait for this server.
+type mcpUpdate struct {
+	status  MCPServerStatus
+	settled bool
+}
+
+// Messages a connection actor sends itself. epoch ties each to one
+// connection attempt; those of an older attempt are stale.
+type (
+	// connUp: the attempt connected and listed the server.
+	connUp struct {
+		epoch     int
+		info      mcp.Implementation
+		pid       int
+		tools     []mcp.Tool
+		prompts   []mcp.Prompt
+		resources []mcp.Resource
+		hasPrompt bool
+		hasRes    bool
+	}
+	// connDown: the attempt failed, or its connection ended.
+	connDown struct {
+		epoch int
+		err   string
+		// wasUp says the connection had been established.
+		wasUp bool
+	}
+	// reconnect: the backoff delay has passed.
+	reconnect struct{ epoch int }
+	// connStable: the connection stayed up for the stable period.
+	connStable struct{ epoch int }
+	// startupOver: the session's startup timeout passed.
+	startupOver struct{}
+	// listChanged: the server announced a changed list.
+	listChanged struct {
+		epoch int
+		kind  mcp.ListKind
+	}
+	// relisted carries a list fetched again after a change.
+	relisted struct {
+		epoch     int
+		kind      mcp.ListKind
+		tools     []mcp.Tool
+		prompts   []mcp.Prompt
+		resources []mcp.Resource
+		err       string
+	}
+)

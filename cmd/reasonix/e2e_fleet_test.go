@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/core/provider/providertest"
+)
+
+// subagentSystem tells a subagent's request from the parent's: subagents
+// without a profile run on the generic subagent prompt.
+func isSubagent(req providertest.Request) bool {
+	return len(req.Messages) > 0 && strings.HasPrefix(req.Messages[0].Content, "You are a subagent")
+}
+
+// fleetArgs builds fleet arguments for n tasks "task <i>"; extra adds
+// fields to task i.
+func fleetArgs(n int, extra func(i int) string) string {
+	var tasks []string
+	for i := 1; i <= n; i++ {
+		x := ""
+		if extra != nil {
+			x = extra(i)
+		}
+		tasks = append(tasks, fmt.Sprintf(`{"prompt":"task %d"%s}`, i, x))
+	}
+	return `{"tasks":[` + strings.Join(tasks, ",") + `]}`
+}
+
+func toolResults(req providertest.Request) []providertest.Message {
+	var out []providertest.Message
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestE2EFleetOf64WithFailures runs a 64-task fleet through the real binary:
+// each subagent takes three model turns (two read-only tool steps, then an
+// answer), task 7's tool panics and task 13's model stream is cut. The
+// other 62 succeed, the two fail with clear errors, the fleet result lists
+// all 64 in input order, and the parent turn carries on.
+func TestE2EFleetOf64WithFailures(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if !isSubagent(req) {
+			if len(toolResults(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(64, nil)}}}
+			}
+			return providertest.Turn{Text: "parent summarised the fleet"}
+		}
+		task, steps := req.FirstUser(), len(toolResults(req))
+		switch {
+		case task == "task 7" && steps == 0:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "e2e_panic", Arguments: `{}`}}}
+		case task == "task 13" && steps == 1:
+			return providertest.Turn{Text: "this stream breaks off", CutAfterEvents: 2}
+		case steps == 0:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "ls", Arguments: `{}`}}}
+		case steps == 1:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "glob", Arguments: `{"pattern":"*"}`}}}
+		}
+		return providertest.Turn{Text: "done with " + task}
+	}))
+	e.writeConfig("max_retries = 0\n\n[agent]\nmax_subagent_concurrency = 16\n")
+	r := e.run("run", "--output-format", "stream-json", "fan out")
+	if r.code != 0 {
+		t.Fatalf("run failed:\n%s", r)
+	}
+	var last providertest.Request
+	for _, req := range e.srv.Requests() {
+		if !isSubagent(req) {
+			last = req
+		}
+	}
+	res := toolResults(last)
+	if len(res) != 1 || res[0].ToolCallID != "fan" {
+		t.Fatalf("parent's final request tool results = %+v", res)
+	}
+	out := res[0].Content
+	if !strings.HasPrefix(out, "64 tasks: 62 ok, 2 failed") {
+		t.Fatalf("fleet summary:\n%s", out)
+	}
+	at := 0
+	for i := 1; i <= 64; i++ {
+		head := fmt.Sprintf("## Task %d (f1.%d): ", i, i)
+		next := strings.Index(out[at:], head)
+		if next < 0 {
+			t.Fatalf("task %d missing or out of order", i)
+		}
+		at += next
+		line := out[at : at+strings.Index(out[at:], "\n")]
+		switch i {
+		case 7:
+			if !strings.Contains(line, "failed") || !strings.Contains(out[at:], "e2e_panic crashed") {
+				t.Errorf("task 7: %s", out[at:min(len(out), at+300)])
+			}
+		case 13:
+			if !strings.Contains(line, "failed") || !strings.Contains(out[at:at+300], "stream") {
+				t.Errorf("task 13: %s", out[at:min(len(out), at+300)])
+			}
+		default:
+			if !strings.Contains(line, "ok, 3 steps") || !strings.Contains(out[at:], fmt.Sprintf("done with task %d\n", i)) && i != 64 {
+				t.Errorf("task %d: %s", i, line)
+			}
+		}
+	}
+	if !strings.Contains(r.stdout, `"type":"turn_done"`) || !strings.Contains(r.stdout, "parent summarised the fleet") {
+		t.Errorf("parent turn did not carry on:\n%s", r.stdout[max(0, len(r.stdout)-500):])
+	}
+	// Every task's progress is visible with its task id.
+	for _, kind := range []string{"task_queued", "task_started", "task_done"} {
+		if n := strings.Count(r.stdout, `"type":"`+kind+`"`); n != 64 {
+			t.Errorf("%d %s events, want 64", n, kind)
+		}
+	}
+	if ts := e.transcripts(); len(ts) != 65 {
+		t.Errorf("%d transcripts, want the parent's and 64 subagents'", len(ts))
+	}
+}
+
+// TestE2ESigintStopsFleet interrupts a fleet whose subagents are all inside
+// a long bash command: the run exits 130 promptly and no child process is
+// left behind.
+func TestE2ESigintStopsFleet(t *testing.T) {
+	t.Parallel()
+	skipWithoutSignals(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("finds the sleepers through /proc")
+	}
+	marker := fmt.Sprintf("400.%09d", rand.IntN(1_000_000_000))
+	const n = 8
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if !isSubagent(req) {
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet",
+				Arguments: fleetArgs(n, func(i int) string { return fmt.Sprintf(`,"write_paths":["out/%d"]`, i) })}}}
+		}
+		args, _ := json.Marshal(map[string]string{"command": "sleep " + marker})
+		return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "bash", Arguments: string(args)}}}
+	}))
+	e.writeConfig(fmt.Sprintf("\n[agent]\nmax_subagent_concurrency = %d\nmax_parallel_writers = %d\n", n, n))
+	p := startLive(t, e, "run", "fan out and wait")
+	pollUntil(t, e2eExitBound, "every subagent's sleep running", func() bool {
+		if strings.Contains(p.stderr.String(), "failed") {
+			t.Fatalf("a call failed:\n%s", p.stderr)
+		}
+		return len(sleepersWithArg(marker)) == n
+	})
+	start := time.Now()
+	p.signal(t, os.Interrupt)
+	if code := p.wait(t); code != 130 {
+		t.Fatalf("exit %d, want 130\n--- stderr\n%s", code, p.stderr)
+	}
+	took := time.Since(start)
+	pollUntil(t, e2eExitBound, "no sleeper left", func() bool { return len(sleepersWithArg(marker)) == 0 })
+	t.Logf("fleet of %d stopped %s after SIGINT", n, took)
+	if took > 5*time.Second {
+		t.Errorf("fleet took %s to stop", took)
+	}
+}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"reasonix/actors"
+	"reasonix/core/config"
+	"reasonix/core/provider"
+	"reasonix/core/sandbox"
+	"reasonix/core/session"
+	"reasonix/core/skill"
+	"reasonix/core/tool"
+)
+
+// fleetDeps is what every subagent of a run shares with its parent.
+type fleetDeps struct {
+	cfg      *config.Config
+	cwd      string
+	parent   string // the parent session id
+	model    config.Resolved
+	prov     provider.Provider
+	sb       *sandbox.Sandbox
+	perms    actors.Permissions
+	env      *session.Environment
+	logger   *slog.Logger
+	sessions string // transcript directory
+
+	skillsOnce sync.Once
+	skills     *skill.Store
+
+	mu        sync.Mutex
+	providers map[string]provider.Provider // by provider/model
+}
+
+// fleetSpec configures the session's scheduler from [agent].
+func fleetSpec(d *fleetDeps) *actors.FleetSpec {
+	a := d.cfg.Agent
+	return &actors.FleetSpec{
+		MaxRunning:  a.MaxSubagentConcurrency,
+		MaxWriters:  a.MaxParallelWriters,
+		Root:        workspaceRoot(d.cfg, d.cwd),
+		TaskTimeout: time.Duration(a.TaskTimeoutSeconds) * time.Second,
+		NewAgent:    d.newAgent,
+	}
+}
+
+// loadSkills reads the profile store once, on the first task: a run that
+// never delegates never touches the skill directories.
+func (d *fleetDeps) loadSkills() *skill.Store {
+	d.skillsOnce.Do(func() {
+		userHome, _ := os.UserHomeDir()
+		st, warns := skill.Load(skill.Options{
+			Workspace: d.cwd, Home: d.cfg.Home, UserHome: userHome,
+			Paths: d.cfg.Skills.Paths, ExcludedPaths: d.cfg.Skills.ExcludedPaths, Disabled: d.cfg.Skills.DisabledSkills,
+		})
+		for _, w := range warns {
+			d.logger.Warn("skill skipped", "warning", w.String())
+		}
+		d.skills = st
+	})
+	return d.skills
+}
+
+// newAgent builds one task's subagent: the profile's prompt, the model the
+// precedence rules pick, read-only tools for readers and confined writers
+// for writers, and a transcript of its own.
+func (d *fleetDeps) newAgent(spec actors.TaskSpec) (actors.AgentSpec, error) {
+	var prof skill.Profile
+	if spec.Profile != "" {
+		p, err := d.loadSkills().Profile(spec.Profile)
+		if err != nil {
+			return actors.AgentSpec{}, err
+		}
+		prof = p
+	}
+	modelRef, effort := skill.Resolve(prof, spec.Model, spec.Effort, d.cfg.Agent)
+	prov, res, err := d.provider(modelRef)
+	if err != nil {
+		return actors.AgentSpec{}, err
+	}
+	env := confinedEnv(d.cfg, d.cwd, d.sb)
+	if spec.Writer {
+		env.Guard = &claimGuard{inner: d.sb, root: workspaceRoot(d.cfg, d.cwd), claims: spec.WritePaths}
+	}
+	tools, err := tool.NewBuiltins(env, d.cfg.Tools.Enabled)
+	if err != nil {
+		return actors.AgentSpec{}, err
+	}
+	var keep []tool.Tool
+	for _, t := range tools {
+		if (spec.Writer || t.ReadOnly()) && prof.Allows(t.Name()) {
+			keep = append(keep, t)
+		}
+	}
+	reg, err := tool.NewRegistry(keep...)
+	if err != nil {
+		return actors.AgentSpec{}, err
+	}
+	id := d.parent + "-" + strings.ReplaceAll(spec.ID, ".", "-")
+	store, err := session.Create(d.sessions, session.Header{
+		ID: id, Created: time.Now().UTC(), Cwd: d.cwd, Model: res.Provider.Name + "/" + res.Model,
+		Parent: d.parent, Task: spec.ID,
+	})
+	if err != nil {
+		return actors.AgentSpec{}, fmt.Errorf("subagent transcript: %w", err)
+	}
+	perms := d.perms
+	perms.Interactive = false // a subagent has nobody to ask
+	return actors.AgentSpec{
+		Provider:     prov,
+		Model:        res.Model,
+		Tools:        reg,
+		System:       session.SystemPrompt(prof.SystemPrompt(), d.env),
+		ToolTimeout:  defaultToolTimeout,
+		ToolTimeouts: toolTimeouts(d.cfg.Tools.BashTimeoutSeconds),
+		Temperature:  d.cfg.Agent.Temperature,
+		Effort:       effort,
+		Transcript:   store,
+		Logger:       d.logger.With("task", spec.ID),
+		Permissions:  perms,
+	}, nil
+}
+
+// provider returns the provider for a model reference, reusing the
+// parent's for the parent's model and one instance per other model.
+func (d *fleetDeps) provider(ref string) (provider.Provider, config.Resolved, error) {
+	if ref == "" {
+		return d.prov, d.model, nil
+	}
+	res, err := d.cfg.ResolveModel(ref)
+	if err != nil {
+		return nil, res, err
+	}
+	if res.Provider.Name == d.model.Provider.Name && res.Model == d.model.Model {
+		return d.prov, d.model, nil
+	}
+	key := res.Provider.Name + "/" + res.Model
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p, ok := d.providers[key]; ok {
+		return p, res, nil
+	}
+	p, _, err := openProvider(d.cfg, key)
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			err = ue.err
+		}
+		return nil, res, err
+	}
+	if d.providers == nil {
+		d.providers = map[string]provider.Provider{}
+	}
+	d.providers[key] = p
+	return p, res, nil
+}
+
+// claimGuard narrows a writer task's file writes to its write_paths, so
+// the scheduler's promise (overlapping writers never run together) holds
+// for what the task actually touches. Reads pass through.
+type claimGuard struct {
+	inner  tool.PathGuard
+	root   string
+	claims []string
+}
+
+func (g *claimGuard) ReadPath(p string) (string, error) { return g.inner.ReadPath(p) }
+
+func (g *claimGuard) WritePath(p string) (string, error) {
+	abs, err := g.inner.WritePath(p)
+	if err != nil || len(g.claims) == 0 {
+		return abs, err
+	}
+	for _, c := range g.claims {
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(g.root, c)
+		}
+		c = filepath.Clean(c)
+		if real, err := filepath.EvalSymlinks(c); err == nil {
+			c = real
+		}
+		if abs == c || strings.HasPrefix(abs, c+string(filepath.Separator)) {
+			return abs, nil
+		}
+	}
+	return "", fmt.Errorf("%s is outside this task's write_paths (%s); a task may only modify the paths it claimed", p, strings.Join(g.claims, ", "))
+}

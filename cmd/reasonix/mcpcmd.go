@@ -1,0 +1,589 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"reasonix/actors"
+	"reasonix/core/config"
+	"reasonix/core/mcp"
+)
+
+// mcpStartupTimeout is how long the first turn of a run waits for the MCP
+// servers' first connection attempts.
+const mcpStartupTimeout = 10 * time.Second
+
+// mcpElicitations are the values of --mcp-elicitation.
+var mcpElicitations = []string{actors.ElicitDecline, actors.ElicitDefaults}
+
+// mcpServerSet is the MCP servers of a workspace after the trust check
+// and ${VAR} expansion.
+type mcpServerSet struct {
+	declared []mcp.Declared
+	// servers matches declared index by index.
+	servers []actors.MCPServer
+}
+
+// resolveMCP reads the declared servers of cwd, applies launch grants
+// (recording new ones when trustProject is set) and expands ${VAR}
+// references in the servers that may start. The identity checked is the
+// config as declared, so secrets from the environment are not part of it.
+func resolveMCP(f *Factory, cfg *config.Config, cwd string, trustProject bool) (*mcpServerSet, error) {
+	decls, err := mcp.Declarations(cfg, cwd)
+	if err != nil {
+		return nil, &usageError{err: fmt.Errorf("mcp servers: %w", err)}
+	}
+	set := &mcpServerSet{declared: decls}
+	var grants *mcp.Grants
+	lookup := func(k string) (string, bool) {
+		v := f.Getenv(k)
+		return v, v != ""
+	}
+	for _, d := range decls {
+		srv := actors.MCPServer{Config: d.Config, Source: d.Source, Disabled: d.Disabled}
+		if !d.Disabled && d.Project() {
+			if grants == nil {
+				if grants, err = mcp.LoadGrants(mcp.GrantsPath(cfg.Home)); err != nil {
+					return nil, &usageError{err: err}
+				}
+			}
+			id := mcp.Identity(d.Config)
+			switch trust := grants.Check(cwd, d.Config.Name, id); {
+			case trust == mcp.Granted:
+			case trustProject:
+				if err := grants.Grant(cwd, d.Config.Name, id, time.Now()); err != nil {
+					return nil, err
+				}
+			default:
+				srv.Untrusted = mcp.UntrustedReason(trust, d.Config.Name)
+			}
+		}
+		if !srv.Disabled && srv.Untrusted == "" {
+			expanded, missing := d.Config.Expanded(lookup)
+			if len(missing) > 0 {
+				srv.Warnings = append(srv.Warnings, fmt.Sprintf("unset environment variable %s expanded to an empty value", strings.Join(missing, ", ")))
+			}
+			if err := expanded.Validate(); err != nil {
+				srv.Error = err.Error()
+			}
+			srv.Config = expanded
+		}
+		set.servers = append(set.servers, srv)
+	}
+	return set, nil
+}
+
+// buildMCP is the MCP part of a run's session.
+func buildMCP(f *Factory, cfg *config.Config, cwd string, trustProject bool, elicitation string) (actors.MCPSpec, error) {
+	set, err := resolveMCP(f, cfg, cwd, trustProject)
+	if err != nil {
+		return actors.MCPSpec{}, err
+	}
+	return actors.MCPSpec{
+		Servers:        set.servers,
+		CallTimeout:    time.Duration(cfg.Tools.MCPCallTimeoutSeconds) * time.Second,
+		StartupTimeout: mcpStartupTimeout,
+		Root:           workspaceRoot(cfg, cwd),
+		Client:         mcp.Implementation{Name: "reasonix", Version: f.Version},
+		Elicitation:    elicitation,
+	}, nil
+}
+
+// MCPOptions are the inputs of the `reasonix mcp` subcommands.
+type MCPOptions struct {
+	globalOptions
+	// TrustProjectMCP records launch grants for project servers.
+	TrustProjectMCP bool
+	// NoConnect lists servers without connecting (mcp list).
+	NoConnect bool
+	// URL and Headers address a streamable HTTP server directly.
+	URL     string
+	Headers []string
+	// Timeout bounds connecting and each request.
+	Timeout time.Duration
+	// Server, Tool and Args are the positional arguments.
+	Server string
+	Tool   string
+	Args   string
+}
+
+// NewCmdMCP builds `reasonix mcp`, the parent of the commands that
+// inspect and try MCP servers.
+func NewCmdMCP(f *Factory, runF func(sub string, o *MCPOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "List, inspect, call and approve MCP servers",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown command %q for %q; want list, tools, call or trust", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+	}
+	run := func(sub string, o *MCPOptions) error {
+		if runF != nil {
+			return runF(sub, o)
+		}
+		switch sub {
+		case "list":
+			return runMCPList(f, o)
+		case "tools":
+			return runMCPTools(f, o)
+		case "call":
+			return runMCPCall(f, o)
+		}
+		return runMCPTrust(f, o)
+	}
+
+	list := &MCPOptions{}
+	listCmd := &cobra.Command{
+		Use:   "list [flags]",
+		Short: "List the configured MCP servers with their state and counts",
+		Long: `List every MCP server of the workspace: [[plugins]] from the user config,
+the project's reasonix.toml and .mcp.json. Each server is connected to (unless
+--no-connect) and reported with its source, transport, state and the number of
+tools, prompts and resources it offers. Project servers without a launch grant
+are shown as untrusted and not started.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return run("list", list) },
+	}
+	listCmd.Flags().BoolVar(&list.NoConnect, "no-connect", false, "do not connect; show the configuration only")
+
+	tools := &MCPOptions{}
+	toolsCmd := &cobra.Command{
+		Use:   "tools <server> | --url URL",
+		Short: "List a server's tools",
+		Args: func(cmd *cobra.Command, args []string) error {
+			return serverArgs(tools, args, 0)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return run("tools", tools) },
+	}
+
+	call := &MCPOptions{}
+	callCmd := &cobra.Command{
+		Use:   "call <server> | --url URL  <tool> [json-args]",
+		Short: "Call a server's tool and print the result",
+		Long: `Call one tool and print its result text. json-args is a JSON object ("-"
+reads it from stdin); omitted means {}. Exit codes: 0 ok, 1 the tool reported
+an error or the server failed, 2 bad arguments or an unknown server or tool.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := serverArgs(call, args, 1); err != nil {
+				return err
+			}
+			rest := args
+			if call.URL == "" {
+				rest = args[1:]
+			}
+			call.Tool = rest[0]
+			if len(rest) > 1 {
+				call.Args = rest[1]
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if call.Args == "-" {
+				data, err := io.ReadAll(f.Stdin)
+				if err != nil {
+					return fmt.Errorf("read arguments from stdin: %w", err)
+				}
+				call.Args = string(data)
+			}
+			return run("call", call)
+		},
+	}
+
+	trust := &MCPOptions{}
+	trustCmd := &cobra.Command{
+		Use:   "trust <server>",
+		Short: "Approve a project MCP server to start in this workspace",
+		Long: `Record a launch grant for a server declared by the project (reasonix.toml or
+.mcp.json) in this workspace. The grant covers the server exactly as declared:
+any change to its command, arguments, environment, URL or headers needs a new
+grant.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("want exactly one server name, got %d arguments", len(args))
+			}
+			trust.Server = args[0]
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return run("trust", trust) },
+	}
+
+	for _, c := range []struct {
+		cmd  *cobra.Command
+		opts *MCPOptions
+	}{{listCmd, list}, {toolsCmd, tools}, {callCmd, call}, {trustCmd, trust}} {
+		addGlobalFlags(c.cmd, &c.opts.globalOptions)
+		if c.cmd != trustCmd {
+			c.cmd.Flags().BoolVar(&c.opts.TrustProjectMCP, "trust-project-mcp", false, "approve project servers for this workspace (records launch grants)")
+			c.cmd.Flags().DurationVar(&c.opts.Timeout, "timeout", 30*time.Second, "bound for connecting and for each request")
+		}
+		if c.cmd == toolsCmd || c.cmd == callCmd {
+			c.cmd.Flags().StringVar(&c.opts.URL, "url", "", "connect to this streamable HTTP server instead of a configured one")
+			c.cmd.Flags().StringArrayVar(&c.opts.Headers, "header", nil, "a header for --url, as Name=Value (repeatable)")
+		}
+		cmd.AddCommand(c.cmd)
+	}
+	return cmd
+}
+
+// serverArgs takes the server name from args unless --url is set; extra
+// is how many more positional arguments are required (json-args may
+// follow them).
+func serverArgs(o *MCPOptions, args []string, extra int) error {
+	need, maxArgs := extra, extra
+	if extra > 0 {
+		maxArgs++
+	}
+	if o.URL == "" {
+		need++
+		maxArgs++
+	}
+	if len(args) < need || len(args) > maxArgs {
+		if o.URL == "" && len(args) == 0 {
+			return usageErrorf("name a configured server or pass --url")
+		}
+		return usageErrorf("wrong number of arguments (%d)", len(args))
+	}
+	if o.URL == "" {
+		o.Server = args[0]
+	} else if len(o.Headers) > 0 {
+		for _, h := range o.Headers {
+			if k, _, ok := strings.Cut(h, "="); !ok || strings.TrimSpace(k) == "" {
+				return usageErrorf("--header %q: want Name=Value", h)
+			}
+		}
+	}
+	if o.URL == "" && len(o.Headers) > 0 {
+		return usageErrorf("--header applies to --url only")
+	}
+	return nil
+}
+
+// mcpContext is the configuration an mcp subcommand works with.
+type mcpContext struct {
+	cfg    *config.Config
+	cwd    string
+	logger *slog.Logger
+	close  func()
+}
+
+// loadMCPContext loads the configuration, with the home taken through the
+// Factory like `config show` does.
+func loadMCPContext(f *Factory, o *MCPOptions) (*mcpContext, error) {
+	cwd, err := o.workdir()
+	if err != nil {
+		return nil, err
+	}
+	home, err := reasonixHome(f)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(config.Options{Home: home, ProjectDir: cwd, File: o.ConfigFile})
+	if err != nil {
+		return nil, &usageError{err: fmt.Errorf("config: %w", err)}
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
+	}
+	logger, closeLog := openLogger(cfg.Home, f.Getenv)
+	return &mcpContext{cfg: cfg, cwd: cwd, logger: logger.With("cmd", "mcp"), close: closeLog}, nil
+}
+
+// target is the server an mcp subcommand works on: a configured one
+// (after the trust check and expansion) or --url.
+func (m *mcpContext) target(f *Factory, o *MCPOptions) (mcp.ServerConfig, error) {
+	if o.URL != "" {
+		headers := map[string]string{}
+		for _, h := range o.Headers {
+			k, v, _ := strings.Cut(h, "=")
+			headers[strings.TrimSpace(k)] = v
+		}
+		c := mcp.ServerConfig{Name: "url", Type: mcp.TypeHTTP, URL: o.URL, Headers: headers}
+		if err := c.Validate(); err != nil {
+			return c, &usageError{err: fmt.Errorf("--url: %w", err)}
+		}
+		return c, nil
+	}
+	set, err := resolveMCP(f, m.cfg, m.cwd, o.TrustProjectMCP)
+	if err != nil {
+		return mcp.ServerConfig{}, err
+	}
+	var names []string
+	for i, d := range set.declared {
+		names = append(names, d.Config.Name)
+		if d.Config.Name != o.Server {
+			continue
+		}
+		srv := set.servers[i]
+		switch {
+		case srv.Disabled:
+			return srv.Config, usageErrorf("mcp server %q is disabled in %s", o.Server, d.File)
+		case srv.Untrusted != "":
+			return srv.Config, usageErrorf("mcp server %q (%s): %s", o.Server, d.File, srv.Untrusted)
+		case srv.Error != "":
+			return srv.Config, usageErrorf("%s", srv.Error)
+		}
+		for _, w := range srv.Warnings {
+			fmt.Fprintf(f.Stderr, "reasonix: warning: mcp server %q: %s\n", o.Server, w)
+		}
+		return srv.Config, nil
+	}
+	if len(names) == 0 {
+		return mcp.ServerConfig{}, usageErrorf("unknown mcp server %q: none is configured ([[plugins]] or .mcp.json)", o.Server)
+	}
+	return mcp.ServerConfig{}, usageErrorf("unknown mcp server %q (configured: %s)", o.Server, strings.Join(names, ", "))
+}
+
+// dialMCP opens and connects to a server; Close the client when done.
+func (m *mcpContext) dialMCP(ctx context.Context, f *Factory, c mcp.ServerConfig) (*mcp.Client, error) {
+	root := workspaceRoot(m.cfg, m.cwd)
+	t, err := mcp.Open(ctx, c, mcp.OpenOptions{Logger: m.logger, Dir: root})
+	if err != nil {
+		return nil, err
+	}
+	client, err := mcp.Connect(ctx, t, mcp.Implementation{Name: "reasonix", Version: f.Version}, mcp.Options{Logger: m.logger, Root: root})
+	if err != nil {
+		return nil, fmt.Errorf("connect to mcp server %q: %w", c.Name, err)
+	}
+	return client, nil
+}
+
+// mcpProbe is what one connection attempt of `mcp list` found.
+type mcpProbe struct {
+	state                     string
+	tools, prompts, resources int
+	err                       string
+}
+
+func runMCPList(f *Factory, o *MCPOptions) error {
+	m, err := loadMCPContext(f, o)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	set, err := resolveMCP(f, m.cfg, m.cwd, o.TrustProjectMCP)
+	if err != nil {
+		return err
+	}
+	if len(set.declared) == 0 {
+		fmt.Fprintln(f.Stdout, "no MCP servers configured ([[plugins]] in config.toml or reasonix.toml, or .mcp.json)")
+		return nil
+	}
+	probes := make([]mcpProbe, len(set.servers))
+	var wg sync.WaitGroup
+	for i, srv := range set.servers {
+		switch {
+		case srv.Disabled:
+			probes[i] = mcpProbe{state: actors.MCPDisabled}
+		case srv.Untrusted != "":
+			probes[i] = mcpProbe{state: actors.MCPUntrusted, err: srv.Untrusted}
+		case srv.Error != "":
+			probes[i] = mcpProbe{state: actors.MCPFailed, err: srv.Error}
+		case o.NoConnect:
+			probes[i] = mcpProbe{state: "not connected"}
+		default:
+			wg.Go(func() { probes[i] = m.probe(f, srv.Config, o.Timeout) })
+		}
+	}
+	wg.Wait()
+	w := tabwriter.NewWriter(f.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tSOURCE\tTYPE\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tERROR")
+	for i, d := range set.declared {
+		p := probes[i]
+		counts := []string{"-", "-", "-"}
+		if p.state == actors.MCPReady {
+			counts = []string{fmt.Sprint(p.tools), fmt.Sprint(p.prompts), fmt.Sprint(p.resources)}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Config.Name, d.Source, d.Config.Type, p.state,
+			counts[0], counts[1], counts[2], oneLine(p.err, 160))
+		for _, warn := range set.servers[i].Warnings {
+			fmt.Fprintf(f.Stderr, "reasonix: warning: mcp server %q: %s\n", d.Config.Name, warn)
+		}
+	}
+	return w.Flush()
+}
+
+// probe connects once and counts what the server offers.
+func (m *mcpContext) probe(f *Factory, c mcp.ServerConfig, timeout time.Duration) mcpProbe {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	client, err := m.dialMCP(ctx, f, c)
+	if err != nil {
+		return mcpProbe{state: actors.MCPFailed, err: err.Error()}
+	}
+	defer client.Close()
+	p := mcpProbe{state: actors.MCPReady}
+	caps := client.Capabilities()
+	if caps.Tools != nil {
+		tools, err := client.ListTools(ctx)
+		if err != nil {
+			return mcpProbe{state: actors.MCPFailed, err: err.Error()}
+		}
+		p.tools = len(tools)
+	}
+	if caps.Prompts != nil {
+		if prompts, err := client.ListPrompts(ctx); err == nil {
+			p.prompts = len(prompts)
+		} else {
+			p.err = err.Error()
+		}
+	}
+	if caps.Resources != nil {
+		if res, err := client.ListResources(ctx); err == nil {
+			p.resources = len(res)
+		} else {
+			p.err = err.Error()
+		}
+	}
+	return p
+}
+
+func runMCPTools(f *Factory, o *MCPOptions) error {
+	m, err := loadMCPContext(f, o)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	c, err := m.target(f, o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+	defer cancel()
+	client, err := m.dialMCP(ctx, f, c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	tools, err := client.ListTools(ctx)
+	if err != nil {
+		return fmt.Errorf("mcp server %q: %w", c.Name, err)
+	}
+	slices.SortFunc(tools, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	w := tabwriter.NewWriter(f.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TOOL\tNAME IN REASONIX\tACCESS\tDESCRIPTION")
+	for _, t := range tools {
+		access := "writer"
+		if t.ReadOnly() {
+			access = "read-only"
+		}
+		desc := t.Description
+		if desc == "" {
+			desc = t.DisplayTitle()
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.Name, mcp.ToolName(c.Name, t.Name), access, oneLine(desc, 100))
+	}
+	return w.Flush()
+}
+
+func runMCPCall(f *Factory, o *MCPOptions) error {
+	args := strings.TrimSpace(o.Args)
+	if args == "" {
+		args = "{}"
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
+		return usageErrorf("json-args must be a JSON object: %s", oneLine(args, 80))
+	}
+	m, err := loadMCPContext(f, o)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	c, err := m.target(f, o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+	defer cancel()
+	client, err := m.dialMCP(ctx, f, c)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	tools, err := client.ListTools(ctx)
+	if err != nil {
+		return fmt.Errorf("mcp server %q: %w", c.Name, err)
+	}
+	if !slices.ContainsFunc(tools, func(t mcp.Tool) bool { return t.Name == o.Tool }) {
+		names := make([]string, 0, len(tools))
+		for _, t := range tools {
+			names = append(names, t.Name)
+		}
+		slices.Sort(names)
+		return usageErrorf("mcp server %q has no tool %q (tools: %s)", c.Name, o.Tool, strings.Join(names, ", "))
+	}
+	cctx := context.Background()
+	if d := c.Timeout(o.Tool, time.Duration(m.cfg.Tools.MCPCallTimeoutSeconds)*time.Second); d > 0 {
+		var ccancel context.CancelFunc
+		cctx, ccancel = context.WithTimeout(cctx, d)
+		defer ccancel()
+	}
+	res, err := client.CallTool(cctx, o.Tool, json.RawMessage(args), nil)
+	if err != nil {
+		return fmt.Errorf("mcp server %q tool %q: %w", c.Name, o.Tool, err)
+	}
+	text := res.Text()
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	fmt.Fprint(f.Stdout, text)
+	if res.IsError {
+		fmt.Fprintf(f.Stderr, "reasonix: mcp tool %q reported an error\n", o.Tool)
+		return errSilent
+	}
+	return nil
+}
+
+func runMCPTrust(f *Factory, o *MCPOptions) error {
+	m, err := loadMCPContext(f, o)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	decls, err := mcp.Declarations(m.cfg, m.cwd)
+	if err != nil {
+		return &usageError{err: fmt.Errorf("mcp servers: %w", err)}
+	}
+	var names []string
+	for _, d := range decls {
+		names = append(names, d.Config.Name)
+		if d.Config.Name != o.Server {
+			continue
+		}
+		if !d.Project() {
+			fmt.Fprintf(f.Stdout, "mcp server %q is declared in %s, which is trusted; it needs no grant\n", d.Config.Name, d.File)
+			return nil
+		}
+		grants, err := mcp.LoadGrants(mcp.GrantsPath(m.cfg.Home))
+		if err != nil {
+			return &usageError{err: err}
+		}
+		id := mcp.Identity(d.Config)
+		if err := grants.Grant(m.cwd, d.Config.Name, id, time.Now()); err != nil {
+			return err
+		}
+		what := d.Config.Command + " " + strings.Join(d.Config.Args, " ")
+		if d.Config.Type != mcp.TypeStdio {
+			what = d.Config.URL
+		}
+		fmt.Fprintf(f.Stdout, "trusted mcp server %q from %s in %s\n  %s: %s\n", d.Config.Name, d.File, m.cwd, d.Config.Type, strings.TrimSpace(what))
+		return nil
+	}
+	if len(names) == 0 {
+		return usageErrorf("unknown mcp server %q: none is configured", o.Server)
+	}
+	return usageErrorf("unknown mcp server %q (configured: %s)", o.Server, strings.Join(names, ", "))
+}

@@ -1,0 +1,358 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"reasonix/core/mcp"
+)
+
+// pluginBinary builds cmd/reasonix-plugin-example once, next to the
+// reasonix binary TestMain built (and removes with it).
+var pluginBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func pluginBinary(t testing.TB) string {
+	t.Helper()
+	pluginBuild.once.Do(func() {
+		path := filepath.Join(filepath.Dir(e2eBinary), "reasonix-plugin-example")
+		if runtime.GOOS == "windows" {
+			path += ".exe"
+		}
+		cmd := exec.Command("go", "build", "-o", path, "reasonix/cmd/reasonix-plugin-example")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			pluginBuild.err = fmt.Errorf("%w\n%s", err, out)
+			return
+		}
+		pluginBuild.path = path
+	})
+	if pluginBuild.err != nil {
+		t.Fatalf("build the plugin example: %v", pluginBuild.err)
+	}
+	return pluginBuild.path
+}
+
+// startPluginHTTP runs the plugin example as a streamable HTTP server and
+// returns its endpoint.
+func startPluginHTTP(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command(pluginBinary(t), "--http", "127.0.0.1:0")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read the endpoint: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+func TestMCPCommandFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		wantSub  string
+		want     MCPOptions
+		wantCode int
+	}{
+		{"list", []string{"list"}, "list", MCPOptions{}, exitOK},
+		{"list no connect", []string{"list", "--no-connect", "--trust-project-mcp"}, "list", MCPOptions{NoConnect: true, TrustProjectMCP: true}, exitOK},
+		{"list takes no server", []string{"list", "x"}, "", MCPOptions{}, exitUsage},
+		{"tools server", []string{"tools", "example"}, "tools", MCPOptions{Server: "example"}, exitOK},
+		{"tools url", []string{"tools", "--url", "http://h/mcp", "--header", "A=b"}, "tools", MCPOptions{URL: "http://h/mcp", Headers: []string{"A=b"}}, exitOK},
+		{"tools nothing", []string{"tools"}, "", MCPOptions{}, exitUsage},
+		{"tools url and server", []string{"tools", "--url", "http://h/mcp", "x"}, "", MCPOptions{}, exitUsage},
+		{"header without url", []string{"tools", "x", "--header", "A=b"}, "", MCPOptions{}, exitUsage},
+		{"bad header", []string{"tools", "--url", "http://h/mcp", "--header", "nope"}, "", MCPOptions{}, exitUsage},
+		{"call", []string{"call", "s", "t", `{"a":1}`}, "call", MCPOptions{Server: "s", Tool: "t", Args: `{"a":1}`}, exitOK},
+		{"call without args", []string{"call", "s", "t"}, "call", MCPOptions{Server: "s", Tool: "t"}, exitOK},
+		{"call url", []string{"call", "--url", "http://h/mcp", "t", "{}"}, "call", MCPOptions{URL: "http://h/mcp", Tool: "t", Args: "{}"}, exitOK},
+		{"call too few", []string{"call", "s"}, "", MCPOptions{}, exitUsage},
+		{"call too many", []string{"call", "s", "t", "{}", "x"}, "", MCPOptions{}, exitUsage},
+		{"trust", []string{"trust", "proj"}, "trust", MCPOptions{Server: "proj"}, exitOK},
+		{"trust nothing", []string{"trust"}, "", MCPOptions{}, exitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			var gotSub string
+			var got *MCPOptions
+			cmd := NewCmdMCP(f, func(sub string, o *MCPOptions) error { gotSub, got = sub, o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(io.Discard)
+			cmd.SetErr(io.Discard)
+			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+			err := cmd.Execute()
+			if code := exitCode(err); code != tt.wantCode {
+				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
+			}
+			if tt.wantCode != exitOK {
+				return
+			}
+			if gotSub != tt.wantSub || got == nil {
+				t.Fatalf("sub = %q, options %+v", gotSub, got)
+			}
+			if got.Timeout == 0 && tt.wantSub != "trust" {
+				t.Error("no default timeout")
+			}
+			g := *got
+			g.Timeout = 0
+			if fmt.Sprint(g) != fmt.Sprint(tt.want) {
+				t.Errorf("options = %+v, want %+v", g, tt.want)
+			}
+		})
+	}
+}
+
+// mcpWorkspace is a home whose user config declares the plugin example as
+// "example", and a project whose reasonix.toml declares it again as
+// "proj", started through a wrapper that leaves a marker file when it
+// runs.
+type mcpWorkspace struct {
+	home, work, marker string
+	env                map[string]string
+}
+
+func newMCPWorkspace(t *testing.T) *mcpWorkspace {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the marker wrapper is a shell script")
+	}
+	bin := pluginBinary(t)
+	w := &mcpWorkspace{home: t.TempDir(), work: t.TempDir()}
+	w.marker = filepath.Join(t.TempDir(), "proj-started")
+	w.env = map[string]string{"REASONIX_HOME": w.home, "PLUGIN_TOKEN": "t0k"}
+	writeFile(t, filepath.Join(w.home, "config.toml"), fmt.Sprintf(`
+[[plugins]]
+name = "example"
+command = %q
+env = { TOKEN = "${PLUGIN_TOKEN}" }
+
+[[plugins]]
+name = "off"
+command = %q
+disabled = true
+`, bin, bin), 0o600)
+	w.writeProject(t, "")
+	return w
+}
+
+// writeProject declares "proj" in the project with extra arguments to the
+// wrapper (which changes its identity).
+func (w *mcpWorkspace) writeProject(t *testing.T, extra string) {
+	t.Helper()
+	writeFile(t, filepath.Join(w.work, "reasonix.toml"), fmt.Sprintf(`
+[[plugins]]
+name = "proj"
+command = "sh"
+args = ["-c", "touch \"$0\"; exec \"$1\"", %q, %q%s]
+`, w.marker, pluginBinary(t), extra), 0o644)
+}
+
+func (w *mcpWorkspace) run(t *testing.T, args ...string) cliResult {
+	t.Helper()
+	return runCLI(t, w.env, "", append(args, "--cwd", w.work)...)
+}
+
+func (w *mcpWorkspace) started() bool {
+	_, err := os.Stat(w.marker)
+	return !errors.Is(err, os.ErrNotExist)
+}
+
+func TestMCPCommands(t *testing.T) {
+	t.Parallel()
+	w := newMCPWorkspace(t)
+
+	t.Run("unknown subcommand", func(t *testing.T) {
+		if r := runCLI(t, w.env, "", "mcp", "frob"); r.code != exitUsage || !strings.Contains(r.stderr, "want list, tools, call or trust") {
+			t.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+	})
+	t.Run("list without connecting", func(t *testing.T) {
+		r := w.run(t, "mcp", "list", "--no-connect")
+		if r.code != 0 {
+			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		for _, want := range [][]string{
+			{"example", "user", "stdio", "not connected"},
+			{"off", "user", "stdio", "disabled"},
+			{"proj", "project", "stdio", "untrusted", "reasonix mcp trust proj"},
+		} {
+			if !hasRow(r.stdout, want...) {
+				t.Errorf("no row %v in\n%s", want, r.stdout)
+			}
+		}
+	})
+	t.Run("list connects", func(t *testing.T) {
+		r := w.run(t, "mcp", "list")
+		if r.code != 0 || !hasRow(r.stdout, "example", "user", "stdio", "ready", "2", "0", "0") || !hasRow(r.stdout, "proj", "untrusted") {
+			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if w.started() {
+			t.Error("the untrusted project server was started")
+		}
+	})
+	t.Run("tools", func(t *testing.T) {
+		r := w.run(t, "mcp", "tools", "example")
+		if r.code != 0 || !hasRow(r.stdout, "echo", "mcp__example__echo", "read-only", "Return the given text unchanged.") ||
+			!hasRow(r.stdout, "wordcount", "mcp__example__wordcount", "read-only") {
+			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("call", func(t *testing.T) {
+		r := w.run(t, "mcp", "call", "example", "wordcount", `{"text":"one two three"}`)
+		if r.code != 0 || r.stdout != "3\n" {
+			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("call errors", func(t *testing.T) {
+		tests := []struct {
+			name   string
+			args   []string
+			code   int
+			stderr string
+		}{
+			{"tool error", []string{"example", "wordcount", `{"text":1}`}, exitFailed, "reported an error"},
+			{"bad json", []string{"example", "wordcount", `{"text":`}, exitUsage, "JSON object"},
+			{"json not an object", []string{"example", "wordcount", `[1]`}, exitUsage, "JSON object"},
+			{"unknown tool", []string{"example", "nope"}, exitUsage, `no tool "nope" (tools: echo, wordcount)`},
+			{"unknown server", []string{"nope", "echo"}, exitUsage, `unknown mcp server "nope" (configured: example, off, proj)`},
+			{"disabled server", []string{"off", "echo"}, exitUsage, "disabled"},
+			{"untrusted server", []string{"proj", "echo", `{"text":"x"}`}, exitUsage, "untrusted"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				r := w.run(t, append([]string{"mcp", "call"}, tt.args...)...)
+				if r.code != tt.code || !strings.Contains(r.stderr, tt.stderr) {
+					t.Fatalf("exit %d, want %d with %q\n%s%s", r.code, tt.code, tt.stderr, r.stdout, r.stderr)
+				}
+			})
+		}
+		if w.started() {
+			t.Error("the untrusted project server was started")
+		}
+	})
+	t.Run("url", func(t *testing.T) {
+		url := startPluginHTTP(t)
+		r := runCLI(t, w.env, "", "mcp", "tools", "--url", url, "--header", "X-Test=1")
+		if r.code != 0 || !hasRow(r.stdout, "echo", "read-only") {
+			t.Fatalf("tools: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		r = runCLI(t, w.env, `{"text":"over http"}`, "mcp", "call", "--url", url, "echo", "-")
+		if r.code != 0 || r.stdout != "over http\n" {
+			t.Fatalf("call: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
+	t.Run("trust", func(t *testing.T) {
+		r := w.run(t, "mcp", "trust", "example")
+		if r.code != 0 || !strings.Contains(r.stdout, "needs no grant") {
+			t.Fatalf("trust a user server: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if r := w.run(t, "mcp", "trust", "nope"); r.code != exitUsage {
+			t.Fatalf("trust an unknown server: exit %d\n%s", r.code, r.stderr)
+		}
+		r = w.run(t, "mcp", "trust", "proj")
+		if r.code != 0 || !strings.Contains(r.stdout, `trusted mcp server "proj"`) {
+			t.Fatalf("trust: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(mcp.GrantsPath(w.home)); err != nil {
+			t.Fatalf("no grant file: %v", err)
+		}
+		r = w.run(t, "mcp", "call", "proj", "echo", `{"text":"granted"}`)
+		if r.code != 0 || r.stdout != "granted\n" || !w.started() {
+			t.Fatalf("call after trust: exit %d started %v\n%s%s", r.code, w.started(), r.stdout, r.stderr)
+		}
+		// A changed declaration needs a new grant.
+		w.writeProject(t, `, "--extra"`)
+		r = w.run(t, "mcp", "list", "--no-connect")
+		if !hasRow(r.stdout, "proj", "untrusted", "identity changed") {
+			t.Fatalf("after the change:\n%s%s", r.stdout, r.stderr)
+		}
+		r = w.run(t, "mcp", "list", "--no-connect", "--trust-project-mcp")
+		if !hasRow(r.stdout, "proj", "project", "not connected") {
+			t.Fatalf("with --trust-project-mcp:\n%s%s", r.stdout, r.stderr)
+		}
+		r = w.run(t, "mcp", "list", "--no-connect")
+		if !hasRow(r.stdout, "proj", "not connected") {
+			t.Fatalf("the grant was not recorded:\n%s%s", r.stdout, r.stderr)
+		}
+	})
+}
+
+// hasRow reports whether a line of out holds every field, in order.
+func hasRow(out string, fields ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		rest, ok := line, true
+		for _, f := range fields {
+			i := strings.Index(rest, f)
+			if i < 0 {
+				ok = false
+				break
+			}
+			rest = rest[i+len(f):]
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRunMCPFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		args        []string
+		trust       bool
+		elicitation string
+		wantCode    int
+	}{
+		{"defaults", []string{"go"}, false, "", exitOK},
+		{"trust and defaults", []string{"--trust-project-mcp", "--mcp-elicitation", "defaults", "go"}, true, "defaults", exitOK},
+		{"decline", []string{"--mcp-elicitation", "decline", "go"}, false, "decline", exitOK},
+		{"bad elicitation", []string{"--mcp-elicitation", "ask", "go"}, false, "", exitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			var got *RunOptions
+			cmd := NewCmdRun(f, func(o *RunOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(io.Discard)
+			cmd.SetErr(io.Discard)
+			err := cmd.Execute()
+			if code := exitCode(err); code != tt.wantCode {
+				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
+			}
+			if tt.wantCode == exitOK && (got.TrustProjectMCP != tt.trust || got.MCPElicitation != tt.elicitation) {
+				t.Errorf("options = %+v", got)
+			}
+		})
+	}
+}

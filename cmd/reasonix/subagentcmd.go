@@ -1,0 +1,401 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"reasonix/actors"
+	"reasonix/core/config"
+	"reasonix/core/permission"
+	"reasonix/core/session"
+	"reasonix/core/skill"
+)
+
+// The actions of `reasonix subagent`.
+const (
+	subagentList = "list"
+	subagentTry  = "try"
+	subagentRun  = "run"
+)
+
+// SubagentOptions are the inputs of `reasonix subagent list|try|run`.
+type SubagentOptions struct {
+	globalOptions
+	// Action is list, try or run.
+	Action string
+	// All also lists skills that are not subagent profiles (list).
+	All bool
+	// Profile and Task are the profile name and the task text (try, run).
+	Profile string
+	Task    string
+	// Model and Effort are this call's choice; configuration for the
+	// profile still wins over them (see skill.Resolve).
+	Model          string
+	Effort         string
+	MaxSteps       int
+	OutputFormat   string
+	PermissionMode string
+	Deny           []string
+}
+
+// NewCmdSubagent builds `reasonix subagent` and its subcommands. runF
+// replaces the action of every subcommand in tests.
+func NewCmdSubagent(f *Factory, runF func(*SubagentOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "subagent",
+		Short: "List subagent profiles and run one as an isolated child session",
+		Long: `Subagent profiles are skills whose SKILL.md frontmatter says "runAs: subagent";
+the built-in profiles are explore and review. A profile runs as a child session
+with its own system prompt and prints only its final answer. See docs/SPEC.md.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown command %q for %q; want list, try or run", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(newCmdSubagentList(f, runF), newCmdSubagentTask(f, runF, subagentTry), newCmdSubagentTask(f, runF, subagentRun))
+	return cmd
+}
+
+func newCmdSubagentList(f *Factory, runF func(*SubagentOptions) error) *cobra.Command {
+	opts := &SubagentOptions{Action: subagentList}
+	cmd := &cobra.Command{
+		Use:   "list [flags]",
+		Short: "List the subagent profiles: name, source, model, effort, description",
+		Long: `List the subagent profiles visible from the working directory, sorted by name.
+SOURCE is built-in, project (.reasonix/skills), user (<home>/skills) or path
+([skills] paths). MODEL and EFFORT are what a run uses when the call chooses
+none; "-" means the default model or the provider's default effort. --all also
+lists skills that are not profiles.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runSubagentList(f, opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.All, "all", false, "also list skills that are not subagent profiles")
+	addGlobalFlags(cmd, &opts.globalOptions)
+	return cmd
+}
+
+func newCmdSubagentTask(f *Factory, runF func(*SubagentOptions) error, action string) *cobra.Command {
+	opts := &SubagentOptions{Action: action}
+	cmd := &cobra.Command{
+		Use: action + " [flags] <profile> [task]",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("missing the profile name; see `reasonix subagent list`")
+			}
+			if !contains(outputFormats, opts.OutputFormat) {
+				return usageErrorf("--output-format %q: want one of %s", opts.OutputFormat, strings.Join(outputFormats, ", "))
+			}
+			if opts.MaxSteps < 0 {
+				return usageErrorf("--max-steps must be 0 (no limit) or positive, got %d", opts.MaxSteps)
+			}
+			if _, err := permission.ParsePosture(opts.PermissionMode); err != nil {
+				return usageErrorf("--permission-mode: %v", err)
+			}
+			for _, r := range opts.Deny {
+				if _, err := permission.ParseRule(r); err != nil {
+					return usageErrorf("--deny %q: %v", r, err)
+				}
+			}
+			task, err := readPrompt(f.Stdin, args[1:])
+			if errors.Is(err, errNoPrompt) {
+				return usageErrorf("no task: pass it after the profile name or on stdin")
+			}
+			if err != nil {
+				return err
+			}
+			opts.Profile, opts.Task = args[0], task
+			if runF != nil {
+				return runF(opts)
+			}
+			return runSubagentTask(f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Model, "model", "m", "", "model for this call (agent.subagent_models still wins): a provider, a model or provider/model")
+	fl.StringVar(&opts.Effort, "effort", "", "reasoning effort for this call (agent.subagent_efforts still wins)")
+	fl.IntVar(&opts.MaxSteps, "max-steps", 0, "stop after this many model requests (0: no limit)")
+	fl.StringVarP(&opts.OutputFormat, "output-format", "o", "text", "text, json or stream-json")
+	switch action {
+	case subagentTry:
+		cmd.Short = "Run a profile with read-only tools and print its final answer"
+		cmd.Long = `Run a subagent profile as an isolated child session that may only use
+read-only tools (read_file, ls, glob, grep...), and print its final answer.
+The task is the arguments after the profile name, or standard input.
+
+Exit codes: 0 ok, 1 the run failed, 2 usage or config error (an unknown
+profile lists the available ones), 130 interrupted.`
+		// Nothing in a read-only registry asks for approval; deny rules
+		// from the config still apply.
+		opts.PermissionMode = string(permission.PostureAsk)
+	case subagentRun:
+		cmd.Short = "Run a profile with the full tool set and print its final answer"
+		cmd.Long = `Run a subagent profile as an isolated child session with the full tool set,
+under the configured permissions and sandbox (headless: what would be asked
+is allowed, deny rules always apply), and print its final answer. The task is
+the arguments after the profile name, or standard input.
+
+Exit codes: 0 ok, 1 the run failed, 2 usage or config error (an unknown
+profile lists the available ones), 130 interrupted.`
+		fl.StringVar(&opts.PermissionMode, "permission-mode", "ask", "ask, auto or yolo (headless runs allow what would be asked; deny rules always apply)")
+		fl.StringArrayVar(&opts.Deny, "deny", nil, "an extra deny rule for this run, e.g. 'Bash(git push:*)' (repeatable)")
+	}
+	addGlobalFlags(cmd, &opts.globalOptions)
+	return cmd
+}
+
+// loadSkills reads the skill roots the config points at and reports the
+// files it skipped on stderr.
+func loadSkills(f *Factory, cfg *config.Config, cwd string) *skill.Store {
+	userHome, _ := os.UserHomeDir()
+	store, warns := skill.Load(skill.Options{
+		Workspace:     cwd,
+		Home:          cfg.Home,
+		UserHome:      userHome,
+		Paths:         cfg.Skills.Paths,
+		ExcludedPaths: cfg.Skills.ExcludedPaths,
+		Disabled:      cfg.Skills.DisabledSkills,
+	})
+	for _, w := range warns {
+		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
+	}
+	return store
+}
+
+func runSubagentList(f *Factory, opts *SubagentOptions) error {
+	cwd, err := opts.workdir()
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	if err != nil {
+		return err
+	}
+	store := loadSkills(f, cfg, cwd)
+	tw := tabwriter.NewWriter(f.Stdout, 0, 0, 2, ' ', 0)
+	header := "NAME\tSOURCE\tMODEL\tEFFORT\tDESCRIPTION"
+	if opts.All {
+		header = "NAME\tKIND\tSOURCE\tMODEL\tEFFORT\tDESCRIPTION"
+	}
+	fmt.Fprintln(tw, header)
+	for _, s := range store.Skills() {
+		model, effort := s.Model, s.Effort
+		kind := "skill"
+		if s.IsProfile() {
+			kind = "profile"
+			model, effort = skill.Resolve(skill.Profile{Skill: s}, "", "", cfg.Agent)
+		} else if !opts.All {
+			continue
+		}
+		cols := []string{s.Name, string(s.Source), dash(model), dash(effort), oneLine(s.Description, 100)}
+		if opts.All {
+			cols = slices.Insert(cols, 1, kind)
+		}
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func runSubagentTask(f *Factory, opts *SubagentOptions) error {
+	cwd, err := opts.workdir()
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	if err != nil {
+		return err
+	}
+	prof, err := loadSkills(f, cfg, cwd).Profile(opts.Profile)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	modelRef, effort := skill.Resolve(prof, opts.Model, opts.Effort, cfg.Agent)
+	prov, res, err := openProvider(cfg, modelRef)
+	if err != nil {
+		return fmt.Errorf("subagent %q: %w", prof.Name, err)
+	}
+	sb, err := buildSandbox(cfg, cwd)
+	if err != nil {
+		return err
+	}
+	perms, err := buildPermissions(cfg, cwd, opts.PermissionMode, opts.Deny, false)
+	if err != nil {
+		return err
+	}
+	reg, err := buildTools(cfg, confinedEnv(cfg, cwd, sb))
+	if err != nil {
+		return err
+	}
+	for _, name := range prof.Tools {
+		if _, ok := reg.Get(name); !ok {
+			fmt.Fprintf(f.Stderr, "reasonix: warning: profile %q lists tool %q, which is not enabled\n", prof.Name, name)
+		}
+	}
+	for _, name := range reg.Names() {
+		t, _ := reg.Get(name)
+		if !prof.Allows(name) || (opts.Action == subagentTry && !t.ReadOnly()) {
+			reg.Remove(name)
+		}
+	}
+
+	logger, closeLog := openLogger(cfg.Home, f.Getenv)
+	defer closeLog()
+	var envp *session.Environment
+	if cfg.Environment.Enabled {
+		env := session.ProbeEnvironment(cwd, cfg.Environment.Tools)
+		envp = &env
+	}
+	model := res.Provider.Name + "/" + res.Model
+	id := session.NewID(time.Now())
+	store, err := session.Create(session.ProjectDir(cfg.Home, cwd), session.Header{
+		ID: id, Created: time.Now().UTC(), Cwd: cwd, Model: model,
+	})
+	if err != nil {
+		return fmt.Errorf("transcript: %w", err)
+	}
+	defer store.Close()
+	logger = logger.With("session", id)
+	logger.Info("subagent started", "action", opts.Action, "profile", prof.Name, "source", prof.Source,
+		"model", model, "effort", effort, "tools", reg.Names(), "transcript", store.Path())
+
+	spec := actors.SessionSpec{
+		Agent: actors.AgentSpec{
+			Session:      id,
+			Provider:     prov,
+			Model:        res.Model,
+			Tools:        reg,
+			System:       session.SystemPrompt(prof.SystemPrompt(), envp),
+			MaxSteps:     opts.MaxSteps,
+			ToolTimeout:  defaultToolTimeout,
+			ToolTimeouts: toolTimeouts(cfg.Tools.BashTimeoutSeconds),
+			Temperature:  cfg.Agent.Temperature,
+			Effort:       effort,
+			Transcript:   store,
+			Logger:       logger,
+			Permissions:  perms,
+		},
+		Cwd:        cwd,
+		Transcript: store.Path(),
+	}
+	done, interrupted, err := driveSession(f, spec, opts.Task, opts.OutputFormat, store.Path())
+	if err != nil {
+		return err
+	}
+	logger.Info("subagent finished", "status", done.Status, "steps", done.Steps)
+	switch {
+	case done.Status == actors.StatusCancelled || interrupted:
+		return errInterrupted
+	case done.Status == actors.StatusOK:
+		return nil
+	default:
+		return errSilent
+	}
+}
+
+// driveSession runs one turn of a fresh session to its end, rendering its
+// events in format, and shuts the actor system down. The first SIGINT or
+// SIGTERM cancels the turn; a second exits at once. In text format only
+// the final answer reaches stdout: a subagent's caller sees its result,
+// not its intermediate narration.
+func driveSession(f *Factory, spec actors.SessionSpec, task, format, transcript string) (*actors.TurnDone, bool, error) {
+	logger := spec.Agent.Logger
+	sys := actors.NewSystem(logger)
+	bus := actors.NewBus()
+	sub := bus.Subscribe()
+	defer sub.Close()
+	spec.Agent.Bus = bus
+	sess, err := actors.StartSession(sys, spec)
+	if err != nil {
+		return nil, false, err
+	}
+
+	out := newRenderer(format, f.Stdout, f.Stderr)
+	each := out.event
+	if format == "text" {
+		each = func(ev actors.Event) {
+			if _, ok := ev.(*actors.TextDelta); !ok {
+				out.event(ev)
+			}
+		}
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// interrupted is closed by the signal watcher, which is stopped and
+	// waited for before the outcome is read.
+	interrupted := make(chan struct{})
+	watcher := make(chan struct{})
+	go func() {
+		defer close(watcher)
+		select {
+		case <-sigs:
+			close(interrupted)
+			logger.Info("interrupt: cancelling the turn")
+			sess.Cancel()
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-sigs:
+			logger.Warn("second interrupt: exiting at once")
+			os.Exit(exitInterrupted)
+		case <-ctx.Done():
+		}
+	}()
+
+	sess.Run(task)
+	done, err := actors.WaitTurn(ctx, sub, spec.Agent.Session, each)
+	cancel()
+	<-watcher
+	closeErr := sess.Close(10 * time.Second)
+	shutCtx, shutCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer shutCancel()
+	shutErr := sys.Shutdown(shutCtx)
+	if err != nil {
+		return nil, false, fmt.Errorf("wait for turn: %w", err)
+	}
+	if closeErr != nil || shutErr != nil {
+		logger.Warn("shutdown", "close", closeErr, "shutdown", shutErr)
+	}
+	if format == "text" && done.Status == actors.StatusOK && done.Text != "" {
+		fmt.Fprint(f.Stdout, done.Text)
+		if !strings.HasSuffix(done.Text, "\n") {
+			fmt.Fprintln(f.Stdout)
+		}
+	}
+	if err := out.finish(done, transcript); err != nil {
+		return nil, false, err
+	}
+	wasInterrupted := false
+	select {
+	case <-interrupted:
+		wasInterrupted = true
+	default:
+	}
+	return done, wasInterrupted, nil
+}
