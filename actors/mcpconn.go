@@ -179,8 +179,9 @@ func (g *mcpGate) CallTool(ctx context.Context, name string, args json.RawMessag
 	}
 	if onProgress == nil && g.bus != nil {
 		full := mcp.ToolName(g.server, name)
+		callID := tool.CallID(ctx)
 		onProgress = func(p mcp.Progress) {
-			g.bus.Publish(&ToolProgress{Meta: Meta{Session: g.session}, Server: g.server, Tool: full,
+			g.bus.Publish(&ToolProgress{Meta: Meta{Session: g.session}, CallID: callID, Server: g.server, Tool: full,
 				Progress: p.Progress, Total: p.Total, Message: p.Message})
 		}
 	}

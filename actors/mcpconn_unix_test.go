@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reasonix/core/mcp"
+	"reasonix/core/tool"
 )
 
 // TestMCPServerKilledMidCall kills server-everything's process group
@@ -39,10 +40,13 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 		defer cancel()
-		out, err := long.Execute(ctx, json.RawMessage(`{"duration":60,"steps":60}`))
+		out, err := long.Execute(tool.WithCallID(ctx, "call-long"), json.RawMessage(`{"duration":60,"steps":60}`))
 		done <- outcome{out, err, time.Now()}
 	}()
-	h.next("first progress", func(e Event) bool { _, ok := e.(*ToolProgress); return ok })
+	first := h.next("first progress", func(e Event) bool { _, ok := e.(*ToolProgress); return ok }).(*ToolProgress)
+	if first.CallID != "call-long" {
+		t.Errorf("progress call_id = %q, want the call's id", first.CallID)
+	}
 	killed := time.Now()
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

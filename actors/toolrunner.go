@@ -66,6 +66,7 @@ func (r *toolRunner) run(c actor.Context, m *RunTool) {
 		ctx, cancel = context.WithCancel(ctx)
 	}
 	r.cancel = cancel
+	ctx = tool.WithCallID(ctx, m.CallID)
 	self, t := c.Self(), r.tool
 	args := json.RawMessage(m.Args)
 	if len(args) == 0 {

@@ -91,3 +91,18 @@ func (l Limits) WithDefaults() Limits {
 	}
 	return l
 }
+
+type callIDKey struct{}
+
+// WithCallID returns ctx carrying the ID of the tool call being executed,
+// so a tool that reports progress (an MCP tool) can say which call it is
+// about. It is request-scoped data, which is what context values are for.
+func WithCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+// CallID is the tool call ID WithCallID stored, or "".
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}
