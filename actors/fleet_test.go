@@ -233,11 +233,57 @@ func TestDelegationArgumentErrors(t *testing.T) {
 
 func (h *harness) fleetStatus(t *testing.T) *FleetStatus {
 	t.Helper()
-	res, err := h.sys.Root().RequestFuture(h.sess.pid, &QueryFleet{}, 5*time.Second).Result()
+	st, err := h.sess.FleetStatus(5 * time.Second)
 	must(t, err)
-	st, ok := res.(*FleetStatus)
-	if !ok {
-		t.Fatalf("status reply %#v", res)
-	}
 	return st
+}
+
+func TestCancelOneTaskLeavesSiblingsRunning(t *testing.T) {
+	t.Parallel()
+	started := make(chan string, 4)
+	release := make(chan struct{})
+	gate := &funcTool{name: "gate", readOnly: true, run: func(ctx context.Context, args json.RawMessage) (string, error) {
+		started <- string(args)
+		select {
+		case <-release:
+			return "released", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}}
+	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 3, MaxWriters: 1, Root: "/ws"}, subTools: []tool.Tool{gate},
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				if len(toolMessages(req)) == 0 {
+					return providertest.Turn{ToolCalls: []providertest.ToolCall{call("gate", `{"t":"`+req.FirstUser()+`"}`)}}
+				}
+				return providertest.Turn{Text: "finished " + req.FirstUser()}
+			}
+			if len(toolMessages(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(3, nil)}}
+			}
+			return providertest.Turn{Text: "parent done"}
+		})}})
+	h.sess.Run("go")
+	for i := 0; i < 3; i++ {
+		select {
+		case <-started:
+		case <-time.After(20 * time.Second):
+			t.Fatal("subagents never reached the gate")
+		}
+	}
+	h.sess.CancelTask("f1.2")
+	h.waitEvent(func(e Event) bool { d, ok := e.(*TaskDone); return ok && d.Task == "f1.2" && d.Status == TaskCancelled })
+	close(release)
+	done, evs := h.wait()
+	if done.Status != StatusOK {
+		t.Fatalf("done = %+v", done)
+	}
+	got := map[string]string{}
+	for _, d := range eventsOf[*TaskDone](evs) {
+		got[d.Task] = d.Status
+	}
+	if got["f1.1"] != TaskOK || got["f1.3"] != TaskOK {
+		t.Errorf("siblings = %v, want both ok", got)
+	}
 }

@@ -72,6 +72,10 @@ func (s *sessionActor) Receive(c actor.Context) {
 		}
 	case mcpMessage:
 		s.receiveMCP(c, m)
+	case *CancelTask:
+		if s.scheduler != nil {
+			c.Send(s.scheduler, m)
+		}
 	case *QueryFleet:
 		if s.scheduler == nil {
 			c.Respond(&FleetStatus{})
@@ -188,6 +192,25 @@ func (s *Session) Run(input string) {
 // Cancel asks the running turn to stop; it ends with StatusCancelled.
 func (s *Session) Cancel() {
 	s.sys.Send(s.pid, &CancelTurn{})
+}
+
+// CancelTask stops one subagent task; its siblings keep running and its
+// fleet's result reports it cancelled.
+func (s *Session) CancelTask(taskID string) {
+	s.sys.Send(s.pid, &CancelTask{TaskID: taskID})
+}
+
+// FleetStatus asks the session's scheduler for its state.
+func (s *Session) FleetStatus(timeout time.Duration) (*FleetStatus, error) {
+	res, err := s.sys.Root().RequestFuture(s.pid, &QueryFleet{}, timeout).Result()
+	if err != nil {
+		return nil, fmt.Errorf("fleet status: %w", err)
+	}
+	st, ok := res.(*FleetStatus)
+	if !ok {
+		return nil, fmt.Errorf("fleet status: unexpected reply %T", res)
+	}
+	return st, nil
 }
 
 // Approve answers an ApprovalRequested event.
