@@ -691,41 +691,40 @@ func (a *mcpConn) requestTimeout() time.Duration {
 // getPrompt renders a prompt in a goroutine; the requester gets exactly
 // one MCPPromptResult.
 func (a *mcpConn) getPrompt(c actor.Context, m *GetMCPPrompt) {
-	replyTo, sys := c.Sender(), a.sys
 	res := &MCPPromptResult{ID: m.ID, Server: a.srv.Config.Name, Prompt: m.Prompt}
-	reply := func() {
-		if replyTo != nil {
-			sys.Send(replyTo, res)
-		}
-	}
-	client, err := a.gate.current()
-	if err != nil {
-		res.Error = err.Error()
-		reply()
-		return
-	}
-	name, args, timeout := m.Prompt, m.Args, a.requestTimeout()
-	sys.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
+	name, args := m.Prompt, m.Args
+	a.serve(c, "prompts/get", res, &res.Error, func(ctx context.Context, client *mcp.Client) error {
 		p, err := client.GetPrompt(ctx, name, args)
 		if err != nil {
-			res.Error = err.Error()
-		} else {
-			res.Text = p.Text()
+			return err
 		}
-		reply()
-	}, func(reason any, _ []byte) {
-		res.Error = fmt.Sprintf("prompts/get crashed: %v", reason)
-		reply()
+		res.Text = p.Text()
+		return nil
 	})
 }
 
 // readResource reads a resource in a goroutine; the requester gets
 // exactly one MCPResourceResult.
 func (a *mcpConn) readResource(c actor.Context, m *ReadMCPResource) {
-	replyTo, sys := c.Sender(), a.sys
 	res := &MCPResourceResult{ID: m.ID, Server: a.srv.Config.Name, URI: m.URI}
+	uri := m.URI
+	a.serve(c, "resources/read", res, &res.Error, func(ctx context.Context, client *mcp.Client) error {
+		r, err := client.ReadResource(ctx, uri)
+		if err != nil {
+			return err
+		}
+		res.Text = resourceText(r)
+		return nil
+	})
+}
+
+// serve answers the sender of the current message with res exactly once.
+// do runs in a goroutine under the request timeout and fills res; the
+// reply goes out when it returns, with its error, the missing connection
+// or a panic of method written to *errText. res belongs to that goroutine
+// until it is sent.
+func (a *mcpConn) serve(c actor.Context, method string, res any, errText *string, do func(context.Context, *mcp.Client) error) {
+	replyTo, sys := c.Sender(), a.sys
 	reply := func() {
 		if replyTo != nil {
 			sys.Send(replyTo, res)
@@ -733,23 +732,20 @@ func (a *mcpConn) readResource(c actor.Context, m *ReadMCPResource) {
 	}
 	client, err := a.gate.current()
 	if err != nil {
-		res.Error = err.Error()
+		*errText = err.Error()
 		reply()
 		return
 	}
-	uri, timeout := m.URI, a.requestTimeout()
+	timeout := a.requestTimeout()
 	sys.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		r, err := client.ReadResource(ctx, uri)
-		if err != nil {
-			res.Error = err.Error()
-		} else {
-			res.Text = resourceText(r)
+		if err := do(ctx, client); err != nil {
+			*errText = err.Error()
 		}
 		reply()
 	}, func(reason any, _ []byte) {
-		res.Error = fmt.Sprintf("resources/read crashed: %v", reason)
+		*errText = fmt.Sprintf("%s crashed: %v", method, reason)
 		reply()
 	})
 }

@@ -450,7 +450,10 @@ func (m *mcpContext) probe(f *Factory, c mcp.ServerConfig, timeout time.Duration
 	return p
 }
 
-func runMCPTools(f *Factory, o *MCPOptions) error {
+// withServerTools connects to the server o names, lists its tools and
+// hands both to fn. The connection, bounded by o.Timeout like the listing,
+// is closed when fn returns.
+func withServerTools(f *Factory, o *MCPOptions, fn func(m *mcpContext, c mcp.ServerConfig, client *mcp.Client, tools []mcp.Tool) error) error {
 	m, err := loadMCPContext(f, o)
 	if err != nil {
 		return err
@@ -471,21 +474,27 @@ func runMCPTools(f *Factory, o *MCPOptions) error {
 	if err != nil {
 		return fmt.Errorf("mcp server %q: %w", c.Name, err)
 	}
-	slices.SortFunc(tools, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
-	w := tabwriter.NewWriter(f.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TOOL\tNAME IN REASONIX\tACCESS\tDESCRIPTION")
-	for _, t := range tools {
-		access := "writer"
-		if t.ReadOnly() {
-			access = "read-only"
+	return fn(m, c, client, tools)
+}
+
+func runMCPTools(f *Factory, o *MCPOptions) error {
+	return withServerTools(f, o, func(_ *mcpContext, c mcp.ServerConfig, _ *mcp.Client, tools []mcp.Tool) error {
+		slices.SortFunc(tools, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+		w := tabwriter.NewWriter(f.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "TOOL\tNAME IN REASONIX\tACCESS\tDESCRIPTION")
+		for _, t := range tools {
+			access := "writer"
+			if t.ReadOnly() {
+				access = "read-only"
+			}
+			desc := t.Description
+			if desc == "" {
+				desc = t.DisplayTitle()
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.Name, mcp.ToolName(c.Name, t.Name), access, oneLine(desc, 100))
 		}
-		desc := t.Description
-		if desc == "" {
-			desc = t.DisplayTitle()
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.Name, mcp.ToolName(c.Name, t.Name), access, oneLine(desc, 100))
-	}
-	return w.Flush()
+		return w.Flush()
+	})
 }
 
 func runMCPCall(f *Factory, o *MCPOptions) error {
@@ -497,54 +506,36 @@ func runMCPCall(f *Factory, o *MCPOptions) error {
 	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
 		return usageErrorf("json-args must be a JSON object: %s", oneLine(args, 80))
 	}
-	m, err := loadMCPContext(f, o)
-	if err != nil {
-		return err
-	}
-	defer m.close()
-	c, err := m.target(f, o)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
-	defer cancel()
-	client, err := m.dialMCP(ctx, f, c)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	tools, err := client.ListTools(ctx)
-	if err != nil {
-		return fmt.Errorf("mcp server %q: %w", c.Name, err)
-	}
-	if !slices.ContainsFunc(tools, func(t mcp.Tool) bool { return t.Name == o.Tool }) {
-		names := make([]string, 0, len(tools))
-		for _, t := range tools {
-			names = append(names, t.Name)
+	return withServerTools(f, o, func(m *mcpContext, c mcp.ServerConfig, client *mcp.Client, tools []mcp.Tool) error {
+		if !slices.ContainsFunc(tools, func(t mcp.Tool) bool { return t.Name == o.Tool }) {
+			names := make([]string, 0, len(tools))
+			for _, t := range tools {
+				names = append(names, t.Name)
+			}
+			slices.Sort(names)
+			return usageErrorf("mcp server %q has no tool %q (tools: %s)", c.Name, o.Tool, strings.Join(names, ", "))
 		}
-		slices.Sort(names)
-		return usageErrorf("mcp server %q has no tool %q (tools: %s)", c.Name, o.Tool, strings.Join(names, ", "))
-	}
-	cctx := context.Background()
-	if d := c.Timeout(o.Tool, time.Duration(m.cfg.Tools.MCPCallTimeoutSeconds)*time.Second); d > 0 {
-		var ccancel context.CancelFunc
-		cctx, ccancel = context.WithTimeout(cctx, d)
-		defer ccancel()
-	}
-	res, err := client.CallTool(cctx, o.Tool, json.RawMessage(args), nil)
-	if err != nil {
-		return fmt.Errorf("mcp server %q tool %q: %w", c.Name, o.Tool, err)
-	}
-	text := res.Text()
-	if text != "" && !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	fmt.Fprint(f.Stdout, text)
-	if res.IsError {
-		fmt.Fprintf(f.Stderr, "reasonix: mcp tool %q reported an error\n", o.Tool)
-		return errSilent
-	}
-	return nil
+		cctx := context.Background()
+		if d := c.Timeout(o.Tool, time.Duration(m.cfg.Tools.MCPCallTimeoutSeconds)*time.Second); d > 0 {
+			var ccancel context.CancelFunc
+			cctx, ccancel = context.WithTimeout(cctx, d)
+			defer ccancel()
+		}
+		res, err := client.CallTool(cctx, o.Tool, json.RawMessage(args), nil)
+		if err != nil {
+			return fmt.Errorf("mcp server %q tool %q: %w", c.Name, o.Tool, err)
+		}
+		text := res.Text()
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		fmt.Fprint(f.Stdout, text)
+		if res.IsError {
+			fmt.Fprintf(f.Stderr, "reasonix: mcp tool %q reported an error\n", o.Tool)
+			return errSilent
+		}
+		return nil
+	})
 }
 
 func runMCPTrust(f *Factory, o *MCPOptions) error {

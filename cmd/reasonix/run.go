@@ -1,21 +1,16 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
-	"reasonix/core/permission"
 	"reasonix/core/session"
 )
 
@@ -52,19 +47,8 @@ Output formats:
 
 Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !contains(outputFormats, opts.OutputFormat) {
-				return usageErrorf("--output-format %q: want one of %s", opts.OutputFormat, strings.Join(outputFormats, ", "))
-			}
-			if opts.MaxSteps < 0 {
-				return usageErrorf("--max-steps must be 0 (no limit) or positive, got %d", opts.MaxSteps)
-			}
-			if _, err := permission.ParsePosture(opts.PermissionMode); err != nil {
-				return usageErrorf("--permission-mode: %v", err)
-			}
-			for _, r := range opts.Deny {
-				if _, err := permission.ParseRule(r); err != nil {
-					return usageErrorf("--deny %q: %v", r, err)
-				}
+			if err := checkHeadlessFlags(opts.OutputFormat, opts.MaxSteps, opts.PermissionMode, opts.Deny); err != nil {
+				return err
 			}
 			if opts.MCPElicitation != "" && !contains(mcpElicitations, opts.MCPElicitation) {
 				return usageErrorf("--mcp-elicitation %q: want one of %s", opts.MCPElicitation, strings.Join(mcpElicitations, ", "))
@@ -166,105 +150,44 @@ func runRun(f *Factory, opts *RunOptions) error {
 	logger, closeLog := openLogger(cfg.Home, f.Getenv)
 	defer closeLog()
 
-	var envp *session.Environment
-	if cfg.Environment.Enabled {
-		env := session.ProbeEnvironment(cwd, cfg.Environment.Tools)
-		envp = &env
-	}
-	id := session.NewID(time.Now())
-	store, err := session.Create(session.ProjectDir(cfg.Home, cwd), session.Header{
-		ID: id, Created: time.Now().UTC(), Cwd: cwd, Model: res.Provider.Name + "/" + res.Model,
-	})
+	envp := probeEnvironment(cfg, cwd)
+	model := res.Provider.Name + "/" + res.Model
+	id, store, err := createTranscript(cfg, cwd, model)
 	if err != nil {
-		return fmt.Errorf("transcript: %w", err)
+		return err
 	}
 	defer store.Close()
 	logger = logger.With("session", id)
-	logger.Info("run started", "model", res.Provider.Name+"/"+res.Model, "cwd", cwd, "transcript", store.Path())
+	logger.Info("run started", "model", model, "cwd", cwd, "transcript", store.Path())
 
 	fleet := &fleetDeps{cfg: cfg, cwd: cwd, parent: id, model: res, prov: prov, sb: sb, perms: perms,
 		env: envp, logger: logger, sessions: session.ProjectDir(cfg.Home, cwd)}
 
-	sys := actors.NewSystem(logger)
-	bus := actors.NewBus()
-	sub := bus.Subscribe()
-	defer sub.Close()
-	sess, err := actors.StartSession(sys, actors.SessionSpec{
-		Agent: actors.AgentSpec{
-			Session:      id,
-			Provider:     prov,
-			Model:        res.Model,
-			Tools:        reg,
-			System:       session.SystemPrompt(base, envp),
-			MaxSteps:     opts.MaxSteps,
-			ToolTimeout:  defaultToolTimeout,
-			ToolTimeouts: toolTimeouts(cfg.Tools.BashTimeoutSeconds),
-			Temperature:  cfg.Agent.Temperature,
-			Transcript:   store,
-			Bus:          bus,
-			Logger:       logger,
-			Permissions:  perms,
+	return runHeadless(f, headlessTurn{
+		what: "run",
+		spec: actors.SessionSpec{
+			Agent: actors.AgentSpec{
+				Session:      id,
+				Provider:     prov,
+				Model:        res.Model,
+				Tools:        reg,
+				System:       session.SystemPrompt(base, envp),
+				MaxSteps:     opts.MaxSteps,
+				ToolTimeout:  defaultToolTimeout,
+				ToolTimeouts: toolTimeouts(cfg.Tools.BashTimeoutSeconds),
+				Temperature:  cfg.Agent.Temperature,
+				Transcript:   store,
+				Logger:       logger,
+				Permissions:  perms,
+			},
+			Cwd:        cwd,
+			Transcript: store.Path(),
+			Fleet:      fleetSpec(fleet),
+			MCP:        mcpSpec,
 		},
-		Cwd:        cwd,
-		Transcript: store.Path(),
-		Fleet:      fleetSpec(fleet),
-		MCP:        mcpSpec,
+		prompt: opts.Prompt,
+		format: opts.OutputFormat,
 	})
-	if err != nil {
-		return err
-	}
-
-	out := newRenderer(opts.OutputFormat, f.Stdout, f.Stderr)
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var interrupted atomic.Bool
-	go func() {
-		select {
-		case <-sigs:
-			interrupted.Store(true)
-			logger.Info("interrupt: cancelling the turn")
-			sess.Cancel()
-		case <-ctx.Done():
-			return
-		}
-		select {
-		case <-sigs:
-			// A second signal means the user does not want to wait for a
-			// clean stop.
-			logger.Warn("second interrupt: exiting at once")
-			os.Exit(exitInterrupted)
-		case <-ctx.Done():
-		}
-	}()
-
-	sess.Run(opts.Prompt)
-	done, err := actors.WaitTurn(ctx, sub, id, out.event)
-	cancel()
-	closeErr := sess.Close(10 * time.Second)
-	shutCtx, shutCancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer shutCancel()
-	shutErr := sys.Shutdown(shutCtx)
-	if err != nil {
-		return fmt.Errorf("wait for turn: %w", err)
-	}
-	if closeErr != nil || shutErr != nil {
-		logger.Warn("shutdown", "close", closeErr, "shutdown", shutErr)
-	}
-	if err := out.finish(done, store.Path()); err != nil {
-		return err
-	}
-	logger.Info("run finished", "status", done.Status, "steps", done.Steps)
-	switch {
-	case done.Status == actors.StatusCancelled || interrupted.Load():
-		return errInterrupted
-	case done.Status == actors.StatusOK:
-		return nil
-	default:
-		return errSilent
-	}
 }
 
 // defaultToolTimeout caps any one tool call, so a hung tool cannot hold a

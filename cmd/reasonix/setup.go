@@ -7,12 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
+	"reasonix/core/atomicfile"
 	"reasonix/core/config"
 )
 
@@ -149,7 +149,10 @@ func readAPIKey(f *Factory, name string) (string, error) {
 // config behind.
 func writeConfigFile(path string, data []byte, force bool) error {
 	if force {
-		return writeFileAtomic(path, data, 0o600)
+		if err := atomicfile.Write(path, data, 0o600); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
 	}
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
@@ -196,7 +199,10 @@ func saveDotEnv(path, name, value string) error {
 	if !replaced {
 		out = append(out, assignment)
 	}
-	return writeFileAtomic(path, []byte(strings.Join(out, "\n")+"\n"), 0o600)
+	if err := atomicfile.Write(path, []byte(strings.Join(out, "\n")+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // dotEnvName returns the variable a .env line assigns, or "" for blank
@@ -215,35 +221,4 @@ func dotEnvName(line string) string {
 		return ""
 	}
 	return strings.TrimSpace(name)
-}
-
-// writeFileAtomic replaces path with data through a temporary file in the
-// same directory, created with perm from the start so a secret is never
-// readable by others, not even briefly.
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	defer os.Remove(name) // a no-op once the rename succeeded
-	if err := tmp.Chmod(perm); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

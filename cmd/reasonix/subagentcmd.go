@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -99,19 +95,8 @@ func newCmdSubagentTask(f *Factory, runF func(*SubagentOptions) error, action st
 			if len(args) == 0 {
 				return usageErrorf("missing the profile name; see `reasonix subagent list`")
 			}
-			if !contains(outputFormats, opts.OutputFormat) {
-				return usageErrorf("--output-format %q: want one of %s", opts.OutputFormat, strings.Join(outputFormats, ", "))
-			}
-			if opts.MaxSteps < 0 {
-				return usageErrorf("--max-steps must be 0 (no limit) or positive, got %d", opts.MaxSteps)
-			}
-			if _, err := permission.ParsePosture(opts.PermissionMode); err != nil {
-				return usageErrorf("--permission-mode: %v", err)
-			}
-			for _, r := range opts.Deny {
-				if _, err := permission.ParseRule(r); err != nil {
-					return usageErrorf("--deny %q: %v", r, err)
-				}
+			if err := checkHeadlessFlags(opts.OutputFormat, opts.MaxSteps, opts.PermissionMode, opts.Deny); err != nil {
+				return err
 			}
 			task, err := readPrompt(f.Stdin, args[1:])
 			if errors.Is(err, errNoPrompt) {
@@ -263,18 +248,11 @@ func runSubagentTask(f *Factory, opts *SubagentOptions) error {
 
 	logger, closeLog := openLogger(cfg.Home, f.Getenv)
 	defer closeLog()
-	var envp *session.Environment
-	if cfg.Environment.Enabled {
-		env := session.ProbeEnvironment(cwd, cfg.Environment.Tools)
-		envp = &env
-	}
+	envp := probeEnvironment(cfg, cwd)
 	model := res.Provider.Name + "/" + res.Model
-	id := session.NewID(time.Now())
-	store, err := session.Create(session.ProjectDir(cfg.Home, cwd), session.Header{
-		ID: id, Created: time.Now().UTC(), Cwd: cwd, Model: model,
-	})
+	id, store, err := createTranscript(cfg, cwd, model)
 	if err != nil {
-		return fmt.Errorf("transcript: %w", err)
+		return err
 	}
 	defer store.Close()
 	logger = logger.With("session", id)
@@ -300,102 +278,11 @@ func runSubagentTask(f *Factory, opts *SubagentOptions) error {
 		Cwd:        cwd,
 		Transcript: store.Path(),
 	}
-	done, interrupted, err := driveSession(f, spec, opts.Task, opts.OutputFormat, store.Path())
-	if err != nil {
-		return err
-	}
-	logger.Info("subagent finished", "status", done.Status, "steps", done.Steps)
-	switch {
-	case done.Status == actors.StatusCancelled || interrupted:
-		return errInterrupted
-	case done.Status == actors.StatusOK:
-		return nil
-	default:
-		return errSilent
-	}
-}
-
-// driveSession runs one turn of a fresh session to its end, rendering its
-// events in format, and shuts the actor system down. The first SIGINT or
-// SIGTERM cancels the turn; a second exits at once. In text format only
-// the final answer reaches stdout: a subagent's caller sees its result,
-// not its intermediate narration.
-func driveSession(f *Factory, spec actors.SessionSpec, task, format, transcript string) (*actors.TurnDone, bool, error) {
-	logger := spec.Agent.Logger
-	sys := actors.NewSystem(logger)
-	bus := actors.NewBus()
-	sub := bus.Subscribe()
-	defer sub.Close()
-	spec.Agent.Bus = bus
-	sess, err := actors.StartSession(sys, spec)
-	if err != nil {
-		return nil, false, err
-	}
-
-	out := newRenderer(format, f.Stdout, f.Stderr)
-	each := out.event
-	if format == "text" {
-		each = func(ev actors.Event) {
-			if _, ok := ev.(*actors.TextDelta); !ok {
-				out.event(ev)
-			}
-		}
-	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// interrupted is closed by the signal watcher, which is stopped and
-	// waited for before the outcome is read.
-	interrupted := make(chan struct{})
-	watcher := make(chan struct{})
-	go func() {
-		defer close(watcher)
-		select {
-		case <-sigs:
-			close(interrupted)
-			logger.Info("interrupt: cancelling the turn")
-			sess.Cancel()
-		case <-ctx.Done():
-			return
-		}
-		select {
-		case <-sigs:
-			logger.Warn("second interrupt: exiting at once")
-			os.Exit(exitInterrupted)
-		case <-ctx.Done():
-		}
-	}()
-
-	sess.Run(task)
-	done, err := actors.WaitTurn(ctx, sub, spec.Agent.Session, each)
-	cancel()
-	<-watcher
-	closeErr := sess.Close(10 * time.Second)
-	shutCtx, shutCancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer shutCancel()
-	shutErr := sys.Shutdown(shutCtx)
-	if err != nil {
-		return nil, false, fmt.Errorf("wait for turn: %w", err)
-	}
-	if closeErr != nil || shutErr != nil {
-		logger.Warn("shutdown", "close", closeErr, "shutdown", shutErr)
-	}
-	if format == "text" && done.Status == actors.StatusOK && done.Text != "" {
-		fmt.Fprint(f.Stdout, done.Text)
-		if !strings.HasSuffix(done.Text, "\n") {
-			fmt.Fprintln(f.Stdout)
-		}
-	}
-	if err := out.finish(done, transcript); err != nil {
-		return nil, false, err
-	}
-	wasInterrupted := false
-	select {
-	case <-interrupted:
-		wasInterrupted = true
-	default:
-	}
-	return done, wasInterrupted, nil
+	return runHeadless(f, headlessTurn{
+		what:       "subagent",
+		spec:       spec,
+		prompt:     opts.Task,
+		format:     opts.OutputFormat,
+		answerOnly: true,
+	})
 }

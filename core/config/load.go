@@ -400,7 +400,7 @@ func (m *merger) mergeEntries(dst, src reflect.Value, raws []map[string]any, arr
 		if i < len(raws) {
 			raw = raws[i]
 		}
-		prefix := entryKey(array, name)
+		prefix := EntryKey(array, name)
 		var kept map[string]string // sources of the protected keys, when protected
 		if array == "providers" && kind == layerProject {
 			if _, ok := m.userProviders[name]; !ok {
@@ -478,7 +478,7 @@ func (m *merger) protectProvider(file string, p, user ProviderConfig, raw map[st
 	for _, f := range fields {
 		if _, set := raw[f.key]; set && *f.got != *f.want {
 			m.warn("%s: %s.%s is ignored: a project file cannot change the endpoint or key of a provider the user config declares or that is built in",
-				file, entryKey("providers", p.Name), f.key)
+				file, EntryKey("providers", p.Name), f.key)
 		}
 		*f.got = *f.want
 	}
@@ -495,7 +495,7 @@ func (m *merger) finish() {
 	}
 	for i := range c.Providers {
 		p := &c.Providers[i]
-		prefix := entryKey("providers", p.Name)
+		prefix := EntryKey("providers", p.Name)
 		if _, set := c.Sources[prefix+".stall_timeout_seconds"]; !set {
 			p.StallTimeoutSeconds = defaultStallTimeoutSeconds
 			c.Sources[prefix+".stall_timeout_seconds"] = SourceDefault
@@ -513,7 +513,7 @@ func (m *merger) finish() {
 		p := &c.Plugins[i]
 		if p.Type == "" {
 			p.Type = defaultPluginType
-			c.Sources[entryKey("plugins", p.Name)+".type"] = SourceDefault
+			c.Sources[EntryKey("plugins", p.Name)+".type"] = SourceDefault
 		}
 	}
 	c.UI.CursorShape = normalizeCursorShape(c.UI.CursorShape)
@@ -643,18 +643,22 @@ func dotted(path []string) string {
 	return strings.Join(parts, ".")
 }
 
-// entryKey names an array entry by its name, as in providers[deepseek].
-func entryKey(array, name string) string {
+// EntryKey names an entry of the array of tables array by its name, as in
+// providers[deepseek] or plugins["my server"]. It is how Sources, warnings
+// and validation errors spell keys inside [[providers]] and [[plugins]]
+// entries, so code looking a key up in Sources must build it the same way.
+func EntryKey(array, name string) string {
 	return array + "[" + quoteKey(name) + "]"
 }
 
+// quoteKey spells k as a TOML key: bare when it can be, else quoted.
 func quoteKey(k string) string {
 	if k == "" {
 		return `""`
 	}
 	for _, r := range k {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return tomlString(k)
+			return QuoteString(k)
 		}
 	}
 	return k

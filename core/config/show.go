@@ -79,7 +79,7 @@ func (r *renderer) table(v reflect.Value, path []string) {
 // entry writes one [[providers]] or [[plugins]] entry; its maps stay
 // inline because the entry is replaced as a whole and has one source.
 func (r *renderer) entry(v reflect.Value, path []string) {
-	prefix := entryKey(dotted(path), v.FieldByName("Name").String())
+	prefix := EntryKey(dotted(path), v.FieldByName("Name").String())
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		name := tomlName(t.Field(i))
@@ -113,7 +113,7 @@ func isTableLike(f reflect.Value) bool {
 func (r *renderer) inline(v reflect.Value, path []string) string {
 	switch v.Kind() {
 	case reflect.String:
-		return tomlString(redact(path, v.String()))
+		return QuoteString(redact(path, v.String()))
 	case reflect.Bool:
 		return strconv.FormatBool(v.Bool())
 	case reflect.Int, reflect.Int64:
@@ -146,7 +146,7 @@ func (r *renderer) inline(v reflect.Value, path []string) string {
 		}
 		return "{ " + strings.Join(parts, ", ") + " }"
 	}
-	return tomlString(fmt.Sprint(v.Interface()))
+	return QuoteString(fmt.Sprint(v.Interface()))
 }
 
 // redact hides a non-empty string when its path marks it as a secret.
@@ -169,8 +169,11 @@ func redact(path []string, s string) string {
 	return s
 }
 
-// tomlString quotes s as a TOML basic string.
-func tomlString(s string) string {
+// QuoteString spells s as a TOML basic string: double quotes, with the
+// quote, the backslash, \n, \r and \t escaped by their short forms and every
+// other control character (and DEL) as \uXXXX. Every string is valid in
+// this form, and the spelling is part of the Sources keys EntryKey builds.
+func QuoteString(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {

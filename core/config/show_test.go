@@ -125,12 +125,59 @@ func TestRedact(t *testing.T) {
 	}
 }
 
-func TestTOMLString(t *testing.T) {
+// TestQuoteString pins the exact spelling: Sources keys are built with it,
+// and other packages look keys up through EntryKey.
+func TestQuoteString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string
+	}{
+		{"empty", "", `""`},
+		{"plain", "plain", `"plain"`},
+		{"single quote", "it's", `"it's"`},
+		{"double quote", `q"uote`, `"q\"uote"`},
+		{"backslash", `back\slash`, `"back\\slash"`},
+		{"short escapes", "n\nr\rt\t", `"n\nr\rt\t"`},
+		{"other controls", "b\bf\fnul\x00esc\x1bdel\x7f", `"b\u0008f\u000Cnul\u0000esc\u001Bdel\u007F"`},
+		{"unicode", "中文 é", `"中文 é"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := QuoteString(tt.in); got != tt.want {
+				t.Errorf("QuoteString(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEntryKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, array, entry, want string
+	}{
+		{"bare", "plugins", "fs-server_2", "plugins[fs-server_2]"},
+		{"empty", "plugins", "", `plugins[""]`},
+		{"dotted", "providers", "corp.v2", `providers["corp.v2"]`},
+		{"space and quote", "plugins", `my "srv"`, `plugins["my \"srv\""]`},
+		{"control", "plugins", "a\tb\x01", `plugins["a\tb\u0001"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := EntryKey(tt.array, tt.entry); got != tt.want {
+				t.Errorf("EntryKey(%q, %q) = %s, want %s", tt.array, tt.entry, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestQuoteStringDecodes(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"", "plain", `q"uote`, `back\slash`, "line\nbreak\ttab\r", "ctl\x01\x7f", "中文"} {
 		var v struct{ S string }
-		if _, err := toml.Decode("S = "+tomlString(s), &v); err != nil || v.S != s {
-			t.Errorf("tomlString(%q) = %s decodes to %q, %v", s, tomlString(s), v.S, err)
+		if _, err := toml.Decode("S = "+QuoteString(s), &v); err != nil || v.S != s {
+			t.Errorf("QuoteString(%q) = %s decodes to %q, %v", s, QuoteString(s), v.S, err)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func (v *checker) add(key, format string, args ...any) {
 
 func (v *checker) oneOf(key, got string, allowed ...string) {
 	if !slices.Contains(allowed, got) {
-		v.add(key, "%s is not allowed; use one of %s", tomlString(got), strings.Join(allowed, ", "))
+		v.add(key, "%s is not allowed; use one of %s", QuoteString(got), strings.Join(allowed, ", "))
 	}
 }
 
@@ -68,7 +68,7 @@ func (v *checker) modelRef(key, ref string) {
 func (v *checker) httpURL(key, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		v.add(key, "%s is not an absolute http or https URL", tomlString(raw))
+		v.add(key, "%s is not an absolute http or https URL", QuoteString(raw))
 	}
 }
 
@@ -128,7 +128,7 @@ func (v *checker) agent(a *Agent) {
 func (v *checker) providers(kinds []string) {
 	seen := map[string]bool{}
 	for _, p := range v.c.Providers {
-		prefix := entryKey("providers", p.Name)
+		prefix := EntryKey("providers", p.Name)
 		if seen[p.Name] {
 			v.add(prefix+".name", "declared twice")
 		}
@@ -137,7 +137,7 @@ func (v *checker) providers(kinds []string) {
 			v.add(prefix+".name", "must not contain \"/\", which separates provider from model")
 		}
 		if !slices.Contains(kinds, p.Kind) {
-			v.add(prefix+".kind", "%s is not a known provider kind; use one of %s", tomlString(p.Kind), strings.Join(kinds, ", "))
+			v.add(prefix+".kind", "%s is not a known provider kind; use one of %s", QuoteString(p.Kind), strings.Join(kinds, ", "))
 		}
 		if p.BaseURL == "" && p.ChatURL == "" {
 			v.add(prefix+".base_url", "missing; set base_url (or chat_url)")
@@ -189,7 +189,7 @@ func (v *checker) providerModels(prefix string, p ProviderConfig) {
 		seen[m] = true
 	}
 	if len(p.Models) > 0 && !slices.Contains(p.Models, p.Default) {
-		v.add(prefix+".default", "%s is not one of models (%s)", tomlString(p.Default), strings.Join(p.Models, ", "))
+		v.add(prefix+".default", "%s is not one of models (%s)", QuoteString(p.Default), strings.Join(p.Models, ", "))
 	}
 }
 
@@ -207,9 +207,9 @@ func (v *checker) tools(t *Tools) {
 func (v *checker) serve(s *Serve) {
 	_, port, err := net.SplitHostPort(s.Addr)
 	if err != nil {
-		v.add("serve.addr", "%s is not host:port", tomlString(s.Addr))
+		v.add("serve.addr", "%s is not host:port", QuoteString(s.Addr))
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		v.add("serve.addr", "%s has no valid port (0 to 65535)", tomlString(s.Addr))
+		v.add("serve.addr", "%s has no valid port (0 to 65535)", QuoteString(s.Addr))
 	}
 	v.oneOf("serve.auth_mode", s.AuthMode, "none", "token", "password")
 }
@@ -219,7 +219,7 @@ var approvalModes = []string{"auto", "prompt", "writes", "approve"}
 func (v *checker) plugins() {
 	seen := map[string]bool{}
 	for _, p := range v.c.Plugins {
-		prefix := entryKey("plugins", p.Name)
+		prefix := EntryKey("plugins", p.Name)
 		if seen[p.Name] {
 			v.add(prefix+".name", "declared twice")
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"reasonix/core/atomicfile"
 	"reasonix/core/config"
 )
 
@@ -64,7 +65,7 @@ func Declarations(cfg *config.Config, projectDir string) ([]Declared, error) {
 			return nil, fmt.Errorf("[[plugins]]: %w", err)
 		}
 		d := Declared{Config: sc, Source: SourceUser, Disabled: p.Disabled}
-		d.File = cfg.Sources[pluginKey(p.Name)+".name"]
+		d.File = cfg.Sources[config.EntryKey("plugins", p.Name)+".name"]
 		if cfg.ProjectFile != "" && d.File == cfg.ProjectFile {
 			d.Source = SourceProject
 		}
@@ -89,45 +90,6 @@ func Declarations(cfg *config.Config, projectDir string) ([]Declared, error) {
 	}
 	slices.SortFunc(out, func(a, b Declared) int { return strings.Compare(a.Config.Name, b.Config.Name) })
 	return out, nil
-}
-
-// pluginKey is the Sources key prefix of a [[plugins]] entry, spelled as
-// the config loader spells it.
-func pluginKey(name string) string {
-	quoted := name == ""
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			quoted = true
-			break
-		}
-	}
-	if !quoted {
-		return "plugins[" + name + "]"
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range name {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 || r == 0x7f {
-				fmt.Fprintf(&b, `\u%04X`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return "plugins[" + b.String() + "]"
 }
 
 // Trust is the outcome of a grant check.
@@ -232,37 +194,13 @@ func (g *Grants) Grant(workspace, server, identity string, now time.Time) error 
 	if err != nil {
 		return fmt.Errorf("encode mcp grants: %w", err)
 	}
-	if err := writeAtomic(g.path, append(data, '\n')); err != nil {
+	if err := os.MkdirAll(filepath.Dir(g.path), 0o700); err != nil {
+		return fmt.Errorf("save mcp grants: %w", err)
+	}
+	if err := atomicfile.Write(g.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("save mcp grants: %w", err)
 	}
 	return nil
-}
-
-// writeAtomic replaces path with data through a temporary file in the
-// same directory (CreateTemp makes it readable by the owner only).
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() { _ = os.Remove(tmp) }()
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // UntrustedReason explains, for status lines and notices, why a

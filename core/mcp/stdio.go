@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"reasonix/core/proc"
 )
 
 const (
@@ -108,7 +110,7 @@ func StartStdio(ctx context.Context, c StdioCommand, log *slog.Logger) (*Stdio, 
 	cmd := exec.Command(c.Command, c.Args...)
 	cmd.Dir = c.Dir
 	cmd.Env = mergeEnv(os.Environ(), c.Env)
-	startInGroup(cmd)
+	proc.SetGroup(cmd)
 
 	// Our own pipes, handed to the child as files, keep exec from
 	// starting copy goroutines whose end would depend on every process
@@ -302,14 +304,14 @@ func (s *Stdio) supervise(exited, stdoutDone, stderrDone <-chan struct{}, waitEr
 			requested = true
 			s.stop(exited)
 		case <-t.C:
-			killGroup(s.cmd)
+			proc.KillGroup(s.cmd)
 			<-exited
 		}
 		t.Stop()
 	}
 	// Whatever the leader left behind in its group would hold the pipes
 	// open.
-	sweepGroup(s.cmd)
+	proc.SweepGroup(s.cmd)
 	_ = s.stdin.Close()
 	s.drain(stdoutDone, stderrDone)
 
@@ -342,14 +344,14 @@ func (s *Stdio) stop(exited <-chan struct{}) {
 		return
 	case <-t.C:
 	}
-	terminateGroup(s.cmd)
+	proc.TerminateGroup(s.cmd)
 	t.Reset(s.grace)
 	select {
 	case <-exited:
 		return
 	case <-t.C:
 	}
-	killGroup(s.cmd)
+	proc.KillGroup(s.cmd)
 	<-exited
 }
 

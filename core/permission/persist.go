@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"reasonix/core/atomicfile"
+	"reasonix/core/config"
 )
 
 // PersistRule adds rule to the allow list of the [permissions] table of the
@@ -57,8 +60,8 @@ func PersistRule(projectFile, rule string) error {
 	if !changed {
 		return nil
 	}
-	if err := writeFileAtomic(target, out, perm); err != nil {
-		return fmt.Errorf("persist permission rule: %w", err)
+	if err := atomicfile.Write(target, out, perm); err != nil {
+		return fmt.Errorf("persist permission rule: write %s: %w", target, err)
 	}
 	return nil
 }
@@ -202,43 +205,10 @@ func samePath(p []string, want ...string) bool {
 // (commands often hold double quotes, which then need no escaping), else a
 // basic string with escapes.
 func quoteTOML(s string) string {
-	literalOK := !strings.ContainsAny(s, "'\x7f")
-	for _, r := range s {
-		if r < 0x20 && r != '\t' {
-			literalOK = false
-		}
+	if strings.ContainsAny(s, "'\x7f") || strings.IndexFunc(s, func(r rune) bool { return r < 0x20 && r != '\t' }) >= 0 {
+		return config.QuoteString(s)
 	}
-	if literalOK {
-		return "'" + s + "'"
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\r':
-			b.WriteString(`\r`)
-		default:
-			if r < 0x20 || r == 0x7f {
-				fmt.Fprintf(&b, `\u%04X`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	return "'" + s + "'"
 }
 
 func decodeTOML(doc []byte) (map[string]any, error) {
@@ -389,36 +359,4 @@ func sameTOML(a, b any) bool {
 	default:
 		return reflect.DeepEqual(a, b)
 	}
-}
-
-// writeFileAtomic replaces name with data through a temporary file in the
-// same directory, so readers see the old file or the new one, never a mix.
-func writeFileAtomic(name string, data []byte, perm fs.FileMode) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := os.Chmod(tmp.Name(), perm); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return nil
 }

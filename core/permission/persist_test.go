@@ -322,3 +322,34 @@ func TestPersistRuleTwice(t *testing.T) {
 		t.Errorf("file =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestQuoteTOML pins how a rule is spelled in the file: literal when it
+// can be, so the double quotes of shell commands stay readable.
+func TestQuoteTOML(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string
+	}{
+		{"plain", "Bash(make)", `'Bash(make)'`},
+		{"double quotes and backslash", `Bash(echo "a\b")`, `'Bash(echo "a\b")'`},
+		{"tab stays literal", "Bash(printf\tx)", "'Bash(printf\tx)'"},
+		{"single quote", "Bash(echo 'hi')", `"Bash(echo 'hi')"`},
+		{"single and double quote", `Bash(echo 'a' "b\c")`, `"Bash(echo 'a' \"b\\c\")"`},
+		{"newline", "Bash(a\nb)", `"Bash(a\nb)"`},
+		{"control", "Bash(a\x01b)", `"Bash(a\u0001b)"`},
+		{"delete", "Bash(a\x7fb)", `"Bash(a\u007Fb)"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := quoteTOML(tt.in)
+			if got != tt.want {
+				t.Errorf("quoteTOML(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+			var v struct{ S string }
+			if _, err := toml.Decode("S = "+got, &v); err != nil || v.S != tt.in {
+				t.Errorf("%s decodes to %q, %v; want %q", got, v.S, err, tt.in)
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"reasonix/core/proc"
 	"reasonix/core/tool"
 )
 
@@ -201,7 +202,7 @@ func runCommand(ctx context.Context, dir string, argv []string, timeout time.Dur
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	cmd.WaitDelay = bashWaitDelay
-	startInGroup(cmd)
+	proc.SetGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
@@ -235,8 +236,11 @@ func runCommand(ctx context.Context, dir string, argv []string, timeout time.Dur
 		run.cancelled = true
 		waitErr = stopGroup(cmd, exited)
 	}
-	// Whatever the shell left running in its group goes with it.
-	killGroup(cmd)
+	// Whatever the shell left running in its group goes with it. On
+	// Windows the tree is found through the shell, so orphans of a shell
+	// that has exited escape; the drain grace below keeps the call from
+	// hanging on them.
+	proc.KillGroup(cmd)
 
 	grace := time.NewTimer(bashDrainGrace)
 	defer grace.Stop()
@@ -255,7 +259,7 @@ func runCommand(ctx context.Context, dir string, argv []string, timeout time.Dur
 // stopGroup asks the group to terminate, then kills it if the shell has not
 // exited within bashTermGrace, and returns the shell's Wait result.
 func stopGroup(cmd *exec.Cmd, exited <-chan error) error {
-	terminateGroup(cmd)
+	proc.TerminateGroup(cmd)
 	grace := time.NewTimer(bashTermGrace)
 	defer grace.Stop()
 	select {
@@ -263,7 +267,7 @@ func stopGroup(cmd *exec.Cmd, exited <-chan error) error {
 		return err
 	case <-grace.C:
 	}
-	killGroup(cmd)
+	proc.KillGroup(cmd)
 	return <-exited
 }
 

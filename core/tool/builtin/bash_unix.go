@@ -4,31 +4,8 @@ package builtin
 
 import (
 	"os"
-	"os/exec"
 	"syscall"
 )
-
-// startInGroup makes the command the leader of a new process group, so one
-// signal to the group reaches everything it starts.
-func startInGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
-
-// terminateGroup sends SIGTERM to the command's process group.
-func terminateGroup(cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	}
-}
-
-// killGroup sends SIGKILL to the command's process group. The group outlives
-// its leader while any member is alive, so this also reaches what the shell
-// left behind after it exited; an empty group is not an error.
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-}
 
 // signalled reports the shell-style exit code (128+n) and the signal name
 // when the process was ended by a signal.

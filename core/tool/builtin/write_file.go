@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"reasonix/core/atomicfile"
 	"reasonix/core/tool"
 )
 
@@ -107,33 +108,8 @@ func writeAtomic(path string, data []byte) (created bool, err error) {
 		return false, err
 	}
 
-	dir, base := filepath.Split(path)
-	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
-		return false, fmt.Errorf("create temporary file: %w", err)
-	}
-	tmpName := tmp.Name()
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmpName)
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return false, fmt.Errorf("write: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return false, fmt.Errorf("sync: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return false, fmt.Errorf("close: %w", err)
-	}
-	if err = os.Chmod(tmpName, mode); err != nil {
-		return false, fmt.Errorf("set mode: %w", err)
-	}
-	if err = os.Rename(tmpName, path); err != nil {
-		return false, fmt.Errorf("replace file: %w", err)
+	if err := atomicfile.Write(path, data, mode); err != nil {
+		return false, err
 	}
 	return created, nil
 }

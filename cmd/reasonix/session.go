@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"reasonix/actors"
+	"reasonix/core/config"
+	"reasonix/core/permission"
+	"reasonix/core/session"
+)
+
+// checkHeadlessFlags validates the flags every headless command shares
+// (`run`, `subagent try|run`), so they fail alike and before any work.
+func checkHeadlessFlags(format string, maxSteps int, permissionMode string, deny []string) error {
+	if !contains(outputFormats, format) {
+		return usageErrorf("--output-format %q: want one of %s", format, strings.Join(outputFormats, ", "))
+	}
+	if maxSteps < 0 {
+		return usageErrorf("--max-steps must be 0 (no limit) or positive, got %d", maxSteps)
+	}
+	if _, err := permission.ParsePosture(permissionMode); err != nil {
+		return usageErrorf("--permission-mode: %v", err)
+	}
+	for _, r := range deny {
+		if _, err := permission.ParseRule(r); err != nil {
+			return usageErrorf("--deny %q: %v", r, err)
+		}
+	}
+	return nil
+}
+
+// probeEnvironment describes the machine for the system prompt, or
+// returns nil when the config turns that off.
+func probeEnvironment(cfg *config.Config, cwd string) *session.Environment {
+	if !cfg.Environment.Enabled {
+		return nil
+	}
+	env := session.ProbeEnvironment(cwd, cfg.Environment.Tools)
+	return &env
+}
+
+// createTranscript opens the transcript of a new top-level session of
+// model in cwd's project directory and returns the session id with it.
+func createTranscript(cfg *config.Config, cwd, model string) (string, *session.Store, error) {
+	id := session.NewID(time.Now())
+	store, err := session.Create(session.ProjectDir(cfg.Home, cwd), session.Header{
+		ID: id, Created: time.Now().UTC(), Cwd: cwd, Model: model,
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("transcript: %w", err)
+	}
+	return id, store, nil
+}
+
+// headlessTurn is one turn of a fresh session run without the TUI.
+type headlessTurn struct {
+	// what names the command in the log: "run" or "subagent".
+	what string
+	// spec describes the session; its Agent.Bus is set by runHeadless and
+	// spec.Transcript is what the output reports.
+	spec   actors.SessionSpec
+	prompt string
+	format string
+	// answerOnly keeps streamed text off stdout in text format and prints
+	// the final answer instead: a subagent's caller sees its result, not
+	// its intermediate narration.
+	answerOnly bool
+}
+
+// runHeadless runs one turn of a fresh session to its end, renders its
+// events in t.format and shuts the actor system down. The first SIGINT or
+// SIGTERM cancels the turn; a second exits at once. The outcome becomes
+// the command's error: errInterrupted, nil for a finished turn, or
+// errSilent when the turn failed (the output already says why).
+func runHeadless(f *Factory, t headlessTurn) error {
+	spec := t.spec
+	logger := spec.Agent.Logger
+	sys := actors.NewSystem(logger)
+	bus := actors.NewBus()
+	sub := bus.Subscribe()
+	defer sub.Close()
+	spec.Agent.Bus = bus
+	sess, err := actors.StartSession(sys, spec)
+	if err != nil {
+		return err
+	}
+
+	out := newRenderer(t.format, f.Stdout, f.Stderr)
+	each := out.event
+	if t.answerOnly && t.format == "text" {
+		each = func(ev actors.Event) {
+			if _, ok := ev.(*actors.TextDelta); !ok {
+				out.event(ev)
+			}
+		}
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// interrupted is closed by the signal watcher, which is stopped and
+	// waited for before the outcome is read.
+	interrupted := make(chan struct{})
+	watcher := make(chan struct{})
+	go func() {
+		defer close(watcher)
+		select {
+		case <-sigs:
+			close(interrupted)
+			logger.Info("interrupt: cancelling the turn")
+			sess.Cancel()
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-sigs:
+			// A second signal means the user does not want to wait for a
+			// clean stop.
+			logger.Warn("second interrupt: exiting at once")
+			os.Exit(exitInterrupted)
+		case <-ctx.Done():
+		}
+	}()
+
+	sess.Run(t.prompt)
+	done, err := actors.WaitTurn(ctx, sub, spec.Agent.Session, each)
+	cancel()
+	<-watcher
+	closeErr := sess.Close(10 * time.Second)
+	shutCtx, shutCancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer shutCancel()
+	shutErr := sys.Shutdown(shutCtx)
+	if err != nil {
+		return fmt.Errorf("wait for turn: %w", err)
+	}
+	if closeErr != nil || shutErr != nil {
+		logger.Warn("shutdown", "close", closeErr, "shutdown", shutErr)
+	}
+	if t.answerOnly && t.format == "text" && done.Status == actors.StatusOK && done.Text != "" {
+		fmt.Fprint(f.Stdout, done.Text)
+		if !strings.HasSuffix(done.Text, "\n") {
+			fmt.Fprintln(f.Stdout)
+		}
+	}
+	if err := out.finish(done, spec.Transcript); err != nil {
+		return err
+	}
+	logger.Info(t.what+" finished", "status", done.Status, "steps", done.Steps)
+	select {
+	case <-interrupted:
+		return errInterrupted
+	default:
+	}
+	switch done.Status {
+	case actors.StatusCancelled:
+		return errInterrupted
+	case actors.StatusOK:
+		return nil
+	default:
+		return errSilent
+	}
+}
