@@ -176,6 +176,8 @@ func TestRootFlagErrorsAreUsageErrors(t *testing.T) {
 		{"doctor in a missing directory", []string{"doctor", "--cwd", "/nonexistent/reasonix-test-dir"}, "--cwd"},
 		{"unknown config command", []string{"config", "shwo"}, `unknown command "shwo"`},
 		{"argument to setup", []string{"setup", "now"}, "unknown command"},
+		{"unknown top-level command", []string{"rnu", "hi"}, `unknown command "rnu"`},
+		{"argument to version", []string{"version", "extra"}, "unknown command"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
