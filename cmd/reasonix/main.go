@@ -1,5 +1,3 @@
-// Command reasonix is the Reasonix coding agent: a chat TUI, a headless
-// runner and the tools around them.
 package main
 
 import "os"
