@@ -104,7 +104,9 @@ func (d *fleetDeps) newAgent(spec actors.TaskSpec) (actors.AgentSpec, error) {
 		return actors.AgentSpec{}, err
 	}
 	id := d.parent + "-" + strings.ReplaceAll(spec.ID, ".", "-")
-	store, err := session.Create(d.sessions, session.Header{
+	// Open, not Create: the file is made by the store's own goroutine, so
+	// starting 64 subagents does not queue 64 file creations here.
+	store, err := session.Open(d.sessions, session.Header{
 		ID: id, Created: time.Now().UTC(), Cwd: d.cwd, Model: res.Provider.Name + "/" + res.Model,
 		Parent: d.parent, Task: spec.ID,
 	})

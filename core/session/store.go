@@ -41,77 +41,179 @@ type record struct {
 	Message *provider.Message `json:"message,omitempty"`
 }
 
-// Store appends a session's messages to its transcript file. It is safe for
-// concurrent use.
+// Store appends a session's messages to its transcript file. Appends are
+// queued and written, in order, by the store's own goroutine, so an actor
+// recording a message never waits for the disk; Close writes what is
+// queued and stops that goroutine. It is safe for concurrent use.
 type Store struct {
-	mu   sync.Mutex
-	f    *os.File
 	path string
+
+	mu     sync.Mutex
+	queue  [][]byte
+	closed bool
+	// err is the first write failure; later appends report it.
+	err  error
+	wake chan struct{}
+	done chan struct{}
 }
 
-// Create starts a new transcript at dir/<h.ID>.jsonl, creating dir.
+// Create starts a new transcript at dir/<h.ID>.jsonl, creating dir, and
+// fails at once when the file cannot be created.
 func Create(dir string, h Header) (*Store, error) {
-	if h.ID == "" {
-		return nil, errors.New("create transcript: empty session id")
+	path, line, err := prepare(dir, h)
+	if err != nil {
+		return nil, err
 	}
+	f, err := create(dir, path)
+	if err != nil {
+		return nil, err
+	}
+	s := newStore(path)
+	go s.run(f, nil, line)
+	return s, nil
+}
+
+// Open is Create without waiting for the disk: the file is created by the
+// store's goroutine, and a failure surfaces on a later Append or Close.
+// Creating a file costs about a millisecond on some disks; a fleet that
+// starts 64 subagents should not spend that on its scheduler's mailbox.
+func Open(dir string, h Header) (*Store, error) {
+	path, line, err := prepare(dir, h)
+	if err != nil {
+		return nil, err
+	}
+	s := newStore(path)
+	go s.run(nil, func() (*os.File, error) { return create(dir, path) }, line)
+	return s, nil
+}
+
+func prepare(dir string, h Header) (path string, header []byte, err error) {
+	if h.ID == "" {
+		return "", nil, errors.New("create transcript: empty session id")
+	}
+	h.Version = FormatVersion
+	line, err := encode(record{Type: "header", Header: &h})
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(dir, h.ID+".jsonl"), line, nil
+}
+
+func create(dir, path string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create transcript dir: %w", err)
 	}
-	h.Version = FormatVersion
-	path := filepath.Join(dir, h.ID+".jsonl")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create transcript: %w", err)
 	}
-	s := &Store{f: f, path: path}
-	if err := s.write(record{Type: "header", Header: &h}); err != nil {
-		f.Close()
-		return nil, err
+	return f, nil
+}
+
+func newStore(path string) *Store {
+	return &Store{path: path, wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+func encode(r record) ([]byte, error) {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode transcript record: %w", err)
 	}
-	return s, nil
+	return append(line, '\n'), nil
 }
 
 // Path is the transcript file.
 func (s *Store) Path() string { return s.path }
 
-// Append writes m as one complete line.
+// Append queues m to be written as one complete line. An error means the
+// store is closed or an earlier write failed (the transcript is then
+// incomplete from that point).
 func (s *Store) Append(m provider.Message) error {
-	return s.write(record{Type: "message", Message: &m})
-}
-
-func (s *Store) write(r record) error {
-	line, err := json.Marshal(r)
+	line, err := encode(record{Type: "message", Message: &m})
 	if err != nil {
-		return fmt.Errorf("encode transcript record: %w", err)
+		return err
 	}
-	line = append(line, '\n')
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f == nil {
+	switch {
+	case s.closed:
 		return errors.New("append transcript: store closed")
+	case s.err != nil:
+		return s.err
 	}
-	// One write per record: with O_APPEND a crash leaves either the whole
-	// line or a torn tail that Load skips, never an interleaving.
-	if _, err := s.f.Write(line); err != nil {
-		return fmt.Errorf("append transcript: %w", err)
+	s.queue = append(s.queue, line)
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 	return nil
 }
 
-// Close flushes the file to disk and closes it. Closing twice is harmless.
+// run owns the file: it creates it when open is set, writes the header and
+// then every queued line, and on Close syncs and closes it.
+func (s *Store) run(f *os.File, open func() (*os.File, error), header []byte) {
+	defer close(s.done)
+	fail := func(err error) {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+	}
+	if open != nil {
+		var err error
+		if f, err = open(); err != nil {
+			fail(err)
+		}
+	}
+	pending := [][]byte{header}
+	for {
+		for _, line := range pending {
+			if f == nil {
+				break
+			}
+			// One write per record: with O_APPEND a crash leaves either
+			// the whole line or a torn tail that Load skips.
+			if _, err := f.Write(line); err != nil {
+				fail(fmt.Errorf("append transcript: %w", err))
+				f.Close()
+				f = nil
+			}
+		}
+		s.mu.Lock()
+		pending, s.queue = s.queue, nil
+		closed := s.closed
+		s.mu.Unlock()
+		if len(pending) > 0 {
+			continue
+		}
+		if closed {
+			break
+		}
+		<-s.wake
+	}
+	if f != nil {
+		syncErr := f.Sync()
+		if err := errors.Join(syncErr, f.Close()); err != nil {
+			fail(fmt.Errorf("close transcript: %w", err))
+		}
+	}
+}
+
+// Close writes everything queued, syncs the file and closes it, returning
+// the first failure of the store's life. Closing twice is harmless.
 func (s *Store) Close() error {
 	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	<-s.done
+	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f == nil {
-		return nil
-	}
-	syncErr := s.f.Sync()
-	closeErr := s.f.Close()
-	s.f = nil
-	if err := errors.Join(syncErr, closeErr); err != nil {
-		return fmt.Errorf("close transcript: %w", err)
-	}
-	return nil
+	return s.err
 }
 
 // Load reads a transcript. A final line without its newline (a write cut

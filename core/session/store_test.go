@@ -114,3 +114,51 @@ func TestSlug(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenWritesInOrder(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "later", "sessions")
+	s, err := Open(dir, Header{ID: "lazy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ {
+		if err := s.Append(provider.Message{Role: provider.RoleUser, Content: strings.Repeat("x", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h, msgs, err := Load(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ID != "lazy" || len(msgs) != 200 {
+		t.Fatalf("header %+v, %d messages", h, len(msgs))
+	}
+	for i, m := range msgs {
+		if len(m.Content) != i {
+			t.Fatalf("message %d out of order (len %d)", i, len(m.Content))
+		}
+	}
+}
+
+func TestOpenReportsCreateFailure(t *testing.T) {
+	t.Parallel()
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(filepath.Join(blocker, "sessions"), Header{ID: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Append(provider.Message{Role: provider.RoleUser, Content: "lost"})
+	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "create transcript dir") {
+		t.Fatalf("Close = %v, want the create failure", err)
+	}
+	if err := s.Append(provider.Message{Role: provider.RoleUser}); err == nil {
+		t.Fatal("append after a failure and close succeeded")
+	}
+}
