@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reasonix/core/mcp"
+	"reasonix/core/mcp/mcptest"
 	"reasonix/core/tool"
 )
 
@@ -19,7 +20,7 @@ import (
 // restarted after the backoff, and the next call succeeds.
 func TestMCPServerKilledMidCall(t *testing.T) {
 	t.Parallel()
-	node, script := everythingServer(t)
+	node, script := mcptest.Everything(t)
 	spec := testSpec(t, MCPServer{Config: mcp.ServerConfig{Name: "everything", Type: mcp.TypeStdio, Command: node, Args: []string{script, "stdio"}}, Source: mcp.SourceUser})
 	// A backoff long enough to observe the restarting state.
 	spec.Backoff = Backoff{Base: time.Second, Max: 2 * time.Second, GiveUp: 3}

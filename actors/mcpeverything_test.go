@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"reasonix/core/mcp"
+	"reasonix/core/mcp/mcptest"
 	"reasonix/core/provider/providertest"
 )
 
@@ -13,7 +14,7 @@ import (
 // @modelcontextprotocol/server-everything over stdio and streamable HTTP.
 func TestMCPEverything(t *testing.T) {
 	t.Parallel()
-	node, script := everythingServer(t)
+	node, script := mcptest.Everything(t)
 	tests := []struct {
 		name   string
 		server func(t *testing.T) mcp.ServerConfig
@@ -22,7 +23,7 @@ func TestMCPEverything(t *testing.T) {
 			return mcp.ServerConfig{Name: "everything", Type: mcp.TypeStdio, Command: node, Args: []string{script, "stdio"}}
 		}},
 		{"streamable http", func(t *testing.T) mcp.ServerConfig {
-			return mcp.ServerConfig{Name: "everything", Type: mcp.TypeHTTP, URL: startEverythingHTTP(t, node, script)}
+			return mcp.ServerConfig{Name: "everything", Type: mcp.TypeHTTP, URL: mcptest.StartEverythingHTTP(t, node, script)}
 		}},
 	}
 	for _, tt := range tests {

@@ -2,19 +2,13 @@ package actors
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 // The MCP servers of these tests are real subprocesses: this test binary
@@ -200,134 +194,4 @@ func pluginExample(t *testing.T, dir string) string {
 		t.Fatalf("build the plugin example: %v\n%s", err, out)
 	}
 	return bin
-}
-
-// The pinned @modelcontextprotocol/server-everything: CI installs it and
-// names its entry script in everythingEnv; otherwise it is installed once
-// into the user cache directory. The tests skip only without node or npm.
-const (
-	everythingEnv     = "REASONIX_MCP_EVERYTHING"
-	everythingVersion = "2026.8.31"
-)
-
-var everythingInstall struct {
-	once   sync.Once
-	script string
-	err    error
-}
-
-func everythingServer(t *testing.T) (node, script string) {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; skipping the tests against server-everything")
-	}
-	if p := os.Getenv(everythingEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s=%s: %v", everythingEnv, p, err)
-		}
-		return node, p
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed; skipping the tests against server-everything")
-	}
-	everythingInstall.once.Do(func() {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
-		}
-		dir := filepath.Join(base, "reasonix-test", "mcp-everything-"+everythingVersion)
-		script := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-		if _, err := os.Stat(script); err == nil {
-			everythingInstall.script = script
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error",
-			"@modelcontextprotocol/server-everything@"+everythingVersion).CombinedOutput()
-		if err != nil {
-			everythingInstall.err = fmt.Errorf("%w\n%s", err, out)
-			return
-		}
-		everythingInstall.script = script
-	})
-	if everythingInstall.err != nil {
-		t.Fatalf("install server-everything (set %s to use an installed copy): %v", everythingEnv, everythingInstall.err)
-	}
-	return node, everythingInstall.script
-}
-
-// watchWriter closes found once a line containing substr was written.
-type watchWriter struct {
-	substr string
-	found  chan struct{}
-	mu     sync.Mutex
-	buf    strings.Builder
-	done   bool
-}
-
-func (w *watchWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.buf.Write(p)
-		if strings.Contains(w.buf.String(), w.substr) {
-			w.done = true
-			close(w.found)
-		}
-	}
-	return len(p), nil
-}
-
-func (w *watchWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
-
-// startEverythingHTTP runs server-everything in streamable HTTP mode on a
-// free loopback port and returns its endpoint.
-func startEverythingHTTP(t *testing.T, node, script string) string {
-	t.Helper()
-	for attempt := 0; attempt < 3; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-		_ = ln.Close()
-		cmd := exec.Command(node, script, "streamableHttp")
-		cmd.Env = append(os.Environ(), "PORT="+port)
-		w := &watchWriter{substr: "listening on port", found: make(chan struct{})}
-		cmd.Stdout, cmd.Stderr = io.Discard, w
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		deadline := time.NewTimer(30 * time.Second)
-		select {
-		case <-w.found:
-			deadline.Stop()
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				<-exited
-			})
-			return "http://127.0.0.1:" + port + "/mcp"
-		case err := <-exited:
-			deadline.Stop()
-			if strings.Contains(w.String(), "EADDRINUSE") {
-				continue
-			}
-			t.Fatalf("server-everything exited: %v\n%s", err, w.String())
-		case <-deadline.C:
-			_ = cmd.Process.Kill()
-			<-exited
-			t.Fatalf("server-everything did not start:\n%s", w.String())
-		}
-	}
-	t.Fatal("no free port for server-everything")
-	return ""
 }

@@ -1,172 +1,24 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"reasonix/core/mcp/mcptest"
 )
 
-// These tests run the client against @modelcontextprotocol/server-everything,
-// the reference server the MCP project maintains, over stdio and over
-// streamable HTTP.
-//
-// everythingEnv may name the server's installed entry point (its
-// dist/index.js, or the node_modules/.bin/mcp-server-everything link); CI
-// installs it up front and sets it. Otherwise the tests install the pinned
-// version below with npm into the user cache directory, once. They are
-// skipped only when node or npm is missing.
-const (
-	everythingEnv     = "REASONIX_MCP_EVERYTHING"
-	everythingVersion = "2026.8.31"
-)
-
-var everythingInstall struct {
-	once   sync.Once
-	script string
-	err    error
-}
-
-// everythingServer returns node and the server's entry script.
-func everythingServer(t *testing.T) (node, script string) {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed; skipping the tests against @modelcontextprotocol/server-everything")
-	}
-	if p := os.Getenv(everythingEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s=%s: %v", everythingEnv, p, err)
-		}
-		return node, p
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("npm is not installed; skipping the tests against @modelcontextprotocol/server-everything")
-	}
-	everythingInstall.once.Do(func() {
-		everythingInstall.script, everythingInstall.err = installEverything(npm)
-	})
-	if everythingInstall.err != nil {
-		t.Fatalf("install @modelcontextprotocol/server-everything (set %s to use an installed copy): %v", everythingEnv, everythingInstall.err)
-	}
-	return node, everythingInstall.script
-}
-
-func installEverything(npm string) (string, error) {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	dir := filepath.Join(base, "reasonix-test", "mcp-everything-"+everythingVersion)
-	script := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(script); err == nil {
-		return script, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error",
-		"@modelcontextprotocol/server-everything@"+everythingVersion)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%w\n%s", err, out)
-	}
-	if _, err := os.Stat(script); err != nil {
-		return "", err
-	}
-	return script, nil
-}
-
-// lineWatcher is a Writer that closes found once a line containing substr
-// has been written.
-type lineWatcher struct {
-	substr string
-	found  chan struct{}
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	done   bool
-}
-
-func (w *lineWatcher) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.buf.Write(p)
-		if strings.Contains(w.buf.String(), w.substr) {
-			w.done = true
-			close(w.found)
-		}
-	}
-	return len(p), nil
-}
-
-func (w *lineWatcher) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
-
-// startEverythingHTTP runs the server in streamableHttp mode on a free
-// loopback port and returns its endpoint. A port taken between choosing
-// and binding it is retried.
-func startEverythingHTTP(t *testing.T, node, script string) string {
-	t.Helper()
-	for attempt := 0; attempt < 3; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-		_ = ln.Close()
-
-		cmd := exec.Command(node, script, "streamableHttp")
-		cmd.Env = append(os.Environ(), "PORT="+port)
-		w := &lineWatcher{substr: "listening on port", found: make(chan struct{})}
-		cmd.Stdout, cmd.Stderr = io.Discard, w
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		deadline := time.NewTimer(testTimeout)
-		select {
-		case <-w.found:
-			deadline.Stop()
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				<-exited
-			})
-			return "http://127.0.0.1:" + port + "/mcp"
-		case err := <-exited:
-			deadline.Stop()
-			if strings.Contains(w.String(), "EADDRINUSE") || strings.Contains(w.String(), "already in use") {
-				continue
-			}
-			t.Fatalf("server-everything exited: %v\n%s", err, w.String())
-		case <-deadline.C:
-			_ = cmd.Process.Kill()
-			<-exited
-			t.Fatalf("server-everything did not start:\n%s", w.String())
-		}
-	}
-	t.Fatal("no free port for server-everything")
-	return ""
-}
+// These tests run the client against @modelcontextprotocol/server-everything
+// (see core/mcp/mcptest) over stdio and over streamable HTTP.
 
 func TestEverythingServer(t *testing.T) {
 	t.Parallel()
-	node, script := everythingServer(t)
+	node, script := mcptest.Everything(t)
 	tests := []struct {
 		name string
 		open func(t *testing.T, log *slog.Logger) Transport
@@ -183,7 +35,7 @@ func TestEverythingServer(t *testing.T) {
 			return tr
 		}},
 		{name: "streamable http", open: func(t *testing.T, log *slog.Logger) Transport {
-			tr, err := NewHTTP(startEverythingHTTP(t, node, script), HTTPOptions{Logger: log})
+			tr, err := NewHTTP(mcptest.StartEverythingHTTP(t, node, script), HTTPOptions{Logger: log})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,9 @@
+// Package mcptest gives tests a real third-party MCP server: the pinned
+// @modelcontextprotocol/server-everything, the reference server the MCP
+// project maintains, over stdio or streamable HTTP.
+//
+// CI installs it up front and names its entry script in
+// REASONIX_MCP_EVERYTHING; otherwise the first test installs the pinned
+// version with npm into the user cache directory. Tests are skipped only
+// when node or npm is missing.
+package mcptest
