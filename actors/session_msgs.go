@@ -3,7 +3,3 @@ package actors
 // The session supervisor accepts RunTurn and CancelTurn (see
 // executor_msgs.go) from frontends; it replies to RunTurn with the
 // executor's TurnFinished and publishes TurnDone.
-
-// executorLost reports internally that the executor died while a turn was
-// in flight.
-type executorLost struct{}

@@ -59,11 +59,12 @@ func (r *toolRunner) run(c actor.Context, m *RunTool) {
 		return // one call per runner
 	}
 	r.replyTo, r.call, r.start = c.Sender(), *m, time.Now()
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	var ctx context.Context
+	var cancel context.CancelFunc
 	if r.timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, r.timeout)
+		ctx, cancel = context.WithTimeout(context.Background(), r.timeout)
 	} else {
-		ctx, cancel = context.WithCancel(ctx)
+		ctx, cancel = context.WithCancel(context.Background())
 	}
 	r.cancel = cancel
 	ctx = tool.WithCallID(ctx, m.CallID)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -55,11 +54,7 @@ func fleetSpec(d *fleetDeps) *actors.FleetSpec {
 // never delegates never touches the skill directories.
 func (d *fleetDeps) loadSkills() *skill.Store {
 	d.skillsOnce.Do(func() {
-		userHome, _ := os.UserHomeDir()
-		st, warns := skill.Load(skill.Options{
-			Workspace: d.cwd, Home: d.cfg.Home, UserHome: userHome,
-			Paths: d.cfg.Skills.Paths, ExcludedPaths: d.cfg.Skills.ExcludedPaths, Disabled: d.cfg.Skills.DisabledSkills,
-		})
+		st, warns := skill.Load(skillOptions(d.cfg, d.cwd))
 		for _, w := range warns {
 			d.logger.Warn("skill skipped", "warning", w.String())
 		}

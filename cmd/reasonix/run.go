@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,7 +51,7 @@ Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
 			if err := checkHeadlessFlags(opts.OutputFormat, opts.MaxSteps, opts.PermissionMode, opts.Deny); err != nil {
 				return err
 			}
-			if opts.MCPElicitation != "" && !contains(mcpElicitations, opts.MCPElicitation) {
+			if opts.MCPElicitation != "" && !slices.Contains(mcpElicitations, opts.MCPElicitation) {
 				return usageErrorf("--mcp-elicitation %q: want one of %s", opts.MCPElicitation, strings.Join(mcpElicitations, ", "))
 			}
 			prompt, err := readPrompt(f.Stdin, args)
@@ -103,15 +104,6 @@ func readPrompt(stdin io.Reader, args []string) (string, error) {
 		return "", &usageError{err: errNoPrompt}
 	}
 	return p, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func runRun(f *Factory, opts *RunOptions) error {
@@ -207,7 +199,6 @@ func toolTimeouts(bashSeconds int) map[string]time.Duration {
 type renderer struct {
 	format         string
 	stdout, stderr io.Writer
-	enc            *json.Encoder
 	endsNewline    bool
 	wroteText      bool
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -18,7 +19,7 @@ import (
 // checkHeadlessFlags validates the flags every headless command shares
 // (`run`, `subagent try|run`), so they fail alike and before any work.
 func checkHeadlessFlags(format string, maxSteps int, permissionMode string, deny []string) error {
-	if !contains(outputFormats, format) {
+	if !slices.Contains(outputFormats, format) {
 		return usageErrorf("--output-format %q: want one of %s", format, strings.Join(outputFormats, ", "))
 	}
 	if maxSteps < 0 {

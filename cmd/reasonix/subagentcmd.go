@@ -145,18 +145,23 @@ profile lists the available ones), 130 interrupted.`
 	return cmd
 }
 
-// loadSkills reads the skill roots the config points at and reports the
-// files it skipped on stderr.
-func loadSkills(f *Factory, cfg *config.Config, cwd string) *skill.Store {
+// skillOptions are the skill roots the config points at.
+func skillOptions(cfg *config.Config, cwd string) skill.Options {
 	userHome, _ := os.UserHomeDir()
-	store, warns := skill.Load(skill.Options{
+	return skill.Options{
 		Workspace:     cwd,
 		Home:          cfg.Home,
 		UserHome:      userHome,
 		Paths:         cfg.Skills.Paths,
 		ExcludedPaths: cfg.Skills.ExcludedPaths,
 		Disabled:      cfg.Skills.DisabledSkills,
-	})
+	}
+}
+
+// loadSkills reads the skill roots the config points at and reports the
+// files it skipped on stderr.
+func loadSkills(f *Factory, cfg *config.Config, cwd string) *skill.Store {
+	store, warns := skill.Load(skillOptions(cfg, cwd))
 	for _, w := range warns {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
 	}

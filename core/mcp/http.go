@@ -470,9 +470,6 @@ func (h *HTTP) listen(ctx context.Context) {
 	}
 }
 
-// errStopStream ends readEvents when its callback wants no more.
-var errStopStream = errors.New("stop reading")
-
 // readEvents decodes the messages an event stream carries and hands them
 // to fn until fn returns false or the stream ends. It records the last
 // event id and retry delay so that the stream can be resumed. Events with

@@ -53,14 +53,6 @@ func (f *fakeClock) slept() []time.Duration {
 	return append([]time.Duration(nil), f.sleeps...)
 }
 
-func (f *fakeClock) total() time.Duration {
-	var sum time.Duration
-	for _, d := range f.slept() {
-		sum += d
-	}
-	return sum
-}
-
 // testConfig points a provider at srv with a private transport whose idle
 // connections close when the test ends.
 func testConfig(t *testing.T, srv *providertest.Server) provider.Config {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -65,23 +64,9 @@ func (t *glob) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("glob: %w", err)
 	}
-	if strings.TrimSpace(args.Path) == "" {
-		args.Path = "."
-	}
-	base, err := resolveRead(t.env, args.Path)
+	base, shown, err := resolveDir(t.env, "glob", args.Path, "pass its directory as path")
 	if err != nil {
-		return "", fmt.Errorf("glob: %w", err)
-	}
-	shown := displayPath(t.env, base)
-	info, err := os.Stat(base)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("glob: %s does not exist", shown)
-	}
-	if err != nil {
-		return "", fmt.Errorf("glob: %w", err)
-	}
-	if !info.IsDir() {
-		return "", fmt.Errorf("glob: %s is a file, not a directory; pass its directory as path", shown)
+		return "", err
 	}
 
 	tree := newSearchTree(t.env, base)

@@ -3,7 +3,6 @@ package builtin
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -55,23 +54,9 @@ func (t *ls) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("ls: %w", err)
 	}
-	if strings.TrimSpace(args.Path) == "" {
-		args.Path = "."
-	}
-	dir, err := resolveRead(t.env, args.Path)
+	dir, shown, err := resolveDir(t.env, "ls", args.Path, "use read_file to read it")
 	if err != nil {
-		return "", fmt.Errorf("ls: %w", err)
-	}
-	shown := displayPath(t.env, dir)
-	fi, err := os.Stat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("ls: %s does not exist", shown)
-	}
-	if err != nil {
-		return "", fmt.Errorf("ls: %w", err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("ls: %s is a file, not a directory; use read_file to read it", shown)
+		return "", err
 	}
 	// os.ReadDir sorts by name, which makes the listing deterministic.
 	entries, err := os.ReadDir(dir)

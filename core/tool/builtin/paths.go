@@ -2,6 +2,9 @@ package builtin
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -80,4 +83,28 @@ func relUnder(root, abs string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
+}
+
+// resolveDir resolves an optional directory argument of a read-only tool
+// (empty: the workspace root) and checks that it exists and is a
+// directory; onFile is the hint given when it is a file.
+func resolveDir(env tool.Env, name, p, onFile string) (abs, shown string, err error) {
+	if strings.TrimSpace(p) == "" {
+		p = "."
+	}
+	abs, err = resolveRead(env, p)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", name, err)
+	}
+	shown = displayPath(env, abs)
+	info, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "", fmt.Errorf("%s: %s does not exist", name, shown)
+	case err != nil:
+		return "", "", fmt.Errorf("%s: %w", name, err)
+	case !info.IsDir():
+		return "", "", fmt.Errorf("%s: %s is a file, not a directory; %s", name, shown, onFile)
+	}
+	return abs, shown, nil
 }
