@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"reasonix/core/gitignore"
+	"reasonix/core/panics"
 	"reasonix/core/tool"
 )
 
@@ -270,7 +271,8 @@ type grepJob struct {
 // keeps only the hits that can still be among the first limit in path
 // order, and its boundary lets workers skip files and whole directories
 // sorting after it. The result is therefore the same however the work
-// interleaves.
+// interleaves. A worker that panics fails the call: the queue is cancelled
+// so the others stop, and the panic is returned as the error.
 func (s *grepSearch) run(ctx context.Context) ([]*fileHits, bool, error) {
 	s.coll.limit = s.limit
 	q := &grepQueue{}
@@ -278,9 +280,17 @@ func (s *grepSearch) run(ctx context.Context) ([]*fileHits, bool, error) {
 	stop := context.AfterFunc(ctx, q.cancel)
 	defer stop()
 	q.push(grepJob{rel: s.tree.start, dir: true, start: true})
-	var wg sync.WaitGroup
+	var (
+		wg       sync.WaitGroup
+		once     sync.Once
+		panicked error
+	)
+	fail := func(err error) {
+		once.Do(func() { panicked = err })
+		q.cancel()
+	}
 	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
+		panics.GoGroup(&wg, func() {
 			w := &grepWorker{}
 			for {
 				job, ok := q.pop()
@@ -292,9 +302,12 @@ func (s *grepSearch) run(ctx context.Context) ([]*fileHits, bool, error) {
 				}
 				q.done()
 			}
-		})
+		}, fail)
 	}
 	wg.Wait()
+	if panicked != nil {
+		return nil, false, fmt.Errorf("search worker: %w", panicked)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
@@ -302,10 +315,17 @@ func (s *grepSearch) run(ctx context.Context) ([]*fileHits, bool, error) {
 	return files, truncated, nil
 }
 
+// testHookGrepFile, when set by a test, is called by a worker before it
+// searches the file at rel, so a test can make a worker fail.
+var testHookGrepFile func(rel string)
+
 func (s *grepSearch) do(w *grepWorker, q *grepQueue, job grepJob) {
 	if !job.dir {
 		if s.coll.beyond(job.rel) {
 			return
+		}
+		if testHookGrepFile != nil {
+			testHookGrepFile(job.rel)
 		}
 		if hits, _ := s.searchFile(w, s.tree.abs(job.rel), job.rel); hits != nil {
 			s.coll.add(hits)

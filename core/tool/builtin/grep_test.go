@@ -2,14 +2,20 @@ package builtin
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"reasonix/core/panics"
 	"reasonix/core/tool"
 )
 
@@ -195,6 +201,62 @@ func TestGrepRefusesSpecialFiles(t *testing.T) {
 	_, err := callTool(t, &grep{env: tool.Env{Root: t.TempDir()}}, map[string]any{"pattern": "x", "path": os.DevNull})
 	if err == nil || !strings.Contains(err.Error(), "is not a regular file") {
 		t.Errorf("err = %v, want a refusal", err)
+	}
+}
+
+// TestGrepWorkerPanic makes grep workers panic while they walk a tree: the
+// call must return the panic as its error, and promptly, since the other
+// workers stop instead of waiting for the job that never finished. It sets
+// a package-level hook, so it does not run in parallel.
+func TestGrepWorkerPanic(t *testing.T) {
+	files := map[string]string{}
+	for d := range 4 {
+		for f := range 50 {
+			files[fmt.Sprintf("d%d/f%02d.txt", d, f)] = "hit\n"
+		}
+	}
+	root := makeSearchTree(t, files)
+	tests := []struct {
+		name    string
+		panicOn func(rel string) bool
+		value   any
+		wantIs  error
+	}{
+		{name: "one file", panicOn: func(rel string) bool { return rel == "d2/f17.txt" }, value: "bad index"},
+		{name: "every file", panicOn: func(string) bool { return true }, value: io.ErrUnexpectedEOF, wantIs: io.ErrUnexpectedEOF},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			testHookGrepFile = func(rel string) {
+				if tc.panicOn(rel) {
+					panic(tc.value)
+				}
+			}
+			defer func() { testHookGrepFile = nil }()
+			raw, _ := json.Marshal(map[string]any{"pattern": "hit"})
+			g := &grep{env: tool.Env{Root: root}}
+			done := make(chan error, 1)
+			go func() {
+				_, err := g.Execute(context.Background(), raw)
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("grep did not return after a worker panicked")
+			}
+			var pe *panics.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("err = %v, want a *panics.Error", err)
+			}
+			if want := fmt.Sprintf("grep: search worker: panic: %v", tc.value); err.Error() != want {
+				t.Errorf("err = %q, want %q", err, want)
+			}
+			if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
+				t.Errorf("err = %v, want it to wrap %v", err, tc.wantIs)
+			}
+		})
 	}
 }
 
