@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
-	"sync"
+		"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"reasonix/core/panics"
 )
 
 // System owns one protoactor actor system and every goroutine the actors
@@ -18,6 +20,9 @@ type System struct {
 	as     *actor.ActorSystem
 	logger *slog.Logger
 	wg     sync.WaitGroup
+	// abandoned counts goroutines given up on (a tool that ignores its
+	// context) that have not returned yet.
+	abandoned atomic.Int64
 }
 
 // NewSystem starts an actor system whose library logging goes to logger
@@ -51,22 +56,58 @@ func (s *System) Send(pid *actor.PID, msg any) { s.as.Root.Send(pid, msg) }
 // Go runs f in a goroutine the system waits for at Shutdown. A panic in f is
 // recovered and handed to onPanic with the stack (a panic in a goroutine
 // would otherwise kill the process; protoactor only guards Receive).
-func (s *System) Go(f func(), onPanic func(reason any, stack []byte)) {
+func (s *System) Go(f func(), onPanic func(reason any, stack []byte)) *Goroutine {
+	g := &Goroutine{sys: s}
 	s.wg.Add(1)
 	go func() {
-		defer s.wg.Done()
-		defer func() {
-			if r := recover(); r != nil {
-				stack := debug.Stack()
-				s.logger.Error("goroutine panic", "reason", fmt.Sprint(r), "stack", string(stack))
-				if onPanic != nil {
-					onPanic(r, stack)
-				}
+		defer g.exit()
+		defer panics.Recover(func(err error) {
+			pe := err.(*panics.Error)
+			s.logger.Error("goroutine panic", "reason", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+			if onPanic != nil {
+				onPanic(pe.Value, pe.Stack)
 			}
-		}()
+		})
 		f()
 	}()
+	return g
 }
+
+// Goroutine is one goroutine started with System.Go.
+type Goroutine struct {
+	sys *System
+	mu  sync.Mutex
+	// abandoned and exited say which of Abandon and exit came first.
+	abandoned, exited bool
+}
+
+// Abandon stops Shutdown from waiting for g: its owner gave up on it (a
+// tool that ignored its context past the grace period) and has already
+// answered for it. g still counts in Abandoned until it returns.
+func (g *Goroutine) Abandon() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.abandoned || g.exited {
+		return
+	}
+	g.abandoned = true
+	g.sys.abandoned.Add(1)
+	g.sys.wg.Done()
+}
+
+func (g *Goroutine) exit() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.exited = true
+	if g.abandoned {
+		g.sys.abandoned.Add(-1)
+		return
+	}
+	g.sys.wg.Done()
+}
+
+// Abandoned is the number of abandoned goroutines still running.
+func (s *System) Abandoned() int { return int(s.abandoned.Load()) }
 
 // Stop stops pid and its children after the messages already queued
 // (PoisonFuture), waiting at most timeout.
@@ -98,6 +139,9 @@ func (s *System) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = fmt.Errorf("shutdown: goroutines still running: %w", ctx.Err())
+	}
+	if n := s.Abandoned(); n > 0 {
+		s.logger.Warn("shutdown: abandoned goroutines still running", "count", n)
 	}
 	s.as.Shutdown()
 	return err

@@ -1,0 +1,70 @@
+package actors
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// Crashed is what a panic in an actor's handler becomes. The repair
+// middleware recovers the panic and delivers a Crashed to the same actor
+// at once, before any other message, so its repair method brings it back
+// to a known-good state (open tool calls answered, slots released, the
+// requester of the lost message told) instead of carrying on from
+// whatever the handler left half done. A panic inside the repair itself
+// is not recovered: the supervisor stops the actor and its parent, which
+// watches it, turns the loss into replies.
+type Crashed struct {
+	// Actor is the kind of actor that crashed ("executor", "scheduler", …).
+	Actor string
+	// Message is the Go type of the message whose handler panicked.
+	Message string
+	// Sender is that message's sender, nil for a Send.
+	Sender *actor.PID
+	Reason string
+	Stack  string
+}
+
+// Error is the crash as a one-line reason for a result the model or the
+// user reads.
+func (c *Crashed) Error() string {
+	return fmt.Sprintf("internal error in %s while handling %s: %s", c.Actor, c.Message, c.Reason)
+}
+
+// faultHook, when set, is called by the repair middleware around every
+// handler (after is false before it runs, true once it returned). Tests set
+// it to inject a panic at a chosen handler; it is nil in production.
+var faultHook atomic.Pointer[func(kind string, msg any, after bool)]
+
+// withRepair is the props option every actor of the tree is spawned with:
+// its receive middleware turns a handler's panic into a *Crashed for the
+// actor's repair. kind names the actor in logs and in the Crashed.
+func withRepair(kind string, log *slog.Logger) actor.PropsOption {
+	return actor.WithReceiverMiddleware(func(next actor.ReceiverFunc) actor.ReceiverFunc {
+		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+			if _, repairing := env.Message.(*Crashed); !repairing {
+				defer func() {
+					r := recover()
+					if r == nil {
+						return
+					}
+					crash := &Crashed{Actor: kind, Message: fmt.Sprintf("%T", env.Message), Sender: env.Sender,
+						Reason: fmt.Sprint(r), Stack: string(debug.Stack())}
+					log.Error("actor handler panic; repairing", "actor", kind, "message", crash.Message,
+						"reason", crash.Reason, "stack", crash.Stack)
+					next(c, &actor.MessageEnvelope{Header: env.Header, Message: crash, Sender: env.Sender})
+				}()
+			}
+			if h := faultHook.Load(); h != nil {
+				(*h)(kind, env.Message, false)
+			}
+			next(c, env)
+			if h := faultHook.Load(); h != nil {
+				(*h)(kind, env.Message, true)
+			}
+		}
+	})
+}
