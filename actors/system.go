@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-		"sync"
+	"sync"
 	"sync/atomic"
 	"time"
 
