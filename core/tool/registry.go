@@ -169,3 +169,49 @@ func Canonical(schema json.RawMessage) (json.RawMessage, error) {
 	}
 	return json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n")), nil
 }
+
+// Set is an immutable snapshot of a Registry: the tools one turn works
+// with. A registry change after the snapshot (an MCP server relisting its
+// tools) never reaches a turn in progress, so a call approved late still
+// finds the tool it was approved for, and the turn's schemas never change
+// under it.
+type Set struct {
+	tools   map[string]Tool
+	names   []string
+	schemas []provider.ToolSchema
+}
+
+// Snapshot returns the registry's current tools as a Set.
+func (r *Registry) Snapshot() *Set {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	s := &Set{tools: make(map[string]Tool, len(r.tools)), names: make([]string, 0, len(r.tools))}
+	for n, e := range r.tools {
+		s.tools[n] = e.tool
+		s.names = append(s.names, n)
+	}
+	sort.Strings(s.names)
+	s.schemas = make([]provider.ToolSchema, 0, len(s.names))
+	for _, n := range s.names {
+		e := r.tools[n]
+		s.schemas = append(s.schemas, provider.ToolSchema{Name: n, Description: e.tool.Description(), Parameters: e.schema})
+	}
+	return s
+}
+
+// Get returns the named tool.
+func (s *Set) Get(name string) (Tool, bool) {
+	t, ok := s.tools[name]
+	return t, ok
+}
+
+// Names lists the tool names in sorted order. The slice is shared: do not
+// modify it.
+func (s *Set) Names() []string { return s.names }
+
+// Schemas returns the tool schemas sorted by name. The slice is shared: do
+// not modify it.
+func (s *Set) Schemas() []provider.ToolSchema { return s.schemas }
+
+// Len is the number of tools.
+func (s *Set) Len() int { return len(s.names) }
