@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"reasonix/core/panics"
 	"reasonix/core/provider"
 )
 
@@ -289,8 +290,21 @@ func (s *stallReader) Read(b []byte) (int, error) {
 // one terminal chunk.
 func (p *Provider) pump(ctx context.Context, resp *http.Response, att *attempt, ch chan provider.Chunk) {
 	defer close(ch)
+	deliver(ctx, ch, p.read(ctx, resp, att, ch))
+}
+
+// read sends the response's chunks to ch and returns the terminal chunk,
+// with the body closed and the attempt stopped. A panic while reading (a
+// decoder bug, a faulty body) becomes that terminal error, so the stream
+// still ends exactly once and only this call fails.
+func (p *Provider) read(ctx context.Context, resp *http.Response, att *attempt, ch chan provider.Chunk) (term provider.Chunk) {
+	defer panics.Recover(func(err error) {
+		term = provider.Chunk{Type: provider.ChunkError, Err: fmt.Errorf("chat stream: %w", err)}
+	})
+	defer att.stop()
+	defer resp.Body.Close()
 	body := &stallReader{body: resp.Body, att: att}
-	term := decode(body, func(c provider.Chunk) bool {
+	term = decode(body, func(c provider.Chunk) bool {
 		select {
 		case ch <- c:
 			return true
@@ -315,9 +329,7 @@ func (p *Provider) pump(ctx context.Context, resp *http.Response, att *attempt, 
 		att.timer.Reset(min(p.stall, drainTimeout))
 		_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
 	}
-	resp.Body.Close()
-	att.stop()
-	deliver(ctx, ch, term)
+	return term
 }
 
 // deliver sends the terminal chunk without ever blocking past ctx. Once ctx
