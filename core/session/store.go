@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"reasonix/core/panics"
 	"reasonix/core/provider"
 )
 
@@ -149,8 +150,15 @@ func (s *Store) Append(m provider.Message) error {
 	return nil
 }
 
+// testHookWrite, when set by a test, is called with each line just before
+// the writer goroutine writes it, so a test can make the writer fail.
+var testHookWrite func(line []byte)
+
 // run owns the file: it creates it when open is set, writes the header and
-// then every queued line, and on Close syncs and closes it.
+// then every queued line, and on Close syncs and closes it. A panic stops
+// the writer like a write failure does: the file is closed and the panic
+// becomes the store's error, recorded before done is closed so that Close
+// returns it.
 func (s *Store) run(f *os.File, open func() (*os.File, error), header []byte) {
 	defer close(s.done)
 	fail := func(err error) {
@@ -160,6 +168,12 @@ func (s *Store) run(f *os.File, open func() (*os.File, error), header []byte) {
 		}
 		s.mu.Unlock()
 	}
+	defer panics.Recover(func(err error) {
+		fail(fmt.Errorf("write transcript: %w", err))
+		if f != nil {
+			f.Close()
+		}
+	})
 	if open != nil {
 		var err error
 		if f, err = open(); err != nil {
@@ -171,6 +185,9 @@ func (s *Store) run(f *os.File, open func() (*os.File, error), header []byte) {
 		for _, line := range pending {
 			if f == nil {
 				break
+			}
+			if testHookWrite != nil {
+				testHookWrite(line)
 			}
 			// One write per record: with O_APPEND a crash leaves either
 			// the whole line or a torn tail that Load skips.

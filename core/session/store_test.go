@@ -1,6 +1,10 @@
 package session
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -8,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/core/panics"
 	"reasonix/core/provider"
 )
 
@@ -160,5 +165,72 @@ func TestOpenReportsCreateFailure(t *testing.T) {
 	}
 	if err := s.Append(provider.Message{Role: provider.RoleUser}); err == nil {
 		t.Fatal("append after a failure and close succeeded")
+	}
+}
+
+// TestWriterPanic makes the writer goroutine panic on one line: the panic
+// must become the store's error, reported by later Appends and by Close,
+// with the lines before it kept. It sets a package-level hook, so it does
+// not run in parallel.
+func TestWriterPanic(t *testing.T) {
+	tests := []struct {
+		name     string
+		start    func(dir string, h Header) (*Store, error)
+		panicOn  string // a line containing this panics
+		value    any
+		wantMsgs []string
+	}{
+		{name: "create, on the header", start: Create, panicOn: `"type":"header"`, value: "bad header"},
+		{name: "open, on a message", start: Open, panicOn: "boom", value: io.ErrShortWrite, wantMsgs: []string{"ok"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			testHookWrite = func(line []byte) {
+				if bytes.Contains(line, []byte(tc.panicOn)) {
+					panic(tc.value)
+				}
+			}
+			defer func() { testHookWrite = nil }()
+			s, err := tc.start(t.TempDir(), Header{ID: "p"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, text := range []string{"ok", "boom"} {
+				if err := s.Append(provider.Message{Role: provider.RoleUser, Content: text}); err != nil {
+					break // the header panicked already
+				}
+			}
+			select {
+			case <-s.done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("writer did not stop after its panic")
+			}
+			check := func(what string, err error) {
+				t.Helper()
+				var pe *panics.Error
+				if !errors.As(err, &pe) || pe.Value != tc.value {
+					t.Fatalf("%s = %v, want the writer's panic", what, err)
+				}
+				if want := fmt.Sprintf("write transcript: panic: %v", tc.value); err.Error() != want {
+					t.Errorf("%s = %q, want %q", what, err, want)
+				}
+			}
+			check("Append", s.Append(provider.Message{Role: provider.RoleUser, Content: "late"}))
+			check("Close", s.Close())
+			if tc.wantMsgs == nil {
+				return
+			}
+			_, msgs, err := Load(s.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range msgs {
+				got = append(got, m.Content)
+			}
+			if !reflect.DeepEqual(got, tc.wantMsgs) {
+				t.Errorf("transcript holds %q, want %q", got, tc.wantMsgs)
+			}
+		})
 	}
 }
