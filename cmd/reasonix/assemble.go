@@ -78,14 +78,15 @@ func openProvider(cfg *config.Config, ref string) (provider.Provider, config.Res
 		return nil, res, &usageError{err: err}
 	}
 	pc := provider.Config{
-		Name:       res.Provider.Name,
-		Kind:       res.Provider.Kind,
-		BaseURL:    res.Provider.BaseURL,
-		ChatURL:    res.Provider.ChatURL,
-		ModelsURL:  res.Provider.ModelsURL,
-		Model:      res.Model,
-		APIKey:     key,
-		MaxRetries: res.Provider.MaxRetries,
+		Name:          res.Provider.Name,
+		Kind:          res.Provider.Kind,
+		BaseURL:       res.Provider.BaseURL,
+		ChatURL:       res.Provider.ChatURL,
+		ModelsURL:     res.Provider.ModelsURL,
+		Model:         res.Model,
+		APIKey:        key,
+		MaxRetries:    res.Provider.MaxRetries,
+		OmitReasoning: !res.Provider.SendReasoning,
 	}
 	if pc.MaxRetries == 0 {
 		// In config 0 means "no retries"; provider.Config reserves 0 for

@@ -504,6 +504,10 @@ func (m *merger) finish() {
 			p.MaxRetries = defaultMaxRetries
 			c.Sources[prefix+".max_retries"] = SourceDefault
 		}
+		if _, set := c.Sources[prefix+".send_reasoning"]; !set {
+			p.SendReasoning = true
+			c.Sources[prefix+".send_reasoning"] = SourceDefault
+		}
 		if p.Default == "" && p.Model == "" && len(p.Models) > 0 {
 			p.Default = p.Models[0]
 			c.Sources[prefix+".default"] = SourceDefault

@@ -85,7 +85,7 @@ func TestLoadDefaults(t *testing.T) {
 	p := c.Providers[0]
 	if p.Name != "deepseek" || p.Kind != "openai" || p.BaseURL != "https://api.deepseek.com" ||
 		!slices.Equal(p.Models, []string{"deepseek-v4-flash", "deepseek-v4-pro"}) || p.Default != "deepseek-v4-flash" ||
-		p.APIKeyEnv != "DEEPSEEK_API_KEY" || p.ContextWindow != 1000000 || p.StallTimeoutSeconds != 120 || p.MaxRetries != 4 {
+		p.APIKeyEnv != "DEEPSEEK_API_KEY" || p.ContextWindow != 1000000 || p.StallTimeoutSeconds != 120 || p.MaxRetries != 4 || !p.SendReasoning {
 		t.Errorf("built-in provider = %+v", p)
 	}
 	a := c.Agent
@@ -105,7 +105,7 @@ func TestLoadDefaults(t *testing.T) {
 	if len(c.Files) != 0 || c.ProjectFile != "" {
 		t.Errorf("files %q project %q, want none", c.Files, c.ProjectFile)
 	}
-	for _, k := range []string{"default_model", "agent.compact_ratio", "providers[deepseek].base_url", "providers[deepseek].max_retries"} {
+	for _, k := range []string{"default_model", "agent.compact_ratio", "providers[deepseek].base_url", "providers[deepseek].max_retries", "providers[deepseek].send_reasoning"} {
 		if got := c.Sources[k]; got != SourceDefault {
 			t.Errorf("Sources[%s] = %q, want default", k, got)
 		}
@@ -255,6 +255,7 @@ name = "third"
 kind = "openai"
 base_url = "http://127.0.0.1:9002"
 model = "t"
+send_reasoning = false
 `,
 			},
 			check: func(t *testing.T, c *Config, f files) {
@@ -275,6 +276,10 @@ model = "t"
 				}
 				if c.DefaultModel != "local" {
 					t.Errorf("default_model = %q, want the first provider", c.DefaultModel)
+				}
+				// send_reasoning defaults to true; an explicit false stays.
+				if !o.SendReasoning || c.Providers[2].SendReasoning || c.Sources["providers[third].send_reasoning"] != f.explicit {
+					t.Errorf("send_reasoning: other %v, third %v from %q", o.SendReasoning, c.Providers[2].SendReasoning, c.Sources["providers[third].send_reasoning"])
 				}
 			},
 		},

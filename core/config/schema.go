@@ -140,6 +140,10 @@ type ProviderConfig struct {
 	// MaxRetries bounds retries of a request that failed before its first
 	// byte; 0 disables retrying.
 	MaxRetries int `toml:"max_retries"`
+	// SendReasoning sends each assistant message's reasoning back in later
+	// requests, as DeepSeek's thinking mode requires with tools; Load sets
+	// it to true when unset. False is for endpoints that reject the field.
+	SendReasoning bool `toml:"send_reasoning"`
 }
 
 // ModelOverride holds per-model settings inside a provider.

@@ -32,6 +32,10 @@ type Config struct {
 	MaxRetries int
 	// RetryBase is the first backoff delay; zero means the kind's default.
 	RetryBase time.Duration
+	// OmitReasoning keeps the model's earlier reasoning out of requests,
+	// for endpoints that reject the field. The zero value sends it back,
+	// which DeepSeek's thinking mode requires once tools are in play.
+	OmitReasoning bool
 	// HTTPClient is used when set (tests, shared transports).
 	HTTPClient *http.Client
 	// Extra carries kind-specific options.

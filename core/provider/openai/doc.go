@@ -4,9 +4,20 @@
 //
 // Requests are encoded from fixed structs, so two equal provider.Requests
 // always produce byte-identical bodies and the vendor's prompt cache keeps
-// matching the shared prefix. Assistant reasoning_content is sent back only
-// for the assistant messages after the last user message, which is what
-// DeepSeek's thinking mode requires when tools are in play.
+// matching the shared prefix. Each message is encoded from its own fields
+// alone, never from its position, so a message already sent is sent again
+// as the same bytes in every later request and a growing conversation keeps
+// its cached prefix.
+//
+// Every assistant message's reasoning_content is sent back verbatim in
+// every later request, across user turns. DeepSeek's thinking mode
+// requires it on each assistant message that made tool calls (omitting it
+// is a 400 "Missing reasoning_content field") and ignores it elsewhere;
+// plain answers keep theirs as well, so that no message's bytes depend on
+// what came after it. Empty reasoning is omitted, so a model that produces
+// none sends no field. Config.OmitReasoning (send_reasoning = false in the
+// provider's config) sends no reasoning_content at all, for endpoints that
+// reject the field.
 //
 // Stream returns an error, and no channel, when the request cannot be
 // started: a bad request, a cancelled context, or a failure that persisted

@@ -65,6 +65,9 @@ type Provider struct {
 	retryBase  time.Duration
 	clk        clock
 	gate       *gate
+	// sendReasoning is false for endpoints that reject reasoning_content
+	// in request messages.
+	sendReasoning bool
 }
 
 // New builds a Provider from cfg. The chat URL is cfg.ChatURL, or
@@ -86,16 +89,17 @@ func newProvider(cfg provider.Config, clk clock, gates *gateSet) (*Provider, err
 		return nil, fmt.Errorf("chat url: %w", err)
 	}
 	p := &Provider{
-		name:       cfg.Name,
-		chatURL:    chatURL,
-		model:      cfg.Model,
-		apiKey:     cfg.APIKey,
-		client:     cfg.HTTPClient,
-		stall:      cfg.StallTimeout,
-		maxRetries: cfg.MaxRetries,
-		retryBase:  cfg.RetryBase,
-		clk:        clk,
-		gate:       gates.get(chatURL),
+		name:          cfg.Name,
+		chatURL:       chatURL,
+		model:         cfg.Model,
+		apiKey:        cfg.APIKey,
+		client:        cfg.HTTPClient,
+		stall:         cfg.StallTimeout,
+		maxRetries:    cfg.MaxRetries,
+		retryBase:     cfg.RetryBase,
+		clk:           clk,
+		gate:          gates.get(chatURL),
+		sendReasoning: !cfg.OmitReasoning,
 	}
 	if p.client == nil {
 		p.client = defaultClient
@@ -134,7 +138,7 @@ func (p *Provider) Name() string { return p.name }
 // returned as the error; see the package documentation for the stream
 // contract.
 func (p *Provider) Stream(ctx context.Context, req provider.Request) (<-chan provider.Chunk, error) {
-	body, err := encodeRequest(req, p.model)
+	body, err := encodeRequest(req, p.model, p.sendReasoning)
 	if err != nil {
 		return nil, fmt.Errorf("chat request: %w", err)
 	}

@@ -67,8 +67,10 @@ var emptyParameters = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // encodeRequest builds the request body. The tools keep the caller's order
 // (the tool registry already sorts them), and HTML characters are not
-// escaped so the body carries the caller's text unchanged.
-func encodeRequest(req provider.Request, model string) ([]byte, error) {
+// escaped so the body carries the caller's text unchanged. With
+// sendReasoning false no message carries reasoning_content, for endpoints
+// that reject the field.
+func encodeRequest(req provider.Request, model string, sendReasoning bool) ([]byte, error) {
 	if req.Model != "" {
 		model = req.Model
 	}
@@ -77,7 +79,7 @@ func encodeRequest(req provider.Request, model string) ([]byte, error) {
 	}
 	cr := chatRequest{
 		Model:           model,
-		Messages:        wireMessages(req.Messages),
+		Messages:        wireMessages(req.Messages, sendReasoning),
 		Temperature:     req.Temperature,
 		MaxTokens:       max(req.MaxTokens, 0),
 		ReasoningEffort: req.ReasoningEffort,
@@ -105,17 +107,15 @@ func encodeRequest(req provider.Request, model string) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// wireMessages converts the conversation. DeepSeek's thinking mode needs
-// the reasoning of the turn in progress sent back with its tool-calling
-// assistant messages, and rejects or wastes it for earlier turns, so
-// reasoning_content is kept only after the last user message.
-func wireMessages(msgs []provider.Message) []wireMessage {
-	lastUser := -1
-	for i, m := range msgs {
-		if m.Role == provider.RoleUser {
-			lastUser = i
-		}
-	}
+// wireMessages converts the conversation. Every assistant message carries
+// its reasoning_content, in every request, whatever turn it belongs to:
+// DeepSeek's thinking mode rejects a request in which a tool-calling
+// assistant message has lost its reasoning, and a message whose bytes
+// depended on its position (say, on whether a user message follows it)
+// would change between requests and break the cached prefix. Plain answers
+// keep theirs too, so that a message's encoding depends on the message
+// alone; DeepSeek ignores reasoning where it does not need it.
+func wireMessages(msgs []provider.Message, sendReasoning bool) []wireMessage {
 	out := make([]wireMessage, len(msgs))
 	for i, m := range msgs {
 		content := m.Content
@@ -129,7 +129,7 @@ func wireMessages(msgs []provider.Message) []wireMessage {
 			if m.Content == "" && len(m.ToolCalls) > 0 {
 				w.Content = nil
 			}
-			if i > lastUser {
+			if sendReasoning {
 				w.ReasoningContent = m.ReasoningContent
 			}
 			for _, tc := range m.ToolCalls {

@@ -44,7 +44,7 @@ func tools() []provider.ToolSchema {
 func TestRequestGolden(t *testing.T) {
 	t.Parallel()
 	req := provider.Request{Messages: conversation(), Tools: tools(), Temperature: 0.2, MaxTokens: 4096, ReasoningEffort: "high"}
-	got, err := encodeRequest(req, "deepseek-chat")
+	got, err := encodeRequest(req, "deepseek-chat", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,10 +66,11 @@ func TestRequestGolden(t *testing.T) {
 func TestRequestShape(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name     string
-		req      provider.Request
-		contains []string
-		absent   []string
+		name          string
+		req           provider.Request
+		omitReasoning bool
+		contains      []string
+		absent        []string
 	}{
 		{
 			name: "tool-only assistant has null content",
@@ -81,15 +82,26 @@ func TestRequestShape(t *testing.T) {
 			},
 		},
 		{
-			name:     "reasoning only after the last user message",
-			req:      provider.Request{Messages: conversation()},
-			contains: []string{`"cur-1"`, `"cur-2"`},
-			absent:   []string{`old-1`, `old-2`},
+			name: "reasoning of earlier user turns sent back",
+			req:  provider.Request{Messages: conversation()},
+			contains: []string{
+				`{"role":"assistant","content":null,"reasoning_content":"old-1","tool_calls":`,
+				`{"role":"assistant","content":"It declares module reasonix.","reasoning_content":"old-2"}`,
+				`"reasoning_content":"cur-1"`, `"reasoning_content":"cur-2"`,
+			},
 		},
 		{
-			name:     "no user message keeps all reasoning",
-			req:      provider.Request{Messages: []provider.Message{{Role: provider.RoleSystem, Content: "s"}, {Role: provider.RoleAssistant, Content: "a", ReasoningContent: "r"}}},
-			contains: []string{`"reasoning_content":"r"`},
+			name:     "empty reasoning omitted",
+			req:      provider.Request{Messages: []provider.Message{{Role: provider.RoleUser, Content: "u"}, {Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "c", Name: "ls", Arguments: "{}"}}}}},
+			absent:   []string{`reasoning_content`},
+			contains: []string{`{"role":"assistant","content":null,"tool_calls":`},
+		},
+		{
+			name:          "omitted reasoning sends none",
+			req:           provider.Request{Messages: conversation()},
+			omitReasoning: true,
+			absent:        []string{`reasoning_content`, `old-1`, `cur-2`},
+			contains:      []string{`{"role":"assistant","content":null,"tool_calls":[{"id":"call_3",`},
 		},
 		{
 			name:   "optional fields omitted",
@@ -119,7 +131,7 @@ func TestRequestShape(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			b, err := encodeRequest(tc.req, "fake-model")
+			b, err := encodeRequest(tc.req, "fake-model", !tc.omitReasoning)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +163,7 @@ func TestRequestErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if _, err := encodeRequest(tc.req, tc.model); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if _, err := encodeRequest(tc.req, tc.model, true); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
 		})
@@ -179,8 +191,8 @@ func TestRequestDeterminism(t *testing.T) {
 			reasoning = append(reasoning, m.ReasoningContent)
 		}
 	}
-	if strings.Join(reasoning, ",") != "cur-1,cur-2" {
-		t.Fatalf("reasoning sent back = %v, want [cur-1 cur-2]", reasoning)
+	if strings.Join(reasoning, ",") != "old-1,old-2,cur-1,cur-2" {
+		t.Fatalf("reasoning sent back = %v, want [old-1 old-2 cur-1 cur-2]", reasoning)
 	}
 }
 

@@ -24,6 +24,11 @@
 // soon as the client goes away or the server is closed, so a test with
 // dozens of slow concurrent streams stays cheap.
 //
+// WithThinkingMode makes the server as strict as DeepSeek's thinking mode:
+// once it has streamed tool calls together with reasoning, every later
+// request must send that reasoning back on the assistant message carrying
+// those calls, or it is answered 400 with DeepSeek's error object.
+//
 // Every chat request is recorded (raw body, headers, arrival time and a
 // parsed view of the model, messages and tools) and can be inspected with
 // Requests, Count and WaitRequests.

@@ -294,17 +294,29 @@ func renderWhole(t Turn, req Request) []byte {
 	})
 }
 
+// apiError is the error object of an OpenAI-style error reply.
+type apiError struct {
+	Message string          `json:"message"`
+	Type    string          `json:"type"`
+	Param   json.RawMessage `json:"param"`
+	Code    json.RawMessage `json:"code"`
+}
+
 // errorBody is an OpenAI-style error object.
 func errorBody(msg, typ string) []byte {
-	type apiError struct {
-		Message string          `json:"message"`
-		Type    string          `json:"type"`
-		Param   json.RawMessage `json:"param"`
-		Code    json.RawMessage `json:"code"`
-	}
 	return marshal(struct {
 		Error apiError `json:"error"`
 	}{apiError{Message: msg, Type: typ, Param: jsonNull, Code: jsonNull}})
+}
+
+// missingReasoningBody is the error DeepSeek's thinking mode answers when
+// the assistant message at index lacks its reasoning_content.
+func missingReasoningBody(index int) []byte {
+	msg := fmt.Sprintf("Missing `reasoning_content` field in the assistant message at message index %d. "+
+		"For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls", index)
+	return marshal(struct {
+		Error apiError `json:"error"`
+	}{apiError{Message: msg, Type: "invalid_request_error", Param: jsonNull, Code: marshal("invalid_request_error")}})
 }
 
 func errorEvent(msg string) []byte { return event(errorBody(msg, "server_error")) }

@@ -21,11 +21,16 @@ type Server struct {
 	dialect   Dialect
 	models    []string
 	apiKey    string
+	// thinking turns on DeepSeek's reasoning send-back check.
+	thinking bool
 
 	mu      sync.Mutex
 	queue   []Turn
 	reqs    []Request
 	changed chan struct{} // closed and replaced whenever a request is recorded
+	// reasoned holds the IDs of tool calls the fake streamed together with
+	// reasoning, which a later request must send that reasoning back with.
+	reasoned map[string]bool
 
 	done      chan struct{} // closed by Close so held handlers return
 	closeOnce sync.Once
@@ -57,13 +62,27 @@ func WithAPIKey(key string) Option {
 	return func(s *Server) { s.apiKey = key }
 }
 
+// WithThinkingMode makes the fake hold requests to the rule of DeepSeek's
+// thinking mode: an assistant message whose tool calls the fake streamed
+// together with reasoning must carry a non-empty reasoning_content in every
+// later request, or the request is answered 400 with DeepSeek's error
+// object ("Missing `reasoning_content` field in the assistant message at
+// message index N"). A rejected request is recorded but consumes no
+// scripted turn. Assistant messages the fake did not produce, and those it
+// produced without reasoning, are not checked, as DeepSeek ignores
+// reasoning where it does not need it.
+func WithThinkingMode() Option {
+	return func(s *Server) { s.thinking = true }
+}
+
 // New starts a fake on a free loopback port. The caller must Close it.
 func New(opts ...Option) *Server {
 	s := &Server{
-		dialect: DeepSeek,
-		models:  []string{"fake-model"},
-		changed: make(chan struct{}),
-		done:    make(chan struct{}),
+		dialect:  DeepSeek,
+		models:   []string{"fake-model"},
+		changed:  make(chan struct{}),
+		done:     make(chan struct{}),
+		reasoned: map[string]bool{},
 	}
 	for _, o := range opts {
 		o(s)
@@ -191,6 +210,13 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	req.parse()
 	req = s.record(req)
+	if i := s.missingReasoning(req); i >= 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write(missingReasoningBody(i))
+		_, _ = w.Write([]byte("\n"))
+		return
+	}
 
 	turn, ok := s.next(req)
 	if !ok {
@@ -221,6 +247,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	if turn.Dialect == "" {
 		turn.Dialect = s.dialect
 	}
+	s.noteReasoning(turn, req)
 	if !req.Stream {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(renderWhole(turn, req))
@@ -319,6 +346,39 @@ func (s *Server) record(req Request) Request {
 	close(s.changed)
 	s.changed = make(chan struct{})
 	return req
+}
+
+// missingReasoning returns the index of the first message in req that
+// thinking mode rejects for lacking its reasoning, or -1.
+func (s *Server) missingReasoning(req Request) int {
+	if !s.thinking {
+		return -1
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, m := range req.Messages {
+		if m.Role != "assistant" || m.ReasoningContent != "" {
+			continue
+		}
+		for _, tc := range m.ToolCalls {
+			if s.reasoned[tc.ID] {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// noteReasoning remembers the tool calls a turn streams with reasoning.
+func (s *Server) noteReasoning(t Turn, req Request) {
+	if !s.thinking || t.Reasoning == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, tc := range t.ToolCalls {
+		s.reasoned[callID(req, i, tc)] = true
+	}
 }
 
 // next picks the reply for req: the oldest queued turn, else the responder.

@@ -691,3 +691,56 @@ func TestScriptJSON(t *testing.T) {
 		t.Fatal("bad duration accepted")
 	}
 }
+
+// TestThinkingMode checks the DeepSeek rule WithThinkingMode enforces: a
+// tool call the fake streamed with reasoning must come back with it.
+func TestThinkingMode(t *testing.T) {
+	t.Parallel()
+	// The first request's tool call gets the ID call_0_0.
+	first := Turn{Reasoning: "look first", ToolCalls: []ToolCall{{Name: "ls", Arguments: `{}`}}}
+	later := func(id, reasoning string) string {
+		return `{"model":"m","stream":true,"messages":[{"role":"user","content":"go"},` +
+			`{"role":"assistant","content":null,"reasoning_content":"` + reasoning + `","tool_calls":[{"id":"` + id + `","type":"function","function":{"name":"ls","arguments":"{}"}}]},` +
+			`{"role":"tool","content":"a.go","tool_call_id":"` + id + `"}]}`
+	}
+	const rejected = `{"error":{"message":"Missing ` + "`reasoning_content`" + ` field in the assistant message at message index 1. ` +
+		`For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",` +
+		`"type":"invalid_request_error","param":null,"code":"invalid_request_error"}}` + "\n"
+	tests := []struct {
+		name       string
+		opts       []Option
+		first      Turn
+		body       string
+		wantStatus int
+	}{
+		{name: "reasoning sent back", opts: []Option{WithThinkingMode()}, first: first, body: later("call_0_0", "look first"), wantStatus: 200},
+		{name: "reasoning missing", opts: []Option{WithThinkingMode()}, first: first, body: later("call_0_0", ""), wantStatus: 400},
+		{name: "call the fake did not make", opts: []Option{WithThinkingMode()}, first: first, body: later("call_other", ""), wantStatus: 200},
+		{name: "call made without reasoning", opts: []Option{WithThinkingMode()}, first: Turn{ToolCalls: first.ToolCalls}, body: later("call_0_0", ""), wantStatus: 200},
+		{name: "check off by default", first: first, body: later("call_0_0", ""), wantStatus: 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := Start(t, tc.opts...)
+			srv.Push(tc.first, Turn{Text: "done"})
+			c := client(t)
+			resp := post(t, c, srv, streamBody)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp = post(t, c, srv, tc.body)
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.wantStatus {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.wantStatus, body)
+			}
+			if tc.wantStatus != 400 {
+				return
+			}
+			if string(body) != rejected {
+				t.Errorf("body\n%s\nwant\n%s", body, rejected)
+			}
+			if srv.Remaining() != 1 || srv.Count() != 2 {
+				t.Errorf("remaining %d, count %d: a rejected request must be recorded and consume no turn", srv.Remaining(), srv.Count())
+			}
+		})
+	}
+}
