@@ -127,6 +127,17 @@ type ApprovalRequested struct {
 	Suggestions []string `json:"suggestions"`
 }
 
+// ApprovalResolved closes an ApprovalRequested, whichever way it ended: the
+// user's answer, a cancelled turn, a timeout. Decision is one of the
+// Approve constants; Reason says why a call was denied.
+type ApprovalResolved struct {
+	Meta
+	RequestID string `json:"request_id"`
+	CallID    string `json:"call_id"`
+	Decision  string `json:"decision"`
+	Reason    string `json:"reason,omitempty"`
+}
+
 // Kind implementations: the wire names.
 func (*SessionStarted) Kind() string { return "session_started" }
 func (*TextDelta) Kind() string      { return "text_delta" }
@@ -140,6 +151,7 @@ func (*TurnDone) Kind() string       { return "turn_done" }
 func (*ApprovalRequested) Kind() string {
 	return "approval_requested"
 }
+func (*ApprovalResolved) Kind() string { return "approval_resolved" }
 
 // Encode renders e as one JSON object with "type" first, the stream-json
 // line format.

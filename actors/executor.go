@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"reasonix/core/permission"
 	"reasonix/core/provider"
+	"reasonix/core/session"
 	"reasonix/core/tool"
 )
 
@@ -60,7 +60,21 @@ type AgentSpec struct {
 	// letting the model carry on: subagents run unattended, so a crash
 	// must surface as a failed task.
 	FailOnCrash bool
+	// ToolGrace is how long a tool runner waits, past its timeout or a
+	// cancel, for a tool that ignores its context before it answers for
+	// it; zero means DefaultToolGrace.
+	ToolGrace time.Duration
+	// ApprovalTimeout, when positive, denies a call nobody approved within
+	// it.
+	ApprovalTimeout time.Duration
+	// gate, set by the scheduler for a subagent, drops the subagent's
+	// events once its task_done is out.
+	gate *taskGate
 }
+
+// DefaultToolGrace is how long a runner waits for a tool that ignores its
+// cancelled context.
+const DefaultToolGrace = 2 * time.Second
 
 // executor runs the agent loop of one session: request → stream → tool
 // calls → results → repeat. It owns the session's message list, which only
@@ -77,6 +91,8 @@ type executor struct {
 	// fleetSeq numbers this session's delegation calls.
 	fleetSeq int
 	total    provider.Usage
+	// ledger holds the requests in flight: tool runners and fleets.
+	ledger *ledger
 }
 
 // runnerRef links a running tool runner to its call.
@@ -85,12 +101,18 @@ type runnerRef struct {
 	index int
 }
 
+// approvalExpired ends an approval nobody answered in time.
+type approvalExpired struct {
+	requestID string
+}
+
 // turn is the state of the running turn.
 type turn struct {
 	replyTo *actor.PID
-	// tools are the schemas taken at turn start: a registry change (an
-	// MCP server connecting) never alters the prefix within a turn.
-	tools []provider.ToolSchema
+	// tools is the registry as it was at turn start: a registry change (an
+	// MCP server relisting) never alters the prefix within a turn, nor
+	// takes away a tool a pending call was approved for.
+	tools *tool.Set
 	step  int
 	usage provider.Usage
 
@@ -106,9 +128,11 @@ type turn struct {
 	results []*ToolResult
 	groups  [][]int
 	group   int
-	runners map[string]runnerRef // by runner PID id
-	// approvals maps a pending approval request to its call index.
-	approvals map[string]int
+	runners map[string]runnerRef // by call ID
+	// approvals maps a pending approval request to its call index;
+	// approvalTimers are their deadlines.
+	approvals      map[string]int
+	approvalTimers map[string]*time.Timer
 	// fleets maps a pending delegation (fleet id) to its call index.
 	fleets   map[string]int
 	pending  int
@@ -116,9 +140,13 @@ type turn struct {
 }
 
 func executorProps(sys *System, spec AgentSpec) *actor.Props {
+	log := spec.Logger
+	if log == nil {
+		log = sys.Logger()
+	}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return newExecutor(sys, spec)
-	}, actor.WithSupervisor(stopOnFailure))
+	}, actor.WithSupervisor(stopOnFailure), withRepair("executor", log))
 }
 
 func newExecutor(sys *System, spec AgentSpec) *executor {
@@ -126,7 +154,7 @@ func newExecutor(sys *System, spec AgentSpec) *executor {
 	if log == nil {
 		log = sys.Logger()
 	}
-	e := &executor{sys: sys, spec: spec, log: log.With("session", spec.Session, "task", spec.Task)}
+	e := &executor{sys: sys, spec: spec, log: log.With("session", spec.Session, "task", spec.Task), ledger: newLedger(sys)}
 	if len(spec.History) > 0 {
 		e.msgs = slices.Clone(spec.History)
 	} else {
@@ -135,20 +163,14 @@ func newExecutor(sys *System, spec AgentSpec) *executor {
 	return e
 }
 
-// Receive implements actor.Actor. A panic in a handler is a bug, but it is
-// survived: the turn fails with the reason and the session stays usable,
-// because the message list is consistent at message granularity.
+// Receive implements actor.Actor. A panic in a handler is repaired (see
+// repair): the turn fails with the reason and the session stays usable.
 func (e *executor) Receive(c actor.Context) {
-	defer func() {
-		if r := recover(); r != nil {
-			e.log.Error("executor panic", "reason", fmt.Sprint(r), "stack", string(debug.Stack()))
-			if e.turn != nil {
-				e.abortWork(c)
-				e.endTurn(c, StatusFailed, fmt.Sprintf("internal error: %v", r))
-			}
-		}
-	}()
-	switch m := c.Message().(type) {
+	msg := c.Message()
+	if e.ledger.receive(c, msg) {
+		return
+	}
+	switch m := msg.(type) {
 	case *RunTurn:
 		e.startTurn(c, m)
 	case *CancelTurn:
@@ -158,18 +180,26 @@ func (e *executor) Receive(c actor.Context) {
 	case *streamClosed:
 		e.onStreamClosed(c, m)
 	case *ToolResult:
-		e.onToolResult(c, m)
+		if e.ledger.settle(callKey(m.CallID)) {
+			e.onToolResult(c, m)
+		}
 	case *ApprovalResponse:
 		e.onApproval(c, m)
+	case *approvalExpired:
+		e.onApprovalExpired(c, m)
 	case *FleetResult:
-		e.onFleetResult(c, m)
-	case *actor.Terminated:
-		e.onChildStopped(c, m)
+		if e.ledger.settle(fleetKey(m.FleetID)) {
+			e.onFleetResult(c, m)
+		}
+	case *Crashed:
+		e.repair(c, m)
 	case *actor.Stopping:
 		if e.turn != nil {
 			e.abortWork(c)
+			e.closeOpenCalls("Error: the session stopped before this call returned")
 			e.endTurn(c, StatusCancelled, "session stopped")
 		}
+		e.ledger.dropAll()
 		// A subagent's transcript lives exactly as long as its executor.
 		if cl, ok := e.spec.Transcript.(interface{ Close() error }); ok {
 			if err := cl.Close(); err != nil {
@@ -179,12 +209,64 @@ func (e *executor) Receive(c actor.Context) {
 	}
 }
 
+// callKey and fleetKey name the executor's ledger entries.
+func callKey(callID string) string   { return "call/" + callID }
+func fleetKey(fleetID string) string { return "fleet/" + fleetID }
+
+// repair brings the executor back to a known-good state after a handler
+// panicked: the running turn, if any, stops everything it started (stream,
+// runners, fleets, approvals), every tool call of the last step gets a
+// result (the one it produced, or a synthetic error), so the message list
+// stays valid for the next request, and the turn ends as failed with the
+// reason. A RunTurn whose handler crashed before the turn began is
+// answered the same way.
+func (e *executor) repair(c actor.Context, m *Crashed) {
+	reason := m.Error()
+	t := e.turn
+	if t == nil {
+		if m.Message == fmt.Sprintf("%T", (*RunTurn)(nil)) && m.Sender != nil {
+			c.Send(m.Sender, &TurnFinished{Session: e.spec.Session, Task: e.spec.Task, Status: StatusFailed, Error: reason})
+		}
+		return
+	}
+	if t.streaming {
+		e.keepPartial()
+	}
+	e.abortWork(c)
+	e.closeOpenCalls("Error: " + reason)
+	e.publish(&ErrorOccurred{Message: reason})
+	e.endTurn(c, StatusFailed, reason)
+}
+
+// closeOpenCalls appends a tool message for every call of the last step
+// that has none: the result the call produced when there is one, else
+// fallback. Tool calls and results then stay paired whatever ended the
+// turn.
+func (e *executor) closeOpenCalls(fallback string) {
+	t := e.turn
+	for _, call := range session.OpenCalls(e.msgs) {
+		out := fallback
+		if t != nil {
+			for i, c := range t.calls {
+				if c.ID == call.ID && i < len(t.results) && t.results[i] != nil {
+					out = t.results[i].Output
+				}
+			}
+		}
+		e.append(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: out})
+	}
+}
+
 func (e *executor) publish(ev Event) {
 	if e.spec.Bus == nil {
 		return
 	}
 	m := ev.meta()
 	m.Session, m.Task = e.spec.Session, e.spec.Task
+	if e.spec.gate != nil {
+		e.spec.gate.publish(e.spec.Bus, ev)
+		return
+	}
 	e.spec.Bus.Publish(ev)
 }
 
@@ -207,7 +289,7 @@ func (e *executor) startTurn(c actor.Context, m *RunTurn) {
 		}
 		return
 	}
-	e.turn = &turn{replyTo: c.Sender(), tools: e.spec.Tools.Schemas()}
+	e.turn = &turn{replyTo: c.Sender(), tools: e.spec.Tools.Snapshot()}
 	e.append(provider.Message{Role: provider.RoleUser, Content: m.Input})
 	e.startStep(c)
 }
@@ -225,7 +307,7 @@ func (e *executor) startStep(c actor.Context) {
 	req := provider.Request{
 		Model:           e.spec.Model,
 		Messages:        slices.Clone(e.msgs),
-		Tools:           t.tools,
+		Tools:           t.tools.Schemas(),
 		Temperature:     e.spec.Temperature,
 		ReasoningEffort: e.spec.Effort,
 	}
@@ -330,6 +412,7 @@ func (e *executor) finishStep(c actor.Context) {
 	t.group = -1
 	t.runners = map[string]runnerRef{}
 	t.approvals = map[string]int{}
+	t.approvalTimers = map[string]*time.Timer{}
 	t.fleets = map[string]int{}
 	e.nextGroup(c)
 }
@@ -341,7 +424,7 @@ func (e *executor) batch(calls []provider.ToolCall) [][]int {
 	var groups [][]int
 	var readers []int
 	for i, call := range calls {
-		t, ok := e.spec.Tools.Get(call.Name)
+		t, ok := e.turn.tools.Get(call.Name)
 		if !ok || t.ReadOnly() {
 			readers = append(readers, i)
 			continue
@@ -383,10 +466,10 @@ func (e *executor) dispatch(c actor.Context, i int) {
 		e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Cancelled: true, Output: "Error: cancelled by the user before it ran"}, i)
 		return
 	}
-	tl, ok := e.spec.Tools.Get(call.Name)
+	tl, ok := t.tools.Get(call.Name)
 	if !ok {
 		e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true,
-			Output: fmt.Sprintf("Error: unknown tool %q; available tools: %s", call.Name, strings.Join(e.spec.Tools.Names(), ", "))}, i)
+			Output: fmt.Sprintf("Error: unknown tool %q; available tools: %s", call.Name, strings.Join(t.tools.Names(), ", "))}, i)
 		return
 	}
 	g := e.spec.Permissions.check(call.Name, tl.ReadOnly(), call.Arguments)
@@ -400,9 +483,20 @@ func (e *executor) dispatch(c actor.Context, i int) {
 		t.pending++
 		e.publish(&ApprovalRequested{RequestID: call.ID, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
 			Reason: g.reason, Suggestions: g.suggest})
+		if d := e.spec.ApprovalTimeout; d > 0 {
+			sys, self, id := e.sys, c.Self(), call.ID
+			t.approvalTimers[id] = time.AfterFunc(d, func() { sys.Send(self, &approvalExpired{requestID: id}) })
+		}
 		return
 	}
 	t.pending++
+	e.run(c, i, tl)
+}
+
+// run starts an allowed (or approved) call: a delegation goes to the
+// scheduler, anything else to a tool runner. The caller has counted it in
+// t.pending.
+func (e *executor) run(c actor.Context, i int, tl tool.Tool) {
 	if isDelegation(tl) {
 		e.delegate(c, i)
 		return
@@ -431,7 +525,16 @@ func (e *executor) delegate(c actor.Context, i int) {
 		return
 	}
 	t.fleets[id] = i
-	c.Request(e.spec.Scheduler, &SubmitFleet{FleetID: id, Tasks: specs})
+	// A fleet may run for as long as its tasks do; the wait ends early only
+	// if the scheduler stops, and then every task is reported failed.
+	e.ledger.request(c, fleetKey(id), e.spec.Scheduler, &SubmitFleet{FleetID: id, Tasks: specs}, 0,
+		func(c actor.Context, why string) {
+			res := &FleetResult{FleetID: id}
+			for _, s := range specs {
+				res.Results = append(res.Results, TaskResult{TaskID: s.ID, Status: TaskFailed, Error: "scheduler: " + why})
+			}
+			e.onFleetResult(c, res)
+		})
 }
 
 // onFleetResult records a delegation call's outcome.
@@ -455,7 +558,9 @@ func (e *executor) onFleetResult(c actor.Context, m *FleetResult) {
 }
 
 // spawnRunner starts the tool runner of call i; the caller has counted it
-// in t.pending.
+// in t.pending. The runner answers on its own timer even when its tool
+// ignores its context; the ledger backs that up should the runner itself
+// die or fall silent.
 func (e *executor) spawnRunner(c actor.Context, i int, tl tool.Tool) {
 	t := e.turn
 	call := t.calls[i]
@@ -470,9 +575,27 @@ func (e *executor) spawnRunner(c actor.Context, i int, tl tool.Tool) {
 			timeout = own + 5*time.Second
 		}
 	}
-	pid := c.Spawn(toolRunnerProps(e.sys, tl, timeout))
-	t.runners[pid.Id] = runnerRef{pid: pid, index: i}
-	c.Request(pid, &RunTool{CallID: call.ID, Name: call.Name, Args: call.Arguments})
+	grace := e.spec.ToolGrace
+	if grace <= 0 {
+		grace = DefaultToolGrace
+	}
+	props, err := toolRunnerProps(e.sys, tl, timeout, grace, e.log)
+	if err != nil {
+		t.pending--
+		e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Output: "Error: " + err.Error()}, i)
+		return
+	}
+	pid := c.Spawn(props)
+	t.runners[call.ID] = runnerRef{pid: pid, index: i}
+	backstop := time.Duration(0)
+	if timeout > 0 {
+		backstop = timeout + 3*grace
+	}
+	e.ledger.request(c, callKey(call.ID), pid, &RunTool{CallID: call.ID, Name: call.Name, Args: call.Arguments}, backstop,
+		func(c actor.Context, why string) {
+			e.onToolResult(c, &ToolResult{CallID: call.ID, Name: call.Name, IsError: true,
+				Output: fmt.Sprintf("Error: tool %s did not return a result: its runner %s", call.Name, why)})
+		})
 }
 
 // blocked is the result of a call the permission policy or the user
@@ -493,24 +616,42 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 		return
 	}
 	delete(t.approvals, m.RequestID)
+	if tm := t.approvalTimers[m.RequestID]; tm != nil {
+		tm.Stop()
+		delete(t.approvalTimers, m.RequestID)
+	}
 	call := t.calls[i]
 	if m.Choice == ApproveDeny || t.canceled {
 		t.pending--
-		reason := "denied by the user"
-		if t.canceled {
+		reason := m.reason
+		switch {
+		case t.canceled:
 			reason = "the turn was cancelled before the user approved it"
+		case reason == "":
+			reason = "denied by the user"
 		}
+		e.publish(&ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: ApproveDeny, Reason: reason})
 		e.record(blocked(call, reason), i)
 		if t.pending == 0 {
 			e.nextGroup(c)
 		}
 		return
 	}
+	e.publish(&ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: m.Choice})
 	if m.Choice == ApproveSession || m.Choice == ApproveAlways {
 		e.grant(call, m)
 	}
-	tl, _ := e.spec.Tools.Get(call.Name)
-	e.spawnRunner(c, i, tl)
+	tl, _ := t.tools.Get(call.Name) // present: the turn's tools never change
+	e.run(c, i, tl)
+}
+
+// onApprovalExpired denies a call nobody approved in time.
+func (e *executor) onApprovalExpired(c actor.Context, m *approvalExpired) {
+	if e.turn == nil {
+		return
+	}
+	e.onApproval(c, &ApprovalResponse{RequestID: m.requestID, Choice: ApproveDeny,
+		reason: fmt.Sprintf("nobody approved it within %s", e.spec.ApprovalTimeout)})
 }
 
 // grant records the approved scope for the session and, for "always",
@@ -557,45 +698,22 @@ func (e *executor) record(res *ToolResult, i int) {
 		DurationMS: res.Duration.Milliseconds(), Output: out, OutputBytes: len(res.Output)})
 }
 
+// onToolResult records a call's result; the ledger has settled it, so
+// each call is recorded once, whether its runner answered or the ledger
+// made the answer.
 func (e *executor) onToolResult(c actor.Context, m *ToolResult) {
 	t := e.turn
-	if t == nil || c.Sender() == nil {
+	if t == nil {
 		return
 	}
-	ref, ok := t.runners[c.Sender().Id]
+	ref, ok := t.runners[m.CallID]
 	if !ok || t.results[ref.index] != nil {
 		return
 	}
-	i := ref.index
-	delete(t.runners, c.Sender().Id)
+	delete(t.runners, m.CallID)
 	c.Stop(ref.pid)
 	t.pending--
-	e.record(m, i)
-	if t.pending == 0 {
-		e.nextGroup(c)
-	}
-}
-
-// onChildStopped turns a tool runner that died without replying into an
-// error result, so the step still completes.
-func (e *executor) onChildStopped(c actor.Context, m *actor.Terminated) {
-	t := e.turn
-	if t == nil || m.Who == nil {
-		return
-	}
-	ref, ok := t.runners[m.Who.Id]
-	if !ok {
-		return
-	}
-	i := ref.index
-	delete(t.runners, m.Who.Id)
-	if t.results[i] != nil {
-		return
-	}
-	t.pending--
-	call := t.calls[i]
-	e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true,
-		Output: fmt.Sprintf("Error: tool %s stopped before returning a result", call.Name)}, i)
+	e.record(m, ref.index)
 	if t.pending == 0 {
 		e.nextGroup(c)
 	}
@@ -658,6 +776,9 @@ func (e *executor) cancelFleets(c actor.Context) {
 // cancelApprovals ends the calls still waiting for the user.
 func (e *executor) cancelApprovals(c actor.Context) {
 	t := e.turn
+	if t.approvals == nil {
+		return
+	}
 	ids := make([]string, 0, len(t.approvals))
 	for id := range t.approvals {
 		ids = append(ids, id)
@@ -674,22 +795,47 @@ func (e *executor) cancelRunners(c actor.Context) {
 	}
 }
 
-// abortWork cancels whatever the turn has in flight without waiting.
+// abortWork stops whatever the turn has in flight without waiting: the
+// stream, the tool runners (stopped, which cancels their tools), the
+// fleets (cancelled at the scheduler) and the approvals (resolved as
+// denied). Their late answers find no turn and are dropped.
 func (e *executor) abortWork(c actor.Context) {
 	t := e.turn
 	if t.cancel != nil {
 		t.cancel()
 	}
 	t.streaming = false
-	if t.runners != nil {
-		e.cancelRunners(c)
-		t.runners = map[string]runnerRef{}
+	t.canceled = true
+	for _, ref := range t.runners {
+		c.Stop(ref.pid)
 	}
+	t.runners = map[string]runnerRef{}
+	if len(t.fleets) > 0 && e.spec.Scheduler != nil {
+		e.cancelFleets(c)
+	}
+	t.fleets = nil
+	for id, tm := range t.approvalTimers {
+		tm.Stop()
+		delete(t.approvalTimers, id)
+	}
+	ids := make([]string, 0, len(t.approvals))
+	for id := range t.approvals {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		e.publish(&ApprovalResolved{RequestID: id, CallID: id, Decision: ApproveDeny, Reason: "the turn ended"})
+	}
+	t.approvals = nil
+	e.ledger.dropAll()
 }
 
 func (e *executor) endTurn(c actor.Context, status, errMsg string) {
 	t := e.turn
 	e.turn = nil
+	for _, tm := range t.approvalTimers {
+		tm.Stop()
+	}
 	e.epoch++ // late chunks of this turn's stream are stale
 	if t.replyTo != nil {
 		c.Request(t.replyTo, &TurnFinished{ // Request: the scheduler tells its subagents apart by sender

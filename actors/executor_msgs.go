@@ -57,4 +57,6 @@ type ApprovalResponse struct {
 	RequestID string
 	Choice    string
 	Rule      string
+	// reason explains a denial the executor makes itself (a timeout).
+	reason string
 }

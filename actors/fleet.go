@@ -3,7 +3,7 @@ package actors
 import (
 	"fmt"
 	"log/slog"
-	"runtime/debug"
+	"sort"
 	"strings"
 	"time"
 
@@ -33,11 +33,13 @@ type FleetSpec struct {
 	NewAgent SubagentFactory
 }
 
-// fleetActor owns every subagent task of a session. It feeds the pure
-// scheduler.Queue with events and applies its decisions: spawning a
-// subagent (an executor child) when a slot frees, turning a crash, panic or
-// timeout into a failed TaskResult, and replying to each SubmitFleet once
-// all its tasks have ended. Subagents are never restarted.
+// fleetActor is the scheduler actor: it owns every subagent task of a
+// session. It feeds the pure scheduler.Queue with events and applies its
+// decisions: spawning a subagent (an executor child) when a slot frees,
+// turning a crash, panic or timeout into a failed TaskResult, and replying
+// to each SubmitFleet once all its tasks have ended and every subagent it
+// started has stopped. Subagents are never restarted. Each task ends
+// exactly once: its task_done is the last event of the task on the bus.
 type fleetActor struct {
 	sys     *System
 	spec    FleetSpec
@@ -50,15 +52,25 @@ type fleetActor struct {
 	fleets map[string]*fleet
 	tasks  map[string]*runningTask
 	byPID  map[string]string // subagent PID id → task id
-	timer  *time.Timer
+	// stopping maps a finished task's subagent (PID id) to its fleet
+	// until the subagent has stopped.
+	stopping map[string]string
+	timer    *time.Timer
 	// ticking says a fleetTick is scheduled or queued.
 	ticking bool
+	// starting is the task whose subagent factory is running, and
+	// submitting the SubmitFleet being accepted: a crash there is repaired
+	// by failing what they left half done.
+	starting   string
+	submitting *SubmitFleet
 }
 
 type fleet struct {
 	replyTo *actor.PID
 	ids     []string
 	results map[string]TaskResult
+	// live counts the fleet's subagents that have not stopped yet.
+	live int
 }
 
 type runningTask struct {
@@ -71,22 +83,21 @@ type runningTask struct {
 	// stopping is set once the task was told to stop (cancel or expiry).
 	stopping bool
 	reaper   *time.Timer
+	// gate carries the subagent's events; closing it with task_done keeps
+	// anything later off the bus.
+	gate *taskGate
 }
 
 func fleetProps(sys *System, session string, bus *Bus, spec FleetSpec) *actor.Props {
+	log := sys.Logger().With("session", session, "actor", "scheduler")
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &fleetActor{sys: sys, spec: spec, session: session, bus: bus, log: sys.Logger().With("session", session, "actor", "fleet")}
-	}, actor.WithSupervisor(stopOnFailure))
+		return &fleetActor{sys: sys, spec: spec, session: session, bus: bus, log: log}
+	}, actor.WithSupervisor(stopOnFailure), withRepair("scheduler", log))
 }
 
-// Receive implements actor.Actor. A panic here is a bug, but the scheduler
-// resumes with its state: the tasks it owns must still end exactly once.
+// Receive implements actor.Actor. A panic in a handler is repaired (see
+// repair): the tasks the scheduler owns must still end exactly once.
 func (f *fleetActor) Receive(c actor.Context) {
-	defer func() {
-		if r := recover(); r != nil {
-			f.log.Error("fleet panic", "reason", fmt.Sprint(r), "stack", string(debug.Stack()))
-		}
-	}()
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		q, err := scheduler.New(scheduler.Config{MaxRunning: f.spec.MaxRunning, MaxWriters: f.spec.MaxWriters, Root: f.spec.Root})
@@ -98,6 +109,7 @@ func (f *fleetActor) Receive(c actor.Context) {
 		}
 		f.self, f.q = c.Self(), q
 		f.fleets, f.tasks, f.byPID = map[string]*fleet{}, map[string]*runningTask{}, map[string]string{}
+		f.stopping = map[string]string{}
 	case *SubmitFleet:
 		f.submit(c, m)
 	case *TurnFinished:
@@ -118,6 +130,8 @@ func (f *fleetActor) Receive(c actor.Context) {
 		}
 	case *QueryFleet:
 		c.Respond(f.status())
+	case *Crashed:
+		f.repair(c, m)
 	case *actor.Stopping:
 		if f.timer != nil {
 			f.timer.Stop()
@@ -140,6 +154,8 @@ func (f *fleetActor) publish(ev Event, task string) {
 }
 
 func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
+	f.submitting = m
+	defer func() { f.submitting = nil }()
 	fl := &fleet{replyTo: c.Sender(), results: map[string]TaskResult{}}
 	if _, dup := f.fleets[m.FleetID]; dup || m.FleetID == "" {
 		if c.Sender() != nil {
@@ -166,29 +182,124 @@ func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
 // admit starts every task the policy admits now.
 func (f *fleetActor) admit(c actor.Context) {
 	for _, s := range f.q.Next(time.Now()) {
-		t := f.tasks[s.Task.ID]
-		if t == nil {
-			continue
+		if t := f.tasks[s.Task.ID]; t != nil {
+			f.start(c, t, s.Deadline)
 		}
-		t.started, t.deadline = time.Now(), s.Deadline
-		agent, err := f.spec.NewAgent(t.spec)
-		if err != nil {
-			f.finishTask(c, s.Task.ID, TaskResult{TaskID: s.Task.ID, Status: TaskFailed, Error: err.Error()})
-			continue
-		}
-		agent.Session, agent.Task = f.session, s.Task.ID
-		if agent.Bus == nil {
-			agent.Bus = f.bus
-		}
-		// A subagent runs unattended: a crashing tool fails its task
-		// instead of letting it carry on from a broken state.
-		agent.FailOnCrash = true
-		t.pid = c.Spawn(executorProps(f.sys, agent))
-		f.byPID[t.pid.Id] = s.Task.ID
-		c.Request(t.pid, &RunTurn{Input: t.spec.Prompt})
-		f.publish(&TaskStarted{Fleet: t.fleet, Model: agent.Model}, s.Task.ID)
 	}
 	f.armTimer()
+}
+
+// start builds and spawns the subagent of an admitted task.
+func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) {
+	id := t.spec.ID
+	t.started, t.deadline = time.Now(), deadline
+	f.starting = id
+	agent, err := f.spec.NewAgent(t.spec)
+	f.starting = ""
+	if err != nil {
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: err.Error()})
+		return
+	}
+	agent.Session, agent.Task = f.session, id
+	if agent.Bus == nil {
+		agent.Bus = f.bus
+	}
+	// A subagent runs unattended: a crashing tool fails its task
+	// instead of letting it carry on from a broken state.
+	agent.FailOnCrash = true
+	t.gate = &taskGate{}
+	agent.gate = t.gate
+	f.publish(&TaskStarted{Fleet: t.fleet, Model: agent.Model}, id)
+	t.pid = c.Spawn(executorProps(f.sys, agent))
+	f.byPID[t.pid.Id] = id
+	if fl := f.fleets[t.fleet]; fl != nil {
+		fl.live++
+	}
+	c.Request(t.pid, &RunTurn{Input: t.spec.Prompt})
+}
+
+// repair returns the scheduler to a consistent state after a handler
+// panicked. The task whose subagent factory panicked fails; a fleet whose
+// submission was cut short gets a failed result for every task it did not
+// accept; a task the queue counts as running but that has no subagent (its
+// start was lost) fails; a status query is answered. Then fleets that are
+// complete get their results, the deadline timer is re-armed and waiting
+// tasks are admitted.
+func (f *fleetActor) repair(c actor.Context, m *Crashed) {
+	reason := m.Error()
+	if f.q == nil { // Started itself crashed: build the queue so tasks still end
+		q, _ := scheduler.New(scheduler.Config{MaxRunning: f.spec.MaxRunning, MaxWriters: f.spec.MaxWriters, Root: f.spec.Root})
+		if q == nil {
+			q, _ = scheduler.New(scheduler.Config{Root: f.spec.Root})
+		}
+		f.self, f.q = c.Self(), q
+		f.fleets, f.tasks, f.byPID = map[string]*fleet{}, map[string]*runningTask{}, map[string]string{}
+		f.stopping = map[string]string{}
+	}
+	if id := f.starting; id != "" {
+		f.starting = ""
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: "subagent could not start: " + reason})
+	}
+	if sub := f.submitting; sub != nil {
+		f.submitting = nil
+		f.repairSubmit(c, sub, m.Sender, reason)
+	}
+	for _, st := range f.q.Status().Tasks {
+		if st.State != scheduler.Running && st.State != scheduler.Stopping {
+			continue
+		}
+		t := f.tasks[st.ID]
+		switch {
+		case t == nil:
+			// The queue holds slots for a task the actor no longer
+			// knows: release them.
+			_, _ = f.q.Finish(st.ID, time.Now())
+		case t.pid == nil:
+			f.finishTask(c, st.ID, TaskResult{TaskID: st.ID, Status: TaskFailed, Error: "subagent was lost: " + reason})
+		}
+	}
+	if m.Message == fmt.Sprintf("%T", (*QueryFleet)(nil)) && m.Sender != nil {
+		c.Respond(f.status())
+	}
+	ids := make([]string, 0, len(f.fleets))
+	for id := range f.fleets {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		f.maybeReply(c, id)
+	}
+	f.ticking = false
+	f.admit(c)
+}
+
+// repairSubmit finishes a SubmitFleet whose handling crashed part way:
+// every task it lists that the scheduler did not take ends failed, and a
+// fleet that never got registered is answered at once.
+func (f *fleetActor) repairSubmit(c actor.Context, m *SubmitFleet, sender *actor.PID, reason string) {
+	fl := f.fleets[m.FleetID]
+	if fl == nil {
+		if _, dup := f.fleets[m.FleetID]; dup || sender == nil {
+			return
+		}
+		res := &FleetResult{FleetID: m.FleetID}
+		for _, spec := range m.Tasks {
+			res.Results = append(res.Results, TaskResult{TaskID: spec.ID, Status: TaskFailed, Error: "not scheduled: " + reason})
+		}
+		c.Send(sender, res)
+		return
+	}
+	known := map[string]bool{}
+	for _, id := range fl.ids {
+		known[id] = true
+	}
+	for _, spec := range m.Tasks {
+		if known[spec.ID] {
+			continue
+		}
+		fl.ids = append(fl.ids, spec.ID)
+		f.end(c, m.FleetID, TaskResult{TaskID: spec.ID, Status: TaskFailed, Error: "not scheduled: " + reason})
+	}
 }
 
 // armTimer schedules a deadline check at the earliest running deadline.
@@ -293,18 +404,33 @@ func (f *fleetActor) onFinished(c actor.Context, m *TurnFinished) {
 	f.finishTask(c, id, res)
 }
 
-// onStopped reports a subagent that died without finishing its turn.
+// onStopped counts a subagent as stopped and reports one that died
+// without finishing its task.
 func (f *fleetActor) onStopped(c actor.Context, m *actor.Terminated) {
 	if m.Who == nil {
+		return
+	}
+	if fleetID, ok := f.stopping[m.Who.Id]; ok {
+		delete(f.stopping, m.Who.Id)
+		if fl := f.fleets[fleetID]; fl != nil {
+			fl.live--
+			f.maybeReply(c, fleetID)
+		}
 		return
 	}
 	id, ok := f.byPID[m.Who.Id]
 	if !ok {
 		return
 	}
+	// The subagent is gone already: finishTask need not wait for it.
 	delete(f.byPID, m.Who.Id)
-	if _, live := f.tasks[id]; !live {
+	t := f.tasks[id]
+	if t == nil {
 		return
+	}
+	t.pid = nil
+	if fl := f.fleets[t.fleet]; fl != nil {
+		fl.live--
 	}
 	f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: "subagent stopped before finishing its task"})
 }
@@ -321,7 +447,9 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res TaskResult) {
 		t.reaper.Stop()
 	}
 	if t.pid != nil {
+		// The fleet's result waits until this subagent has stopped.
 		delete(f.byPID, t.pid.Id)
+		f.stopping[t.pid.Id] = t.fleet
 		c.Stop(t.pid)
 	}
 	if !t.started.IsZero() {
@@ -340,9 +468,25 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res TaskResult) {
 			res.Error = "cancelled"
 		}
 	}
-	f.end(c, t.fleet, res)
+	f.endTask(c, t, res)
 	f.maybeReply(c, t.fleet)
 	f.admit(c)
+}
+
+// endTask records a started task's result; its task_done closes the
+// subagent's gate, so it is the task's last event.
+func (f *fleetActor) endTask(c actor.Context, t *runningTask, res TaskResult) {
+	if t.gate == nil {
+		f.end(c, t.fleet, res)
+		return
+	}
+	fl := f.fleets[t.fleet]
+	if fl == nil {
+		return
+	}
+	fl.results[res.TaskID] = res
+	ev := f.taskDone(t.fleet, res)
+	t.gate.close(f.bus, ev)
 }
 
 // end records a task's result and publishes task_done.
@@ -352,14 +496,18 @@ func (f *fleetActor) end(c actor.Context, fleetID string, res TaskResult) {
 		return
 	}
 	fl.results[res.TaskID] = res
-	f.publish(&TaskDone{Fleet: fleetID, Status: res.Status, Error: res.Error, Steps: res.Steps,
-		DurationMS: res.Duration.Milliseconds(), Usage: res.Usage}, res.TaskID)
+	f.publish(f.taskDone(fleetID, res), res.TaskID)
+}
+
+func (f *fleetActor) taskDone(fleetID string, res TaskResult) *TaskDone {
+	return &TaskDone{Meta: Meta{Session: f.session, Task: res.TaskID}, Fleet: fleetID, Status: res.Status, Error: res.Error,
+		Steps: res.Steps, DurationMS: res.Duration.Milliseconds(), Usage: res.Usage}
 }
 
 // maybeReply sends the FleetResult once every task of the fleet has ended.
 func (f *fleetActor) maybeReply(c actor.Context, fleetID string) {
 	fl := f.fleets[fleetID]
-	if fl == nil || len(fl.results) < len(fl.ids) {
+	if fl == nil || len(fl.results) < len(fl.ids) || fl.live > 0 {
 		return
 	}
 	out := &FleetResult{FleetID: fleetID, Results: make([]TaskResult, 0, len(fl.ids))}
@@ -382,9 +530,5 @@ func (f *fleetActor) status() *FleetStatus {
 }
 
 func excerpt(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
+	return clip(strings.Join(strings.Fields(s), " "), n)
 }
