@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"reasonix/core/panics"
 )
 
 const (
@@ -41,7 +44,8 @@ type Options struct {
 	Elicitor Elicitor
 	// OnListChanged is told when the server announces that its tools,
 	// prompts or resources changed. It runs on the receive loop and must
-	// return promptly without calling the Client.
+	// return promptly without calling the Client. A panic in it is logged
+	// and the connection carries on.
 	OnListChanged func(ListKind)
 }
 
@@ -58,7 +62,7 @@ type Client struct {
 	nextID  atomic.Int64
 
 	mu       sync.Mutex
-	pending  map[string]chan Message
+	pending  map[string]chan reply
 	progress map[string]ProgressFunc
 	inbound  map[string]context.CancelFunc
 	err      error
@@ -100,14 +104,20 @@ func Connect(ctx context.Context, t Transport, info Implementation, opts Options
 		opts:     opts,
 		rootDir:  root,
 		rootURI:  fileURI(root),
-		pending:  make(map[string]chan Message),
+		pending:  make(map[string]chan reply),
 		progress: make(map[string]ProgressFunc),
 		inbound:  make(map[string]context.CancelFunc),
 		done:     make(chan struct{}),
 	}
 	loopCtx, stop := context.WithCancel(context.Background())
 	c.stopLoop = stop
-	c.wg.Go(func() { c.readLoop(loopCtx) })
+	// A panic in the loop (a transport's Receive, a logger) leaves nobody
+	// to read the server, so it ends the connection with the panic, stack
+	// included, as the reason. It is not logged here: the logger may be
+	// what panicked.
+	panics.GoGroup(&c.wg, func() { c.readLoop(loopCtx) }, func(err error) {
+		c.shutdown(fmt.Errorf("mcp read loop: %w", err))
+	})
 	if err := c.handshake(ctx, info); err != nil {
 		_ = c.Close()
 		return nil, err
@@ -221,13 +231,22 @@ func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	return nil
 }
 
+// reply is what ends a pending call: the server's response, or err when
+// the client gave up on it (its progress callback panicked).
+type reply struct {
+	msg Message
+	err error
+}
+
 func (c *Client) request(ctx context.Context, id int64, method string, params, result any, onProgress ProgressFunc) error {
 	msg, err := NewRequest(id, method, params)
 	if err != nil {
 		return err
 	}
 	key := strconv.FormatInt(id, 10)
-	ch := make(chan Message, 1)
+	// Whoever removes the entry from pending sends the one reply, so a
+	// buffer of one never blocks the sender.
+	ch := make(chan reply, 1)
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
@@ -250,8 +269,8 @@ func (c *Client) request(ctx context.Context, id int64, method string, params, r
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	select {
-	case resp := <-ch:
-		return decodeResult(method, resp, result)
+	case r := <-ch:
+		return c.finish(ctx, method, msg.ID, r, result)
 	case <-ctx.Done():
 		// The protocol forbids cancelling initialize.
 		if method != "initialize" {
@@ -260,12 +279,22 @@ func (c *Client) request(ctx context.Context, id int64, method string, params, r
 		return ctxError(method, ctx)
 	case <-c.done:
 		select {
-		case resp := <-ch:
-			return decodeResult(method, resp, result)
+		case r := <-ch:
+			return c.finish(ctx, method, msg.ID, r, result)
 		default:
 		}
 		return fmt.Errorf("%s: %w", method, c.Err())
 	}
+}
+
+// finish turns a call's reply into its outcome. A call the client gave up
+// on is cancelled at the server, which would otherwise work on for nobody.
+func (c *Client) finish(ctx context.Context, method string, id json.RawMessage, r reply, result any) error {
+	if r.err != nil {
+		c.cancelRemote(ctx, id, r.err)
+		return fmt.Errorf("%s: %w", method, r.err)
+	}
+	return decodeResult(method, r.msg, result)
 }
 
 // ctxError reports a call abandoned because ctx ended, keeping both the
@@ -339,7 +368,7 @@ func (c *Client) resolve(m Message) {
 		c.log.Debug("mcp response to no pending call", "id", string(m.ID))
 		return
 	}
-	ch <- m
+	ch <- reply{msg: m}
 }
 
 // serve answers a server's request on a goroutine of its own, so that a
@@ -351,7 +380,10 @@ func (c *Client) serve(ctx context.Context, m Message) {
 	c.mu.Lock()
 	c.inbound[key] = cancel
 	c.mu.Unlock()
-	c.wg.Go(func() {
+	// answer already turns a panicking Elicitor into an error response;
+	// what is left to panic is the transport's Send, which leaves the
+	// connection unusable.
+	panics.GoGroup(&c.wg, func() {
 		defer func() {
 			c.mu.Lock()
 			delete(c.inbound, key)
@@ -369,6 +401,8 @@ func (c *Client) serve(ctx context.Context, m Message) {
 		if err := c.t.Send(sctx, resp); err != nil {
 			c.log.Debug("mcp answer to server request not sent", "method", m.Method, "err", err)
 		}
+	}, func(err error) {
+		c.shutdown(fmt.Errorf("mcp answer to %s: %w", m.Method, err))
 	})
 }
 
@@ -376,12 +410,10 @@ func (c *Client) serve(ctx context.Context, m Message) {
 // request unanswered: unknown methods get "method not found", and a
 // panicking Elicitor an internal error.
 func (c *Client) answer(ctx context.Context, m Message) (resp Message) {
-	defer func() {
-		if r := recover(); r != nil {
-			c.log.Error("mcp server request handler panicked", "method", m.Method, "panic", r)
-			resp = NewErrorResponse(m.ID, CodeInternalError, fmt.Sprintf("client failed handling %s", m.Method))
-		}
-	}()
+	defer panics.Recover(func(err error) {
+		resp = NewErrorResponse(m.ID, CodeInternalError, fmt.Sprintf("client failed handling %s", m.Method))
+		c.logPanic("mcp server request handler panicked", err, "method", m.Method)
+	})
 	reply := func(result any) Message {
 		r, err := NewResponse(m.ID, result)
 		if err != nil {
@@ -430,11 +462,12 @@ func (c *Client) notified(m Message) {
 			c.log.Debug("mcp progress notification without a token", "err", err)
 			return
 		}
+		key := idKey(p.Token)
 		c.mu.Lock()
-		fn := c.progress[idKey(p.Token)]
+		fn := c.progress[key]
 		c.mu.Unlock()
 		if fn != nil {
-			fn(p)
+			c.progressed(key, fn, p)
 		}
 	case "notifications/tools/list_changed":
 		c.listChanged(ListTools)
@@ -463,10 +496,45 @@ func (c *Client) notified(m Message) {
 	}
 }
 
+// progressed hands p to the callback of the call with the given key. A
+// callback that panics fails its own call with the panic and hears no more;
+// the connection and every other call carry on.
+func (c *Client) progressed(key string, fn ProgressFunc, p Progress) {
+	defer panics.Recover(func(err error) {
+		c.mu.Lock()
+		ch := c.pending[key]
+		delete(c.pending, key)
+		delete(c.progress, key)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- reply{err: fmt.Errorf("progress callback: %w", err)}
+		}
+		c.logPanic("mcp progress callback panicked", err)
+	})
+	fn(p)
+}
+
+// listChanged tells OnListChanged. A panic in it has no call to fail, so
+// it is logged and the receive loop carries on.
 func (c *Client) listChanged(kind ListKind) {
-	if c.opts.OnListChanged != nil {
-		c.opts.OnListChanged(kind)
+	if c.opts.OnListChanged == nil {
+		return
 	}
+	defer panics.Recover(func(err error) {
+		c.logPanic("mcp list-changed callback panicked", err, "kind", kind)
+	})
+	c.opts.OnListChanged(kind)
+}
+
+// logPanic logs a recovered panic with the stack of the goroutine that
+// panicked. A panicking logger then reaches the read loop's own recovery
+// and ends the connection.
+func (c *Client) logPanic(msg string, err error, attrs ...any) {
+	attrs = append(attrs, "err", err)
+	if pe, ok := errors.AsType[*panics.Error](err); ok {
+		attrs = append(attrs, "stack", string(pe.Stack))
+	}
+	c.log.Error(msg, attrs...)
 }
 
 // serverLog forwards a notifications/message to the logger at the

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"reasonix/core/panics"
 	"reasonix/core/sse"
 )
 
@@ -179,6 +180,7 @@ func (h *HTTP) Initialized() {
 	}
 	go func() {
 		defer done()
+		defer panics.Recover(h.crashed("mcp event stream"))
 		h.listen(ctx)
 	}()
 }
@@ -300,6 +302,7 @@ func (h *HTTP) reply(ctx context.Context, resp *http.Response, hadSession bool, 
 				h.mu.Unlock()
 				done()
 			}()
+			defer panics.Recover(h.crashed("mcp reply stream"))
 			h.readPostStream(ctx, resp.Body, expect)
 		}()
 		return nil
@@ -591,6 +594,15 @@ func (h *HTTP) deliver(m Message) bool {
 	case <-h.closing:
 		return false
 	}
+}
+
+// crashed is the report of a stream reader that panicked: the transport
+// fails with the panic, so the Client sees the connection broken and its
+// calls, the one whose answer was lost among them, end with that error.
+// It runs before the stream's done, which ends the stream's request and
+// so its connection, and which Close waits for.
+func (h *HTTP) crashed(what string) func(error) {
+	return func(err error) { h.fail(fmt.Errorf("%s: %w", what, err)) }
 }
 
 func (h *HTTP) fail(err error) {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"reasonix/core/panics"
 	"reasonix/core/proc"
 )
 
@@ -288,6 +289,10 @@ func (s *Stdio) shutdown(cause error) {
 // reports.
 func (s *Stdio) supervise(exited, stdoutDone, stderrDone <-chan struct{}, waitErr *error) {
 	defer close(s.done)
+	defer panics.Recover(func(err error) { s.abandon(exited, stdoutDone, stderrDone, err) })
+	if testHookSupervise != nil {
+		testHookSupervise()
+	}
 	requested := false
 	select {
 	case <-exited:
@@ -328,6 +333,28 @@ func (s *Stdio) supervise(exited, stdoutDone, stderrDone <-chan struct{}, waitEr
 	default:
 		s.err = exitError(*waitErr, s.tail.snapshot())
 	}
+	close(s.incoming)
+}
+
+// testHookSupervise, when set by a test, is called as the supervisor
+// starts, so a test can make it panic.
+var testHookSupervise func()
+
+// abandon is the supervisor's way out when it panicked part-way: it does
+// the least that lets Receive and Close return (the process group killed,
+// the readers ended, the panic recorded as the error Receive reports) and
+// none of the gentler steps, which may be what failed.
+func (s *Stdio) abandon(exited, stdoutDone, stderrDone <-chan struct{}, err error) {
+	err = fmt.Errorf("mcp stdio supervisor: %w", err)
+	s.shutdown(err)
+	proc.KillGroup(s.cmd)
+	<-exited
+	_ = s.stdin.Close()
+	_ = s.stdout.Close()
+	_ = s.stderr.Close()
+	<-stdoutDone
+	<-stderrDone
+	s.err = fmt.Errorf("%w: %w", ErrClosed, err)
 	close(s.incoming)
 }
 
@@ -394,6 +421,7 @@ func exitError(waitErr error, tail []string) *ExitError {
 // (some servers print banners to stdout) are logged and skipped.
 func (s *Stdio) readStdout(done chan<- struct{}) {
 	defer close(done)
+	defer panics.Recover(s.readerCrashed("read mcp server stdout"))
 	r := bufio.NewReaderSize(s.stdout, 64<<10)
 	for {
 		line, err := readLine(r, maxStdioMessage)
@@ -427,6 +455,7 @@ func (s *Stdio) readStdout(done chan<- struct{}) {
 // last lines for an ExitError.
 func (s *Stdio) readStderr(done chan<- struct{}) {
 	defer close(done)
+	defer panics.Recover(s.readerCrashed("read mcp server stderr"))
 	r := bufio.NewReaderSize(s.stderr, maxStderrLine)
 	for {
 		line, err := readLine(r, maxStderrLine)
@@ -441,6 +470,14 @@ func (s *Stdio) readStderr(done chan<- struct{}) {
 			return
 		}
 	}
+}
+
+// readerCrashed is the report of a pipe reader that panicked (a logger's
+// handler, a decoding bug): the server is shut down with the panic as the
+// cause, which Receive then reports. It runs before the reader's done is
+// closed, so the supervisor always sees the cause.
+func (s *Stdio) readerCrashed(what string) func(error) {
+	return func(err error) { s.shutdown(fmt.Errorf("%s: %w", what, err)) }
 }
 
 var errLineTooLong = errors.New("line too long")
