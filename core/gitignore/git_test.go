@@ -10,15 +10,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"reasonix/core/testenv"
 )
 
 // TestAgainstGit generates trees with assorted .gitignore files and checks
 // that Ignored agrees with `git check-ignore` on every path in them.
 func TestAgainstGit(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
+	testenv.Need(t, "git")
 	for seed := range 16 {
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			t.Parallel()

@@ -18,20 +18,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"reasonix/core/testenv"
 )
 
 // failAfter bounds a blocking wait in the jail tests. It is not how long
 // anything is expected to take: reaching it means the test failed.
 const failAfter = 30 * time.Second
-
-// requireBwrap skips the test when bubblewrap is not installed; CI
-// installs it, so the jail is tested there.
-func requireBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bwrap is not on PATH: install bubblewrap to run the jail tests")
-	}
-}
 
 // jail is a real directory tree and a sandbox enforcing with the real
 // bubblewrap. outside is a directory no bind makes writable: it lives in
@@ -43,7 +36,7 @@ type jail struct {
 
 func newJail(t *testing.T, network bool) jail {
 	t.Helper()
-	requireBwrap(t)
+	testenv.NeedBwrap(t)
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -353,7 +346,7 @@ func killAll(marker string) {
 
 func TestCheck(t *testing.T) {
 	t.Parallel()
-	requireBwrap(t)
+	testenv.NeedBwrap(t)
 	root := t.TempDir()
 	tests := []struct {
 		name    string

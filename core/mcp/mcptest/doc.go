@@ -5,5 +5,6 @@
 // CI installs it up front and names its entry script in
 // REASONIX_MCP_EVERYTHING; otherwise the first test installs the pinned
 // version with npm into the user cache directory. Tests are skipped only
-// when node or npm is missing.
+// when node or npm is missing, and fail instead under
+// REASONIX_TEST_STRICT=1 (see core/testenv).
 package mcptest

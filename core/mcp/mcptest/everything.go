@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"reasonix/core/testenv"
 )
 
 const (
@@ -30,24 +32,19 @@ var install struct {
 }
 
 // Everything returns node and the server's entry script, installing the
-// pinned version once per process when needed. It skips the test when
-// node or npm is missing.
+// pinned version once per process when needed. A missing node or npm
+// skips the test (fails it under REASONIX_TEST_STRICT=1), as testenv.Need
+// does.
 func Everything(tb testing.TB) (node, script string) {
 	tb.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		tb.Skip("node is not installed; skipping the tests against @modelcontextprotocol/server-everything")
-	}
+	node = testenv.NeedNode(tb)
 	if p := os.Getenv(EverythingEnv); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			tb.Fatalf("%s=%s: %v", EverythingEnv, p, err)
 		}
 		return node, p
 	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		tb.Skip("npm is not installed; skipping the tests against @modelcontextprotocol/server-everything")
-	}
+	npm := testenv.Need(tb, "npm")
 	install.once.Do(func() { install.script, install.err = installEverything(npm) })
 	if install.err != nil {
 		tb.Fatalf("install @modelcontextprotocol/server-everything (set %s to use an installed copy): %v", EverythingEnv, install.err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/core/testenv"
 	"reasonix/core/tool"
 )
 
@@ -110,9 +111,7 @@ func BenchmarkGrepGoroot(b *testing.B) {
 
 // BenchmarkRipgrepGoroot times rg on the same searches, for the ratio.
 func BenchmarkRipgrepGoroot(b *testing.B) {
-	if _, err := exec.LookPath("rg"); err != nil {
-		b.Skip("rg not on PATH")
-	}
+	testenv.NeedRipgrep(b)
 	dir := gorootSrc(b)
 	for _, p := range gorootPatterns {
 		b.Run(p.name, func(b *testing.B) {
@@ -132,12 +131,10 @@ func BenchmarkRipgrepGoroot(b *testing.B) {
 // matches it saw before the first NUL. GOROOT/src has no such file for
 // these patterns, so the counts must be equal.
 func TestGrepMatchesRipgrep(t *testing.T) {
-	if _, err := exec.LookPath("rg"); err != nil {
-		t.Skip("rg not on PATH")
-	}
 	if testing.Short() {
 		t.Skip("searches GOROOT/src")
 	}
+	testenv.NeedRipgrep(t)
 	dir := gorootSrc(t)
 	for _, p := range gorootPatterns {
 		t.Run(p.name, func(t *testing.T) {
