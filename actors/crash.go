@@ -24,6 +24,10 @@ type Crashed struct {
 	Message string
 	// Sender is that message's sender, nil for a Send.
 	Sender *actor.PID
+	// Lost is the message itself: its handler did not finish, so the
+	// repair may have to answer it (a request) or apply what it said (a
+	// reply it was waiting for).
+	Lost any
 	Reason string
 	Stack  string
 }
@@ -51,7 +55,7 @@ func withRepair(kind string, log *slog.Logger) actor.PropsOption {
 					if r == nil {
 						return
 					}
-					crash := &Crashed{Actor: kind, Message: fmt.Sprintf("%T", env.Message), Sender: env.Sender,
+					crash := &Crashed{Actor: kind, Message: fmt.Sprintf("%T", env.Message), Sender: env.Sender, Lost: env.Message,
 						Reason: fmt.Sprint(r), Stack: string(debug.Stack())}
 					log.Error("actor handler panic; repairing", "actor", kind, "message", crash.Message,
 						"reason", crash.Reason, "stack", crash.Stack)

@@ -224,9 +224,10 @@ func (e *executor) repair(c actor.Context, m *Crashed) {
 	reason := m.Error()
 	t := e.turn
 	if t == nil {
-		if m.Message == fmt.Sprintf("%T", (*RunTurn)(nil)) && m.Sender != nil {
-			c.Send(m.Sender, &TurnFinished{Session: e.spec.Session, Task: e.spec.Task, Status: StatusFailed, Error: reason})
+		if _, ok := m.Lost.(*RunTurn); ok && m.Sender != nil {
+			c.Request(m.Sender, &TurnFinished{Session: e.spec.Session, Task: e.spec.Task, Status: StatusFailed, Error: reason})
 		}
+		e.ledger.reconcile(c)
 		return
 	}
 	if t.streaming {

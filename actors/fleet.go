@@ -240,9 +240,11 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 		f.starting = ""
 		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: "subagent could not start: " + reason})
 	}
+	submitRepaired := false
 	if sub := f.submitting; sub != nil {
 		f.submitting = nil
 		f.repairSubmit(c, sub, m.Sender, reason)
+		submitRepaired = true
 	}
 	for _, st := range f.q.Status().Tasks {
 		if st.State != scheduler.Running && st.State != scheduler.Stopping {
@@ -258,8 +260,48 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 			f.finishTask(c, st.ID, TaskResult{TaskID: st.ID, Status: TaskFailed, Error: "subagent was lost: " + reason})
 		}
 	}
-	if m.Message == fmt.Sprintf("%T", (*QueryFleet)(nil)) && m.Sender != nil {
-		c.Respond(f.status())
+	// Subagents that stopped without the scheduler hearing of it (the lost
+	// message may have been their Terminated) are handled as stopped now.
+	for pidID := range f.stopping {
+		if !f.alive(pidID) {
+			f.onStopped(c, &actor.Terminated{Who: actor.NewPID(c.Self().Address, pidID)})
+		}
+	}
+	for pidID := range f.byPID {
+		if !f.alive(pidID) {
+			f.onStopped(c, &actor.Terminated{Who: actor.NewPID(c.Self().Address, pidID)})
+		}
+	}
+	switch lost := m.Lost.(type) {
+	case *SubmitFleet:
+		if !submitRepaired { // crashed before the handler began
+			f.repairSubmit(c, lost, m.Sender, reason)
+		}
+	case *TurnFinished:
+		// A subagent's answer was lost: its task fails with the reason.
+		if m.Sender != nil {
+			if id, ok := f.byPID[m.Sender.Id]; ok {
+				f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
+			}
+		}
+	case *CancelTask:
+		f.cancelTask(c, lost.TaskID)
+	case *CancelFleet:
+		f.cancelFleet(c, lost.FleetID)
+	case *QueryFleet:
+		if m.Sender != nil {
+			c.Respond(f.status())
+		}
+	}
+	// A lost reaper tick must not leave a stopping subagent running.
+	for id, t := range f.tasks {
+		if t.stopping && t.pid != nil {
+			if t.reaper != nil {
+				t.reaper.Stop()
+			}
+			sys, self, id := f.sys, f.self, id
+			t.reaper = time.AfterFunc(f.grace(), func() { sys.Send(self, &reapTask{taskID: id}) })
+		}
 	}
 	ids := make([]string, 0, len(f.fleets))
 	for id := range f.fleets {
@@ -279,7 +321,7 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 func (f *fleetActor) repairSubmit(c actor.Context, m *SubmitFleet, sender *actor.PID, reason string) {
 	fl := f.fleets[m.FleetID]
 	if fl == nil {
-		if _, dup := f.fleets[m.FleetID]; dup || sender == nil {
+		if sender == nil {
 			return
 		}
 		res := &FleetResult{FleetID: m.FleetID}
@@ -339,12 +381,22 @@ func (f *fleetActor) stopTask(c actor.Context, id, why string) {
 	t.stopping = true
 	f.log.Info("stopping task", "task", id, "why", why)
 	c.Send(t.pid, &CancelTurn{})
-	grace := f.spec.Grace
-	if grace <= 0 {
-		grace = 10 * time.Second
-	}
 	sys, self := f.sys, f.self
-	t.reaper = time.AfterFunc(grace, func() { sys.Send(self, &reapTask{taskID: id}) })
+	t.reaper = time.AfterFunc(f.grace(), func() { sys.Send(self, &reapTask{taskID: id}) })
+}
+
+// grace is how long a stopped subagent may take before it is killed.
+func (f *fleetActor) grace() time.Duration {
+	if f.spec.Grace > 0 {
+		return f.spec.Grace
+	}
+	return 10 * time.Second
+}
+
+// alive reports whether the actor with PID id pidID is still running.
+func (f *fleetActor) alive(pidID string) bool {
+	_, ok := f.sys.as.ProcessRegistry.GetLocal(pidID)
+	return ok
 }
 
 func (f *fleetActor) cancelFleet(c actor.Context, id string) {

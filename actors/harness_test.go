@@ -26,6 +26,8 @@ type harness struct {
 	sub  *Subscription
 	sess *Session
 	id   string
+	// reg is the session's tool registry.
+	reg *tool.Registry
 }
 
 type harnessOpts struct {
@@ -38,6 +40,10 @@ type harnessOpts struct {
 	// on the same fake with subTools and the system prompt "sub".
 	fleet    *FleetSpec
 	subTools []tool.Tool
+	// grace is the tool runners' grace period (AgentSpec.ToolGrace).
+	grace time.Duration
+	// approvalTimeout is AgentSpec.ApprovalTimeout.
+	approvalTimeout time.Duration
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -58,7 +64,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	}
 	sys := NewSystem(nil)
 	bus := NewBus()
-	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1"}
+	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1", reg: reg}
 	timeout := o.timeout
 	if timeout == 0 {
 		timeout = 10 * time.Second
@@ -75,6 +81,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
 		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
 		MaxSteps: o.maxSteps, ToolTimeout: timeout, Bus: bus, Permissions: o.perms,
+		ToolGrace: o.grace, ApprovalTimeout: o.approvalTimeout,
 	}, Fleet: o.fleet})
 	if err != nil {
 		t.Fatal(err)

@@ -107,6 +107,13 @@ func (l *ledger) receive(c actor.Context, msg any) bool {
 	return false
 }
 
+// reconcile ends every wait whose target is no longer running: a repair
+// calls it because the Terminated that would have ended them may be the
+// very message whose handler crashed.
+func (l *ledger) reconcile(c actor.Context) {
+	l.endWhere(c, func(p *pendingRequest) bool { return !l.alive(p.target) }, "is not running")
+}
+
 // failAll ends every wait with why, in id order; an actor's repair and
 // shutdown use it so nothing is left waiting.
 func (l *ledger) failAll(c actor.Context, why string) {

@@ -70,6 +70,9 @@ func (r *toolRunner) Receive(c actor.Context) {
 	case *runnerExpired:
 		r.expire(c, m)
 	case *Crashed:
+		if lost, ok := m.Lost.(*RunTool); ok && r.replyTo == nil {
+			r.call, r.replyTo = *lost, m.Sender // the call never started
+		}
 		r.reply(c, &ToolResult{CallID: r.call.CallID, Name: r.call.Name, IsError: true, Crashed: true,
 			Output: "Error: " + m.Error()})
 		r.cleanup()
