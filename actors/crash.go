@@ -27,7 +27,7 @@ type Crashed struct {
 	// Lost is the message itself: its handler did not finish, so the
 	// repair may have to answer it (a request) or apply what it said (a
 	// reply it was waiting for).
-	Lost any
+	Lost   any
 	Reason string
 	Stack  string
 }
