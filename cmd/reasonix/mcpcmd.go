@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"reasonix/actors"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
+	"reasonix/core/panics"
 )
 
 // mcpStartupTimeout is how long the first turn of a run waits for the MCP
@@ -394,7 +396,12 @@ func runMCPList(f *Factory, o *MCPOptions) error {
 		case o.NoConnect:
 			probes[i] = mcpProbe{state: "not connected"}
 		default:
-			wg.Go(func() { probes[i] = m.probe(f, srv.Config, o.Timeout) })
+			// A probe that panics is that server's failure; the other
+			// probes and the table carry on.
+			panics.GoGroup(&wg, func() { probes[i] = m.probe(f, srv.Config, o.Timeout) }, func(err error) {
+				probes[i] = mcpProbe{state: actors.MCPFailed, err: fmt.Sprintf("probe: %v", err)}
+				m.logPanic("mcp probe panicked", err, "server", srv.Config.Name)
+			})
 		}
 	}
 	wg.Wait()
@@ -415,6 +422,20 @@ func runMCPList(f *Factory, o *MCPOptions) error {
 	return w.Flush()
 }
 
+// logPanic logs a recovered panic with the stack of the goroutine that
+// panicked, which the one-line table cannot show.
+func (m *mcpContext) logPanic(msg string, err error, attrs ...any) {
+	attrs = append(attrs, "err", err)
+	if pe, ok := errors.AsType[*panics.Error](err); ok {
+		attrs = append(attrs, "stack", string(pe.Stack))
+	}
+	m.logger.Error(msg, attrs...)
+}
+
+// testHookProbe, when set by a test, is called by a probe once it has
+// connected to the server named name, so a test can make the probe fail.
+var testHookProbe func(name string)
+
 // probe connects once and counts what the server offers.
 func (m *mcpContext) probe(f *Factory, c mcp.ServerConfig, timeout time.Duration) mcpProbe {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -424,6 +445,9 @@ func (m *mcpContext) probe(f *Factory, c mcp.ServerConfig, timeout time.Duration
 		return mcpProbe{state: actors.MCPFailed, err: err.Error()}
 	}
 	defer client.Close()
+	if testHookProbe != nil {
+		testHookProbe(c.Name)
+	}
 	p := mcpProbe{state: actors.MCPReady}
 	caps := client.Capabilities()
 	if caps.Tools != nil {

@@ -356,3 +356,31 @@ func TestRunMCPFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPListProbePanic makes one server's probe panic once connected: that
+// server is listed as failed with the panic, the other as ready, and the
+// command still succeeds. It sets a package-level hook, so it does not run
+// in parallel.
+func TestMCPListProbePanic(t *testing.T) {
+	bin := pluginBinary(t)
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "config.toml"), fmt.Sprintf(`
+[[plugins]]
+name = "good"
+command = %q
+
+[[plugins]]
+name = "bad"
+command = %q
+`, bin, bin), 0o600)
+	testHookProbe = func(name string) {
+		if name == "bad" {
+			panic("probe broke")
+		}
+	}
+	defer func() { testHookProbe = nil }()
+	r := runCLI(t, map[string]string{"REASONIX_HOME": home}, "", "mcp", "list", "--cwd", t.TempDir())
+	if r.code != exitOK || !hasRow(r.stdout, "good", "ready", "2") || !hasRow(r.stdout, "bad", "failed", "probe: panic: probe broke") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
