@@ -214,6 +214,9 @@ type Permissions struct {
 	Ask []string `toml:"ask"`
 	// Deny lists rules that are blocked in every mode.
 	Deny []string `toml:"deny"`
+	// ApprovalTimeoutSeconds denies a call nobody approved within it, so
+	// an unattended approval never holds a turn forever; 0 waits.
+	ApprovalTimeoutSeconds int `toml:"approval_timeout_seconds"`
 }
 
 // Sandbox holds the enforcement layer beneath permissions. Only

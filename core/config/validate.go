@@ -86,6 +86,9 @@ func validate(c *Config, kinds []string) []string {
 	v.agent(&c.Agent)
 	v.tools(&c.Tools)
 	v.oneOf("permissions.mode", c.Permissions.Mode, "ask", "allow", "deny")
+	if c.Permissions.ApprovalTimeoutSeconds < 0 {
+		v.add("permissions.approval_timeout_seconds", "%d is negative; use 0 to wait for an answer or a number of seconds", c.Permissions.ApprovalTimeoutSeconds)
+	}
 	v.oneOf("sandbox.bash", c.Sandbox.Bash, "enforce", "off")
 	v.serve(&c.Serve)
 	v.plugins()
