@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -64,8 +63,9 @@ func (d *fleetDeps) loadSkills() *skill.Store {
 }
 
 // newAgent builds one task's subagent: the profile's prompt, the model the
-// precedence rules pick, read-only tools for readers and confined writers
-// for writers, and a transcript of its own.
+// precedence rules pick, read-only tools for readers (bash, which is not
+// read-only, is never among them) and for writers every tool confined to
+// their write_paths, and a transcript of its own.
 func (d *fleetDeps) newAgent(spec actors.TaskSpec) (actors.AgentSpec, error) {
 	var prof skill.Profile
 	if spec.Profile != "" {
@@ -82,7 +82,14 @@ func (d *fleetDeps) newAgent(spec actors.TaskSpec) (actors.AgentSpec, error) {
 	}
 	env := confinedEnv(d.cfg, d.cwd, d.sb)
 	if spec.Writer {
-		env.Guard = &claimGuard{inner: d.sb, root: workspaceRoot(d.cfg, d.cwd), claims: spec.WritePaths}
+		// One narrowed sandbox guards both the file tools and bash, so the
+		// scheduler's promise (overlapping writers never run together)
+		// holds for everything the task can touch, shell included.
+		sb, err := d.sb.Narrow(spec.WritePaths)
+		if err != nil {
+			return actors.AgentSpec{}, fmt.Errorf("write_paths: %w", err)
+		}
+		env.Guard, env.Shell = sb, sb
 	}
 	tools, err := tool.NewBuiltins(env, d.cfg.Tools.Enabled)
 	if err != nil {
@@ -157,35 +164,4 @@ func (d *fleetDeps) provider(ref string) (provider.Provider, config.Resolved, er
 	}
 	d.providers[key] = p
 	return p, res, nil
-}
-
-// claimGuard narrows a writer task's file writes to its write_paths, so
-// the scheduler's promise (overlapping writers never run together) holds
-// for what the task actually touches. Reads pass through.
-type claimGuard struct {
-	inner  tool.PathGuard
-	root   string
-	claims []string
-}
-
-func (g *claimGuard) ReadPath(p string) (string, error) { return g.inner.ReadPath(p) }
-
-func (g *claimGuard) WritePath(p string) (string, error) {
-	abs, err := g.inner.WritePath(p)
-	if err != nil || len(g.claims) == 0 {
-		return abs, err
-	}
-	for _, c := range g.claims {
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(g.root, c)
-		}
-		c = filepath.Clean(c)
-		if real, err := filepath.EvalSymlinks(c); err == nil {
-			c = real
-		}
-		if abs == c || strings.HasPrefix(abs, c+string(filepath.Separator)) {
-			return abs, nil
-		}
-	}
-	return "", fmt.Errorf("%s is outside this task's write_paths (%s); a task may only modify the paths it claimed", p, strings.Join(g.claims, ", "))
 }

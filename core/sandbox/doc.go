@@ -30,6 +30,13 @@
 // exists, Wrap refuses the command rather than run it unconfined. Windows
 // has no backend: the mode is always off there and Notes says so.
 //
+// A writer subagent gets a narrower sandbox from Narrow: its file tools may
+// write only the task's write_paths, and its jailed commands see the
+// workspace read-only except those paths, so two writers with disjoint
+// claims cannot clobber each other through the shell either. With bash =
+// "off" nothing could hold a command to the claims, so such a sandbox
+// refuses commands instead.
+//
 // The checks are made when a tool asks, not when it writes, so a process
 // racing the tool (swapping a directory for a symlink in between) is not
 // stopped by the path checks alone; shell commands, the usual source of

@@ -34,13 +34,19 @@ func (e *DeniedError) Error() string {
 // symlink at the end too, so the answer names the file that would really
 // change. move_file checks both its source and its destination with it,
 // so moving a file out of, or into, a directory outside the roots is
-// refused. The path must lie under a writable root and outside every
+// refused. The path must lie under a writable root (a claim, for a
+// sandbox built by Narrow) and outside every
 // forbid_read entry, and an existing regular file must have a single hard
 // link (see the package documentation).
 func (s *Sandbox) WritePath(p string) (string, error) {
 	abs, resolved, err := s.lookup(p)
 	if err != nil {
 		return "", err
+	}
+	if !s.writableAt(resolved) && s.claims != nil {
+		return "", &DeniedError{Op: "write", Path: p, Resolved: resolved, Reason: fmt.Sprintf(
+			"it resolves to %s, which is outside this task's write_paths (%s); a task may only modify the paths it claimed",
+			resolved, strings.Join(s.claims, ", "))}
 	}
 	if !s.writableAt(resolved) {
 		return "", &DeniedError{Op: "write", Path: p, Resolved: resolved, Reason: fmt.Sprintf(

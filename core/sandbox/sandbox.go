@@ -64,7 +64,9 @@ type Options struct {
 // safe for concurrent use.
 type Sandbox struct {
 	root     string   // resolved workspace root
-	writable []string // resolved writable roots: root, home, allow_write
+	writable []string // resolved writable roots: root, home, allow_write; a writer task's claims after Narrow
+	allow    []string // resolved allow_write roots, which Narrow keeps writable for jailed commands
+	claims   []string // the write_paths a Narrow sandbox holds, as the task gave them; nil otherwise
 	forbid   []forbidEntry
 	scratch  []string // temporary and cache directories for jailed commands
 	mode     string
@@ -123,6 +125,7 @@ func New(o Options) (*Sandbox, error) {
 			return nil, fmt.Errorf("sandbox: allow_write: %w", err)
 		}
 		s.addWritable(w)
+		s.allow = append(s.allow, w)
 	}
 	for _, p := range o.ForbidRead {
 		given, err := s.absolute(p, o.LookupEnv)
@@ -274,7 +277,7 @@ func (s *Sandbox) Mode() string { return s.mode }
 
 // Roots returns the writable roots, resolved: the workspace root first,
 // then the Reasonix home, then the allow_write entries, without
-// duplicates.
+// duplicates. For a sandbox built by Narrow they are the task's claims.
 func (s *Sandbox) Roots() []string { return slices.Clone(s.writable) }
 
 // Notes returns human-readable lines about settings that did not take the

@@ -17,8 +17,10 @@ var seatbeltDevices = []string{
 // SeatbeltProfile returns the macOS sandbox profile Wrap passes to
 // sandbox-exec. Seatbelt applies the last rule that matches, so the
 // profile allows everything, then denies every write, then allows writes
-// under the roots, the scratch directories and a few devices, then denies
-// reads and writes of the forbid_read entries, and finally, unless network
+// under the roots, the scratch directories and a few devices (for a writer
+// task's sandbox: denies writes in the workspace again and allows them
+// under its claims), then denies reads and writes of the forbid_read
+// entries, and finally, unless network
 // = true, denies the network except Unix sockets (file objects, which the
 // file rules already govern, as on Linux). Paths are the resolved ones:
 // Seatbelt matches real paths (/private/tmp, not /tmp).
@@ -28,13 +30,25 @@ func (s *Sandbox) SeatbeltProfile() string {
 	b.WriteString("(allow default)\n")
 	b.WriteString("(deny file-write*)\n")
 	b.WriteString("(allow file-write*")
-	for _, w := range s.writableDirs(false) {
+	allowed := s.writableDirs(false)
+	if s.claims != nil {
+		allowed = dirs(s.scratch, false)
+	}
+	for _, w := range allowed {
 		b.WriteString("\n  (subpath " + sbplString(w) + ")")
 	}
 	for _, d := range seatbeltDevices {
 		b.WriteString("\n  " + d)
 	}
 	b.WriteString(")\n")
+	if s.claims != nil {
+		b.WriteString("(deny file-write* (subpath " + sbplString(s.root) + "))\n")
+		b.WriteString("(allow file-write*")
+		for _, c := range s.writable {
+			b.WriteString("\n  (subpath " + sbplString(c) + ")")
+		}
+		b.WriteString(")\n")
+	}
 	var forbidden []string
 	for _, f := range s.forbid {
 		forbidden = append(forbidden, f.given, f.resolved)

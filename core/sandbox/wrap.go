@@ -15,6 +15,8 @@ import (
 // Wrap returns the argv that runs argv in dir under the effective mode: the
 // bubblewrap or sandbox-exec command line when enforcing, argv itself when
 // off, and an error wrapping ErrUnavailable when enforce has no backend.
+// A writer task's sandbox (see Narrow) refuses every command in mode off
+// with an error wrapping ErrUnconfined.
 // An empty dir means the workspace root. sandbox-exec does not change
 // directory, so on macOS the caller starts the command in dir, as the bash
 // tool does anyway.
@@ -33,6 +35,9 @@ func (s *Sandbox) Wrap(dir string, argv []string) ([]string, error) {
 	}
 	switch s.mode {
 	case ModeOff:
+		if s.claims != nil {
+			return nil, fmt.Errorf("sandbox: %w: %s", ErrUnconfined, s.unconfinedReason())
+		}
 		return argv, nil
 	case ModeUnavailable:
 		return nil, fmt.Errorf("sandbox: %w: %s", ErrUnavailable, s.unavailableReason())
@@ -52,9 +57,10 @@ func (s *Sandbox) Wrap(dir string, argv []string) ([]string, error) {
 }
 
 // bwrapArgs builds the bubblewrap command line. Mount order matters:
-// the read-only root comes first, writable directories over it, and the
-// forbid_read entries last, so a forbidden path inside a writable root is
-// still hidden. Dropping every capability matters when the caller is root:
+// the read-only root comes first, then the binds mounts plans (writable
+// directories, and for a writer task the workspace read-only again with
+// its claims writable inside it), and the forbid_read entries last, so a
+// forbidden path inside a writable root is still hidden. Dropping every capability matters when the caller is root:
 // bubblewrap then keeps them by default, and with CAP_SYS_ADMIN the command
 // could remount / read-write or unmount a hidden path.
 func (s *Sandbox) bwrapArgs(dir string, argv []string) []string {
@@ -68,8 +74,12 @@ func (s *Sandbox) bwrapArgs(dir string, argv []string) []string {
 		out = append(out, "--unshare-net")
 	}
 	out = append(out, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
-	for _, w := range outermost(s.writableDirs(true)) {
-		out = append(out, "--bind", w, w)
+	for _, m := range s.mounts() {
+		flag := "--ro-bind"
+		if m.writable {
+			flag = "--bind"
+		}
+		out = append(out, flag, m.path, m.path)
 	}
 	for _, h := range s.hidden() {
 		if h.dir {
@@ -87,20 +97,7 @@ func (s *Sandbox) bwrapArgs(dir string, argv []string) []string {
 // existing set, paths that do not exist now are left out (bubblewrap
 // cannot bind them).
 func (s *Sandbox) writableDirs(existing bool) []string {
-	var out []string
-	for _, p := range append(slices.Clone(s.writable), s.scratch...) {
-		r, err := resolve(filepath.Clean(p))
-		if err != nil || slices.Contains(out, r) {
-			continue
-		}
-		if existing {
-			if _, err := os.Stat(r); err != nil {
-				continue
-			}
-		}
-		out = append(out, r)
-	}
-	return out
+	return dirs(append(slices.Clone(s.writable), s.scratch...), existing)
 }
 
 // outermost sorts paths and drops every path that lies within another, so
