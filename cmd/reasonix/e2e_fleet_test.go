@@ -1,14 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"reasonix/core/provider/providertest"
 )
@@ -124,45 +119,5 @@ func TestE2EFleetOf64WithFailures(t *testing.T) {
 	}
 	if ts := e.transcripts(); len(ts) != 65 {
 		t.Errorf("%d transcripts, want the parent's and 64 subagents'", len(ts))
-	}
-}
-
-// TestE2ESigintStopsFleet interrupts a fleet whose subagents are all inside
-// a long bash command: the run exits 130 promptly and no child process is
-// left behind.
-func TestE2ESigintStopsFleet(t *testing.T) {
-	t.Parallel()
-	skipWithoutSignals(t)
-	if runtime.GOOS != "linux" {
-		t.Skip("finds the sleepers through /proc")
-	}
-	marker := fmt.Sprintf("400.%09d", rand.IntN(1_000_000_000))
-	const n = 8
-	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
-		if !isSubagent(req) {
-			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet",
-				Arguments: fleetArgs(n, func(i int) string { return fmt.Sprintf(`,"write_paths":["out/%d"]`, i) })}}}
-		}
-		args, _ := json.Marshal(map[string]string{"command": "sleep " + marker})
-		return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "bash", Arguments: string(args)}}}
-	}))
-	e.writeConfig(fmt.Sprintf("\n[agent]\nmax_subagent_concurrency = %d\nmax_parallel_writers = %d\n", n, n))
-	p := startLive(t, e, "run", "fan out and wait")
-	pollUntil(t, e2eExitBound, "every subagent's sleep running", func() bool {
-		if strings.Contains(p.stderr.String(), "failed") {
-			t.Fatalf("a call failed:\n%s", p.stderr)
-		}
-		return len(sleepersWithArg(marker)) == n
-	})
-	start := time.Now()
-	p.signal(t, os.Interrupt)
-	if code := p.wait(t); code != 130 {
-		t.Fatalf("exit %d, want 130\n--- stderr\n%s", code, p.stderr)
-	}
-	took := time.Since(start)
-	pollUntil(t, e2eExitBound, "no sleeper left", func() bool { return len(sleepersWithArg(marker)) == 0 })
-	t.Logf("fleet of %d stopped %s after SIGINT", n, took)
-	if took > 5*time.Second {
-		t.Errorf("fleet took %s to stop", took)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"reasonix/actors"
 	"reasonix/core/config"
 	"reasonix/core/permission"
+	"reasonix/core/proc"
 	"reasonix/core/session"
 )
 
@@ -74,11 +75,18 @@ type headlessTurn struct {
 	answerOnly bool
 }
 
+// forceKillTimeout bounds how long a second interrupt waits for the killed
+// process groups to be reaped before the command returns anyway.
+const forceKillTimeout = time.Second
+
 // runHeadless runs one turn of a fresh session to its end, renders its
 // events in t.format and shuts the actor system down. The first SIGINT or
-// SIGTERM cancels the turn; a second exits at once. The outcome becomes
-// the command's error: errInterrupted, nil for a finished turn, or
-// errSilent when the turn failed (the output already says why).
+// SIGTERM cancels the turn and lets it stop cleanly. A second kills every
+// process group this process started and gives up on the turn and its
+// cleanup, so the command ends within forceKillTimeout whatever a tool or
+// server is doing. The outcome becomes the command's error: errInterrupted,
+// nil for a finished turn, or errSilent when the turn failed (the output
+// already says why).
 func runHeadless(f *Factory, t headlessTurn) error {
 	spec := t.spec
 	logger := spec.Agent.Logger
@@ -104,11 +112,14 @@ func runHeadless(f *Factory, t headlessTurn) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	// interrupted is closed by the signal watcher, which is stopped and
-	// waited for before the outcome is read.
+	// turnCtx is the wait for the turn, which a second signal abandons.
+	turnCtx, abandon := context.WithCancel(context.Background())
+	defer abandon()
+	// The signal watcher runs until stop is closed and is waited for
+	// before interrupted and forced, which it closes, are read.
+	stop := make(chan struct{})
 	interrupted := make(chan struct{})
+	forced := make(chan struct{})
 	watcher := make(chan struct{})
 	go func() {
 		defer close(watcher)
@@ -117,27 +128,66 @@ func runHeadless(f *Factory, t headlessTurn) error {
 			close(interrupted)
 			logger.Info("interrupt: cancelling the turn")
 			sess.Cancel()
-		case <-ctx.Done():
+		case <-stop:
 			return
 		}
 		select {
 		case <-sigs:
 			// A second signal means the user does not want to wait for a
-			// clean stop.
-			logger.Warn("second interrupt: exiting at once")
-			os.Exit(exitInterrupted)
-		case <-ctx.Done():
+			// clean stop; what we started must not outlive us all the same.
+			logger.Warn("second interrupt: killing child processes and exiting")
+			if err := proc.KillAll(forceKillTimeout); err != nil {
+				logger.Warn("second interrupt", "err", err)
+			}
+			close(forced)
+			abandon()
+		case <-stop:
 		}
 	}()
+	isForced := func() bool {
+		select {
+		case <-forced:
+			return true
+		default:
+			return false
+		}
+	}
 
 	sess.Run(t.prompt)
-	done, err := actors.WaitTurn(ctx, sub, spec.Agent.Session, each)
-	cancel()
+	done, err := actors.WaitTurn(turnCtx, sub, spec.Agent.Session, each)
+	// The clean stop can hang on a tool or server that ignores it, so it
+	// runs aside and a second signal leaves it behind, to end with the
+	// process.
+	var closeErr, shutErr error
+	if !isForced() {
+		cleaned := make(chan struct{})
+		go func() {
+			defer close(cleaned)
+			closeErr = sess.Close(10 * time.Second)
+			shutCtx, shutCancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer shutCancel()
+			shutErr = sys.Shutdown(shutCtx)
+		}()
+		select {
+		case <-cleaned:
+		case <-forced:
+		}
+	}
+	close(stop)
 	<-watcher
-	closeErr := sess.Close(10 * time.Second)
-	shutCtx, shutCancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer shutCancel()
-	shutErr := sys.Shutdown(shutCtx)
+	if isForced() {
+		logger.Warn(t.what + " abandoned after a second interrupt")
+		return errInterrupted
+	}
+	select {
+	case <-interrupted:
+		// Whatever a tool that ignored the cancellation left running is
+		// killed rather than orphaned.
+		if err := proc.KillAll(forceKillTimeout); err != nil {
+			logger.Warn("interrupt", "err", err)
+		}
+	default:
+	}
 	if err != nil {
 		return fmt.Errorf("wait for turn: %w", err)
 	}

@@ -111,7 +111,6 @@ func StartStdio(ctx context.Context, c StdioCommand, log *slog.Logger) (*Stdio, 
 	cmd := exec.Command(c.Command, c.Args...)
 	cmd.Dir = c.Dir
 	cmd.Env = mergeEnv(os.Environ(), c.Env)
-	proc.SetGroup(cmd)
 
 	// Our own pipes, handed to the child as files, keep exec from
 	// starting copy goroutines whose end would depend on every process
@@ -144,7 +143,9 @@ func StartStdio(ctx context.Context, c StdioCommand, log *slog.Logger) (*Stdio, 
 		return nil, fmt.Errorf("start stdio server: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	// proc.Start puts the server in its own group and tracks it until
+	// proc.Wait, so a process exiting in a hurry still kills it.
+	if err := proc.Start(cmd); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("start stdio server %q: %w", c.Command, err)
 	}
@@ -171,7 +172,7 @@ func StartStdio(ctx context.Context, c StdioCommand, log *slog.Logger) (*Stdio, 
 	stderrDone := make(chan struct{})
 	var waitErr error
 	s.wg.Go(func() {
-		waitErr = cmd.Wait()
+		waitErr = proc.Wait(cmd)
 		close(exited)
 	})
 	s.wg.Go(func() { s.readStdout(stdoutDone) })

@@ -14,6 +14,15 @@
 // leader is alive, and the leader is then killed directly in case taskkill
 // is unavailable. Elsewhere only the leader itself can be killed.
 //
+// Start and Wait keep a process-wide record of the groups this process
+// started and has not yet waited for, and KillAll kills them all within a
+// deadline: the way out for a process that must exit without waiting for
+// its work to stop (a second Ctrl-C), so that nothing it started outlives
+// it. On Linux a child started in a group also gets SIGKILL when this
+// process dies, whatever the way; its own children do not, which is why
+// KillAll goes by group. The kernel ties that signal to the forking thread,
+// not the process; setDeathSignal says why that is safe here.
+//
 // Every function takes the *exec.Cmd; those that signal do nothing before
 // the command has started.
 package proc

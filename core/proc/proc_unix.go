@@ -8,9 +8,11 @@ import (
 )
 
 // SetGroup makes cmd, once started, the leader of a new process group, so
-// one signal reaches everything it starts.
+// one signal reaches everything it starts. On Linux cmd also gets SIGKILL
+// should this process die first (see the package doc).
 func SetGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(cmd.SysProcAttr)
 }
 
 // TerminateGroup sends SIGTERM to cmd's process group.

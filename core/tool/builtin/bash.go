@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"reasonix/core/panics"
 	"reasonix/core/proc"
 	"reasonix/core/tool"
 )
@@ -134,7 +135,7 @@ func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 		argv = wrapped
 	}
 
-	run, err := runCommand(ctx, t.env.Root, argv, timeout, t.env.Limits.WithDefaults().OutputBytes)
+	run, err := runCommand(ctx, t.env.Root, argv, timeout, newHeadTail(t.env.Limits.WithDefaults().OutputBytes))
 	if err != nil {
 		return "", fmt.Errorf("bash: %w", err)
 	}
@@ -183,12 +184,21 @@ type commandRun struct {
 	cancelled bool
 }
 
+// outputSink holds a command's output as it is read.
+type outputSink interface {
+	io.Writer
+	Bytes() []byte
+}
+
 // runCommand runs argv in dir in its own process group with stdin empty,
-// capturing stdout and stderr through one pipe so their order survives.
-// When the shell exits, when timeout (if non-zero) passes, or when ctx ends,
-// the whole group is killed, so nothing the command started outlives it.
-// At most limit bytes of output are held at any time.
-func runCommand(ctx context.Context, dir string, argv []string, timeout time.Duration, limit int) (commandRun, error) {
+// capturing stdout and stderr through one pipe into capture so their order
+// survives. When the shell exits, when timeout (if non-zero) passes, or
+// when ctx ends, the whole group is killed, so nothing the command started
+// outlives it. The group is tracked by proc from start to wait, so a
+// process that exits without waiting for the call still kills it. A panic
+// in the goroutines that read the output or wait for the shell becomes the
+// returned error.
+func runCommand(ctx context.Context, dir string, argv []string, timeout time.Duration, capture outputSink) (commandRun, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return commandRun{}, fmt.Errorf("create output pipe: %w", err)
@@ -202,22 +212,33 @@ func runCommand(ctx context.Context, dir string, argv []string, timeout time.Dur
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	cmd.WaitDelay = bashWaitDelay
-	proc.SetGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := proc.Start(cmd); err != nil {
 		pr.Close()
 		pw.Close()
 		return commandRun{}, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	pw.Close() // the child holds the only write ends now
 
-	capture := newHeadTail(limit)
 	drained := make(chan struct{})
+	// A reader that panicked no longer empties the pipe, so the shell
+	// could block on it forever: copyFailed makes the call kill it.
+	copyFailed := make(chan struct{})
+	var copyPanic error // set before copyFailed and drained are closed
 	go func() {
 		defer close(drained)
+		defer panics.Recover(func(err error) {
+			copyPanic = err
+			close(copyFailed)
+		})
 		_, _ = io.Copy(capture, pr) // ends at EOF, or with an error once pr is closed
 	}()
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		var err error
+		defer func() { exited <- err }()
+		defer panics.Catch(&err)
+		err = proc.Wait(cmd)
+	}()
 
 	var deadline <-chan time.Time
 	if timeout > 0 {
@@ -235,6 +256,9 @@ func runCommand(ctx context.Context, dir string, argv []string, timeout time.Dur
 	case <-ctx.Done():
 		run.cancelled = true
 		waitErr = stopGroup(cmd, exited)
+	case <-copyFailed:
+		proc.KillGroup(cmd)
+		waitErr = <-exited
 	}
 	// Whatever the shell left running in its group goes with it. On
 	// Windows the tree is found through the shell, so orphans of a shell
@@ -244,11 +268,22 @@ func runCommand(ctx context.Context, dir string, argv []string, timeout time.Dur
 
 	grace := time.NewTimer(bashDrainGrace)
 	defer grace.Stop()
+	var copyErr error
 	select {
 	case <-drained:
 		pr.Close()
+		copyErr = copyPanic
 	case <-grace.C:
 		abandonOutput(pr, drained)
+	}
+	// A wait that panicked may have left the shell unreaped; the group
+	// kill above has stopped it, and proc still tracks it.
+	var pe *panics.Error
+	if errors.As(waitErr, &pe) {
+		return commandRun{}, fmt.Errorf("wait for %s: %w", argv[0], waitErr)
+	}
+	if copyErr != nil {
+		return commandRun{}, fmt.Errorf("read output: %w", copyErr)
 	}
 
 	run.output = capture.Bytes()
