@@ -13,13 +13,25 @@ import (
 )
 
 // mcpSession is the MCP part of a session supervisor: its connection
-// actors, the last status each reported, and the turn held until the
-// servers have had their first chance to connect.
+// actors, the last status each reported, the tools of each server in the
+// session's registry, and the turn held until the servers have had their
+// first chance to connect.
+//
+// The session is the only writer of the tool registry: connection actors
+// send it their servers' tool lists (mcpToolsListed) and it applies them
+// between its other messages, so a registry change never races a reader
+// on another actor's goroutine.
 type mcpSession struct {
 	spec     MCPSpec
 	order    []string
 	children map[string]*actor.PID
 	status   map[string]MCPServerStatus
+	// servers and gates are each started server's configuration and the
+	// tool caller its registered tools call through.
+	servers map[string]MCPServer
+	gates   map[string]*mcpGate
+	// registered are the registry names each server's tools hold, sorted.
+	registered map[string][]string
 	// pending are the servers whose first attempt is not settled yet.
 	pending map[string]bool
 
@@ -50,7 +62,8 @@ func (s *sessionActor) startMCP(c actor.Context) {
 	if len(spec.Servers) == 0 {
 		return
 	}
-	m := &mcpSession{spec: spec, children: map[string]*actor.PID{}, status: map[string]MCPServerStatus{}, pending: map[string]bool{}}
+	m := &mcpSession{spec: spec, children: map[string]*actor.PID{}, status: map[string]MCPServerStatus{}, pending: map[string]bool{},
+		servers: map[string]MCPServer{}, gates: map[string]*mcpGate{}, registered: map[string][]string{}}
 	s.mcp = m
 	a := s.spec.Agent
 	for _, srv := range spec.Servers {
@@ -73,12 +86,13 @@ func (s *sessionActor) startMCP(c actor.Context) {
 			st.State, st.LastError = MCPFailed, srv.Error
 			s.publishMCP(&Notice{Level: "error", Message: fmt.Sprintf("mcp server %q not started: %s", name, srv.Error)})
 		default:
-			pid, err := c.SpawnNamed(mcpConnProps(s.sys, srv, spec, a), "mcp/"+name)
+			gate := newMCPGate(name, a.Session, a.Bus)
+			pid, err := c.SpawnNamed(mcpConnProps(s.sys, srv, spec, a, gate), "mcp/"+name)
 			if err != nil {
 				st.State, st.LastError = MCPFailed, err.Error()
 				break
 			}
-			m.children[name] = pid
+			m.children[name], m.servers[name], m.gates[name] = pid, srv, gate
 			m.pending[name] = true
 		}
 		m.status[name] = st
@@ -101,11 +115,18 @@ func (s *sessionActor) receiveMCP(c actor.Context, msg mcpMessage) {
 	switch msg := msg.(type) {
 	case *QueryMCP:
 		c.Respond(s.mcpStatus())
+	case *mcpToolsListed:
+		if m != nil {
+			s.registerMCPTools(msg.server, msg.tools)
+		}
 	case *mcpUpdate:
 		if m == nil {
 			return
 		}
-		m.status[msg.status.Name] = msg.status
+		st := msg.status
+		st.Tools = m.registered[st.Name]
+		m.status[st.Name] = st
+		s.publishMCP(serverUpdated(s.spec.Agent.Session, st))
 		if msg.settled && m.pending[msg.status.Name] {
 			delete(m.pending, msg.status.Name)
 			s.advanceMCP(c)
@@ -130,6 +151,77 @@ func (s *sessionActor) receiveMCP(c actor.Context, msg mcpMessage) {
 		s.prepReply(c, msg.ID, msg.Text, msg.Error)
 	case *MCPResourceResult:
 		s.prepReply(c, msg.ID, msg.Text, msg.Error)
+	}
+}
+
+// registerMCPTools makes the registry hold exactly the tools server
+// lists: each is registered as mcp__<server>__<tool> (replacing the
+// previous version), and the server's tools it no longer lists are
+// removed. A name that a built-in or another server already holds is
+// reported and skipped. A turn in progress works on its own snapshot of
+// the registry, so a change here only reaches the next turn.
+func (s *sessionActor) registerMCPTools(server string, tools []mcp.Tool) {
+	m := s.mcp
+	srv, ok := m.servers[server]
+	if !ok {
+		return
+	}
+	reg, gate := s.spec.Agent.Tools, m.gates[server]
+	keep := map[string]bool{}
+	for _, t := range tools {
+		rt := mcp.NewRemoteTool(gate, srv.Config, t, m.spec.CallTimeout)
+		name := rt.Name()
+		if prev, ok := reg.Get(name); ok {
+			if other, ok := prev.(*mcp.RemoteTool); !ok || other.Server() != server {
+				s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: tool %q skipped: the name %s is taken", server, t.Name, name)})
+				continue
+			}
+		}
+		if err := reg.Replace(rt); err != nil {
+			s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: tool %q skipped: %v", server, t.Name, err)})
+			continue
+		}
+		keep[name] = true
+	}
+	for _, old := range m.registered[server] {
+		if !keep[old] {
+			reg.Remove(old)
+		}
+	}
+	names := make([]string, 0, len(keep))
+	for n := range keep {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	m.registered[server] = names
+}
+
+// repairMCP brings the session's MCP part back to a known state after a
+// panic in one of the session's handlers; the session's repair calls it
+// with the crash as reason. A turn held for the servers fails with
+// reason (which also ends its pending prompt and resource requests:
+// their replies are ignored when they come), and every connection actor
+// is asked to send its tools and status again, so that the registry,
+// the status table and the servers still awaited are rebuilt from the
+// connections' own state rather than from what the handler left half
+// done. Prompt and resource requests from outside the session are
+// answered by the connection actors directly and need nothing here.
+func (s *sessionActor) repairMCP(c actor.Context, reason string) {
+	m := s.mcp
+	if m == nil {
+		return
+	}
+	if m.held != nil {
+		if s.running {
+			s.failHeld(c, "the session recovered from an internal error while preparing the turn: "+reason)
+		} else {
+			m.held, m.prep = nil, nil
+		}
+	}
+	for _, name := range m.order {
+		if pid := m.children[name]; pid != nil {
+			c.Send(pid, &mcpResync{})
+		}
 	}
 }
 

@@ -402,19 +402,17 @@ func listAll(ctx context.Context, c *mcp.Client, log *slog.Logger, server string
 
 // mcpConn is the connection actor of one MCP server, spawned by the
 // session as mcp/<server>. It owns the connection (through a goroutine
-// per attempt), keeps the server's tools registered under
-// mcp__<server>__<tool>, reconnects with exponential backoff and jitter,
-// and gives up after Backoff.GiveUp failures in a row. It is never
-// restarted by its supervisor: a panic in Receive is recovered into the
-// failed state.
+// per attempt), tells its session which tools the server offers (the
+// session owns the registry and registers them as mcp__<server>__<tool>),
+// reconnects with exponential backoff and jitter, and gives up after
+// Backoff.GiveUp failures in a row. It is never restarted by its
+// supervisor: a panic in a handler becomes a *Crashed for repair, which
+// treats it as one more connection failure.
 type mcpConn struct {
 	sys     *System
 	srv     MCPServer
 	spec    MCPSpec
 	backoff Backoff
-	reg     *tool.Registry
-	bus     *Bus
-	session string
 	log     *slog.Logger
 	gate    *mcpGate
 
@@ -432,37 +430,64 @@ type mcpConn struct {
 	retry, stable, startup *time.Timer
 	settled                bool
 
-	registered []string
-	prompts    []mcp.Prompt
-	resources  []mcp.Resource
+	// tools is what the server listed last; the session registers them.
+	tools     []mcp.Tool
+	prompts   []mcp.Prompt
+	resources []mcp.Resource
+
+	// owed is the request being handled, until its reply is sent or owned
+	// by a goroutine; repair answers it if its handler panicked first.
+	owed *actor.MessageEnvelope
 }
 
-func mcpConnProps(sys *System, srv MCPServer, spec MCPSpec, agent AgentSpec) *actor.Props {
+// mcpConnProps builds the connection actor of srv. gate is the server's
+// tool caller, made by the session, which wraps it into the tools it
+// registers; the actor attaches and detaches clients on it.
+func mcpConnProps(sys *System, srv MCPServer, spec MCPSpec, agent AgentSpec, gate *mcpGate) *actor.Props {
+	log := agent.Logger
+	if log == nil {
+		log = sys.Logger()
+	}
+	log = log.With("mcp", srv.Config.Name)
 	return actor.PropsFromProducer(func() actor.Actor {
-		log := agent.Logger
-		if log == nil {
-			log = sys.Logger()
-		}
 		return &mcpConn{
 			sys: sys, srv: srv, spec: spec, backoff: spec.Backoff.withDefaults(),
-			reg: agent.Tools, bus: agent.Bus, session: agent.Session,
-			log:   log.With("mcp", srv.Config.Name),
-			gate:  newMCPGate(srv.Config.Name, agent.Session, agent.Bus),
-			state: MCPConnecting,
+			log: log, gate: gate, state: MCPConnecting,
 		}
-	}, actor.WithSupervisor(stopOnFailure))
+	}, actor.WithSupervisor(stopOnFailure), noteRequest(), withRepair("mcp", log))
+}
+
+// noteRequest records each request a connection actor is about to handle
+// in its owed field, which the handler clears once it has sent the reply
+// or handed it to a goroutine. It runs outside the repair middleware, so
+// that even for a panic before the handler ran, repair knows the request,
+// with the ID its reply must echo, and whether a reply is already on its
+// way: the lost message alone cannot tell a panic before the handler
+// from one after it, and answering both would reply twice.
+func noteRequest() actor.PropsOption {
+	return actor.WithReceiverMiddleware(func(next actor.ReceiverFunc) actor.ReceiverFunc {
+		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+			if a, ok := c.Actor().(*mcpConn); ok {
+				a.owed = nil
+				switch env.Message.(type) {
+				case *QueryMCP, *GetMCPPrompt, *ReadMCPResource:
+					if env.Sender != nil {
+						a.owed = env
+					}
+				}
+			}
+			next(c, env)
+		}
+	})
 }
 
 // Receive implements actor.Actor.
 func (a *mcpConn) Receive(c actor.Context) {
-	defer func() {
-		if r := recover(); r != nil {
-			a.crashed(c, r)
-		}
-	}()
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		a.start(c)
+	case *Crashed:
+		a.repair(c, m)
 	case *connUp:
 		a.onUp(c, m)
 	case *connDown:
@@ -485,8 +510,12 @@ func (a *mcpConn) Receive(c actor.Context) {
 		a.relist(c, m)
 	case *relisted:
 		a.onRelisted(c, m)
+	case *mcpResync:
+		a.sendTools(c)
+		a.push(c)
 	case *QueryMCP:
 		c.Respond(&MCPStatus{Servers: []MCPServerStatus{a.status()}})
+		a.owed = nil
 	case *GetMCPPrompt:
 		a.getPrompt(c, m)
 	case *ReadMCPResource:
@@ -549,8 +578,8 @@ func (a *mcpConn) onUp(c actor.Context, m *connUp) {
 		return
 	}
 	a.state, a.lastErr, a.info, a.pid = MCPReady, "", m.info, m.pid
-	a.registerTools(m.tools)
-	a.prompts, a.resources = m.prompts, m.resources
+	a.tools, a.prompts, a.resources = m.tools, m.prompts, m.resources
+	a.sendTools(c)
 	self, epoch, sys := c.Self(), a.epoch, a.sys
 	a.stopTimer(&a.stable)
 	a.stable = time.AfterFunc(a.backoff.Stable, func() { sys.Send(self, &connStable{epoch: epoch}) })
@@ -562,9 +591,17 @@ func (a *mcpConn) onDown(c actor.Context, m *connDown) {
 	if m.epoch != a.epoch || !a.live {
 		return
 	}
+	a.failed(c, m.err)
+}
+
+// failed counts one connection failure: the server is restarting after
+// the backoff delay, or failed once Backoff.GiveUp failures came in a
+// row. Calls fail fast with the reason meanwhile.
+func (a *mcpConn) failed(c actor.Context, why string) {
 	a.live, a.pid = false, 0
 	a.stopTimer(&a.stable)
-	a.lastErr = m.err
+	a.stopTimer(&a.retry)
+	a.lastErr = why
 	if a.lastErr == "" {
 		a.lastErr = "the connection ended"
 	}
@@ -589,6 +626,56 @@ func (a *mcpConn) onDown(c actor.Context, m *connDown) {
 	a.push(c)
 }
 
+// repair handles a panic in one of the actor's handlers as a connection
+// failure, since the handler may have left the connection state half
+// changed: the current attempt is retired (its goroutine closes the
+// client, and whatever it still reports is stale), the failure counts
+// towards giving up, and the server reconnects after the backoff like
+// after any other failure. The request whose handler panicked, if its
+// reply was not handed on yet, is answered with the crash.
+func (a *mcpConn) repair(c actor.Context, crash *Crashed) {
+	owed := a.owed
+	a.owed = nil
+	if crash.Message == fmt.Sprintf("%T", (*actor.Stopping)(nil)) {
+		a.stop() // the actor is going away: no reconnection
+	} else {
+		if a.cancel != nil {
+			a.cancel()
+			a.cancel = nil
+		}
+		// A new epoch makes the retired attempt's late attach and reports
+		// stale; connect starts the next one.
+		a.epoch++
+		a.gate.begin(a.epoch, fmt.Sprintf("mcp server %q is recovering from an internal error", a.srv.Config.Name))
+		a.failed(c, crash.Error())
+	}
+	if owed != nil {
+		if reply := a.crashReply(owed.Message, crash); reply != nil {
+			c.Send(owed.Sender, reply)
+		}
+	}
+}
+
+// crashReply is the answer to a request whose handler panicked.
+func (a *mcpConn) crashReply(msg any, crash *Crashed) any {
+	why := fmt.Sprintf("mcp server %q: %s", a.srv.Config.Name, crash.Error())
+	switch m := msg.(type) {
+	case *QueryMCP:
+		return &MCPStatus{Servers: []MCPServerStatus{a.status()}}
+	case *GetMCPPrompt:
+		if m == nil {
+			return &MCPPromptResult{Server: a.srv.Config.Name, Error: why}
+		}
+		return &MCPPromptResult{ID: m.ID, Server: a.srv.Config.Name, Prompt: m.Prompt, Error: why}
+	case *ReadMCPResource:
+		if m == nil {
+			return &MCPResourceResult{Server: a.srv.Config.Name, Error: why}
+		}
+		return &MCPResourceResult{ID: m.ID, Server: a.srv.Config.Name, URI: m.URI, Error: why}
+	}
+	return nil
+}
+
 // settle records that the first attempt is over: a held turn need not
 // wait for this server any longer.
 func (a *mcpConn) settle() {
@@ -596,37 +683,13 @@ func (a *mcpConn) settle() {
 	a.stopTimer(&a.startup)
 }
 
-// registerTools puts the listed tools into the registry and removes the
-// ones the server no longer lists. A name another server already holds
-// is reported and skipped.
-func (a *mcpConn) registerTools(tools []mcp.Tool) {
-	keep := map[string]bool{}
-	for _, t := range tools {
-		rt := mcp.NewRemoteTool(a.gate, a.srv.Config, t, a.spec.CallTimeout)
-		name := rt.Name()
-		if prev, ok := a.reg.Get(name); ok {
-			if other, ok := prev.(*mcp.RemoteTool); !ok || other.Server() != a.srv.Config.Name {
-				a.gate.notice("warn", fmt.Sprintf("mcp server %q: tool %q skipped: the name %s is taken", a.srv.Config.Name, t.Name, name))
-				continue
-			}
-		}
-		if err := a.reg.Replace(rt); err != nil {
-			a.gate.notice("warn", fmt.Sprintf("mcp server %q: tool %q skipped: %v", a.srv.Config.Name, t.Name, err))
-			continue
-		}
-		keep[name] = true
+// sendTools tells the session, which owns the tool registry, the tools
+// the server lists now. It goes before the status push of the same
+// change, so the session has applied it when it publishes the update.
+func (a *mcpConn) sendTools(c actor.Context) {
+	if p := c.Parent(); p != nil {
+		c.Send(p, &mcpToolsListed{server: a.srv.Config.Name, tools: a.tools})
 	}
-	for _, old := range a.registered {
-		if !keep[old] {
-			a.reg.Remove(old)
-		}
-	}
-	names := make([]string, 0, len(keep))
-	for n := range keep {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	a.registered = names
 }
 
 // relist fetches a changed list again, in a goroutine.
@@ -672,7 +735,8 @@ func (a *mcpConn) onRelisted(c actor.Context, m *relisted) {
 	}
 	switch m.kind {
 	case mcp.ListTools:
-		a.registerTools(m.tools)
+		a.tools = m.tools
+		a.sendTools(c)
 	case mcp.ListPrompts:
 		a.prompts = m.prompts
 	case mcp.ListResources:
@@ -730,6 +794,8 @@ func (a *mcpConn) serve(c actor.Context, method string, res any, errText *string
 			sys.Send(replyTo, res)
 		}
 	}
+	// From here the reply is this method's to send, not repair's.
+	a.owed = nil
 	client, err := a.gate.current()
 	if err != nil {
 		*errText = err.Error()
@@ -750,24 +816,27 @@ func (a *mcpConn) serve(c actor.Context, method string, res any, errText *string
 	})
 }
 
-// status is the server's current status. Its slices are never changed
-// in place afterwards, so it can be shared.
+// status is the server's current status. Tools are the names the server
+// lists; the session reports the ones it registered instead. Its slices
+// are never changed in place afterwards, so it can be shared.
 func (a *mcpConn) status() MCPServerStatus {
+	tools := make([]string, 0, len(a.tools))
+	for _, t := range a.tools {
+		tools = append(tools, mcp.ToolName(a.srv.Config.Name, t.Name))
+	}
+	slices.Sort(tools)
 	return MCPServerStatus{
 		Name: a.srv.Config.Name, Source: a.srv.Source, Type: a.srv.Config.Type,
-		State: a.state, Tools: a.registered, Prompts: a.prompts, Resources: a.resources,
+		State: a.state, Tools: tools, Prompts: a.prompts, Resources: a.resources,
 		LastError: a.lastErr, Failures: a.failures, Pid: a.pid, ServerInfo: a.info,
 	}
 }
 
-// push tells the session and observers the new status.
+// push tells the session the new status; the session publishes it to
+// observers once it has applied the tools that came with it.
 func (a *mcpConn) push(c actor.Context) {
-	st := a.status()
 	if p := c.Parent(); p != nil {
-		c.Send(p, &mcpUpdate{status: st, settled: a.settled})
-	}
-	if a.bus != nil {
-		a.bus.Publish(serverUpdated(a.session, st))
+		c.Send(p, &mcpUpdate{status: a.status(), settled: a.settled})
 	}
 }
 
@@ -793,19 +862,6 @@ func (a *mcpConn) stop() {
 		a.cancel()
 	}
 	a.gate.down(fmt.Sprintf("mcp server %q stopped", a.srv.Config.Name))
-}
-
-// crashed turns a panic in Receive into the failed state: the connection
-// is closed, calls fail fast, and the session hears about it.
-func (a *mcpConn) crashed(c actor.Context, r any) {
-	a.log.Error("mcp connection actor panic", "reason", fmt.Sprint(r), "stack", string(debug.Stack()))
-	a.stop()
-	a.live = false
-	a.state = MCPFailed
-	a.lastErr = fmt.Sprintf("internal error: %v", r)
-	a.gate.down(fmt.Sprintf("mcp server %q failed: %s", a.srv.Config.Name, a.lastErr))
-	a.settled = true
-	a.push(c)
 }
 
 // resourceText renders a read resource for the model: text parts as

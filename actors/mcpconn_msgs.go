@@ -218,6 +218,7 @@ func (*MCPPromptResult) isMCP()     {}
 func (*MCPResourceResult) isMCP()   {}
 func (*ElicitationResponse) isMCP() {}
 func (*mcpUpdate) isMCP()           {}
+func (*mcpToolsListed) isMCP()      {}
 
 // mcpUpdate is a connection actor telling its session its new status.
 // settled says the first connection attempt is over or the startup
@@ -226,6 +227,21 @@ type mcpUpdate struct {
 	status  MCPServerStatus
 	settled bool
 }
+
+// mcpToolsListed is a connection actor telling its session the tools its
+// server lists now. The session owns the tool registry and makes it match:
+// it registers these under mcp__<server>__<tool> and removes the server's
+// tools that are gone, so no other actor ever writes the registry. It
+// arrives before the mcpUpdate of the same change.
+type mcpToolsListed struct {
+	server string
+	tools  []mcp.Tool
+}
+
+// mcpResync asks a connection actor to send its tools and status again;
+// the session's repair uses it to rebuild what it knows of its servers
+// from their own state.
+type mcpResync struct{}
 
 // Messages a connection actor sends itself. epoch ties each to one
 // connection attempt; those of an older attempt are stale.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ type mcpHarness struct {
 	reg  *tool.Registry
 	id   string
 	seen []Event
+	once sync.Once
 }
 
 // testSpec is an MCP spec with quick reconnection for tests.
@@ -53,6 +55,12 @@ func testSpec(t *testing.T, servers ...MCPServer) MCPSpec {
 
 func newMCPHarness(t *testing.T, spec MCPSpec, tools ...tool.Tool) *mcpHarness {
 	t.Helper()
+	return newMCPHarnessWith(t, spec, Permissions{}, tools...)
+}
+
+// newMCPHarnessWith is newMCPHarness with a permission gate.
+func newMCPHarnessWith(t *testing.T, spec MCPSpec, perms Permissions, tools ...tool.Tool) *mcpHarness {
+	t.Helper()
 	srv := providertest.Start(t)
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -66,14 +74,20 @@ func newMCPHarness(t *testing.T, spec MCPSpec, tools ...tool.Tool) *mcpHarness {
 	h := &mcpHarness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), reg: reg, id: "m1"}
 	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
 		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
-		ToolTimeout: waitBound, Bus: bus,
+		ToolTimeout: waitBound, Bus: bus, Permissions: perms,
 	}, MCP: spec})
 	must(t, err)
 	t.Cleanup(h.close)
 	return h
 }
 
+// close stops the session and the system; a test may call it before its
+// cleanup does, to look at what the stop left behind.
 func (h *mcpHarness) close() {
+	h.once.Do(h.stop)
+}
+
+func (h *mcpHarness) stop() {
 	h.sub.Close()
 	if err := h.sess.Close(10 * time.Second); err != nil {
 		h.t.Errorf("close session: %v", err)
@@ -147,6 +161,11 @@ func (h *mcpHarness) call(name, args string) (string, error) {
 }
 
 func seenOf[T Event](h *mcpHarness) []T { return eventsOf[T](h.seen) }
+
+// child is the PID of server's connection actor.
+func (h *mcpHarness) child(server string) *actor.PID {
+	return actor.NewPID(h.sys.as.Address(), h.sess.pid.Id+"/mcp/"+server)
+}
 
 // scripted is a server running this test binary in the given mode.
 func scripted(t *testing.T, name, mode string, env map[string]string) MCPServer {
@@ -432,19 +451,20 @@ func TestMCPScripted(t *testing.T) {
 			t.Errorf("ask = %q, %v", out, err)
 		}
 	})
-	t.Run("a panic in the actor marks the server failed", func(t *testing.T) {
-		pid := actor.NewPID(h.sys.as.Address(), h.sess.pid.Id+"/mcp/asker")
+	t.Run("a panic in the actor is repaired as a connection failure", func(t *testing.T) {
+		pid := h.child("asker")
 		h.sys.Send(pid, (*GetMCPPrompt)(nil))
-		u := h.waitServer("asker", MCPFailed)
-		if !strings.Contains(u.Error, "internal error") {
+		u := h.waitServer("asker", MCPRestarting)
+		if !strings.Contains(u.Error, "internal error") || u.Failures != 1 {
 			t.Errorf("update = %+v", u)
-		}
-		if _, err := h.call("mcp__asker__echo", `{"text":"x"}`); err == nil || !strings.Contains(err.Error(), "failed") {
-			t.Errorf("call after the panic: %v", err)
 		}
 		// The session and the other server are unaffected.
 		if out, err := h.call("mcp__t__echo", `{"text":"still"}`); err != nil || out != "echo: still" {
 			t.Errorf("other server: %q, %v", out, err)
+		}
+		h.waitServer("asker", MCPReady)
+		if out, err := h.call("mcp__asker__echo", `{"text":"back"}`); err != nil || out != "echo: back" {
+			t.Errorf("call after the repair: %q, %v", out, err)
 		}
 		h.srv.Push(providertest.Turn{Text: "fine"})
 		if done := h.turn("still there?"); done.Status != StatusOK {

@@ -5,10 +5,13 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/mcptest"
@@ -78,5 +81,45 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 	}
 	if st := h.status("everything"); st.Pid == pid || st.Pid == 0 || st.Failures != 1 {
 		t.Errorf("status after the restart = %+v", st)
+	}
+}
+
+// TestMCPStopLeaksNothing stops a session whose servers need no node (the
+// plugin example over stdio and an HTTP server on loopback): afterwards
+// no goroutine is left, the plugin's process is gone and the HTTP session
+// was ended.
+func TestMCPStopLeaksNothing(t *testing.T) {
+	// Not parallel: goleak must see this test's goroutines alone. The check
+	// is the first cleanup registered, so it runs after the others have
+	// closed the model fake and the HTTP server.
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	bin := pluginExample(t, t.TempDir())
+	web := startHTTPMCP(t, false)
+	h := newMCPHarness(t, testSpec(t,
+		MCPServer{Config: mcp.ServerConfig{Name: "example", Type: mcp.TypeStdio, Command: bin}, Source: mcp.SourceUser},
+		MCPServer{Config: mcp.ServerConfig{Name: "web", Type: mcp.TypeHTTP, URL: web.URL()}, Source: mcp.SourceUser}))
+	ready := map[string]bool{}
+	h.next("both servers ready", func(e Event) bool {
+		if u, ok := e.(*MCPServerUpdated); ok && u.State == MCPReady {
+			ready[u.Server] = true
+		}
+		return ready["example"] && ready["web"]
+	})
+	if out, err := h.call("mcp__example__wordcount", `{"text":"a b"}`); err != nil || out != "2" {
+		t.Errorf("wordcount = %q, %v", out, err)
+	}
+	if out, err := h.call("mcp__web__echo", `{"text":"hi"}`); err != nil || out != "echo: hi" {
+		t.Errorf("web echo = %q, %v", out, err)
+	}
+	pid := h.status("example").Pid
+	if pid <= 0 || web.Open() != 1 {
+		t.Fatalf("plugin pid %d, %d open http sessions", pid, web.Open())
+	}
+	h.close()
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the plugin process %d is still there after the stop: %v", pid, err)
+	}
+	if n := web.Open(); n != 0 {
+		t.Errorf("%d http sessions left open", n)
 	}
 }

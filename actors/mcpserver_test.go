@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -35,6 +36,9 @@ func init() {
 //   - serve: tools echo (read-only), hang (never answers), die (exits),
 //     add (adds a tool and announces it), ask (elicits a name); prompt
 //     greet; resource test://hello.
+//   - forgetful: serve, plus the tools note (a writer that answers
+//     "noted") and forget (drops note from the list and announces it;
+//     note calls are still answered, as an in-flight call would be).
 //   - hang-init: reads everything and answers nothing.
 //   - marker: creates the marker file, then serves.
 //   - once: refuses to start when the marker exists, else creates it and
@@ -57,7 +61,7 @@ func runTestServer(mode string, stdin io.Reader, stdout io.Writer) int {
 		if err := os.WriteFile(marker, []byte("started"), 0o600); err != nil {
 			return 1
 		}
-	case "serve":
+	case "serve", "forgetful":
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", mode)
 		return 2
@@ -84,6 +88,11 @@ func runTestServer(mode string, stdin io.Reader, stdout io.Writer) int {
 		{"name": "die", "description": "Exits", "inputSchema": object},
 		{"name": "add", "description": "Adds a tool", "inputSchema": object},
 		{"name": "ask", "description": "Asks the user for a name", "inputSchema": object},
+	}
+	if mode == "forgetful" {
+		tools = append(tools,
+			map[string]any{"name": "note", "description": "Takes a note", "inputSchema": object},
+			map[string]any{"name": "forget", "description": "Stops listing note", "inputSchema": object})
 	}
 	var asking json.RawMessage
 	in := bufio.NewScanner(stdin)
@@ -163,6 +172,12 @@ func runTestServer(mode string, stdin io.Reader, stdout io.Writer) int {
 				tools = append(tools, map[string]any{"name": "added", "description": "Added later", "inputSchema": object})
 				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 				reply(m.ID, text("added"))
+			case "note":
+				reply(m.ID, text("noted"))
+			case "forget":
+				tools = slices.DeleteFunc(tools, func(t map[string]any) bool { return t["name"] == "note" })
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+				reply(m.ID, text("forgotten"))
 			case "ask":
 				asking = m.ID
 				send(map[string]any{"jsonrpc": "2.0", "id": "elicit-1", "method": "elicitation/create", "params": map[string]any{
