@@ -411,7 +411,7 @@ func (s *sessionActor) forwardHeld(c actor.Context, input string) {
 		return
 	}
 	held.Input = input
-	c.Request(s.executor, &held)
+	s.forward(c, &held)
 }
 
 func (s *sessionActor) failHeld(c actor.Context, msg string) {

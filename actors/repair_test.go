@@ -107,12 +107,13 @@ func TestPanicAtEveryExecutorHandler(t *testing.T) {
 			name := fmt.Sprintf("%s %s after=%v", tc.kind, tc.msg, after)
 			t.Run(name, func(t *testing.T) {
 				echo := &funcTool{name: "echo", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return "echoed", nil }}
+				// The hook goes in first: Started arrives while the harness starts.
+				fired := injectPanic(t, tc.kind, tc.msg, after)
 				h := newHarness(t, harnessOpts{tools: []tool.Tool{echo}})
 				h.srv.Push(
 					providertest.Turn{Reasoning: "plan", ToolCalls: []providertest.ToolCall{call("echo", `{}`), call("echo", `{"n":2}`)}},
 					providertest.Turn{Text: "first done"},
 				)
-				fired := injectPanic(t, tc.kind, tc.msg, after)
 				done, evs := h.turn("go")
 				faultHook.Store(nil)
 				if !fired.Load() {
@@ -203,6 +204,7 @@ func TestPanicAtEverySchedulerHandler(t *testing.T) {
 	for _, msg := range cases {
 		for _, after := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s after=%v", msg, after), func(t *testing.T) {
+				fired := injectPanic(t, "scheduler", msg, after)
 				h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws", Grace: 500 * time.Millisecond},
 					server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 						if isSub(req) {
@@ -213,7 +215,6 @@ func TestPanicAtEverySchedulerHandler(t *testing.T) {
 						}
 						return providertest.Turn{Text: "parent done"}
 					})}})
-				fired := injectPanic(t, "scheduler", msg, after)
 				h.sess.Run("fan out")
 				if msg == "*actors.QueryFleet" {
 					// A status query whose handler crashed is still answered.

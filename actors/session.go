@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -40,25 +39,30 @@ type sessionActor struct {
 	running bool
 	// mcp is the MCP part (mcp_session.go); nil without MCP servers.
 	mcp *mcpSession
+	// ledger holds the running turn's request to the executor.
+	ledger *ledger
 }
 
+// turnKey is the session's ledger entry for the turn at its executor.
+const turnKey = "turn"
+
 func sessionProps(sys *System, spec SessionSpec) *actor.Props {
+	log := spec.Agent.Logger
+	if log == nil {
+		log = sys.Logger()
+	}
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &sessionActor{sys: sys, spec: spec}
-	}, actor.WithSupervisor(stopOnFailure), actor.WithGuardian(stopOnFailure))
+		return &sessionActor{sys: sys, spec: spec, ledger: newLedger(sys)}
+	}, actor.WithSupervisor(stopOnFailure), actor.WithGuardian(stopOnFailure), withRepair("session", log))
 }
 
 // Receive implements actor.Actor.
 func (s *sessionActor) Receive(c actor.Context) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.sys.Logger().Error("session panic", "reason", fmt.Sprint(r), "stack", string(debug.Stack()))
-			if s.running {
-				s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: fmt.Sprintf("internal error: %v", r)})
-			}
-		}
-	}()
-	switch m := c.Message().(type) {
+	msg := c.Message()
+	if s.ledger.receive(c, msg) {
+		return
+	}
+	switch m := msg.(type) {
 	case *actor.Started:
 		s.start(c)
 	case *RunTurn:
@@ -83,22 +87,80 @@ func (s *sessionActor) Receive(c actor.Context) {
 		}
 		c.Forward(s.scheduler)
 	case *TurnFinished:
-		s.finish(c, m)
+		if s.ledger.settle(turnKey) {
+			s.finish(c, m)
+		}
+	case *Crashed:
+		s.repair(c, m)
 	case *actor.Terminated:
 		if s.executor != nil && m.Who.Equal(s.executor) {
 			s.executor = nil
-			if s.running {
-				s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: "executor stopped unexpectedly"})
-			}
 		}
 		s.mcpChildStopped(c, m.Who)
+	case *actor.Stopping:
+		s.ledger.dropAll()
+	}
+}
+
+// forward hands the turn to the executor. The ledger guarantees the turn
+// ends once: with the executor's TurnFinished, or failed if the executor
+// stops without one.
+func (s *sessionActor) forward(c actor.Context, m *RunTurn) {
+	id := s.spec.Agent.Session
+	s.ledger.request(c, turnKey, s.executor, m, 0, func(c actor.Context, why string) {
+		s.finish(c, &TurnFinished{Session: id, Status: StatusFailed, Error: "executor " + why})
+	})
+}
+
+// repair brings the session back to a known state after a handler
+// panicked: the MCP part is rebuilt from the connections (a held turn
+// fails), waits on actors that are gone end, a running turn that no longer
+// has a request at the executor fails with the reason, and the message
+// whose handler crashed is answered or applied: a turn request fails (with
+// turn_done, so frontends that sent it learn of it), the executor's reply
+// ends the turn as failed, a cancel is passed on again.
+func (s *sessionActor) repair(c actor.Context, m *Crashed) {
+	reason := m.Error()
+	id := s.spec.Agent.Session
+	s.repairMCP(c, reason)
+	s.ledger.reconcile(c)
+	switch lost := m.Lost.(type) {
+	case *RunTurn:
+		if !s.running {
+			s.running, s.replyTo = true, m.Sender
+		} else if m.Sender != nil && (s.replyTo == nil || !s.replyTo.Equal(m.Sender)) {
+			c.Send(m.Sender, &TurnFinished{Session: id, Status: StatusFailed, Error: reason})
+		}
+	case *TurnFinished:
+		if s.ledger.settle(turnKey) {
+			s.finish(c, &TurnFinished{Session: id, Status: StatusFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
+		}
+	case *CancelTurn:
+		if s.executor != nil {
+			c.Send(s.executor, lost)
+		}
+	case *QueryFleet:
+		if m.Sender != nil {
+			c.Respond(&FleetStatus{})
+		}
+	case *QueryMCP:
+		if m.Sender != nil {
+			c.Respond(s.mcpStatus())
+		}
+	}
+	if s.running && !s.ledger.pending(turnKey) && (s.mcp == nil || s.mcp.held == nil) {
+		s.finish(c, &TurnFinished{Session: id, Status: StatusFailed, Error: reason})
 	}
 }
 
 func (s *sessionActor) start(c actor.Context) {
 	a := s.spec.Agent
 	if s.spec.Fleet != nil {
-		a.Scheduler = c.Spawn(fleetProps(s.sys, a.Session, a.Bus, *s.spec.Fleet))
+		pid, err := c.SpawnNamed(fleetProps(s.sys, a.Session, a.Bus, *s.spec.Fleet), "scheduler")
+		if err != nil {
+			panic(fmt.Sprintf("spawn scheduler: %v", err)) // a name clash is a bug; the repair reports it
+		}
+		a.Scheduler = pid
 		s.scheduler = a.Scheduler
 		for _, t := range DelegationTools() {
 			if err := a.Tools.Replace(t); err != nil {
@@ -134,7 +196,7 @@ func (s *sessionActor) runTurn(c actor.Context, m *RunTurn) {
 	if s.holdForMCP(c, m) {
 		return
 	}
-	c.Request(s.executor, m)
+	s.forward(c, m)
 }
 
 func (s *sessionActor) finish(c actor.Context, m *TurnFinished) {
