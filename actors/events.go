@@ -138,6 +138,44 @@ type ApprovalResolved struct {
 	Reason    string `json:"reason,omitempty"`
 }
 
+// ToolWaiting reports a call held at the permission gate until someone
+// answers its approval_requested; tool_started follows if it is allowed.
+type ToolWaiting struct {
+	Meta
+	CallID    string `json:"call_id"`
+	Tool      string `json:"tool"`
+	Args      string `json:"args"`
+	RequestID string `json:"request_id"`
+}
+
+// TurnStarted reports that a turn began: the prompt the model now works on.
+type TurnStarted struct {
+	Meta
+	Prompt string `json:"prompt"`
+}
+
+// PromptQueued reports a prompt that arrived while a turn was running; it
+// runs, in order, after the turns ahead of it. Position counts from 1.
+type PromptQueued struct {
+	Meta
+	Prompt   string `json:"prompt"`
+	Position int    `json:"position"`
+}
+
+// PromptRejected reports a prompt that was not taken (the caller asked
+// not to queue it, or the session cannot run turns).
+type PromptRejected struct {
+	Meta
+	Prompt string `json:"prompt"`
+	Reason string `json:"reason"`
+}
+
+// PostureChanged reports the session's new approval posture.
+type PostureChanged struct {
+	Meta
+	Posture string `json:"posture"`
+}
+
 // Kind implementations: the wire names.
 func (*SessionStarted) Kind() string { return "session_started" }
 func (*TextDelta) Kind() string      { return "text_delta" }
@@ -152,6 +190,11 @@ func (*ApprovalRequested) Kind() string {
 	return "approval_requested"
 }
 func (*ApprovalResolved) Kind() string { return "approval_resolved" }
+func (*ToolWaiting) Kind() string      { return "tool_waiting" }
+func (*TurnStarted) Kind() string      { return "turn_started" }
+func (*PromptQueued) Kind() string     { return "prompt_queued" }
+func (*PromptRejected) Kind() string   { return "prompt_rejected" }
+func (*PostureChanged) Kind() string   { return "posture_changed" }
 
 // Encode renders e as one JSON object with "type" first, the stream-json
 // line format.
@@ -205,3 +248,19 @@ type TaskDone struct {
 func (*TaskQueued) Kind() string  { return "task_queued" }
 func (*TaskStarted) Kind() string { return "task_started" }
 func (*TaskDone) Kind() string    { return "task_done" }
+
+// Lagged tells one subscriber that events it has not read are gone: it
+// fell more than its bound behind (Bus.SubscribeBounded), or it asked to
+// replay from further back than the bus keeps (Bus.SubscribeFrom). Dropped
+// events are always consecutive, from SinceSeq to UntilSeq; the reader
+// should rebuild from a snapshot, or replay from SinceSeq-1 if the bus
+// still has it. A Lagged is made for its one reader and never published;
+// its Seq is UntilSeq and its Session is empty.
+type Lagged struct {
+	Meta
+	Dropped  int64 `json:"dropped"`
+	SinceSeq int64 `json:"since_seq"`
+	UntilSeq int64 `json:"until_seq"`
+}
+
+func (*Lagged) Kind() string { return "lagged" }

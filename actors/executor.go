@@ -157,6 +157,15 @@ func newExecutor(sys *System, spec AgentSpec) *executor {
 	e := &executor{sys: sys, spec: spec, log: log.With("session", spec.Session, "task", spec.Task), ledger: newLedger(sys)}
 	if len(spec.History) > 0 {
 		e.msgs = slices.Clone(spec.History)
+		// Fleet ids go on from the resumed conversation's, so a task id
+		// (and its subagent's transcript name) is never used twice.
+		for _, m := range e.msgs {
+			for _, c := range m.ToolCalls {
+				if c.Name == ToolTask || c.Name == ToolFleet || c.Name == ToolParallelTasks {
+					e.fleetSeq++
+				}
+			}
+		}
 	} else {
 		e.append(provider.Message{Role: provider.RoleSystem, Content: spec.System})
 	}
@@ -185,6 +194,8 @@ func (e *executor) Receive(c actor.Context) {
 		}
 	case *ApprovalResponse:
 		e.onApproval(c, m)
+	case *SetPosture:
+		e.spec.Permissions.Posture = permission.Posture(m.Posture)
 	case *approvalExpired:
 		e.onApprovalExpired(c, m)
 	case *FleetResult:
@@ -462,13 +473,15 @@ func (e *executor) nextGroup(c actor.Context) {
 func (e *executor) dispatch(c actor.Context, i int) {
 	t := e.turn
 	call := t.calls[i]
-	e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
+	started := &ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments}
 	if t.canceled {
+		e.publish(started)
 		e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Cancelled: true, Output: "Error: cancelled by the user before it ran"}, i)
 		return
 	}
 	tl, ok := t.tools.Get(call.Name)
 	if !ok {
+		e.publish(started)
 		e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true,
 			Output: fmt.Sprintf("Error: unknown tool %q; available tools: %s", call.Name, strings.Join(t.tools.Names(), ", "))}, i)
 		return
@@ -476,22 +489,36 @@ func (e *executor) dispatch(c actor.Context, i int) {
 	g := e.spec.Permissions.check(call.Name, tl.ReadOnly(), call.Arguments)
 	switch g.decision {
 	case permission.Deny:
+		e.publish(started)
 		e.record(blocked(call, g.reason), i)
 		return
 	case permission.Ask:
 		// The call waits for the user; the rest of the group runs on.
-		t.approvals[call.ID] = i
+		id := e.approvalID(call.ID)
+		t.approvals[id] = i
 		t.pending++
-		e.publish(&ApprovalRequested{RequestID: call.ID, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
+		e.publish(&ToolWaiting{CallID: call.ID, Tool: call.Name, Args: call.Arguments, RequestID: id})
+		e.publish(&ApprovalRequested{RequestID: id, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
 			Reason: g.reason, Suggestions: g.suggest})
 		if d := e.spec.ApprovalTimeout; d > 0 {
-			sys, self, id := e.sys, c.Self(), call.ID
+			sys, self := e.sys, c.Self()
 			t.approvalTimers[id] = time.AfterFunc(d, func() { sys.Send(self, &approvalExpired{requestID: id}) })
 		}
 		return
 	}
 	t.pending++
+	e.publish(started)
 	e.run(c, i, tl)
+}
+
+// approvalID names an approval request uniquely in the tree:
+// <session>/<call> for the main executor, <session>/<task>/<call> for a
+// subagent, so a frontend's answer can be routed to whoever asked.
+func (e *executor) approvalID(callID string) string {
+	if e.spec.Task == "" {
+		return e.spec.Session + "/" + callID
+	}
+	return e.spec.Session + "/" + e.spec.Task + "/" + callID
 }
 
 // run starts an allowed (or approved) call: a delegation goes to the
@@ -632,6 +659,7 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 			reason = "denied by the user"
 		}
 		e.publish(&ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: ApproveDeny, Reason: reason})
+		e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 		e.record(blocked(call, reason), i)
 		if t.pending == 0 {
 			e.nextGroup(c)
@@ -643,6 +671,7 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 		e.grant(call, m)
 	}
 	tl, _ := t.tools.Get(call.Name) // present: the turn's tools never change
+	e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 	e.run(c, i, tl)
 }
 
@@ -825,7 +854,7 @@ func (e *executor) abortWork(c actor.Context) {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		e.publish(&ApprovalResolved{RequestID: id, CallID: id, Decision: ApproveDeny, Reason: "the turn ended"})
+		e.publish(&ApprovalResolved{RequestID: id, CallID: t.calls[t.approvals[id]].ID, Decision: ApproveDeny, Reason: "the turn ended"})
 	}
 	t.approvals = nil
 	e.ledger.dropAll()

@@ -8,6 +8,16 @@ import (
 // exactly one, is a *TurnFinished.
 type RunTurn struct {
 	Input string
+	// Reject asks the session to refuse the prompt, rather than queue it,
+	// when a turn is already running.
+	Reject bool
+}
+
+// SetPosture switches the approval posture (ask, auto or yolo) of a
+// session, its executor and its subagents, from the next call on. Deny
+// rules and forced reviews apply in every posture.
+type SetPosture struct {
+	Posture string
 }
 
 // CancelTurn asks for the running turn to stop: the in-flight model request

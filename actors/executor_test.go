@@ -252,7 +252,7 @@ func TestTurnWhileRunningIsRefused(t *testing.T) {
 	h.srv.Push(providertest.Turn{Text: "slow and stalled", Stall: true, FaultAfterEvents: 2})
 	h.sess.Run("first")
 	h.waitEvent(func(e Event) bool { _, ok := e.(*TextDelta); return ok })
-	res, err := h.sys.Root().RequestFuture(h.sess.pid, &RunTurn{Input: "second"}, 5e9).Result()
+	res, err := h.sys.Root().RequestFuture(h.sess.pid, &RunTurn{Input: "second", Reject: true}, 5e9).Result()
 	must(t, err)
 	if tf, ok := res.(*TurnFinished); !ok || tf.Status != StatusFailed || !strings.Contains(tf.Error, "already running") {
 		t.Fatalf("second turn reply = %#v", res)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/core/permission"
 	"reasonix/scheduler"
 )
 
@@ -63,6 +64,8 @@ type fleetActor struct {
 	// by failing what they left half done.
 	starting   string
 	submitting *SubmitFleet
+	// posture, once a SetPosture came, is every subagent's posture.
+	posture string
 }
 
 type fleet struct {
@@ -130,6 +133,15 @@ func (f *fleetActor) Receive(c actor.Context) {
 		}
 	case *QueryFleet:
 		c.Respond(f.status())
+	case *ApprovalResponse:
+		f.routeApproval(c, m)
+	case *SetPosture:
+		f.posture = m.Posture
+		for _, t := range f.tasks {
+			if t.pid != nil {
+				c.Send(t.pid, m)
+			}
+		}
 	case *Crashed:
 		f.repair(c, m)
 	case *actor.Stopping:
@@ -207,6 +219,9 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	// A subagent runs unattended: a crashing tool fails its task
 	// instead of letting it carry on from a broken state.
 	agent.FailOnCrash = true
+	if f.posture != "" {
+		agent.Permissions.Posture = permission.Posture(f.posture)
+	}
 	t.gate = &taskGate{}
 	agent.gate = t.gate
 	f.publish(&TaskStarted{Fleet: t.fleet, Model: agent.Model}, id)
@@ -216,6 +231,20 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 		fl.live++
 	}
 	c.Request(t.pid, &RunTurn{Input: t.spec.Prompt})
+}
+
+// routeApproval passes an answer for <session>/<task>/<call> to the task's
+// subagent; an answer for a task that has ended is dropped (its approval
+// was resolved when the task stopped).
+func (f *fleetActor) routeApproval(c actor.Context, m *ApprovalResponse) {
+	rest, ok := strings.CutPrefix(m.RequestID, f.session+"/")
+	if !ok {
+		return
+	}
+	task, _, ok := strings.Cut(rest, "/")
+	if t := f.tasks[task]; ok && t != nil && t.pid != nil {
+		c.Send(t.pid, m)
+	}
 }
 
 // repair returns the scheduler to a consistent state after a handler

@@ -18,6 +18,9 @@ type Permissions struct {
 	// Interactive says a frontend answers approval requests. Without one
 	// (headless run, subagents) Ask resolves to Allow; Deny still blocks.
 	Interactive bool
+	// DenyUnasked makes an Ask that nobody can answer a deny instead of
+	// an allow (agent.subagent_ask = "deny").
+	DenyUnasked bool
 	// ProjectFile is where "always allow" rules are saved.
 	ProjectFile string
 }
@@ -52,6 +55,9 @@ func (p Permissions) check(name string, readOnly bool, args string) gateResult {
 		return gateResult{decision: permission.Allow, reason: "allowed for this session"}
 	}
 	if !p.Interactive {
+		if p.DenyUnasked {
+			return gateResult{decision: permission.Deny, reason: "nobody may approve it here: " + v.Reason()}
+		}
 		return gateResult{decision: permission.Allow, reason: "no approver: " + v.Reason()}
 	}
 	res.suggest = p.Policy.Suggest(name, raw)

@@ -44,6 +44,8 @@ type harnessOpts struct {
 	grace time.Duration
 	// approvalTimeout is AgentSpec.ApprovalTimeout.
 	approvalTimeout time.Duration
+	// subPerms are the subagents' permissions (default: allow all).
+	subPerms *Permissions
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -75,7 +77,11 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 			if err != nil {
 				return AgentSpec{}, err
 			}
-			return AgentSpec{Provider: p, Model: "fake-model", Tools: sub, System: "sub", ToolTimeout: timeout}, nil
+			agent := AgentSpec{Provider: p, Model: "fake-model", Tools: sub, System: "sub", ToolTimeout: timeout}
+			if o.subPerms != nil {
+				agent.Permissions = *o.subPerms
+			}
+			return agent, nil
 		}
 	}
 	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{

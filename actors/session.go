@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"reasonix/core/permission"
 )
 
 // SessionSpec configures a session supervisor.
@@ -41,6 +44,14 @@ type sessionActor struct {
 	mcp *mcpSession
 	// ledger holds the running turn's request to the executor.
 	ledger *ledger
+	// queue holds the prompts that arrived during a turn, in order.
+	queue []queuedTurn
+}
+
+// queuedTurn is a prompt waiting for the running turn to end.
+type queuedTurn struct {
+	turn    *RunTurn
+	replyTo *actor.PID
 }
 
 // turnKey is the session's ledger entry for the turn at its executor.
@@ -67,13 +78,17 @@ func (s *sessionActor) Receive(c actor.Context) {
 		s.start(c)
 	case *RunTurn:
 		s.runTurn(c, m)
-	case *CancelTurn, *ApprovalResponse:
-		if _, cancel := m.(*CancelTurn); cancel && s.cancelHeldTurn(c) {
+	case *CancelTurn:
+		if s.cancelHeldTurn(c) {
 			break
 		}
 		if s.executor != nil {
 			c.Send(s.executor, m)
 		}
+	case *ApprovalResponse:
+		s.routeApproval(c, m)
+	case *SetPosture:
+		s.setPosture(c, m)
 	case mcpMessage:
 		s.receiveMCP(c, m)
 	case *CancelTask:
@@ -128,8 +143,9 @@ func (s *sessionActor) repair(c actor.Context, m *Crashed) {
 	case *RunTurn:
 		if !s.running {
 			s.running, s.replyTo = true, m.Sender
-		} else if m.Sender != nil && (s.replyTo == nil || !s.replyTo.Equal(m.Sender)) {
-			c.Send(m.Sender, &TurnFinished{Session: id, Status: StatusFailed, Error: reason})
+		} else if !s.queued(lost) && (s.replyTo == nil || m.Sender == nil || !s.replyTo.Equal(m.Sender)) {
+			// A prompt that came during a turn is kept, not lost.
+			s.queue = append(s.queue, queuedTurn{turn: lost, replyTo: m.Sender})
 		}
 	case *TurnFinished:
 		if s.ledger.settle(turnKey) {
@@ -181,22 +197,98 @@ func (s *sessionActor) start(c actor.Context) {
 	}
 }
 
+// runTurn starts a turn, or queues it behind the running one (prompt_queued)
+// unless the caller asked to be refused instead (prompt_rejected). Every
+// prompt taken gets exactly one turn_done; a refused one gets a failed
+// TurnFinished when it was a request.
 func (s *sessionActor) runTurn(c actor.Context, m *RunTurn) {
-	if s.running || s.executor == nil {
+	if s.executor == nil || (s.running && m.Reject) {
 		reason := "a turn is already running"
 		if s.executor == nil {
 			reason = "the session has no executor"
 		}
+		s.publish(&PromptRejected{Prompt: excerpt(m.Input, 200), Reason: reason})
 		if c.Sender() != nil {
 			c.Respond(&TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: reason})
 		}
 		return
 	}
-	s.running, s.replyTo = true, c.Sender()
+	if s.running {
+		s.queue = append(s.queue, queuedTurn{turn: m, replyTo: c.Sender()})
+		s.publish(&PromptQueued{Prompt: excerpt(m.Input, 200), Position: len(s.queue)})
+		return
+	}
+	s.begin(c, m, c.Sender())
+}
+
+// queued reports whether m is already in the queue.
+func (s *sessionActor) queued(m *RunTurn) bool {
+	for _, q := range s.queue {
+		if q.turn == m {
+			return true
+		}
+	}
+	return false
+}
+
+// begin runs m now.
+func (s *sessionActor) begin(c actor.Context, m *RunTurn, replyTo *actor.PID) {
+	s.running, s.replyTo = true, replyTo
+	s.publish(&TurnStarted{Prompt: excerpt(m.Input, 200)})
 	if s.holdForMCP(c, m) {
 		return
 	}
 	s.forward(c, m)
+}
+
+// next starts the first queued prompt, if any.
+func (s *sessionActor) next(c actor.Context) {
+	if s.running || len(s.queue) == 0 {
+		return
+	}
+	q := s.queue[0]
+	s.queue = s.queue[1:]
+	if s.executor == nil {
+		s.running, s.replyTo = true, q.replyTo
+		s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: "the session has no executor"})
+		return
+	}
+	s.begin(c, q.turn, q.replyTo)
+}
+
+func (s *sessionActor) publish(ev Event) {
+	if bus := s.spec.Agent.Bus; bus != nil {
+		ev.meta().Session = s.spec.Agent.Session
+		bus.Publish(ev)
+	}
+}
+
+// routeApproval hands an answer to whoever asked: the executor for
+// <session>/<call>, the scheduler (and so the subagent) for
+// <session>/<task>/<call>.
+func (s *sessionActor) routeApproval(c actor.Context, m *ApprovalResponse) {
+	rest, ok := strings.CutPrefix(m.RequestID, s.spec.Agent.Session+"/")
+	if ok && strings.Contains(rest, "/") {
+		if s.scheduler != nil {
+			c.Send(s.scheduler, m)
+		}
+		return
+	}
+	if s.executor != nil {
+		c.Send(s.executor, m)
+	}
+}
+
+// setPosture switches the posture of the executor and of every subagent.
+func (s *sessionActor) setPosture(c actor.Context, m *SetPosture) {
+	if s.executor != nil {
+		c.Send(s.executor, m)
+	}
+	if s.scheduler != nil {
+		c.Send(s.scheduler, m)
+	}
+	s.spec.Agent.Permissions.Posture = permission.Posture(m.Posture)
+	s.publish(&PostureChanged{Posture: m.Posture})
 }
 
 func (s *sessionActor) finish(c actor.Context, m *TurnFinished) {
@@ -218,6 +310,7 @@ func (s *sessionActor) finish(c actor.Context, m *TurnFinished) {
 		c.Send(s.replyTo, m)
 		s.replyTo = nil
 	}
+	s.next(c)
 }
 
 // Session is a running session supervisor, as seen from a frontend.
@@ -246,9 +339,26 @@ func StartSession(sys *System, spec SessionSpec) (*Session, error) {
 // ID is the session ID.
 func (s *Session) ID() string { return s.id }
 
-// Run starts a turn. Its end is published as a TurnDone event.
+// Run starts a turn, or queues it behind the running one (a prompt_queued
+// event says so). Its end is published as a TurnDone event.
 func (s *Session) Run(input string) {
 	s.sys.Send(s.pid, &RunTurn{Input: input})
+}
+
+// Submit is Run with a choice: reject refuses the prompt, with a
+// prompt_rejected event, when a turn is already running.
+func (s *Session) Submit(input string, reject bool) {
+	s.sys.Send(s.pid, &RunTurn{Input: input, Reject: reject})
+}
+
+// SetPosture switches the approval posture: ask, auto or yolo.
+func (s *Session) SetPosture(posture string) error {
+	p, err := permission.ParsePosture(posture)
+	if err != nil {
+		return fmt.Errorf("set posture: %w", err)
+	}
+	s.sys.Send(s.pid, &SetPosture{Posture: string(p)})
+	return nil
 }
 
 // Cancel asks the running turn to stop; it ends with StatusCancelled.

@@ -116,7 +116,14 @@ func (d *fleetDeps) newAgent(spec actors.TaskSpec) (actors.AgentSpec, error) {
 		return actors.AgentSpec{}, fmt.Errorf("subagent transcript: %w", err)
 	}
 	perms := d.perms
-	perms.Interactive = false // a subagent has nobody to ask
+	switch d.cfg.Agent.SubagentAsk {
+	case "allow":
+		perms.Interactive = false
+	case "deny":
+		perms.Interactive, perms.DenyUnasked = false, true
+	}
+	// "parent": the subagent asks through the parent's frontend, when the
+	// parent has one; the scheduler routes the answer back by task.
 	return actors.AgentSpec{
 		Provider:     prov,
 		Model:        res.Model,

@@ -87,6 +87,10 @@ type Agent struct {
 	// SubagentModel and SubagentEffort are the defaults for subagents.
 	SubagentModel  string `toml:"subagent_model"`
 	SubagentEffort string `toml:"subagent_effort"`
+	// SubagentAsk is what a subagent's call that needs approval does:
+	// "parent" asks the parent session's frontend (allowed when the
+	// session has none), "allow" or "deny" decide without asking.
+	SubagentAsk string `toml:"subagent_ask"`
 	// SubagentModels and SubagentEfforts override the defaults per
 	// subagent profile name.
 	SubagentModels  map[string]string `toml:"subagent_models"`

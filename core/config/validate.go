@@ -110,6 +110,7 @@ func (v *checker) agent(a *Agent) {
 	for _, profile := range sortedStringKeys(a.SubagentModels) {
 		v.modelRef(dotted([]string{"agent", "subagent_models", profile}), a.SubagentModels[profile])
 	}
+	v.oneOf("agent.subagent_ask", a.SubagentAsk, "parent", "allow", "deny")
 	v.intRange("agent.max_subagent_concurrency", a.MaxSubagentConcurrency, 1, 64)
 	v.intRange("agent.max_parallel_writers", a.MaxParallelWriters, 1, 32)
 	if a.TaskTimeoutSeconds <= 0 {
