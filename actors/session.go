@@ -87,6 +87,8 @@ func (s *sessionActor) Receive(c actor.Context) {
 		}
 	case *ApprovalResponse:
 		s.routeApproval(c, m)
+	case *QueryBusy:
+		c.Respond(&BusyStatus{Running: s.running, Queued: len(s.queue)})
 	case *SetPosture:
 		s.setPosture(c, m)
 	case mcpMessage:
@@ -349,6 +351,20 @@ func (s *Session) Run(input string) {
 // prompt_rejected event, when a turn is already running.
 func (s *Session) Submit(input string, reject bool) {
 	s.sys.Send(s.pid, &RunTurn{Input: input, Reject: reject})
+}
+
+// Busy reports whether the session is running a turn or has prompts queued,
+// counting every prompt sent from this goroutine before the call.
+func (s *Session) Busy(timeout time.Duration) (bool, error) {
+	res, err := s.sys.Root().RequestFuture(s.pid, &QueryBusy{}, timeout).Result()
+	if err != nil {
+		return false, fmt.Errorf("session status: %w", err)
+	}
+	st, ok := res.(*BusyStatus)
+	if !ok {
+		return false, fmt.Errorf("session status: unexpected reply %T", res)
+	}
+	return st.Running || st.Queued > 0, nil
 }
 
 // SetPosture switches the approval posture: ask, auto or yolo.
