@@ -1,0 +1,400 @@
+package actors
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"reasonix/core/mcp"
+	"reasonix/core/permission"
+)
+
+// Command is one thing a frontend asks of a session, the input half of the
+// stream-json contract (docs/SPEC.md, "Commands"): one JSON object per line
+// with a "type" and fixed field names. DecodeCommand reads one and
+// Session.Do applies it; both refuse what they do not understand with an
+// error the caller reports (as an error event), so a bad line never stops a
+// frontend's stream.
+type Command interface {
+	// Kind is the command's "type" on the wire.
+	Kind() string
+	// validate checks the values a decoded or hand-built command holds.
+	validate() error
+}
+
+// PromptCmd runs Text as a turn. Queue (the default) puts it behind a
+// running turn; false refuses it with prompt_rejected instead.
+type PromptCmd struct {
+	Text  string `json:"text"`
+	Queue bool   `json:"queue"`
+}
+
+// CancelCmd stops the running turn; it ends with status cancelled.
+type CancelCmd struct{}
+
+// CancelTaskCmd stops one subagent task, named by its task id.
+type CancelTaskCmd struct {
+	ID string `json:"id"`
+}
+
+// ApproveCmd answers an approval_requested, named by its request_id.
+// Decision is once, session, always or deny; Rule is the scope granted by
+// session and always (empty: the narrowest suggestion) and is refused with
+// the other two, where it would mean nothing.
+type ApproveCmd struct {
+	ID       string `json:"id"`
+	Decision string `json:"decision"`
+	Rule     string `json:"rule,omitempty"`
+}
+
+// ElicitationCmd answers an elicitation_requested, named by its
+// request_id. Action is accept, decline or cancel; Content holds the form's
+// values and goes only with accept, as MCP drops it otherwise.
+type ElicitationCmd struct {
+	ID      string         `json:"id"`
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// SetPostureCmd switches the session's approval posture: ask, auto or
+// yolo.
+type SetPostureCmd struct {
+	Posture string `json:"posture"`
+}
+
+// Kind implementations: the wire names.
+func (*PromptCmd) Kind() string      { return "prompt" }
+func (*CancelCmd) Kind() string      { return "cancel" }
+func (*CancelTaskCmd) Kind() string  { return "cancel_task" }
+func (*ApproveCmd) Kind() string     { return "approve" }
+func (*ElicitationCmd) Kind() string { return "elicitation" }
+func (*SetPostureCmd) Kind() string  { return "set_posture" }
+
+// The values a field may take, in the order error messages list them.
+var (
+	approveDecisions  = []string{ApproveOnce, ApproveSession, ApproveAlways, ApproveDeny}
+	elicitActions     = []string{mcp.ElicitAccept, mcp.ElicitDecline, mcp.ElicitCancel}
+	commandPostures   = []string{string(permission.PostureAsk), string(permission.PostureAuto), string(permission.PostureYolo)}
+	commandKindsOrder = []string{"prompt", "cancel", "cancel_task", "approve", "elicitation", "set_posture"}
+)
+
+// commandDecoders reads each command's fields. fields lists the names it
+// accepts besides "type", so an unknown one is refused by name.
+var commandDecoders = map[string]struct {
+	fields []string
+	decode func(r *fieldReader) Command
+}{
+	"prompt": {[]string{"text", "queue"}, func(r *fieldReader) Command {
+		return &PromptCmd{Text: r.str("text", true), Queue: r.boolean("queue", true)}
+	}},
+	"cancel": {nil, func(*fieldReader) Command { return &CancelCmd{} }},
+	"cancel_task": {[]string{"id"}, func(r *fieldReader) Command {
+		return &CancelTaskCmd{ID: r.str("id", true)}
+	}},
+	"approve": {[]string{"id", "decision", "rule"}, func(r *fieldReader) Command {
+		return &ApproveCmd{ID: r.str("id", true), Decision: r.str("decision", true), Rule: r.str("rule", false)}
+	}},
+	"elicitation": {[]string{"id", "action", "content"}, func(r *fieldReader) Command {
+		return &ElicitationCmd{ID: r.str("id", true), Action: r.str("action", true), Content: r.object("content")}
+	}},
+	"set_posture": {[]string{"posture"}, func(r *fieldReader) Command {
+		return &SetPostureCmd{Posture: r.str("posture", true)}
+	}},
+}
+
+// DecodeCommand reads one command line. It is strict, because a frontend
+// that misspells a field should learn so rather than see it ignored: the
+// line must be one JSON object with a known "type", only that type's
+// fields spelled exactly (JSON's usual case-insensitive matching does not
+// apply), each once, with the right JSON type, required ones present and
+// enumerated ones holding an allowed value.
+func DecodeCommand(line []byte) (Command, error) {
+	fields, err := objectFields(line)
+	if err != nil {
+		return nil, fmt.Errorf("command: %w", err)
+	}
+	raw, ok := fields["type"]
+	if !ok {
+		return nil, fmt.Errorf("command: missing \"type\" (one of %s)", strings.Join(commandKindsOrder, ", "))
+	}
+	var kind string
+	if err := json.Unmarshal(raw, &kind); err != nil || isNull(raw) {
+		return nil, fmt.Errorf("command: \"type\" must be a string (one of %s)", strings.Join(commandKindsOrder, ", "))
+	}
+	dec, ok := commandDecoders[kind]
+	if !ok {
+		return nil, fmt.Errorf("command: unknown type %q: want one of %s", kind, strings.Join(commandKindsOrder, ", "))
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if name != "type" && !slices.Contains(dec.fields, name) {
+			known := "none"
+			if len(dec.fields) > 0 {
+				known = strings.Join(dec.fields, ", ")
+			}
+			return nil, fmt.Errorf("%s command: unknown field %q (its fields: %s)", kind, name, known)
+		}
+	}
+	r := &fieldReader{kind: kind, fields: fields}
+	cmd := dec.decode(r)
+	if r.err != nil {
+		return nil, r.err
+	}
+	if err := cmd.validate(); err != nil {
+		return nil, err
+	}
+	return cmd, nil
+}
+
+// EncodeCommand renders cmd as DecodeCommand reads it: one JSON object with
+// "type" first. A frontend written in Go sends what this returns.
+func EncodeCommand(cmd Command) ([]byte, error) {
+	if isNilCommand(cmd) {
+		return nil, errors.New("encode command: nil command")
+	}
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s command: %w", cmd.Kind(), err)
+	}
+	kind, _ := json.Marshal(cmd.Kind())
+	var b bytes.Buffer
+	b.WriteString(`{"type":`)
+	b.Write(kind)
+	if len(body) > 2 {
+		b.WriteByte(',')
+		b.Write(body[1:])
+	} else {
+		b.WriteByte('}')
+	}
+	return b.Bytes(), nil
+}
+
+// Do applies one command to the session. The session answers by events,
+// not by Do's result: a prompt's turn ends with turn_done (or
+// prompt_rejected), an approval with approval_resolved. Do fails only for
+// a command that is not valid in itself; an id that names nothing pending
+// is ignored by the session, as a late answer to a request that has just
+// timed out must be.
+func (s *Session) Do(cmd Command) error {
+	if isNilCommand(cmd) {
+		return errors.New("command: nil command")
+	}
+	if err := cmd.validate(); err != nil {
+		return err
+	}
+	switch c := cmd.(type) {
+	case *PromptCmd:
+		s.Submit(c.Text, !c.Queue)
+	case *CancelCmd:
+		s.Cancel()
+	case *CancelTaskCmd:
+		s.CancelTask(c.ID)
+	case *ApproveCmd:
+		s.Approve(&ApprovalResponse{RequestID: c.ID, Choice: c.Decision, Rule: c.Rule})
+	case *ElicitationCmd:
+		server, _ := elicitationServer(c.ID)
+		s.AnswerElicitation(&ElicitationResponse{RequestID: c.ID, Server: server, Action: c.Action, Content: c.Content})
+	case *SetPostureCmd:
+		if err := s.SetPosture(c.Posture); err != nil {
+			return fmt.Errorf("set_posture command: %w", err)
+		}
+	default:
+		return fmt.Errorf("command: unsupported %T", cmd)
+	}
+	return nil
+}
+
+func (c *PromptCmd) validate() error {
+	if strings.TrimSpace(c.Text) == "" {
+		return errors.New(`prompt command: "text" is empty`)
+	}
+	return nil
+}
+
+func (*CancelCmd) validate() error { return nil }
+
+func (c *CancelTaskCmd) validate() error {
+	if c.ID == "" {
+		return errors.New(`cancel_task command: "id" is empty`)
+	}
+	return nil
+}
+
+func (c *ApproveCmd) validate() error {
+	if c.ID == "" {
+		return errors.New(`approve command: "id" is empty`)
+	}
+	if !slices.Contains(approveDecisions, c.Decision) {
+		return fmt.Errorf("approve command: decision %q: want %s", c.Decision, orList(approveDecisions))
+	}
+	if c.Rule != "" && c.Decision != ApproveSession && c.Decision != ApproveAlways {
+		return fmt.Errorf("approve command: a rule goes only with decision session or always, not %s", c.Decision)
+	}
+	return nil
+}
+
+func (c *ElicitationCmd) validate() error {
+	if c.ID == "" {
+		return errors.New(`elicitation command: "id" is empty`)
+	}
+	if _, err := elicitationServer(c.ID); err != nil {
+		return fmt.Errorf("elicitation command: %w", err)
+	}
+	if !slices.Contains(elicitActions, c.Action) {
+		return fmt.Errorf("elicitation command: action %q: want %s", c.Action, orList(elicitActions))
+	}
+	if c.Content != nil && c.Action != mcp.ElicitAccept {
+		return fmt.Errorf("elicitation command: content goes only with action accept, not %s", c.Action)
+	}
+	return nil
+}
+
+func (c *SetPostureCmd) validate() error {
+	if !slices.Contains(commandPostures, c.Posture) {
+		return fmt.Errorf("set_posture command: posture %q: want %s", c.Posture, orList(commandPostures))
+	}
+	return nil
+}
+
+// elicitationServer is the MCP server an elicitation request id belongs
+// to. The connection's gate names its requests <server>-<n> (mcpconn.go),
+// and n is a decimal counter, so the server is everything before the last
+// dash even when its own name has dashes. That spares frontends from
+// echoing the server, which the session needs to route the answer.
+func elicitationServer(id string) (string, error) {
+	i := strings.LastIndexByte(id, '-')
+	n := id[i+1:]
+	if i <= 0 || n == "" || strings.Trim(n, "0123456789") != "" {
+		return "", fmt.Errorf("id %q is not the request_id of an elicitation_requested (<server>-<n>)", id)
+	}
+	return id[:i], nil
+}
+
+// fieldReader decodes the fields of one command, keeping the first error
+// so each decoder reads as a plain list of fields.
+type fieldReader struct {
+	kind   string
+	fields map[string]json.RawMessage
+	err    error
+}
+
+func (r *fieldReader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf(r.kind+" command: "+format, args...)
+	}
+}
+
+// str reads a string field; a missing optional one is empty.
+func (r *fieldReader) str(name string, required bool) string {
+	raw, ok := r.fields[name]
+	if !ok {
+		if required {
+			r.fail("missing %q", name)
+		}
+		return ""
+	}
+	var s string
+	if isNull(raw) || json.Unmarshal(raw, &s) != nil {
+		r.fail("%q must be a string", name)
+	}
+	return s
+}
+
+// boolean reads a boolean field, def when it is missing.
+func (r *fieldReader) boolean(name string, def bool) bool {
+	raw, ok := r.fields[name]
+	if !ok {
+		return def
+	}
+	var b bool
+	if isNull(raw) || json.Unmarshal(raw, &b) != nil {
+		r.fail("%q must be true or false", name)
+	}
+	return b
+}
+
+// object reads an optional JSON object field. An empty object reads as
+// none, so a command and its re-encoding are the same value.
+func (r *fieldReader) object(name string) map[string]any {
+	raw, ok := r.fields[name]
+	if !ok {
+		return nil
+	}
+	var m map[string]any
+	if isNull(raw) || json.Unmarshal(raw, &m) != nil {
+		r.fail("%q must be a JSON object", name)
+		return nil
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// objectFields splits one JSON object into its fields, exactly as spelled,
+// refusing duplicates (which encoding/json would silently resolve to the
+// last) and anything after the object.
+func objectFields(line []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	tok, err := dec.Token()
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("empty line: want a JSON object")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("want a JSON object")
+	}
+	fields := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("invalid JSON: %w", err)
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return nil, errors.New("invalid JSON: want a field name")
+		}
+		if _, dup := fields[name]; dup {
+			return nil, fmt.Errorf("field %q given twice", name)
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("invalid JSON in %q: %w", name, err)
+		}
+		fields[name] = v
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("more than one JSON value on the line")
+	}
+	return fields, nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// isNilCommand catches a nil interface and a typed nil pointer, which
+// would otherwise panic in validate.
+func isNilCommand(cmd Command) bool {
+	if cmd == nil {
+		return true
+	}
+	v := reflect.ValueOf(cmd)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// orList renders allowed values as "a, b or c".
+func orList(values []string) string {
+	if len(values) < 2 {
+		return strings.Join(values, "")
+	}
+	return strings.Join(values[:len(values)-1], ", ") + " or " + values[len(values)-1]
+}
