@@ -77,26 +77,7 @@ func openProvider(cfg *config.Config, ref string) (provider.Provider, config.Res
 	if err != nil {
 		return nil, res, &usageError{err: err}
 	}
-	pc := provider.Config{
-		Name:          res.Provider.Name,
-		Kind:          res.Provider.Kind,
-		BaseURL:       res.Provider.BaseURL,
-		ChatURL:       res.Provider.ChatURL,
-		ModelsURL:     res.Provider.ModelsURL,
-		Model:         res.Model,
-		APIKey:        key,
-		MaxRetries:    res.Provider.MaxRetries,
-		OmitReasoning: !res.Provider.SendReasoning,
-	}
-	if pc.MaxRetries == 0 {
-		// In config 0 means "no retries"; provider.Config reserves 0 for
-		// "the kind's default" and uses a negative count for none.
-		pc.MaxRetries = -1
-	}
-	if s := res.Provider.StallTimeoutSeconds; s > 0 {
-		pc.StallTimeout = time.Duration(s) * time.Second
-	}
-	p, err := provider.New(pc)
+	p, err := provider.New(res.ProviderConfig(key))
 	if err != nil {
 		return nil, res, &usageError{err: err}
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/core/config"
-	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
 	"reasonix/core/session"
 	"reasonix/core/tool"
@@ -281,16 +280,8 @@ func (d *doctor) checkProvider(ctx context.Context) check {
 		return c.skipped("needs an api key")
 	}
 	res := d.resolved
-	pc := provider.Config{
-		Name:       res.Provider.Name,
-		Kind:       res.Provider.Kind,
-		BaseURL:    res.Provider.BaseURL,
-		ChatURL:    res.Provider.ChatURL,
-		ModelsURL:  res.Provider.ModelsURL,
-		Model:      res.Model,
-		APIKey:     d.key,
-		MaxRetries: -1, // a diagnosis reports the first answer
-	}
+	pc := res.ProviderConfig(d.key)
+	pc.MaxRetries = -1 // a diagnosis reports the first answer
 	ctx, cancel := context.WithTimeout(ctx, doctorProbeTimeout)
 	defer cancel()
 	models, err := openai.ListModels(ctx, pc)

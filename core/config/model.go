@@ -3,6 +3,9 @@ package config
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"reasonix/core/provider"
 )
 
 // Resolved is a model reference resolved against the configured providers.
@@ -14,6 +17,33 @@ type Resolved struct {
 	// ContextWindow is the window in tokens for this model; 0 disables
 	// compaction.
 	ContextWindow int
+}
+
+// ProviderConfig is the provider.Config that builds r's provider with
+// key, so every command that talks to a provider (a session, its subagents,
+// doctor) reads the config the same way.
+func (r Resolved) ProviderConfig(key string) provider.Config {
+	p := r.Provider
+	pc := provider.Config{
+		Name:          p.Name,
+		Kind:          p.Kind,
+		BaseURL:       p.BaseURL,
+		ChatURL:       p.ChatURL,
+		ModelsURL:     p.ModelsURL,
+		Model:         r.Model,
+		APIKey:        key,
+		MaxRetries:    p.MaxRetries,
+		OmitReasoning: !p.SendReasoning,
+	}
+	if pc.MaxRetries == 0 {
+		// In config 0 means "no retries"; provider.Config reserves 0 for
+		// "the kind's default" and uses a negative count for none.
+		pc.MaxRetries = -1
+	}
+	if s := p.StallTimeoutSeconds; s > 0 {
+		pc.StallTimeout = time.Duration(s) * time.Second
+	}
+	return pc
 }
 
 // ResolveModel turns a model reference into a provider and model. ref is a

@@ -1,8 +1,12 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"reasonix/core/provider"
 )
 
 const modelsTOML = `
@@ -113,5 +117,41 @@ func TestResolveModelNoProviders(t *testing.T) {
 	_, err := c.ResolveModel("")
 	if err == nil || !strings.Contains(err.Error(), "no providers configured") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+func TestProviderConfig(t *testing.T) {
+	t.Parallel()
+	base := ProviderConfig{Name: "ds", Kind: "openai", BaseURL: "https://api.example", ChatURL: "https://chat.example",
+		ModelsURL: "https://models.example", APIKeyEnv: "DS_KEY"}
+	tests := []struct {
+		name string
+		edit func(*ProviderConfig)
+		want provider.Config
+	}{
+		{
+			name: "zero retries in config means none",
+			want: provider.Config{Name: "ds", Kind: "openai", BaseURL: "https://api.example", ChatURL: "https://chat.example",
+				ModelsURL: "https://models.example", Model: "pro", APIKey: "sk", MaxRetries: -1, OmitReasoning: true},
+		},
+		{
+			name: "retries, stall timeout and reasoning carry over",
+			edit: func(p *ProviderConfig) { p.MaxRetries, p.StallTimeoutSeconds, p.SendReasoning = 3, 45, true },
+			want: provider.Config{Name: "ds", Kind: "openai", BaseURL: "https://api.example", ChatURL: "https://chat.example",
+				ModelsURL: "https://models.example", Model: "pro", APIKey: "sk", MaxRetries: 3, StallTimeout: 45 * time.Second},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := base
+			if tt.edit != nil {
+				tt.edit(&p)
+			}
+			got := Resolved{Provider: p, Model: "pro"}.ProviderConfig("sk")
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ProviderConfig = %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
