@@ -90,7 +90,7 @@ func runSetup(f *Factory, opts *SetupOptions) error {
 	envPath := config.DotEnvPath(home)
 	switch {
 	case key != "":
-		if err := saveDotEnv(envPath, prov.APIKeyEnv, key); err != nil {
+		if err := config.SaveAPIKey(home, prov.APIKeyEnv, key); err != nil {
 			return err
 		}
 		fmt.Fprintf(f.Stdout, "Saved %s to %s (readable only by you).\n", prov.APIKeyEnv, envPath)
@@ -169,56 +169,4 @@ func writeConfigFile(path string, data []byte, force bool) error {
 		return fmt.Errorf("write config %s: %w", path, err)
 	}
 	return nil
-}
-
-// saveDotEnv sets name=value in the .env file at path. The first line that
-// assigns name is replaced and later ones are dropped (the last assignment
-// would otherwise win when the file is read); every other line is kept as
-// it was. The file ends up with mode 0600 whatever it had before.
-func saveDotEnv(path, name, value string) error {
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	assignment := name + "=" + value
-	var out []string
-	replaced := false
-	text := strings.TrimSuffix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
-	if text != "" {
-		for _, line := range strings.Split(text, "\n") {
-			if dotEnvName(line) != name {
-				out = append(out, line)
-				continue
-			}
-			if !replaced {
-				out = append(out, assignment)
-				replaced = true
-			}
-		}
-	}
-	if !replaced {
-		out = append(out, assignment)
-	}
-	if err := atomicfile.Write(path, []byte(strings.Join(out, "\n")+"\n"), 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// dotEnvName returns the variable a .env line assigns, or "" for blank
-// lines, comments and lines without "=". It follows the syntax
-// config.ReadDotEnv accepts, including the "export " prefix.
-func dotEnvName(line string) string {
-	line = strings.TrimSpace(strings.TrimPrefix(line, "\ufeff"))
-	if line == "" || strings.HasPrefix(line, "#") {
-		return ""
-	}
-	if rest, ok := strings.CutPrefix(line, "export"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
-		line = strings.TrimSpace(rest)
-	}
-	name, _, ok := strings.Cut(line, "=")
-	if !ok {
-		return ""
-	}
-	return strings.TrimSpace(name)
 }

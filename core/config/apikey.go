@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"reasonix/core/atomicfile"
 )
 
 // ErrMissingAPIKey is wrapped by APIKey when a provider's key is found
@@ -37,6 +39,46 @@ func (c *Config) APIKey(p ProviderConfig, home string) (string, error) {
 	}
 	return "", fmt.Errorf("provider %q: %s is not set in the environment or in %s; run `reasonix setup` or export %s: %w",
 		p.Name, p.APIKeyEnv, path, p.APIKeyEnv, ErrMissingAPIKey)
+}
+
+// SaveAPIKey sets name=value in <home>/.env, the file APIKey reads. The
+// first line that assigns name is replaced and later ones are dropped (the
+// last assignment would otherwise win when the file is read); every other
+// line is kept as it was. The file ends up with mode 0600 whatever it had
+// before. A name or value that ReadDotEnv would not give back unchanged is
+// refused rather than written mangled.
+func SaveAPIKey(home, name, value string) error {
+	assignment := name + "=" + value
+	if k, v, ok := parseDotEnvLine(assignment); !ok || k != name || v != value || strings.ContainsAny(value, "\r\n") {
+		return fmt.Errorf("save %s: the name or the value would not read back unchanged from a .env file", name)
+	}
+	path := DotEnvPath(home)
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	var out []string
+	replaced := false
+	text := strings.TrimSuffix(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n")
+	if text != "" {
+		for _, line := range strings.Split(text, "\n") {
+			if k, _, ok := parseDotEnvLine(line); !ok || k != name {
+				out = append(out, line)
+				continue
+			}
+			if !replaced {
+				out = append(out, assignment)
+				replaced = true
+			}
+		}
+	}
+	if !replaced {
+		out = append(out, assignment)
+	}
+	if err := atomicfile.Write(path, []byte(strings.Join(out, "\n")+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // ReadDotEnv reads KEY=VALUE lines from path. Blank lines and lines

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -131,5 +132,78 @@ func TestReadDotEnvMissing(t *testing.T) {
 	_, err := ReadDotEnv(filepath.Join(t.TempDir(), ".env"))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("err = %v, want fs.ErrNotExist", err)
+	}
+}
+
+func TestSaveAPIKey(t *testing.T) {
+	t.Parallel()
+	const env = "DEEPSEEK_API_KEY"
+	tests := []struct {
+		name  string
+		file  string // "" means no .env file
+		value string
+		want  string
+	}{
+		{name: "new file", value: "sk-abc123", want: env + "=sk-abc123\n"},
+		{name: "appended to other lines", file: "OTHER=1", value: "sk-new", want: "OTHER=1\n" + env + "=sk-new\n"},
+		{
+			name:  "first assignment replaced, later ones dropped, others kept",
+			file:  "# keys\nOTHER=1\nexport " + env + "=sk-old\n" + env + "_BACKUP=x\n\n" + env + " = 'sk-older'\nLAST=2",
+			value: "sk-new",
+			want:  "# keys\nOTHER=1\n" + env + "=sk-new\n" + env + "_BACKUP=x\n\nLAST=2\n",
+		},
+		{name: "crlf file", file: "OTHER=1\r\n" + env + "=old\r\n", value: "sk-new", want: "OTHER=1\n" + env + "=sk-new\n"},
+		{name: "commented assignment kept", file: "# " + env + "=old\n", value: "sk-new", want: "# " + env + "=old\n" + env + "=sk-new\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			path := DotEnvPath(home)
+			if tt.file != "" {
+				if err := os.WriteFile(path, []byte(tt.file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := SaveAPIKey(home, env, tt.value); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(data) != tt.want {
+				t.Errorf(".env = %q, want %q", data, tt.want)
+			}
+			if st, err := os.Stat(path); err == nil && runtime.GOOS != "windows" && st.Mode().Perm() != 0o600 {
+				t.Errorf("mode %04o, want 0600", st.Mode().Perm())
+			}
+			vars, err := ReadDotEnv(path)
+			if err != nil || vars[env] != tt.value {
+				t.Errorf("read back %q, %v; want %q", vars[env], err, tt.value)
+			}
+		})
+	}
+}
+
+func TestSaveAPIKeyRefusesWhatWouldNotReadBack(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, key, value string }{
+		{"bad name", "BAD NAME", "sk"},
+		{"leading space", "K", " sk"},
+		{"quoted", "K", `"sk"`},
+		{"inline comment", "K", "sk #x"},
+		{"newline", "K", "sk\nL=1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			if err := SaveAPIKey(home, tt.key, tt.value); err == nil {
+				t.Error("SaveAPIKey accepted it")
+			}
+			if _, err := os.Stat(DotEnvPath(home)); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a refused key wrote the file: %v", err)
+			}
+		})
 	}
 }
