@@ -6,16 +6,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
 	"reasonix/actors"
 	"reasonix/core/config"
-	"reasonix/core/permission"
-	"reasonix/core/provider"
-	"reasonix/core/sandbox"
-	"reasonix/core/tool"
+	"reasonix/core/mcp"
 
 	// Built-in providers and tools register themselves.
 	_ "reasonix/core/provider/openai"
@@ -66,103 +61,28 @@ func loadConfig(f *Factory, g *globalOptions, cwd string) (*config.Config, error
 	return cfg, nil
 }
 
-// openProvider resolves ref (empty: default_model) and builds its provider.
-// A missing key is a usage error that says how to fix it.
-func openProvider(cfg *config.Config, ref string) (provider.Provider, config.Resolved, error) {
-	res, err := cfg.ResolveModel(ref)
+// buildSession builds a session with actors.Build.
+func buildSession(cfg *config.Config, o actors.BuildOptions) (*actors.Built, error) {
+	b, err := actors.Build(cfg, o)
 	if err != nil {
-		return nil, res, &usageError{err: fmt.Errorf("model: %w", err)}
+		return nil, asUsage(err)
 	}
-	key, err := cfg.APIKey(res.Provider, cfg.Home)
-	if err != nil {
-		return nil, res, &usageError{err: err}
-	}
-	p, err := provider.New(res.ProviderConfig(key))
-	if err != nil {
-		return nil, res, &usageError{err: err}
-	}
-	return p, res, nil
+	return b, nil
 }
 
-// toolEnv is the built-in tools' view of the run, without confinement
-// (for listing tools).
-func toolEnv(cfg *config.Config, cwd string) tool.Env {
-	return tool.Env{
-		Root:        workspaceRoot(cfg, cwd),
-		BashTimeout: time.Duration(cfg.Tools.BashTimeoutSeconds) * time.Second,
+// asUsage makes an *actors.SetupError, a mistake in the configuration or
+// the flags, a usage error (exit 2). The message stays the builder's, with
+// whatever context it was wrapped in.
+func asUsage(err error) error {
+	if _, ok := errors.AsType[*actors.SetupError](err); ok {
+		return &usageError{err: err}
 	}
+	return err
 }
 
-// workspaceRoot is [sandbox] workspace_root, else cwd.
-func workspaceRoot(cfg *config.Config, cwd string) string {
-	root := cfg.Sandbox.WorkspaceRoot
-	if root == "" {
-		return cwd
-	}
-	if !filepath.IsAbs(root) {
-		root = filepath.Join(cwd, root)
-	}
-	return filepath.Clean(root)
-}
-
-// buildSandbox confines file writers to the workspace, the reasonix home
-// and allow_write, hides forbid_read, and jails bash when enforced.
-func buildSandbox(cfg *config.Config, cwd string) (*sandbox.Sandbox, error) {
-	sb, err := sandbox.New(sandbox.Options{
-		Root:       workspaceRoot(cfg, cwd),
-		Home:       cfg.Home,
-		AllowWrite: cfg.Sandbox.AllowWrite,
-		ForbidRead: cfg.Sandbox.ForbidRead,
-		Bash:       cfg.Sandbox.Bash,
-		Network:    cfg.Sandbox.Network,
-	})
-	if err != nil {
-		return nil, &usageError{err: fmt.Errorf("[sandbox]: %w", err)}
-	}
-	return sb, nil
-}
-
-// confinedEnv is toolEnv with the sandbox as path guard and bash jail.
-func confinedEnv(cfg *config.Config, cwd string, sb *sandbox.Sandbox) tool.Env {
-	env := toolEnv(cfg, cwd)
-	env.Guard, env.Shell = sb, sb
-	return env
-}
-
-// buildPermissions turns [permissions] plus --permission-mode and --deny
-// into the session's gate. interactive says a frontend answers prompts.
-func buildPermissions(cfg *config.Config, cwd, posture string, deny []string, interactive bool) (actors.Permissions, error) {
-	p, err := permission.ParsePosture(posture)
-	if err != nil {
-		return actors.Permissions{}, usageErrorf("--permission-mode: %v", err)
-	}
-	userHome, _ := os.UserHomeDir()
-	root := workspaceRoot(cfg, cwd)
-	rules := append(slices.Clone(cfg.Permissions.Deny), deny...)
-	policy, err := permission.NewPolicy(cfg.Permissions.Mode, cfg.Permissions.Allow, cfg.Permissions.Ask, rules, root, userHome)
-	if err != nil {
-		return actors.Permissions{}, &usageError{err: fmt.Errorf("[permissions]: %w", err)}
-	}
-	return actors.Permissions{
-		Policy:      &policy,
-		Posture:     p,
-		Grants:      permission.NewGrants(root, userHome),
-		Interactive: interactive,
-		ProjectFile: config.ProjectConfigPath(cwd),
-	}, nil
-}
-
-// buildTools assembles the run's registry from the enabled built-ins.
-func buildTools(cfg *config.Config, env tool.Env) (*tool.Registry, error) {
-	tools, err := tool.NewBuiltins(env, cfg.Tools.Enabled)
-	if err != nil {
-		return nil, &usageError{err: fmt.Errorf("[tools] enabled: %w", err)}
-	}
-	reg, err := tool.NewRegistry(tools...)
-	if err != nil {
-		return nil, fmt.Errorf("tool registry: %w", err)
-	}
-	return reg, nil
+// mcpClient names this program to MCP servers.
+func mcpClient(f *Factory) mcp.Implementation {
+	return mcp.Implementation{Name: "reasonix", Version: f.Version}
 }
 
 // openLogger opens the log file under the reasonix home. Nothing else of a
@@ -183,23 +103,6 @@ func openLogger(home string, getenv func(string) string) (*slog.Logger, func()) 
 	}
 	logger := slog.New(slog.NewTextHandler(file, &slog.HandlerOptions{Level: level})).With("pid", os.Getpid())
 	return logger, func() { _ = file.Close() }
-}
-
-// systemPromptText is the configured system prompt text, read from
-// system_prompt_file when set.
-func systemPromptText(cfg *config.Config, cwd string) (string, error) {
-	if cfg.Agent.SystemPromptFile == "" {
-		return cfg.Agent.SystemPrompt, nil
-	}
-	path := cfg.Agent.SystemPromptFile
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(cwd, path)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", &usageError{err: fmt.Errorf("agent.system_prompt_file: %w", err)}
-	}
-	return string(data), nil
 }
 
 var errNoPrompt = errors.New("no prompt: pass it as an argument or on stdin")

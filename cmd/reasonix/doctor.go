@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"reasonix/actors"
 	"reasonix/core/config"
 	"reasonix/core/provider/openai"
 	"reasonix/core/session"
@@ -391,7 +392,7 @@ func (d *doctor) checkSandbox() check {
 
 // tryJail runs `true` inside the configured jail.
 func (d *doctor) tryJail() error {
-	sb, err := buildSandbox(d.cfg, d.cwd)
+	sb, err := actors.NewSandbox(d.cfg, d.cwd)
 	if err != nil {
 		return err
 	}
@@ -405,7 +406,7 @@ func (d *doctor) checkTools() check {
 	if d.cfg == nil {
 		return c.skipped("needs a valid config")
 	}
-	tools, err := tool.NewBuiltins(toolEnv(d.cfg, d.cwd), d.cfg.Tools.Enabled)
+	tools, err := tool.NewBuiltins(actors.ToolEnv(d.cfg, d.cwd), d.cfg.Tools.Enabled)
 	if err != nil {
 		c.status = checkFail
 		c.detail = "[tools] enabled: " + err.Error()

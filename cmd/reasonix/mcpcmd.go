@@ -21,84 +21,17 @@ import (
 	"reasonix/core/panics"
 )
 
-// mcpStartupTimeout is how long the first turn of a run waits for the MCP
-// servers' first connection attempts.
-const mcpStartupTimeout = 10 * time.Second
-
 // mcpElicitations are the values of --mcp-elicitation.
 var mcpElicitations = []string{actors.ElicitDecline, actors.ElicitDefaults}
 
-// mcpServerSet is the MCP servers of a workspace after the trust check
-// and ${VAR} expansion.
-type mcpServerSet struct {
-	declared []mcp.Declared
-	// servers matches declared index by index.
-	servers []actors.MCPServer
-}
-
-// resolveMCP reads the declared servers of cwd, applies launch grants
-// (recording new ones when trustProject is set) and expands ${VAR}
-// references in the servers that may start. The identity checked is the
-// config as declared, so secrets from the environment are not part of it.
-func resolveMCP(f *Factory, cfg *config.Config, cwd string, trustProject bool) (*mcpServerSet, error) {
-	decls, err := mcp.Declarations(cfg, cwd)
+// resolveMCP is actors.ResolveMCP with the Factory's environment; a bad
+// declaration or grant file is a usage error (exit 2).
+func resolveMCP(f *Factory, cfg *config.Config, cwd string, trustProject bool) (*actors.MCPServers, error) {
+	set, err := actors.ResolveMCP(cfg, cwd, trustProject, getenv(f))
 	if err != nil {
-		return nil, &usageError{err: fmt.Errorf("mcp servers: %w", err)}
-	}
-	set := &mcpServerSet{declared: decls}
-	var grants *mcp.Grants
-	lookup := func(k string) (string, bool) {
-		v := f.Getenv(k)
-		return v, v != ""
-	}
-	for _, d := range decls {
-		srv := actors.MCPServer{Config: d.Config, Source: d.Source, Disabled: d.Disabled}
-		if !d.Disabled && d.Project() {
-			if grants == nil {
-				if grants, err = mcp.LoadGrants(mcp.GrantsPath(cfg.Home)); err != nil {
-					return nil, &usageError{err: err}
-				}
-			}
-			id := mcp.Identity(d.Config)
-			switch trust := grants.Check(cwd, d.Config.Name, id); {
-			case trust == mcp.Granted:
-			case trustProject:
-				if err := grants.Grant(cwd, d.Config.Name, id, time.Now()); err != nil {
-					return nil, err
-				}
-			default:
-				srv.Untrusted = mcp.UntrustedReason(trust, d.Config.Name)
-			}
-		}
-		if !srv.Disabled && srv.Untrusted == "" {
-			expanded, missing := d.Config.Expanded(lookup)
-			if len(missing) > 0 {
-				srv.Warnings = append(srv.Warnings, fmt.Sprintf("unset environment variable %s expanded to an empty value", strings.Join(missing, ", ")))
-			}
-			if err := expanded.Validate(); err != nil {
-				srv.Error = err.Error()
-			}
-			srv.Config = expanded
-		}
-		set.servers = append(set.servers, srv)
+		return nil, asUsage(err)
 	}
 	return set, nil
-}
-
-// buildMCP is the MCP part of a run's session.
-func buildMCP(f *Factory, cfg *config.Config, cwd string, trustProject bool, elicitation string) (actors.MCPSpec, error) {
-	set, err := resolveMCP(f, cfg, cwd, trustProject)
-	if err != nil {
-		return actors.MCPSpec{}, err
-	}
-	return actors.MCPSpec{
-		Servers:        set.servers,
-		CallTimeout:    time.Duration(cfg.Tools.MCPCallTimeoutSeconds) * time.Second,
-		StartupTimeout: mcpStartupTimeout,
-		Root:           workspaceRoot(cfg, cwd),
-		Client:         mcp.Implementation{Name: "reasonix", Version: f.Version},
-		Elicitation:    elicitation,
-	}, nil
 }
 
 // MCPOptions are the inputs of the `reasonix mcp` subcommands.
@@ -323,12 +256,12 @@ func (m *mcpContext) target(f *Factory, o *MCPOptions) (mcp.ServerConfig, error)
 		return mcp.ServerConfig{}, err
 	}
 	var names []string
-	for i, d := range set.declared {
+	for i, d := range set.Declared {
 		names = append(names, d.Config.Name)
 		if d.Config.Name != o.Server {
 			continue
 		}
-		srv := set.servers[i]
+		srv := set.Servers[i]
 		switch {
 		case srv.Disabled:
 			return srv.Config, usageErrorf("mcp server %q is disabled in %s", o.Server, d.File)
@@ -350,12 +283,12 @@ func (m *mcpContext) target(f *Factory, o *MCPOptions) (mcp.ServerConfig, error)
 
 // dialMCP opens and connects to a server; Close the client when done.
 func (m *mcpContext) dialMCP(ctx context.Context, f *Factory, c mcp.ServerConfig) (*mcp.Client, error) {
-	root := workspaceRoot(m.cfg, m.cwd)
+	root := actors.WorkspaceRoot(m.cfg, m.cwd)
 	t, err := mcp.Open(ctx, c, mcp.OpenOptions{Logger: m.logger, Dir: root})
 	if err != nil {
 		return nil, err
 	}
-	client, err := mcp.Connect(ctx, t, mcp.Implementation{Name: "reasonix", Version: f.Version}, mcp.Options{Logger: m.logger, Root: root})
+	client, err := mcp.Connect(ctx, t, mcpClient(f), mcp.Options{Logger: m.logger, Root: root})
 	if err != nil {
 		return nil, fmt.Errorf("connect to mcp server %q: %w", c.Name, err)
 	}
@@ -379,13 +312,13 @@ func runMCPList(f *Factory, o *MCPOptions) error {
 	if err != nil {
 		return err
 	}
-	if len(set.declared) == 0 {
+	if len(set.Declared) == 0 {
 		fmt.Fprintln(f.Stdout, "no MCP servers configured ([[plugins]] in config.toml or reasonix.toml, or .mcp.json)")
 		return nil
 	}
-	probes := make([]mcpProbe, len(set.servers))
+	probes := make([]mcpProbe, len(set.Servers))
 	var wg sync.WaitGroup
-	for i, srv := range set.servers {
+	for i, srv := range set.Servers {
 		switch {
 		case srv.Disabled:
 			probes[i] = mcpProbe{state: actors.MCPDisabled}
@@ -407,7 +340,7 @@ func runMCPList(f *Factory, o *MCPOptions) error {
 	wg.Wait()
 	w := tabwriter.NewWriter(f.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tSOURCE\tTYPE\tSTATE\tTOOLS\tPROMPTS\tRESOURCES\tERROR")
-	for i, d := range set.declared {
+	for i, d := range set.Declared {
 		p := probes[i]
 		counts := []string{"-", "-", "-"}
 		if p.state == actors.MCPReady {
@@ -415,7 +348,7 @@ func runMCPList(f *Factory, o *MCPOptions) error {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Config.Name, d.Source, d.Config.Type, p.state,
 			counts[0], counts[1], counts[2], oneLine(p.err, 160))
-		for _, warn := range set.servers[i].Warnings {
+		for _, warn := range set.Servers[i].Warnings {
 			fmt.Fprintf(f.Stderr, "reasonix: warning: mcp server %q: %s\n", d.Config.Name, warn)
 		}
 	}

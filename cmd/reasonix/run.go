@@ -7,12 +7,10 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
-	"reasonix/core/session"
 )
 
 // RunOptions are the inputs of `reasonix run`.
@@ -115,85 +113,33 @@ func runRun(f *Factory, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	prov, res, err := openProvider(cfg, opts.Model)
-	if err != nil {
-		return err
-	}
-	sb, err := buildSandbox(cfg, cwd)
-	if err != nil {
-		return err
-	}
-	perms, err := buildPermissions(cfg, cwd, opts.PermissionMode, opts.Deny, false)
-	if err != nil {
-		return err
-	}
-	reg, err := buildTools(cfg, confinedEnv(cfg, cwd, sb))
-	if err != nil {
-		return err
-	}
-	mcpSpec, err := buildMCP(f, cfg, cwd, opts.TrustProjectMCP, opts.MCPElicitation)
-	if err != nil {
-		return err
-	}
-	base, err := systemPromptText(cfg, cwd)
-	if err != nil {
-		return err
-	}
-	logger, closeLog := openLogger(cfg.Home, f.Getenv)
+	logger, closeLog := openLogger(cfg.Home, getenv(f))
 	defer closeLog()
-
-	envp := probeEnvironment(cfg, cwd)
-	model := res.Provider.Name + "/" + res.Model
-	id, store, err := createTranscript(cfg, cwd, model)
+	b, err := buildSession(cfg, actors.BuildOptions{
+		Cwd:             cwd,
+		Model:           opts.Model,
+		PermissionMode:  opts.PermissionMode,
+		Deny:            opts.Deny,
+		TrustProjectMCP: opts.TrustProjectMCP,
+		MCPElicitation:  opts.MCPElicitation,
+		MaxSteps:        opts.MaxSteps,
+		Logger:          logger,
+		Client:          mcpClient(f),
+		Getenv:          getenv(f),
+	})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	logger = logger.With("session", id)
-	logger.Info("run started", "model", model, "cwd", cwd, "transcript", store.Path())
-
-	fleet := &fleetDeps{cfg: cfg, cwd: cwd, parent: id, model: res, prov: prov, sb: sb, perms: perms,
-		env: envp, logger: logger, sessions: session.ProjectDir(cfg.Home, cwd)}
+	defer b.Close()
+	b.Spec.Agent.Logger.Info("run started", "model", b.Model.Provider.Name+"/"+b.Model.Model, "cwd", cwd,
+		"transcript", b.Transcript.Path())
 
 	return runHeadless(f, headlessTurn{
-		what: "run",
-		spec: actors.SessionSpec{
-			Agent: actors.AgentSpec{
-				Session:         id,
-				Provider:        prov,
-				Model:           res.Model,
-				Tools:           reg,
-				System:          session.SystemPrompt(base, envp),
-				MaxSteps:        opts.MaxSteps,
-				ToolTimeout:     defaultToolTimeout,
-				ToolTimeouts:    toolTimeouts(cfg.Tools.BashTimeoutSeconds),
-				Temperature:     cfg.Agent.Temperature,
-				Transcript:      store,
-				Logger:          logger,
-				Permissions:     perms,
-				ApprovalTimeout: time.Duration(cfg.Permissions.ApprovalTimeoutSeconds) * time.Second,
-			},
-			Cwd:        cwd,
-			Transcript: store.Path(),
-			Fleet:      fleetSpec(fleet),
-			MCP:        mcpSpec,
-		},
+		what:   "run",
+		spec:   b.Spec,
 		prompt: opts.Prompt,
 		format: opts.OutputFormat,
 	})
-}
-
-// defaultToolTimeout caps any one tool call, so a hung tool cannot hold a
-// turn forever.
-const defaultToolTimeout = 10 * time.Minute
-
-// toolTimeouts gives bash room above its own timeout, so bash reports its
-// timeout itself (with the output so far) instead of being cut off.
-func toolTimeouts(bashSeconds int) map[string]time.Duration {
-	if bashSeconds <= 0 {
-		return map[string]time.Duration{"bash": 0}
-	}
-	return map[string]time.Duration{"bash": time.Duration(bashSeconds)*time.Second + 30*time.Second}
 }
 
 // renderer writes a run's events in one output format.

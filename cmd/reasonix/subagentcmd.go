@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -13,7 +12,6 @@ import (
 	"reasonix/actors"
 	"reasonix/core/config"
 	"reasonix/core/permission"
-	"reasonix/core/session"
 	"reasonix/core/skill"
 )
 
@@ -145,23 +143,10 @@ profile lists the available ones), 130 interrupted.`
 	return cmd
 }
 
-// skillOptions are the skill roots the config points at.
-func skillOptions(cfg *config.Config, cwd string) skill.Options {
-	userHome, _ := os.UserHomeDir()
-	return skill.Options{
-		Workspace:     cwd,
-		Home:          cfg.Home,
-		UserHome:      userHome,
-		Paths:         cfg.Skills.Paths,
-		ExcludedPaths: cfg.Skills.ExcludedPaths,
-		Disabled:      cfg.Skills.DisabledSkills,
-	}
-}
-
 // loadSkills reads the skill roots the config points at and reports the
 // files it skipped on stderr.
 func loadSkills(f *Factory, cfg *config.Config, cwd string) *skill.Store {
-	store, warns := skill.Load(skillOptions(cfg, cwd))
+	store, warns := skill.Load(actors.SkillOptions(cfg, cwd))
 	for _, w := range warns {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
 	}
@@ -222,70 +207,35 @@ func runSubagentTask(f *Factory, opts *SubagentOptions) error {
 	if err != nil {
 		return &usageError{err: err}
 	}
-	modelRef, effort := skill.Resolve(prof, opts.Model, opts.Effort, cfg.Agent)
-	prov, res, err := openProvider(cfg, modelRef)
-	if err != nil {
-		return fmt.Errorf("subagent %q: %w", prof.Name, err)
-	}
-	sb, err := buildSandbox(cfg, cwd)
-	if err != nil {
-		return err
-	}
-	perms, err := buildPermissions(cfg, cwd, opts.PermissionMode, opts.Deny, false)
-	if err != nil {
-		return err
-	}
-	reg, err := buildTools(cfg, confinedEnv(cfg, cwd, sb))
-	if err != nil {
-		return err
-	}
-	for _, name := range prof.Tools {
-		if _, ok := reg.Get(name); !ok {
-			fmt.Fprintf(f.Stderr, "reasonix: warning: profile %q lists tool %q, which is not enabled\n", prof.Name, name)
-		}
-	}
-	for _, name := range reg.Names() {
-		t, _ := reg.Get(name)
-		if !prof.Allows(name) || (opts.Action == subagentTry && !t.ReadOnly()) {
-			reg.Remove(name)
-		}
-	}
-
-	logger, closeLog := openLogger(cfg.Home, f.Getenv)
+	logger, closeLog := openLogger(cfg.Home, getenv(f))
 	defer closeLog()
-	envp := probeEnvironment(cfg, cwd)
-	model := res.Provider.Name + "/" + res.Model
-	id, store, err := createTranscript(cfg, cwd, model)
+	b, err := buildSession(cfg, actors.BuildOptions{
+		Cwd:            cwd,
+		Model:          opts.Model,
+		Effort:         opts.Effort,
+		Profile:        &prof,
+		ReadOnly:       opts.Action == subagentTry,
+		PermissionMode: opts.PermissionMode,
+		Deny:           opts.Deny,
+		MaxSteps:       opts.MaxSteps,
+		Logger:         logger,
+		Client:         mcpClient(f),
+		Getenv:         getenv(f),
+	})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	logger = logger.With("session", id)
-	logger.Info("subagent started", "action", opts.Action, "profile", prof.Name, "source", prof.Source,
-		"model", model, "effort", effort, "tools", reg.Names(), "transcript", store.Path())
-
-	spec := actors.SessionSpec{
-		Agent: actors.AgentSpec{
-			Session:      id,
-			Provider:     prov,
-			Model:        res.Model,
-			Tools:        reg,
-			System:       session.SystemPrompt(prof.SystemPrompt(), envp),
-			MaxSteps:     opts.MaxSteps,
-			ToolTimeout:  defaultToolTimeout,
-			ToolTimeouts: toolTimeouts(cfg.Tools.BashTimeoutSeconds),
-			Temperature:  cfg.Agent.Temperature,
-			Effort:       effort,
-			Transcript:   store,
-			Logger:       logger,
-			Permissions:  perms,
-		},
-		Cwd:        cwd,
-		Transcript: store.Path(),
+	defer b.Close()
+	for _, w := range b.Warnings {
+		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
 	}
+	b.Spec.Agent.Logger.Info("subagent started", "action", opts.Action, "profile", prof.Name, "source", prof.Source,
+		"model", b.Model.Provider.Name+"/"+b.Model.Model, "effort", b.Effort, "tools", b.Spec.Agent.Tools.Names(),
+		"transcript", b.Transcript.Path())
+
 	return runHeadless(f, headlessTurn{
 		what:       "subagent",
-		spec:       spec,
+		spec:       b.Spec,
 		prompt:     opts.Task,
 		format:     opts.OutputFormat,
 		answerOnly: true,

@@ -1,4 +1,4 @@
-package main
+package actors
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"reasonix/actors"
 	"reasonix/core/config"
 	"reasonix/core/provider"
 	"reasonix/core/sandbox"
@@ -17,15 +16,17 @@ import (
 	"reasonix/core/tool"
 )
 
-// fleetDeps is what every subagent of a run shares with its parent.
-type fleetDeps struct {
+// subagents is the subagent factory of a built session: what every
+// subagent shares with its parent, and the providers opened for models
+// other than the parent's.
+type subagents struct {
 	cfg      *config.Config
 	cwd      string
 	parent   string // the parent session id
 	model    config.Resolved
 	prov     provider.Provider
 	sb       *sandbox.Sandbox
-	perms    actors.Permissions
+	perms    Permissions
 	env      *session.Environment
 	logger   *slog.Logger
 	sessions string // transcript directory
@@ -38,22 +39,22 @@ type fleetDeps struct {
 }
 
 // fleetSpec configures the session's scheduler from [agent].
-func fleetSpec(d *fleetDeps) *actors.FleetSpec {
+func (d *subagents) fleetSpec() *FleetSpec {
 	a := d.cfg.Agent
-	return &actors.FleetSpec{
+	return &FleetSpec{
 		MaxRunning:  a.MaxSubagentConcurrency,
 		MaxWriters:  a.MaxParallelWriters,
-		Root:        workspaceRoot(d.cfg, d.cwd),
+		Root:        WorkspaceRoot(d.cfg, d.cwd),
 		TaskTimeout: time.Duration(a.TaskTimeoutSeconds) * time.Second,
 		NewAgent:    d.newAgent,
 	}
 }
 
-// loadSkills reads the profile store once, on the first task: a run that
-// never delegates never touches the skill directories.
-func (d *fleetDeps) loadSkills() *skill.Store {
+// loadSkills reads the profile store once, on the first task: a session
+// that never delegates never touches the skill directories.
+func (d *subagents) loadSkills() *skill.Store {
 	d.skillsOnce.Do(func() {
-		st, warns := skill.Load(skillOptions(d.cfg, d.cwd))
+		st, warns := skill.Load(SkillOptions(d.cfg, d.cwd))
 		for _, w := range warns {
 			d.logger.Warn("skill skipped", "warning", w.String())
 		}
@@ -66,19 +67,19 @@ func (d *fleetDeps) loadSkills() *skill.Store {
 // precedence rules pick, read-only tools for readers (bash, which is not
 // read-only, is never among them) and for writers every tool confined to
 // their write_paths, and a transcript of its own.
-func (d *fleetDeps) newAgent(spec actors.TaskSpec) (actors.AgentSpec, error) {
+func (d *subagents) newAgent(spec TaskSpec) (AgentSpec, error) {
 	var prof skill.Profile
 	if spec.Profile != "" {
 		p, err := d.loadSkills().Profile(spec.Profile)
 		if err != nil {
-			return actors.AgentSpec{}, err
+			return AgentSpec{}, err
 		}
 		prof = p
 	}
 	modelRef, effort := skill.Resolve(prof, spec.Model, spec.Effort, d.cfg.Agent)
 	prov, res, err := d.provider(modelRef)
 	if err != nil {
-		return actors.AgentSpec{}, err
+		return AgentSpec{}, err
 	}
 	env := confinedEnv(d.cfg, d.cwd, d.sb)
 	if spec.Writer {
@@ -87,13 +88,13 @@ func (d *fleetDeps) newAgent(spec actors.TaskSpec) (actors.AgentSpec, error) {
 		// holds for everything the task can touch, shell included.
 		sb, err := d.sb.Narrow(spec.WritePaths)
 		if err != nil {
-			return actors.AgentSpec{}, fmt.Errorf("write_paths: %w", err)
+			return AgentSpec{}, fmt.Errorf("write_paths: %w", err)
 		}
 		env.Guard, env.Shell = sb, sb
 	}
 	tools, err := tool.NewBuiltins(env, d.cfg.Tools.Enabled)
 	if err != nil {
-		return actors.AgentSpec{}, err
+		return AgentSpec{}, err
 	}
 	var keep []tool.Tool
 	for _, t := range tools {
@@ -103,7 +104,7 @@ func (d *fleetDeps) newAgent(spec actors.TaskSpec) (actors.AgentSpec, error) {
 	}
 	reg, err := tool.NewRegistry(keep...)
 	if err != nil {
-		return actors.AgentSpec{}, err
+		return AgentSpec{}, err
 	}
 	id := d.parent + "-" + strings.ReplaceAll(spec.ID, ".", "-")
 	// Open, not Create: the file is made by the store's own goroutine, so
@@ -113,7 +114,7 @@ func (d *fleetDeps) newAgent(spec actors.TaskSpec) (actors.AgentSpec, error) {
 		Parent: d.parent, Task: spec.ID,
 	})
 	if err != nil {
-		return actors.AgentSpec{}, fmt.Errorf("subagent transcript: %w", err)
+		return AgentSpec{}, fmt.Errorf("subagent transcript: %w", err)
 	}
 	perms := d.perms
 	switch d.cfg.Agent.SubagentAsk {
@@ -124,12 +125,12 @@ func (d *fleetDeps) newAgent(spec actors.TaskSpec) (actors.AgentSpec, error) {
 	}
 	// "parent": the subagent asks through the parent's frontend, when the
 	// parent has one; the scheduler routes the answer back by task.
-	return actors.AgentSpec{
+	return AgentSpec{
 		Provider:     prov,
 		Model:        res.Model,
 		Tools:        reg,
 		System:       session.SystemPrompt(prof.SystemPrompt(), d.env),
-		ToolTimeout:  defaultToolTimeout,
+		ToolTimeout:  DefaultToolTimeout,
 		ToolTimeouts: toolTimeouts(d.cfg.Tools.BashTimeoutSeconds),
 		Temperature:  d.cfg.Agent.Temperature,
 		Effort:       effort,
@@ -140,8 +141,10 @@ func (d *fleetDeps) newAgent(spec actors.TaskSpec) (actors.AgentSpec, error) {
 }
 
 // provider returns the provider for a model reference, reusing the
-// parent's for the parent's model and one instance per other model.
-func (d *fleetDeps) provider(ref string) (provider.Provider, config.Resolved, error) {
+// parent's for the parent's model and one instance per other model. A
+// task's bad model is the task's failure, not a setup error of the run, so
+// the error comes back without its SetupError mark.
+func (d *subagents) provider(ref string) (provider.Provider, config.Resolved, error) {
 	if ref == "" {
 		return d.prov, d.model, nil
 	}
@@ -160,9 +163,8 @@ func (d *fleetDeps) provider(ref string) (provider.Provider, config.Resolved, er
 	}
 	p, _, err := openProvider(d.cfg, key)
 	if err != nil {
-		var ue *usageError
-		if errors.As(err, &ue) {
-			err = ue.err
+		if se, ok := errors.AsType[*SetupError](err); ok {
+			err = se.Err
 		}
 		return nil, res, err
 	}

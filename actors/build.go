@@ -1,0 +1,397 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"reasonix/core/config"
+	"reasonix/core/mcp"
+	"reasonix/core/permission"
+	"reasonix/core/provider"
+	"reasonix/core/sandbox"
+	"reasonix/core/session"
+	"reasonix/core/skill"
+	"reasonix/core/tool"
+)
+
+// DefaultToolTimeout caps any one tool call, so a hung tool cannot hold a
+// turn forever.
+const DefaultToolTimeout = 10 * time.Minute
+
+// mcpStartupTimeout is how long the first turn of a session waits for the
+// MCP servers' first connection attempts.
+const mcpStartupTimeout = 10 * time.Second
+
+// SetupError is a mistake in the configuration or in the options a
+// session is built from (an unknown model, a missing key, a bad rule): no
+// retry fixes it, so cmd reports it as a usage error. Its message is its
+// cause's.
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+func setupErrorf(format string, a ...any) error {
+	return &SetupError{Err: fmt.Errorf(format, a...)}
+}
+
+// BuildOptions are what one invocation decides on top of the config: the
+// flags of a command and the frontend that drives the session.
+type BuildOptions struct {
+	// Cwd is the working directory, absolute and existing.
+	Cwd string
+	// Model is the model reference; empty means default_model.
+	Model string
+	// PermissionMode is ask, auto or yolo; empty means ask.
+	PermissionMode string
+	// Deny are deny rules added to [permissions] deny for this session.
+	Deny []string
+	// Interactive says a frontend answers approval requests and MCP
+	// servers' questions; without one, what would be asked is allowed and
+	// questions get MCPElicitation.
+	Interactive bool
+	// TrustProjectMCP records launch grants for the project's MCP servers.
+	TrustProjectMCP bool
+	// MCPElicitation is ElicitDecline (the default) or ElicitDefaults.
+	MCPElicitation string
+	// MaxSteps bounds model requests per turn; 0 means no bound.
+	MaxSteps int
+	// Logger is the session's logger, before it is tagged with the session
+	// id; nil discards.
+	Logger *slog.Logger
+	// Client names this program to MCP servers.
+	Client mcp.Implementation
+	// Getenv expands ${VAR} in MCP server configs; nil means os.Getenv.
+	Getenv func(string) string
+
+	// Profile, when set, makes the session that subagent profile run on
+	// its own (`reasonix subagent try|run`): the profile's prompt, model
+	// and tools, and no subagents or MCP servers of its own, like a task's
+	// subagent. Effort is the call's choice, which configuration for the
+	// profile still wins over (see skill.Resolve). ReadOnly keeps only
+	// read-only tools.
+	Profile  *skill.Profile
+	Effort   string
+	ReadOnly bool
+
+	// Resume, when set, continues an existing session instead of creating
+	// one.
+	Resume *Resume
+}
+
+// Resume is a session to continue: its id, its transcript reopened for
+// appending, and the conversation so far (starting with the system
+// message), which seeds the executor. Build takes Transcript over: Built's
+// Close closes it. When Build fails the caller still owns it.
+type Resume struct {
+	ID         string
+	Transcript *session.Store
+	History    []provider.Message
+}
+
+// Built is a session ready for StartSession, and what its caller reports
+// or cleans up around it.
+type Built struct {
+	// Spec is the session; its Agent.Bus is the frontend's to set.
+	Spec SessionSpec
+	// Model is the executor's resolved model; Effort its reasoning effort.
+	Model  config.Resolved
+	Effort string
+	// Warnings are problems that do not stop the session, for the
+	// frontend to show (a profile naming a tool that is not enabled).
+	Warnings []string
+	// Transcript is the session's transcript store.
+	Transcript *session.Store
+}
+
+// Close closes the session's transcript. Call it after the session has
+// stopped.
+func (b *Built) Close() error {
+	if err := b.Transcript.Close(); err != nil {
+		return fmt.Errorf("close transcript: %w", err)
+	}
+	return nil
+}
+
+// Build turns the configuration plus o into a session: its provider,
+// sandbox, permissions, tools, MCP servers, system prompt, transcript and,
+// for a top-level session, the scheduler with its subagent factory. Every
+// command that runs a session builds it here, so `run`, `subagent` and
+// what comes after them agree on what a session is. Mistakes in the
+// configuration or the options come back as *SetupError, with the message
+// the user acts on; the checks run in a fixed order so the first mistake
+// is the one reported.
+func Build(cfg *config.Config, o BuildOptions) (*Built, error) {
+	if o.Resume != nil && (o.Resume.ID == "" || o.Resume.Transcript == nil) {
+		return nil, errors.New("build session: a resumed session needs its id and transcript")
+	}
+	if o.Resume != nil && len(o.Resume.History) > 0 && o.Resume.History[0].Role != provider.RoleSystem {
+		return nil, errors.New("build session: a resumed history must start with the system message")
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	modelRef, effort := o.Model, ""
+	if o.Profile != nil {
+		modelRef, effort = skill.Resolve(*o.Profile, o.Model, o.Effort, cfg.Agent)
+	}
+	prov, res, err := openProvider(cfg, modelRef)
+	if err != nil {
+		if o.Profile != nil {
+			return nil, fmt.Errorf("subagent %q: %w", o.Profile.Name, err)
+		}
+		return nil, err
+	}
+	sb, err := NewSandbox(cfg, o.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	perms, err := buildPermissions(cfg, o.Cwd, o.PermissionMode, o.Deny, o.Interactive)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := buildTools(cfg, confinedEnv(cfg, o.Cwd, sb))
+	if err != nil {
+		return nil, err
+	}
+	b := &Built{Model: res, Effort: effort}
+	var base string
+	var mcpSpec MCPSpec
+	if o.Profile != nil {
+		b.Warnings = narrowToProfile(reg, *o.Profile, o.ReadOnly)
+		base = o.Profile.SystemPrompt()
+	} else {
+		if mcpSpec, err = buildMCP(cfg, o); err != nil {
+			return nil, err
+		}
+		if base, err = systemPromptText(cfg, o.Cwd); err != nil {
+			return nil, err
+		}
+	}
+	envp := probeEnvironment(cfg, o.Cwd)
+	model := res.Provider.Name + "/" + res.Model
+
+	var id string
+	var history []provider.Message
+	if o.Resume != nil {
+		id, b.Transcript, history = o.Resume.ID, o.Resume.Transcript, o.Resume.History
+	} else if id, b.Transcript, err = createTranscript(cfg, o.Cwd, model); err != nil {
+		return nil, err
+	}
+	logger = logger.With("session", id)
+
+	b.Spec = SessionSpec{
+		Agent: AgentSpec{
+			Session:         id,
+			Provider:        prov,
+			Model:           res.Model,
+			Tools:           reg,
+			System:          session.SystemPrompt(base, envp),
+			History:         history,
+			MaxSteps:        o.MaxSteps,
+			ToolTimeout:     DefaultToolTimeout,
+			ToolTimeouts:    toolTimeouts(cfg.Tools.BashTimeoutSeconds),
+			Temperature:     cfg.Agent.Temperature,
+			Effort:          effort,
+			Transcript:      b.Transcript,
+			Logger:          logger,
+			Permissions:     perms,
+			ApprovalTimeout: time.Duration(cfg.Permissions.ApprovalTimeoutSeconds) * time.Second,
+		},
+		Cwd:        o.Cwd,
+		Transcript: b.Transcript.Path(),
+		MCP:        mcpSpec,
+	}
+	if o.Profile == nil {
+		b.Spec.Fleet = (&subagents{cfg: cfg, cwd: o.Cwd, parent: id, model: res, prov: prov, sb: sb, perms: perms,
+			env: envp, logger: logger, sessions: session.ProjectDir(cfg.Home, o.Cwd)}).fleetSpec()
+	}
+	return b, nil
+}
+
+// narrowToProfile removes from reg what the profile does not allow (and,
+// for readOnly, every tool that is not read-only), and returns a warning
+// for each tool the profile names that is not enabled at all.
+func narrowToProfile(reg *tool.Registry, prof skill.Profile, readOnly bool) []string {
+	var warns []string
+	for _, name := range prof.Tools {
+		if _, ok := reg.Get(name); !ok {
+			warns = append(warns, fmt.Sprintf("profile %q lists tool %q, which is not enabled", prof.Name, name))
+		}
+	}
+	for _, name := range reg.Names() {
+		t, _ := reg.Get(name)
+		if !prof.Allows(name) || (readOnly && !t.ReadOnly()) {
+			reg.Remove(name)
+		}
+	}
+	return warns
+}
+
+// openProvider resolves ref (empty: default_model) and builds its provider.
+// A missing key is a SetupError that says how to fix it.
+func openProvider(cfg *config.Config, ref string) (provider.Provider, config.Resolved, error) {
+	res, err := cfg.ResolveModel(ref)
+	if err != nil {
+		return nil, res, &SetupError{Err: fmt.Errorf("model: %w", err)}
+	}
+	key, err := cfg.APIKey(res.Provider, cfg.Home)
+	if err != nil {
+		return nil, res, &SetupError{Err: err}
+	}
+	p, err := provider.New(res.ProviderConfig(key))
+	if err != nil {
+		return nil, res, &SetupError{Err: err}
+	}
+	return p, res, nil
+}
+
+// WorkspaceRoot is [sandbox] workspace_root, else cwd.
+func WorkspaceRoot(cfg *config.Config, cwd string) string {
+	root := cfg.Sandbox.WorkspaceRoot
+	if root == "" {
+		return cwd
+	}
+	if !filepath.IsAbs(root) {
+		root = filepath.Join(cwd, root)
+	}
+	return filepath.Clean(root)
+}
+
+// ToolEnv is the built-in tools' view of a session in cwd, without
+// confinement (for listing tools).
+func ToolEnv(cfg *config.Config, cwd string) tool.Env {
+	return tool.Env{
+		Root:        WorkspaceRoot(cfg, cwd),
+		BashTimeout: time.Duration(cfg.Tools.BashTimeoutSeconds) * time.Second,
+	}
+}
+
+// NewSandbox confines file writers to the workspace, the reasonix home
+// and allow_write, hides forbid_read, and jails bash when enforced.
+func NewSandbox(cfg *config.Config, cwd string) (*sandbox.Sandbox, error) {
+	sb, err := sandbox.New(sandbox.Options{
+		Root:       WorkspaceRoot(cfg, cwd),
+		Home:       cfg.Home,
+		AllowWrite: cfg.Sandbox.AllowWrite,
+		ForbidRead: cfg.Sandbox.ForbidRead,
+		Bash:       cfg.Sandbox.Bash,
+		Network:    cfg.Sandbox.Network,
+	})
+	if err != nil {
+		return nil, setupErrorf("[sandbox]: %w", err)
+	}
+	return sb, nil
+}
+
+// SkillOptions are the skill roots the config points at.
+func SkillOptions(cfg *config.Config, cwd string) skill.Options {
+	userHome, _ := os.UserHomeDir()
+	return skill.Options{
+		Workspace:     cwd,
+		Home:          cfg.Home,
+		UserHome:      userHome,
+		Paths:         cfg.Skills.Paths,
+		ExcludedPaths: cfg.Skills.ExcludedPaths,
+		Disabled:      cfg.Skills.DisabledSkills,
+	}
+}
+
+// confinedEnv is ToolEnv with the sandbox as path guard and bash jail.
+func confinedEnv(cfg *config.Config, cwd string, sb *sandbox.Sandbox) tool.Env {
+	env := ToolEnv(cfg, cwd)
+	env.Guard, env.Shell = sb, sb
+	return env
+}
+
+// buildPermissions turns [permissions] plus the posture and extra deny
+// rules into the session's gate. interactive says a frontend answers
+// prompts.
+func buildPermissions(cfg *config.Config, cwd, posture string, deny []string, interactive bool) (Permissions, error) {
+	p, err := permission.ParsePosture(posture)
+	if err != nil {
+		return Permissions{}, setupErrorf("--permission-mode: %v", err)
+	}
+	userHome, _ := os.UserHomeDir()
+	root := WorkspaceRoot(cfg, cwd)
+	rules := append(slices.Clone(cfg.Permissions.Deny), deny...)
+	policy, err := permission.NewPolicy(cfg.Permissions.Mode, cfg.Permissions.Allow, cfg.Permissions.Ask, rules, root, userHome)
+	if err != nil {
+		return Permissions{}, setupErrorf("[permissions]: %w", err)
+	}
+	return Permissions{
+		Policy:      &policy,
+		Posture:     p,
+		Grants:      permission.NewGrants(root, userHome),
+		Interactive: interactive,
+		ProjectFile: config.ProjectConfigPath(cwd),
+	}, nil
+}
+
+// buildTools assembles the session's registry from the enabled built-ins.
+func buildTools(cfg *config.Config, env tool.Env) (*tool.Registry, error) {
+	tools, err := tool.NewBuiltins(env, cfg.Tools.Enabled)
+	if err != nil {
+		return nil, setupErrorf("[tools] enabled: %w", err)
+	}
+	reg, err := tool.NewRegistry(tools...)
+	if err != nil {
+		return nil, fmt.Errorf("tool registry: %w", err)
+	}
+	return reg, nil
+}
+
+// toolTimeouts gives bash room above its own timeout, so bash reports its
+// timeout itself (with the output so far) instead of being cut off.
+func toolTimeouts(bashSeconds int) map[string]time.Duration {
+	if bashSeconds <= 0 {
+		return map[string]time.Duration{"bash": 0}
+	}
+	return map[string]time.Duration{"bash": time.Duration(bashSeconds)*time.Second + 30*time.Second}
+}
+
+// systemPromptText is the configured system prompt text, read from
+// system_prompt_file when set.
+func systemPromptText(cfg *config.Config, cwd string) (string, error) {
+	if cfg.Agent.SystemPromptFile == "" {
+		return cfg.Agent.SystemPrompt, nil
+	}
+	path := cfg.Agent.SystemPromptFile
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(cwd, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", setupErrorf("agent.system_prompt_file: %w", err)
+	}
+	return string(data), nil
+}
+
+// probeEnvironment describes the machine for the system prompt, or
+// returns nil when the config turns that off.
+func probeEnvironment(cfg *config.Config, cwd string) *session.Environment {
+	if !cfg.Environment.Enabled {
+		return nil
+	}
+	env := session.ProbeEnvironment(cwd, cfg.Environment.Tools)
+	return &env
+}
+
+// createTranscript opens the transcript of a new top-level session of
+// model in cwd's project directory and returns the session id with it.
+func createTranscript(cfg *config.Config, cwd, model string) (string, *session.Store, error) {
+	id := session.NewID(time.Now())
+	store, err := session.Create(session.ProjectDir(cfg.Home, cwd), session.Header{
+		ID: id, Created: time.Now().UTC(), Cwd: cwd, Model: model,
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("transcript: %w", err)
+	}
+	return id, store, nil
+}
