@@ -38,6 +38,13 @@ func (c *Crashed) Error() string {
 	return fmt.Sprintf("internal error in %s while handling %s: %s", c.Actor, c.Message, c.Reason)
 }
 
+// messageStarter is an actor that keeps per-message state (has this
+// message been answered?) for its repair; the middleware resets it before
+// each message, so it is right even when the handler never ran.
+type messageStarter interface {
+	beginMessage()
+}
+
 // faultHook, when set, is called by the repair middleware around every
 // handler (after is false before it runs, true once it returned). Tests set
 // it to inject a panic at a chosen handler; it is nil in production.
@@ -61,6 +68,11 @@ func withRepair(kind string, log *slog.Logger) actor.PropsOption {
 						"reason", crash.Reason, "stack", crash.Stack)
 					next(c, &actor.MessageEnvelope{Header: env.Header, Message: crash, Sender: env.Sender})
 				}()
+			}
+			if _, repairing := env.Message.(*Crashed); !repairing {
+				if a, ok := c.Actor().(messageStarter); ok {
+					a.beginMessage()
+				}
 			}
 			if h := faultHook.Load(); h != nil {
 				(*h)(kind, env.Message, false)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/core/panics"
 	"reasonix/core/permission"
 	"reasonix/scheduler"
 )
@@ -66,6 +67,9 @@ type fleetActor struct {
 	submitting *SubmitFleet
 	// posture, once a SetPosture came, is every subagent's posture.
 	posture string
+	// answered says the message being handled was already answered, so
+	// a repair after its handler returned does not answer it twice.
+	answered bool
 }
 
 type fleet struct {
@@ -133,6 +137,7 @@ func (f *fleetActor) Receive(c actor.Context) {
 		}
 	case *QueryFleet:
 		c.Respond(f.status())
+		f.answered = true
 	case *ApprovalResponse:
 		f.routeApproval(c, m)
 	case *SetPosture:
@@ -206,7 +211,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	id := t.spec.ID
 	t.started, t.deadline = time.Now(), deadline
 	f.starting = id
-	agent, err := f.spec.NewAgent(t.spec)
+	agent, err := f.newAgent(t.spec)
 	f.starting = ""
 	if err != nil {
 		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: err.Error()})
@@ -233,6 +238,8 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	c.Request(t.pid, &RunTurn{Input: t.spec.Prompt})
 }
 
+func (f *fleetActor) beginMessage() { f.answered = false }
+
 // routeApproval passes an answer for <session>/<task>/<call> to the task's
 // subagent; an answer for a task that has ended is dropped (its approval
 // was resolved when the task stopped).
@@ -245,6 +252,15 @@ func (f *fleetActor) routeApproval(c actor.Context, m *ApprovalResponse) {
 	if t := f.tasks[task]; ok && t != nil && t.pid != nil {
 		c.Send(t.pid, m)
 	}
+}
+
+// newAgent calls the subagent factory. A panic there is that task's
+// failure, not the scheduler's: the factory runs per task (a broken
+// profile would otherwise take down every task sharing it, and a repair
+// that admits the next task would panic again).
+func (f *fleetActor) newAgent(spec TaskSpec) (agent AgentSpec, err error) {
+	defer panics.Catch(&err)
+	return f.spec.NewAgent(spec)
 }
 
 // repair returns the scheduler to a consistent state after a handler
@@ -318,7 +334,7 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 	case *CancelFleet:
 		f.cancelFleet(c, lost.FleetID)
 	case *QueryFleet:
-		if m.Sender != nil {
+		if m.Sender != nil && !f.answered {
 			c.Respond(f.status())
 		}
 	}

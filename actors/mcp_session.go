@@ -115,6 +115,7 @@ func (s *sessionActor) receiveMCP(c actor.Context, msg mcpMessage) {
 	switch msg := msg.(type) {
 	case *QueryMCP:
 		c.Respond(s.mcpStatus())
+		s.answered = true
 	case *mcpToolsListed:
 		if m != nil {
 			s.registerMCPTools(msg.server, msg.tools)

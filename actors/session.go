@@ -46,6 +46,9 @@ type sessionActor struct {
 	ledger *ledger
 	// queue holds the prompts that arrived during a turn, in order.
 	queue []queuedTurn
+	// answered says the message being handled was already answered, so
+	// a repair after its handler returned does not answer it twice.
+	answered bool
 }
 
 // queuedTurn is a prompt waiting for the running turn to end.
@@ -89,6 +92,7 @@ func (s *sessionActor) Receive(c actor.Context) {
 		s.routeApproval(c, m)
 	case *QueryBusy:
 		c.Respond(&BusyStatus{Running: s.running, Queued: len(s.queue)})
+		s.answered = true
 	case *SetPosture:
 		s.setPosture(c, m)
 	case mcpMessage:
@@ -100,9 +104,10 @@ func (s *sessionActor) Receive(c actor.Context) {
 	case *QueryFleet:
 		if s.scheduler == nil {
 			c.Respond(&FleetStatus{})
-			break
+		} else {
+			c.Forward(s.scheduler)
 		}
-		c.Forward(s.scheduler)
+		s.answered = true
 	case *TurnFinished:
 		if s.ledger.settle(turnKey) {
 			s.finish(c, m)
@@ -113,11 +118,16 @@ func (s *sessionActor) Receive(c actor.Context) {
 		if s.executor != nil && m.Who.Equal(s.executor) {
 			s.executor = nil
 		}
+		if s.scheduler != nil && m.Who.Equal(s.scheduler) {
+			s.scheduler = nil // status queries are answered here from now on
+		}
 		s.mcpChildStopped(c, m.Who)
 	case *actor.Stopping:
 		s.ledger.dropAll()
 	}
 }
+
+func (s *sessionActor) beginMessage() { s.answered = false }
 
 // forward hands the turn to the executor. The ledger guarantees the turn
 // ends once: with the executor's TurnFinished, or failed if the executor
@@ -158,12 +168,16 @@ func (s *sessionActor) repair(c actor.Context, m *Crashed) {
 			c.Send(s.executor, lost)
 		}
 	case *QueryFleet:
-		if m.Sender != nil {
+		if m.Sender != nil && !s.answered {
 			c.Respond(&FleetStatus{})
 		}
 	case *QueryMCP:
-		if m.Sender != nil {
+		if m.Sender != nil && !s.answered {
 			c.Respond(s.mcpStatus())
+		}
+	case *QueryBusy:
+		if m.Sender != nil && !s.answered {
+			c.Respond(&BusyStatus{Running: s.running, Queued: len(s.queue)})
 		}
 	}
 	if s.running && !s.ledger.pending(turnKey) && (s.mcp == nil || s.mcp.held == nil) {
