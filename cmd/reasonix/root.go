@@ -99,6 +99,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	root.AddCommand(NewCmdVersion(f, nil), NewCmdRun(f, nil), NewCmdSetup(f, nil), NewCmdConfig(f), NewCmdDoctor(f, nil))
 	root.AddCommand(NewCmdSubagent(f, nil))
 	root.AddCommand(NewCmdMCP(f, nil))
+	root.AddCommand(NewCmdSessions(f, nil))
 	return root
 }
 

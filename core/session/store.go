@@ -1,14 +1,11 @@
 package session
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,8 +43,13 @@ type record struct {
 // queued and written, in order, by the store's own goroutine, so an actor
 // recording a message never waits for the disk; Close writes what is
 // queued and stops that goroutine. It is safe for concurrent use.
+//
+// A store holds the transcript's lock (<path>.lock) from the start until
+// Close, so no other process reopens a session while it is being written.
 type Store struct {
 	path string
+	// lock is owned by the writer goroutine once it runs.
+	lock *fileLock
 
 	mu     sync.Mutex
 	queue  [][]byte
@@ -59,17 +61,17 @@ type Store struct {
 }
 
 // Create starts a new transcript at dir/<h.ID>.jsonl, creating dir, and
-// fails at once when the file cannot be created.
+// fails at once when the file cannot be created or is locked.
 func Create(dir string, h Header) (*Store, error) {
 	path, line, err := prepare(dir, h)
 	if err != nil {
 		return nil, err
 	}
-	f, err := create(dir, path)
+	s := newStore(path)
+	f, err := s.create(dir)
 	if err != nil {
 		return nil, err
 	}
-	s := newStore(path)
 	go s.run(f, nil, line)
 	return s, nil
 }
@@ -84,8 +86,49 @@ func Open(dir string, h Header) (*Store, error) {
 		return nil, err
 	}
 	s := newStore(path)
-	go s.run(nil, func() (*os.File, error) { return create(dir, path) }, line)
+	go s.run(nil, func() (*os.File, error) { return s.create(dir) }, line)
 	return s, nil
+}
+
+// Reopen appends to the existing transcript at path, so a resumed session
+// keeps one file. It fails with ErrBusy while another live process holds
+// the transcript; a lock left by a dead process is taken over. A torn
+// final record (see Load) is cut off first, so that the next record starts
+// on a line of its own; any other damage is an error and the file is left
+// as it is.
+func Reopen(path string) (*Store, error) {
+	lock, err := acquire(lockPath(path))
+	if err != nil {
+		return nil, err
+	}
+	f, err := reopen(path)
+	if err != nil {
+		return nil, errors.Join(err, lock.release())
+	}
+	s := newStore(path)
+	s.lock = lock
+	go s.run(f, nil, nil)
+	return s, nil
+}
+
+// reopen opens path for appending after checking it and cutting off a
+// torn tail.
+func reopen(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reopen transcript: %w", err)
+	}
+	_, _, res, err := read(f, path)
+	if err == nil && res.torn != nil {
+		// With O_APPEND the next write lands at the new end.
+		if err = f.Truncate(res.valid); err != nil {
+			err = fmt.Errorf("reopen transcript: cut torn tail: %w", err)
+		}
+	}
+	if err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return f, nil
 }
 
 func prepare(dir string, h Header) (path string, header []byte, err error) {
@@ -100,14 +143,21 @@ func prepare(dir string, h Header) (path string, header []byte, err error) {
 	return filepath.Join(dir, h.ID+".jsonl"), line, nil
 }
 
-func create(dir, path string) (*os.File, error) {
+// create makes dir and the new transcript file, taking its lock first so
+// that no Reopen can get between the file appearing and its header.
+func (s *Store) create(dir string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create transcript dir: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	lock, err := acquire(lockPath(s.path))
 	if err != nil {
 		return nil, fmt.Errorf("create transcript: %w", err)
 	}
+	f, err := os.OpenFile(s.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("create transcript: %w", err), lock.release())
+	}
+	s.lock = lock
 	return f, nil
 }
 
@@ -154,11 +204,12 @@ func (s *Store) Append(m provider.Message) error {
 // the writer goroutine writes it, so a test can make the writer fail.
 var testHookWrite func(line []byte)
 
-// run owns the file: it creates it when open is set, writes the header and
-// then every queued line, and on Close syncs and closes it. A panic stops
-// the writer like a write failure does: the file is closed and the panic
-// becomes the store's error, recorded before done is closed so that Close
-// returns it.
+// run owns the file: it creates it when open is set, writes the header
+// (when there is one: a reopened file has it already) and then every
+// queued line, and on Close syncs and closes it and releases the lock. A
+// panic stops the writer like a write failure does: the file is closed and
+// the panic becomes the store's error, recorded before done is closed so
+// that Close returns it.
 func (s *Store) run(f *os.File, open func() (*os.File, error), header []byte) {
 	defer close(s.done)
 	fail := func(err error) {
@@ -168,6 +219,15 @@ func (s *Store) run(f *os.File, open func() (*os.File, error), header []byte) {
 		}
 		s.mu.Unlock()
 	}
+	// Registered before the panic handler, so it runs after it: the file
+	// is closed before the lock is let go.
+	defer func() {
+		if s.lock != nil {
+			if err := s.lock.release(); err != nil {
+				fail(fmt.Errorf("unlock transcript: %w", err))
+			}
+		}
+	}()
 	defer panics.Recover(func(err error) {
 		fail(fmt.Errorf("write transcript: %w", err))
 		if f != nil {
@@ -180,7 +240,10 @@ func (s *Store) run(f *os.File, open func() (*os.File, error), header []byte) {
 			fail(err)
 		}
 	}
-	pending := [][]byte{header}
+	var pending [][]byte
+	if header != nil {
+		pending = append(pending, header)
+	}
 	for {
 		for _, line := range pending {
 			if f == nil {
@@ -231,64 +294,6 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
-}
-
-// Load reads a transcript. A final line without its newline (a write cut
-// short by a crash) is ignored; any other malformed line is an error naming
-// its line number.
-func Load(path string) (Header, []provider.Message, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Header{}, nil, fmt.Errorf("load transcript: %w", err)
-	}
-	defer f.Close()
-	return read(f, path)
-}
-
-func read(r io.Reader, name string) (Header, []provider.Message, error) {
-	var (
-		h      Header
-		msgs   []provider.Message
-		sawHdr bool
-	)
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if errors.Is(err, io.EOF) {
-			// A torn tail has no newline: it is the write a crash cut short.
-			break
-		}
-		if err != nil {
-			return h, msgs, fmt.Errorf("load transcript %s: %w", name, err)
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		var rec record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return h, msgs, fmt.Errorf("load transcript %s line %d: %w", name, n, err)
-		}
-		switch rec.Type {
-		case "header":
-			if rec.Header == nil {
-				return h, msgs, fmt.Errorf("load transcript %s line %d: header record without header", name, n)
-			}
-			h, sawHdr = *rec.Header, true
-		case "message":
-			if rec.Message == nil {
-				return h, msgs, fmt.Errorf("load transcript %s line %d: message record without message", name, n)
-			}
-			msgs = append(msgs, *rec.Message)
-		default:
-			// Unknown record types come from newer versions; skipping
-			// them keeps old binaries able to read what they understand.
-		}
-	}
-	if !sawHdr {
-		return h, msgs, fmt.Errorf("load transcript %s: no header", name)
-	}
-	return h, msgs, nil
 }
 
 // NewID returns a session ID that sorts by creation time and is unique

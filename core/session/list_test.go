@@ -1,0 +1,178 @@
+package session
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/core/provider"
+)
+
+// writeSession writes a closed transcript of h with the given user
+// prompts, each answered, and returns its path.
+func writeSession(t *testing.T, dir string, h Header, prompts ...string) string {
+	t.Helper()
+	s, err := Create(dir, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.Append(provider.Message{Role: provider.RoleSystem, Content: "sys"}))
+	for _, p := range prompts {
+		must(s.Append(provider.Message{Role: provider.RoleUser, Content: p}))
+		must(s.Append(provider.Message{Role: provider.RoleAssistant, Content: "answer to " + p}))
+	}
+	must(s.Close())
+	return s.Path()
+}
+
+func TestList(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	long := strings.Repeat("é", 100)
+	writeSession(t, dir, Header{ID: "a-old", Created: t0, Model: "m1"}, "first")
+	writeSession(t, dir, Header{ID: "c-new", Created: t0.Add(2 * time.Hour), Model: "m2"}, "one", "two\n  lines", long)
+	writeSession(t, dir, Header{ID: "b-mid", Created: t0.Add(time.Hour)})
+	// Two started in the same second: the later id is newer.
+	writeSession(t, dir, Header{ID: "d-tie-1", Created: t0.Add(time.Hour)}, "x")
+	writeSession(t, dir, Header{ID: "d-tie-2", Created: t0.Add(time.Hour)}, "y")
+	// Subagents of c-new are not sessions of their own.
+	writeSession(t, dir, Header{ID: "e-sub", Created: t0.Add(3 * time.Hour), Parent: "c-new", Task: "t1"}, "sub task")
+	// Neither are files that are not transcripts, nor an empty transcript
+	// whose header never reached the disk.
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f-empty.jsonl"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "g-dir.jsonl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range got {
+		ids = append(ids, s.ID)
+	}
+	if want := "c-new d-tie-2 d-tie-1 b-mid a-old"; strings.Join(ids, " ") != want {
+		t.Fatalf("order = %v, want %s", ids, want)
+	}
+	c := got[0]
+	if c.Turns != 3 || c.Model != "m2" || !c.Started.Equal(t0.Add(2*time.Hour)) || c.Path != filepath.Join(dir, "c-new.jsonl") {
+		t.Errorf("summary = %+v", c)
+	}
+	if want := strings.Repeat("é", 79) + "…"; c.LastPrompt != want {
+		t.Errorf("last prompt = %q, want 80 runes ending in an ellipsis", c.LastPrompt)
+	}
+	if b := got[3]; b.Turns != 0 || b.LastPrompt != "" {
+		t.Errorf("session without prompts = %+v", b)
+	}
+
+	latest, err := Latest(dir)
+	if err != nil || latest.ID != "c-new" {
+		t.Fatalf("Latest = %+v, %v", latest, err)
+	}
+}
+
+func TestListDamaged(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeSession(t, dir, Header{ID: "good", Created: time.Now()}, "fine")
+	torn := writeSession(t, dir, Header{ID: "torn", Created: time.Now().Add(-time.Hour)}, "kept")
+	f, err := os.OpenFile(torn, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString(`{"type":"message","message":{"role":"user","content":"lo`)
+	f.Close()
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(testHeader+"{oops\n"+testMsg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := List(dir)
+	if err == nil || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("err = %v, want one naming %s", err, bad)
+	}
+	if len(got) != 2 || got[0].ID != "good" || got[1].ID != "torn" || got[1].LastPrompt != "kept" {
+		t.Fatalf("summaries = %+v, want good then torn (its torn prompt dropped)", got)
+	}
+}
+
+func TestListOneLineCut(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"short", "short"},
+		{"  two\n\tlines  ", "two lines"},
+		{strings.Repeat("a", 80), strings.Repeat("a", 80)},
+		{strings.Repeat("a", 81), strings.Repeat("a", 79) + "…"},
+		{strings.Repeat("日本", 50), strings.Repeat("日本", 39) + "日…"},
+	}
+	for _, tt := range tests {
+		if got := oneLine(tt.in, promptRunes); got != tt.want {
+			t.Errorf("oneLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestLatestEmpty(t *testing.T) {
+	t.Parallel()
+	for name, dir := range map[string]string{
+		"missing dir":   filepath.Join(t.TempDir(), "none"),
+		"subagent only": t.TempDir(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if name == "subagent only" {
+				writeSession(t, dir, Header{ID: "s", Parent: "p"}, "x")
+			}
+			list, err := List(dir)
+			if err != nil || len(list) != 0 {
+				t.Fatalf("List = %+v, %v", list, err)
+			}
+			if _, err := Latest(dir); !errors.Is(err, ErrNoSession) {
+				t.Fatalf("Latest = %v, want ErrNoSession", err)
+			}
+		})
+	}
+}
+
+// BenchmarkList lists a project of 300 sessions of 40 turns each, with a
+// tool result of 16 KiB per turn.
+func BenchmarkList(b *testing.B) {
+	dir := b.TempDir()
+	out := strings.Repeat("x", 16<<10)
+	for i := range 300 {
+		s, err := Create(dir, Header{ID: NewID(time.Unix(int64(i), 0)), Created: time.Unix(int64(i), 0)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for range 40 {
+			_ = s.Append(provider.Message{Role: provider.RoleUser, Content: "do the thing"})
+			_ = s.Append(provider.Message{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "c", Name: "bash", Arguments: `{}`}}})
+			_ = s.Append(provider.Message{Role: provider.RoleTool, ToolCallID: "c", Content: out})
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if list, err := List(dir); err != nil || len(list) != 300 {
+			b.Fatalf("%d sessions, %v", len(list), err)
+		}
+	}
+}
