@@ -501,6 +501,7 @@ func TestE2EStreamJSONFields(t *testing.T) {
 		"notice":          {"level", "message"},
 		"error":           {"message"},
 		"turn_done":       {"status", "text", "steps", "usage"},
+		"turn_started":    {"prompt"},
 	}
 	var prevSeq int64
 	counts := map[string]int{}

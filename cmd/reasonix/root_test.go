@@ -83,24 +83,24 @@ func TestRunFlags(t *testing.T) {
 		{
 			name: "prompt from args",
 			args: []string{"fix", "the", "bug"},
-			want: RunOptions{Prompt: "fix the bug", OutputFormat: "text"},
+			want: RunOptions{Prompt: "fix the bug", OutputFormat: "text", InputFormat: "text"},
 		},
 		{
 			name:  "prompt from stdin",
 			stdin: strings.NewReader("  explain main.go\n"),
-			want:  RunOptions{Prompt: "explain main.go", OutputFormat: "text"},
+			want:  RunOptions{Prompt: "explain main.go", OutputFormat: "text", InputFormat: "text"},
 		},
 		{
 			name:  "dash means stdin",
 			args:  []string{"-"},
 			stdin: strings.NewReader("from stdin"),
-			want:  RunOptions{Prompt: "from stdin", OutputFormat: "text"},
+			want:  RunOptions{Prompt: "from stdin", OutputFormat: "text", InputFormat: "text"},
 		},
 		{
 			name:  "args win over stdin",
 			args:  []string{"from", "args"},
 			stdin: strings.NewReader("from stdin"),
-			want:  RunOptions{Prompt: "from args", OutputFormat: "text"},
+			want:  RunOptions{Prompt: "from args", OutputFormat: "text", InputFormat: "text"},
 		},
 		{
 			name: "every flag",
@@ -108,10 +108,23 @@ func TestRunFlags(t *testing.T) {
 				"--permission-mode", "yolo", "--deny", "Bash(git push:*)", "--deny", "Edit(secrets/**)", "go"},
 			want: RunOptions{
 				globalOptions: globalOptions{ConfigFile: "x.toml", Cwd: "/tmp"},
-				Prompt:        "go", Model: "deepseek/deepseek-v4-pro", MaxSteps: 5, OutputFormat: "stream-json",
+				Prompt:        "go", Model: "deepseek/deepseek-v4-pro", MaxSteps: 5, OutputFormat: "stream-json", InputFormat: "text",
 				PermissionMode: "yolo", Deny: []string{"Bash(git push:*)", "Edit(secrets/**)"},
 			},
 		},
+		{
+			name:  "commands on stdin",
+			args:  []string{"--input-format", "stream-json", "-o", "stream-json", "--continue"},
+			stdin: strings.NewReader(`{"type":"prompt","text":"not read here"}`),
+			want:  RunOptions{OutputFormat: "stream-json", InputFormat: "stream-json", Continue: true},
+		},
+		{
+			name: "resume with a first prompt",
+			args: []string{"--resume", "20261201-101010-abcd", "go", "on"},
+			want: RunOptions{Prompt: "go on", OutputFormat: "text", InputFormat: "text", Resume: "20261201-101010-abcd"},
+		},
+		{name: "continue and resume", args: []string{"--continue", "--resume", "x", "hi"}, wantCode: exitUsage, wantErr: "cannot be used together"},
+		{name: "bad input format", args: []string{"--input-format", "xml", "hi"}, wantCode: exitUsage, wantErr: `--input-format "xml"`},
 		{name: "empty stdin", stdin: strings.NewReader(" \n\t"), wantCode: exitUsage, wantErr: "no prompt"},
 		{name: "blank argument", args: []string{"  "}, wantCode: exitUsage, wantErr: "no prompt"},
 		{name: "dash with empty stdin", args: []string{"-"}, stdin: strings.NewReader(""), wantCode: exitUsage, wantErr: "no prompt"},

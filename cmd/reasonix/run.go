@@ -2,33 +2,47 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
+	"reasonix/core/config"
+	"reasonix/core/session"
 )
 
 // RunOptions are the inputs of `reasonix run`.
 type RunOptions struct {
 	globalOptions
-	Prompt         string
-	Model          string
-	MaxSteps       int
-	OutputFormat   string
+	Prompt       string
+	Model        string
+	MaxSteps     int
+	OutputFormat string
+	// InputFormat is text (the prompt from the arguments or stdin) or
+	// stream-json (JSON commands on stdin, see docs/SPEC.md).
+	InputFormat    string
 	PermissionMode string
 	Deny           []string
+	// Continue resumes the workspace's most recent session; Resume the
+	// session with that id.
+	Continue bool
+	Resume   string
 	// TrustProjectMCP records launch grants for the project's MCP
 	// servers; MCPElicitation answers their questions headless.
 	TrustProjectMCP bool
 	MCPElicitation  string
 }
 
-var outputFormats = []string{"text", "json", "stream-json"}
+var (
+	outputFormats = []string{"text", "json", "stream-json"}
+	inputFormats  = []string{"text", "stream-json"}
+)
 
 // NewCmdRun builds `reasonix run`. runF replaces the action in tests.
 func NewCmdRun(f *Factory, runF func(*RunOptions) error) *cobra.Command {
@@ -52,11 +66,23 @@ Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
 			if opts.MCPElicitation != "" && !slices.Contains(mcpElicitations, opts.MCPElicitation) {
 				return usageErrorf("--mcp-elicitation %q: want one of %s", opts.MCPElicitation, strings.Join(mcpElicitations, ", "))
 			}
-			prompt, err := readPrompt(f.Stdin, args)
-			if err != nil {
-				return err
+			if opts.Continue && opts.Resume != "" {
+				return usageErrorf("--continue and --resume cannot be used together")
 			}
-			opts.Prompt = prompt
+			if !slices.Contains(inputFormats, opts.InputFormat) {
+				return usageErrorf("--input-format %q: want one of %s", opts.InputFormat, strings.Join(inputFormats, ", "))
+			}
+			if opts.InputFormat == "stream-json" {
+				// Commands come on stdin; an argument, if any, is the
+				// first prompt.
+				opts.Prompt = strings.TrimSpace(strings.Join(args, " "))
+			} else {
+				prompt, err := readPrompt(f.Stdin, args)
+				if err != nil {
+					return err
+				}
+				opts.Prompt = prompt
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -67,6 +93,9 @@ Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
 	fl.StringVarP(&opts.Model, "model", "m", "", "model: a provider name, a model name or provider/model (default: default_model)")
 	fl.IntVar(&opts.MaxSteps, "max-steps", 0, "stop after this many model requests (0: no limit)")
 	fl.StringVarP(&opts.OutputFormat, "output-format", "o", "text", "text, json or stream-json")
+	fl.BoolVarP(&opts.Continue, "continue", "c", false, "continue the most recent session of this workspace")
+	fl.StringVar(&opts.Resume, "resume", "", "continue the session with this id (see reasonix sessions list)")
+	fl.StringVar(&opts.InputFormat, "input-format", "text", "text (the prompt from the arguments or stdin) or stream-json (JSON commands on stdin, one per line)")
 	fl.StringVar(&opts.PermissionMode, "permission-mode", "ask", "ask, auto or yolo (headless runs allow what would be asked; deny rules always apply)")
 	fl.StringArrayVar(&opts.Deny, "deny", nil, "an extra deny rule for this run, e.g. 'Bash(git push:*)' (repeatable)")
 	fl.BoolVar(&opts.TrustProjectMCP, "trust-project-mcp", false, "approve the project's MCP servers for this workspace (records launch grants)")
@@ -115,11 +144,19 @@ func runRun(f *Factory, opts *RunOptions) error {
 	}
 	logger, closeLog := openLogger(cfg.Home, getenv(f))
 	defer closeLog()
+	resume, err := openResume(f, cfg, cwd, opts)
+	if err != nil {
+		return err
+	}
 	b, err := buildSession(cfg, actors.BuildOptions{
-		Cwd:             cwd,
-		Model:           opts.Model,
-		PermissionMode:  opts.PermissionMode,
-		Deny:            opts.Deny,
+		Resume:         resume,
+		Cwd:            cwd,
+		Model:          opts.Model,
+		PermissionMode: opts.PermissionMode,
+		Deny:           opts.Deny,
+		// With commands on stdin, a frontend answers approvals and MCP
+		// servers' questions.
+		Interactive:     opts.InputFormat == "stream-json",
 		TrustProjectMCP: opts.TrustProjectMCP,
 		MCPElicitation:  opts.MCPElicitation,
 		MaxSteps:        opts.MaxSteps,
@@ -128,6 +165,9 @@ func runRun(f *Factory, opts *RunOptions) error {
 		Getenv:          getenv(f),
 	})
 	if err != nil {
+		if resume != nil {
+			_ = resume.Transcript.Close()
+		}
 		return err
 	}
 	defer b.Close()
@@ -135,10 +175,11 @@ func runRun(f *Factory, opts *RunOptions) error {
 		"transcript", b.Transcript.Path())
 
 	return runHeadless(f, headlessTurn{
-		what:   "run",
-		spec:   b.Spec,
-		prompt: opts.Prompt,
-		format: opts.OutputFormat,
+		what:     "run",
+		spec:     b.Spec,
+		prompt:   opts.Prompt,
+		format:   opts.OutputFormat,
+		commands: commandStream(f, opts),
 	})
 }
 
@@ -229,4 +270,69 @@ func oneLine(s string, max int) string {
 		s = s[:max] + "…"
 	}
 	return s
+}
+
+// commandStream is stdin when commands come on it (--input-format
+// stream-json), else nil.
+func commandStream(f *Factory, opts *RunOptions) io.Reader {
+	if opts.InputFormat != "stream-json" {
+		return nil
+	}
+	return f.Stdin
+}
+
+// openResume finds, loads and reopens the transcript --continue or
+// --resume names, or returns nil for a new session. A turn that was cut off
+// (the process killed mid-turn) is repaired first: each tool call without a
+// result gets an "interrupted" one, recorded in the transcript, so the
+// conversation is valid for the next request.
+func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*actors.Resume, error) {
+	if !opts.Continue && opts.Resume == "" {
+		return nil, nil
+	}
+	dir := session.ProjectDir(cfg.Home, cwd)
+	var path string
+	if opts.Continue {
+		sum, err := session.Latest(dir)
+		if errors.Is(err, session.ErrNoSession) {
+			return nil, usageErrorf("--continue: this workspace has no session yet; start one with reasonix run \"…\"")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--continue: %w", err)
+		}
+		path = sum.Path
+	} else {
+		if opts.Resume != filepath.Base(opts.Resume) || strings.HasPrefix(opts.Resume, ".") {
+			return nil, usageErrorf("--resume %q: not a session id (see reasonix sessions list)", opts.Resume)
+		}
+		path = filepath.Join(dir, opts.Resume+".jsonl")
+		if _, err := os.Stat(path); err != nil {
+			return nil, usageErrorf("--resume %q: no such session in this workspace (see reasonix sessions list)", opts.Resume)
+		}
+	}
+	h, msgs, warn, err := session.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	if warn != nil {
+		fmt.Fprintln(f.Stderr, "reasonix: warning:", warn)
+	}
+	if h.Parent != "" {
+		return nil, usageErrorf("%s is a subagent's transcript; resume its parent %s instead", h.ID, h.Parent)
+	}
+	repaired, added := session.Repair(msgs)
+	store, err := session.Reopen(path)
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: %w", h.ID, err)
+	}
+	for _, m := range added {
+		if err := store.Append(m); err != nil {
+			_ = store.Close()
+			return nil, fmt.Errorf("resume %s: %w", h.ID, err)
+		}
+	}
+	if len(added) > 0 {
+		fmt.Fprintf(f.Stderr, "reasonix: the last turn of %s was cut off; %d unanswered tool call(s) recorded as interrupted\n", h.ID, len(added))
+	}
+	return &actors.Resume{ID: h.ID, Transcript: store, History: repaired}, nil
 }

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"slices"
@@ -73,6 +76,9 @@ type headlessTurn struct {
 	// the final answer instead: a subagent's caller sees its result, not
 	// its intermediate narration.
 	answerOnly bool
+	// commands, when set, is a stream of JSON commands (one per line) that
+	// drives the session until it ends; prompt, if any, runs first.
+	commands io.Reader
 }
 
 // forceKillTimeout bounds how long a second interrupt waits for the killed
@@ -153,8 +159,14 @@ func runHeadless(f *Factory, t headlessTurn) error {
 		}
 	}
 
-	sess.Run(t.prompt)
-	done, err := actors.WaitTurn(turnCtx, sub, spec.Agent.Session, each)
+	var done *actors.TurnDone
+	if t.commands != nil {
+		done, err = driveCommands(turnCtx, commandDriver{sess: sess, bus: bus, sub: sub, session: spec.Agent.Session,
+			each: each, interrupted: interrupted}, t.commands, t.prompt)
+	} else {
+		sess.Run(t.prompt)
+		done, err = actors.WaitTurn(turnCtx, sub, spec.Agent.Session, each)
+	}
 	// The clean stop can hang on a tool or server that ignores it, so it
 	// runs aside and a second signal leaves it behind, to end with the
 	// process.
@@ -191,6 +203,15 @@ func runHeadless(f *Factory, t headlessTurn) error {
 	if err != nil {
 		return fmt.Errorf("wait for turn: %w", err)
 	}
+	if done == nil { // a command stream that sent no prompt
+		logger.Info(t.what + " finished without a turn")
+		select {
+		case <-interrupted:
+			return errInterrupted
+		default:
+			return nil
+		}
+	}
 	if closeErr != nil || shutErr != nil {
 		logger.Warn("shutdown", "close", closeErr, "shutdown", shutErr)
 	}
@@ -216,5 +237,120 @@ func runHeadless(f *Factory, t headlessTurn) error {
 		return nil
 	default:
 		return errSilent
+	}
+}
+
+// commandDriver is what driveCommands needs of a running session.
+type commandDriver struct {
+	sess    *actors.Session
+	bus     *actors.Bus
+	sub     *actors.Subscription
+	session string
+	each    func(actors.Event)
+	// interrupted is closed at the first SIGINT: the driver then ends
+	// with the turn that was running.
+	interrupted <-chan struct{}
+}
+
+// driveCommands feeds the session one JSON command per line of r (see
+// docs/SPEC.md, Commands) and renders its events until r ends and every
+// prompt it sent has had its turn, or an interrupt ends the running turn.
+// A line that is not a valid command becomes an error event; the stream
+// goes on. It returns the last turn_done of the session (nil when no prompt
+// ran).
+//
+// The reader goroutine cannot be stopped while it waits on r (a read from
+// stdin does not take a context); it ends at EOF, or with the process.
+func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first string) (*actors.TurnDone, error) {
+	if first != "" {
+		d.sess.Run(first)
+	}
+	eof := make(chan struct{})
+	go func() {
+		defer close(eof)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), maxCommandLine)
+		for n := 1; sc.Scan(); n++ {
+			line := bytes.TrimSpace(sc.Bytes())
+			if len(line) == 0 {
+				continue
+			}
+			cmd, err := actors.DecodeCommand(line)
+			if err == nil {
+				err = d.sess.Do(cmd)
+			}
+			if err != nil {
+				d.bus.Publish(&actors.ErrorOccurred{Meta: actors.Meta{Session: d.session},
+					Message: fmt.Sprintf("command on line %d: %v", n, err)})
+			}
+		}
+		if err := sc.Err(); err != nil {
+			d.bus.Publish(&actors.ErrorOccurred{Meta: actors.Meta{Session: d.session},
+				Message: fmt.Sprintf("reading commands: %v", err)})
+		}
+	}()
+
+	var last *actors.TurnDone
+	// While commands may still come, events are read until the input ends
+	// or an interrupt arrives; then the session is asked whether it still
+	// has work, and the driver waits for each turn_done until it has none.
+	reading := true
+	for {
+		waitCtx, stopWait := context.WithCancel(ctx)
+		if reading {
+			go func() {
+				select {
+				case <-eof:
+				case <-d.interrupted:
+				case <-waitCtx.Done():
+				}
+				stopWait()
+			}()
+		}
+		if !reading {
+			busy, err := d.sess.Busy(commandQueryTimeout)
+			if err != nil {
+				stopWait()
+				return last, err
+			}
+			if !busy {
+				stopWait() // drain what is already queued, then stop
+			}
+		}
+		ev, err := d.sub.Next(waitCtx)
+		stopWait()
+		if err != nil {
+			if ctx.Err() != nil {
+				return last, ctx.Err()
+			}
+			if reading {
+				reading = false // the input ended or an interrupt came
+				continue
+			}
+			return last, nil // idle and drained
+		}
+		d.each(ev)
+		if td, ok := ev.(*actors.TurnDone); ok && td.Session == d.session && td.Task == "" {
+			last = td
+			if isClosed(d.interrupted) {
+				return last, nil
+			}
+		}
+	}
+}
+
+// maxCommandLine bounds one command line (a prompt with a large paste).
+const maxCommandLine = 16 << 20
+
+// commandQueryTimeout bounds the session status query; the session answers
+// at once unless it is wedged.
+const commandQueryTimeout = 10 * time.Second
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
