@@ -101,6 +101,10 @@ type runnerRef struct {
 	index int
 }
 
+// journaled reports that the transcript holds everything appended before
+// the step's tool calls.
+type journaled struct{ epoch int }
+
 // approvalExpired ends an approval nobody answered in time.
 type approvalExpired struct {
 	requestID string
@@ -137,6 +141,8 @@ type turn struct {
 	fleets   map[string]int
 	pending  int
 	canceled bool
+	// journaling: the step's calls wait for the transcript (Barrier).
+	journaling bool
 }
 
 func executorProps(sys *System, spec AgentSpec) *actor.Props {
@@ -198,6 +204,8 @@ func (e *executor) Receive(c actor.Context) {
 		e.spec.Permissions.Posture = permission.Posture(m.Posture)
 	case *approvalExpired:
 		e.onApprovalExpired(c, m)
+	case *journaled:
+		e.onJournaled(c, m)
 	case *FleetResult:
 		if e.ledger.settle(fleetKey(m.FleetID)) {
 			e.onFleetResult(c, m)
@@ -426,6 +434,26 @@ func (e *executor) finishStep(c actor.Context) {
 	t.approvals = map[string]int{}
 	t.approvalTimers = map[string]*time.Timer{}
 	t.fleets = map[string]int{}
+	// The calls may change the world: they start only once the message
+	// that asks for them is in the transcript, so a session resumed after
+	// a kill knows they may have run.
+	if b, ok := e.spec.Transcript.(interface{ Barrier(func(error)) }); ok {
+		t.journaling = true
+		sys, self, epoch := e.sys, c.Self(), e.epoch
+		b.Barrier(func(error) { sys.Send(self, &journaled{epoch: epoch}) })
+		return
+	}
+	e.nextGroup(c)
+}
+
+// onJournaled starts the step's tool calls once the transcript holds the
+// message that made them.
+func (e *executor) onJournaled(c actor.Context, m *journaled) {
+	t := e.turn
+	if t == nil || m.epoch != e.epoch || !t.journaling {
+		return
+	}
+	t.journaling = false
 	e.nextGroup(c)
 }
 

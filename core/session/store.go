@@ -52,7 +52,7 @@ type Store struct {
 	lock *fileLock
 
 	mu     sync.Mutex
-	queue  [][]byte
+	queue  []entry
 	closed bool
 	// err is the first write failure; later appends report it.
 	err  error
@@ -192,12 +192,44 @@ func (s *Store) Append(m provider.Message) error {
 	case s.err != nil:
 		return s.err
 	}
-	s.queue = append(s.queue, line)
+	s.queue = append(s.queue, entry{line: line})
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
 	return nil
+}
+
+// entry is one queued item: a line to write, or a barrier to call once
+// every line before it is written.
+type entry struct {
+	line    []byte
+	barrier func(error)
+}
+
+// Barrier calls done, from the store's goroutine, once every message
+// appended before it is in the file (written, not synced: it survives the
+// process being killed, not a power cut), with the store's error if a
+// write failed. An executor waits for it before running a step's tool
+// calls, so a resumed transcript always shows calls that may have had
+// effects. On a closed store done is called at once.
+func (s *Store) Barrier(done func(error)) {
+	s.mu.Lock()
+	if s.closed {
+		err := s.err
+		s.mu.Unlock()
+		if err == nil {
+			err = errors.New("transcript barrier: store closed")
+		}
+		done(err)
+		return
+	}
+	s.queue = append(s.queue, entry{barrier: done})
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 }
 
 // testHookWrite, when set by a test, is called with each line just before
@@ -240,21 +272,46 @@ func (s *Store) run(f *os.File, open func() (*os.File, error), header []byte) {
 			fail(err)
 		}
 	}
-	var pending [][]byte
+	var pending []entry
 	if header != nil {
-		pending = append(pending, header)
+		pending = append(pending, entry{line: header})
 	}
+	// Barriers still waiting when the writer stops (a panic) are answered
+	// with the store's error, so nobody waits on a dead writer.
+	defer func() {
+		s.mu.Lock()
+		rest, err := append(pending, s.queue...), s.err
+		s.queue = nil
+		s.mu.Unlock()
+		if err == nil {
+			err = errors.New("transcript writer stopped")
+		}
+		for _, e := range rest {
+			if e.barrier != nil {
+				e.barrier(err)
+			}
+		}
+	}()
 	for {
-		for _, line := range pending {
+		for len(pending) > 0 {
+			e := pending[0]
+			pending = pending[1:]
+			if e.barrier != nil {
+				s.mu.Lock()
+				err := s.err
+				s.mu.Unlock()
+				e.barrier(err)
+				continue
+			}
 			if f == nil {
-				break
+				continue
 			}
 			if testHookWrite != nil {
-				testHookWrite(line)
+				testHookWrite(e.line)
 			}
 			// One write per record: with O_APPEND a crash leaves either
 			// the whole line or a torn tail that Load skips.
-			if _, err := f.Write(line); err != nil {
+			if _, err := f.Write(e.line); err != nil {
 				fail(fmt.Errorf("append transcript: %w", err))
 				f.Close()
 				f = nil
