@@ -14,10 +14,8 @@ import (
 	"time"
 
 	"reasonix/actors"
-	"reasonix/core/config"
 	"reasonix/core/permission"
 	"reasonix/core/proc"
-	"reasonix/core/session"
 )
 
 // checkHeadlessFlags validates the flags every headless command shares
@@ -38,29 +36,6 @@ func checkHeadlessFlags(format string, maxSteps int, permissionMode string, deny
 		}
 	}
 	return nil
-}
-
-// probeEnvironment describes the machine for the system prompt, or
-// returns nil when the config turns that off.
-func probeEnvironment(cfg *config.Config, cwd string) *session.Environment {
-	if !cfg.Environment.Enabled {
-		return nil
-	}
-	env := session.ProbeEnvironment(cwd, cfg.Environment.Tools)
-	return &env
-}
-
-// createTranscript opens the transcript of a new top-level session of
-// model in cwd's project directory and returns the session id with it.
-func createTranscript(cfg *config.Config, cwd, model string) (string, *session.Store, error) {
-	id := session.NewID(time.Now())
-	store, err := session.Create(session.ProjectDir(cfg.Home, cwd), session.Header{
-		ID: id, Created: time.Now().UTC(), Cwd: cwd, Model: model,
-	})
-	if err != nil {
-		return "", nil, fmt.Errorf("transcript: %w", err)
-	}
-	return id, store, nil
 }
 
 // headlessTurn is one turn of a fresh session run without the TUI.
