@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"reasonix/actors"
+	"reasonix/core/panics"
 	"reasonix/core/permission"
 	"reasonix/core/proc"
 )
@@ -243,6 +244,10 @@ func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first stri
 	eof := make(chan struct{})
 	go func() {
 		defer close(eof)
+		defer panics.Recover(func(err error) {
+			d.bus.Publish(&actors.ErrorOccurred{Meta: actors.Meta{Session: d.session},
+				Message: fmt.Sprintf("reading commands: %v; no further commands are read", err)})
+		})
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 64<<10), maxCommandLine)
 		for n := 1; sc.Scan(); n++ {
