@@ -435,9 +435,9 @@ type mcpConn struct {
 	prompts   []mcp.Prompt
 	resources []mcp.Resource
 
-	// owed is the request being handled, until its reply is sent or owned
-	// by a goroutine; repair answers it if its handler panicked first.
-	owed *actor.MessageEnvelope
+	// answered says the request being handled has its reply sent or owned
+	// by a goroutine; repair answers it when its handler panicked first.
+	answered bool
 }
 
 // mcpConnProps builds the connection actor of srv. gate is the server's
@@ -454,32 +454,10 @@ func mcpConnProps(sys *System, srv MCPServer, spec MCPSpec, agent AgentSpec, gat
 			sys: sys, srv: srv, spec: spec, backoff: spec.Backoff.withDefaults(),
 			log: log, gate: gate, state: MCPConnecting,
 		}
-	}, actor.WithSupervisor(stopOnFailure), noteRequest(), withRepair("mcp", log))
+	}, actor.WithSupervisor(stopOnFailure), withRepair("mcp", log))
 }
 
-// noteRequest records each request a connection actor is about to handle
-// in its owed field, which the handler clears once it has sent the reply
-// or handed it to a goroutine. It runs outside the repair middleware, so
-// that even for a panic before the handler ran, repair knows the request,
-// with the ID its reply must echo, and whether a reply is already on its
-// way: the lost message alone cannot tell a panic before the handler
-// from one after it, and answering both would reply twice.
-func noteRequest() actor.PropsOption {
-	return actor.WithReceiverMiddleware(func(next actor.ReceiverFunc) actor.ReceiverFunc {
-		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
-			if a, ok := c.Actor().(*mcpConn); ok {
-				a.owed = nil
-				switch env.Message.(type) {
-				case *QueryMCP, *GetMCPPrompt, *ReadMCPResource:
-					if env.Sender != nil {
-						a.owed = env
-					}
-				}
-			}
-			next(c, env)
-		}
-	})
-}
+func (a *mcpConn) beginMessage() { a.answered = false }
 
 // Receive implements actor.Actor.
 func (a *mcpConn) Receive(c actor.Context) {
@@ -515,7 +493,7 @@ func (a *mcpConn) Receive(c actor.Context) {
 		a.push(c)
 	case *QueryMCP:
 		c.Respond(&MCPStatus{Servers: []MCPServerStatus{a.status()}})
-		a.owed = nil
+		a.answered = true
 	case *GetMCPPrompt:
 		a.getPrompt(c, m)
 	case *ReadMCPResource:
@@ -634,8 +612,6 @@ func (a *mcpConn) failed(c actor.Context, why string) {
 // after any other failure. The request whose handler panicked, if its
 // reply was not handed on yet, is answered with the crash.
 func (a *mcpConn) repair(c actor.Context, crash *Crashed) {
-	owed := a.owed
-	a.owed = nil
 	if crash.Message == fmt.Sprintf("%T", (*actor.Stopping)(nil)) {
 		a.stop() // the actor is going away: no reconnection
 	} else {
@@ -649,9 +625,9 @@ func (a *mcpConn) repair(c actor.Context, crash *Crashed) {
 		a.gate.begin(a.epoch, fmt.Sprintf("mcp server %q is recovering from an internal error", a.srv.Config.Name))
 		a.failed(c, crash.Error())
 	}
-	if owed != nil {
-		if reply := a.crashReply(owed.Message, crash); reply != nil {
-			c.Send(owed.Sender, reply)
+	if !a.answered && crash.Sender != nil {
+		if reply := a.crashReply(crash.Lost, crash); reply != nil {
+			c.Send(crash.Sender, reply)
 		}
 	}
 }
@@ -795,7 +771,7 @@ func (a *mcpConn) serve(c actor.Context, method string, res any, errText *string
 		}
 	}
 	// From here the reply is this method's to send, not repair's.
-	a.owed = nil
+	a.answered = true
 	client, err := a.gate.current()
 	if err != nil {
 		*errText = err.Error()
