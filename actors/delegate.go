@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"reasonix/core/text"
 	"reasonix/core/tool"
 )
 
@@ -179,5 +180,6 @@ func capText(s string) string {
 	if len(s) <= maxTaskText {
 		return s
 	}
-	return s[:maxTaskText] + fmt.Sprintf("\n[... %d more bytes of this answer cut ...]", len(s)-maxTaskText)
+	kept := text.Prefix(s, maxTaskText)
+	return kept + fmt.Sprintf("\n[... %d more bytes of this answer cut ...]", len(s)-len(kept))
 }

@@ -11,6 +11,7 @@ import (
 
 	"reasonix/core/panics"
 	"reasonix/core/permission"
+	"reasonix/core/text"
 	"reasonix/scheduler"
 )
 
@@ -184,7 +185,7 @@ func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
 	now := time.Now()
 	for _, spec := range m.Tasks {
 		fl.ids = append(fl.ids, spec.ID)
-		f.publish(&TaskQueued{Fleet: m.FleetID, Prompt: excerpt(spec.Prompt, 200), Profile: spec.Profile, Writer: spec.Writer}, spec.ID)
+		f.publish(&TaskQueued{Fleet: m.FleetID, Prompt: text.OneLine(spec.Prompt, 200), Profile: spec.Profile, Writer: spec.Writer}, spec.ID)
 		err := f.q.Submit(scheduler.Task{ID: spec.ID, Fleet: m.FleetID, Writer: spec.Writer, WritePaths: spec.WritePaths, Timeout: f.spec.TaskTimeout}, now)
 		if err != nil {
 			f.end(c, m.FleetID, TaskResult{TaskID: spec.ID, Status: TaskFailed, Error: "not scheduled: " + err.Error()})
@@ -624,8 +625,4 @@ func (f *fleetActor) status() *FleetStatus {
 		st.Tasks = append(st.Tasks, TaskState{TaskID: t.ID, Fleet: t.Fleet, State: t.State.String(), Writer: t.Writer})
 	}
 	return st
-}
-
-func excerpt(s string, n int) string {
-	return clip(strings.Join(strings.Fields(s), " "), n)
 }

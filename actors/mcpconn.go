@@ -16,6 +16,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/core/mcp"
+	"reasonix/core/text"
 	"reasonix/core/tool"
 )
 
@@ -249,10 +250,10 @@ func (g *mcpGate) answer(m *ElicitationResponse) {
 func (g *mcpGate) acceptDefaults(_ context.Context, req mcp.ElicitRequest) (mcp.ElicitResult, error) {
 	content, missing := elicitDefaults(req.RequestedSchema)
 	if req.Mode == "url" || len(missing) > 0 || content == nil {
-		g.notice("warn", fmt.Sprintf("mcp server %q asked for input (%s); declined: no defaults for %v", g.server, clip(req.Message, elicitNoticeMaxLen), missing))
+		g.notice("warn", fmt.Sprintf("mcp server %q asked for input (%s); declined: no defaults for %v", g.server, text.Clip(req.Message, elicitNoticeMaxLen), missing))
 		return mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
 	}
-	g.notice("info", fmt.Sprintf("mcp server %q asked for input (%s); answered with the form's defaults", g.server, clip(req.Message, elicitNoticeMaxLen)))
+	g.notice("info", fmt.Sprintf("mcp server %q asked for input (%s); answered with the form's defaults", g.server, text.Clip(req.Message, elicitNoticeMaxLen)))
 	return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: content}, nil
 }
 
@@ -282,13 +283,6 @@ func elicitDefaults(schema json.RawMessage) (content map[string]any, missing []s
 	}
 	slices.Sort(missing)
 	return content, missing
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // dialer holds what a connection goroutine needs; it never changes after

@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/core/permission"
+	"reasonix/core/text"
 )
 
 // SessionSpec configures a session supervisor.
@@ -223,7 +224,7 @@ func (s *sessionActor) runTurn(c actor.Context, m *RunTurn) {
 		if s.executor == nil {
 			reason = "the session has no executor"
 		}
-		s.publish(&PromptRejected{Prompt: excerpt(m.Input, 200), Reason: reason})
+		s.publish(&PromptRejected{Prompt: text.OneLine(m.Input, 200), Reason: reason})
 		if c.Sender() != nil {
 			c.Respond(&TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: reason})
 		}
@@ -231,7 +232,7 @@ func (s *sessionActor) runTurn(c actor.Context, m *RunTurn) {
 	}
 	if s.running {
 		s.queue = append(s.queue, queuedTurn{turn: m, replyTo: c.Sender()})
-		s.publish(&PromptQueued{Prompt: excerpt(m.Input, 200), Position: len(s.queue)})
+		s.publish(&PromptQueued{Prompt: text.OneLine(m.Input, 200), Position: len(s.queue)})
 		return
 	}
 	s.begin(c, m, c.Sender())
@@ -250,7 +251,7 @@ func (s *sessionActor) queued(m *RunTurn) bool {
 // begin runs m now.
 func (s *sessionActor) begin(c actor.Context, m *RunTurn, replyTo *actor.PID) {
 	s.running, s.replyTo = true, replyTo
-	s.publish(&TurnStarted{Prompt: excerpt(m.Input, 200)})
+	s.publish(&TurnStarted{Prompt: text.OneLine(m.Input, 200)})
 	if s.holdForMCP(c, m) {
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"reasonix/core/config"
 	"reasonix/core/mcp"
 	"reasonix/core/panics"
+	"reasonix/core/text"
 )
 
 // mcpElicitations are the values of --mcp-elicitation.
@@ -347,7 +348,7 @@ func runMCPList(f *Factory, o *MCPOptions) error {
 			counts = []string{fmt.Sprint(p.tools), fmt.Sprint(p.prompts), fmt.Sprint(p.resources)}
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Config.Name, d.Source, d.Config.Type, p.state,
-			counts[0], counts[1], counts[2], oneLine(p.err, 160))
+			counts[0], counts[1], counts[2], text.OneLine(p.err, 160))
 		for _, warn := range set.Servers[i].Warnings {
 			fmt.Fprintf(f.Stderr, "reasonix: warning: mcp server %q: %s\n", d.Config.Name, warn)
 		}
@@ -448,7 +449,7 @@ func runMCPTools(f *Factory, o *MCPOptions) error {
 			if desc == "" {
 				desc = t.DisplayTitle()
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.Name, mcp.ToolName(c.Name, t.Name), access, oneLine(desc, 100))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.Name, mcp.ToolName(c.Name, t.Name), access, text.OneLine(desc, 100))
 		}
 		return w.Flush()
 	})
@@ -461,7 +462,7 @@ func runMCPCall(f *Factory, o *MCPOptions) error {
 	}
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
-		return usageErrorf("json-args must be a JSON object: %s", oneLine(args, 80))
+		return usageErrorf("json-args must be a JSON object: %s", text.OneLine(args, 80))
 	}
 	return withServerTools(f, o, func(m *mcpContext, c mcp.ServerConfig, client *mcp.Client, tools []mcp.Tool) error {
 		if !slices.ContainsFunc(tools, func(t mcp.Tool) bool { return t.Name == o.Tool }) {

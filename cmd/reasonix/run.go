@@ -15,6 +15,7 @@ import (
 	"reasonix/actors"
 	"reasonix/core/config"
 	"reasonix/core/session"
+	"reasonix/core/text"
 )
 
 // RunOptions are the inputs of `reasonix run`.
@@ -220,11 +221,11 @@ func (r *renderer) text(ev actors.Event) {
 		r.endsNewline = strings.HasSuffix(e.Text, "\n")
 	case *actors.ToolStarted:
 		if e.Task == "" {
-			fmt.Fprintf(r.stderr, "• %s %s\n", e.Tool, oneLine(e.Args, 120))
+			fmt.Fprintf(r.stderr, "• %s %s\n", e.Tool, text.OneLine(e.Args, 120))
 		}
 	case *actors.ToolFinished:
 		if e.Task == "" && e.IsError {
-			fmt.Fprintf(r.stderr, "  %s failed: %s\n", e.Tool, oneLine(e.Output, 200))
+			fmt.Fprintf(r.stderr, "  %s failed: %s\n", e.Tool, text.OneLine(e.Output, 200))
 		}
 	case *actors.Notice:
 		fmt.Fprintf(r.stderr, "reasonix: %s: %s\n", e.Level, e.Message)
@@ -262,14 +263,6 @@ func (r *renderer) finish(done *actors.TurnDone, transcript string) error {
 		}
 	}
 	return nil
-}
-
-func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
 }
 
 // commandStream is stdin when commands come on it (--input-format

@@ -13,6 +13,7 @@ import (
 	"reasonix/core/config"
 	"reasonix/core/permission"
 	"reasonix/core/skill"
+	"reasonix/core/text"
 )
 
 // The actions of `reasonix subagent`.
@@ -178,7 +179,7 @@ func runSubagentList(f *Factory, opts *SubagentOptions) error {
 		} else if !opts.All {
 			continue
 		}
-		cols := []string{s.Name, string(s.Source), dash(model), dash(effort), oneLine(s.Description, 100)}
+		cols := []string{s.Name, string(s.Source), dash(model), dash(effort), text.OneLine(s.Description, 100)}
 		if opts.All {
 			cols = slices.Insert(cols, 1, kind)
 		}

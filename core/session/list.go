@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"reasonix/core/provider"
+	"reasonix/core/text"
 )
 
 // ErrNoSession is returned by Latest when a directory holds no top-level
@@ -164,22 +164,7 @@ func summarize(path string) (s Summary, top bool, err error) {
 		// Killed before its header reached the disk: nothing to resume.
 		return s, false, nil
 	}
-	s.LastPrompt = oneLine(last, promptRunes)
+	s.LastPrompt = text.OneLine(last, promptRunes)
 	s.Path = path
 	return s, true, nil
-}
-
-// oneLine folds s onto one line and cuts it to at most n runes, on a rune
-// boundary, marking a cut with an ellipsis.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := 0
-	for range n - 1 {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return s[:i] + "…"
 }

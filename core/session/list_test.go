@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"reasonix/core/provider"
+	"reasonix/core/text"
 )
 
 // writeSession writes a closed transcript of h with the given user
@@ -122,8 +123,8 @@ func TestListOneLineCut(t *testing.T) {
 		{strings.Repeat("日本", 50), strings.Repeat("日本", 39) + "日…"},
 	}
 	for _, tt := range tests {
-		if got := oneLine(tt.in, promptRunes); got != tt.want {
-			t.Errorf("oneLine(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := text.OneLine(tt.in, promptRunes); got != tt.want {
+			t.Errorf("text.OneLine(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
