@@ -114,12 +114,6 @@ func (l *ledger) reconcile(c actor.Context) {
 	l.endWhere(c, func(p *pendingRequest) bool { return !l.alive(p.target) }, "is not running")
 }
 
-// failAll ends every wait with why, in id order; an actor's repair and
-// shutdown use it so nothing is left waiting.
-func (l *ledger) failAll(c actor.Context, why string) {
-	l.endWhere(c, func(*pendingRequest) bool { return true }, why)
-}
-
 // dropAll forgets every wait without failing it (the actor is going away
 // and its own repair already answered everyone).
 func (l *ledger) dropAll() {
@@ -130,9 +124,6 @@ func (l *ledger) dropAll() {
 		delete(l.entries, id)
 	}
 }
-
-// len is the number of pending requests.
-func (l *ledger) len() int { return len(l.entries) }
 
 func (l *ledger) endWhere(c actor.Context, match func(*pendingRequest) bool, why string) {
 	var ids []string

@@ -108,16 +108,6 @@ func (s *streamSession) types() []string {
 	return out
 }
 
-func (s *streamSession) count(typ string) int {
-	n := 0
-	for _, ev := range s.seen {
-		if ev["type"] == typ && ev["task"] == nil {
-			n++
-		}
-	}
-	return n
-}
-
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
