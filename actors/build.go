@@ -270,6 +270,9 @@ func ToolEnv(cfg *config.Config, cwd string) tool.Env {
 	return tool.Env{
 		Root:        WorkspaceRoot(cfg, cwd),
 		BashTimeout: time.Duration(cfg.Tools.BashTimeoutSeconds) * time.Second,
+		Home:        cfg.Home,
+		Project:     cwd,
+		Sessions:    session.ProjectDir(cfg.Home, cwd),
 	}
 }
 

@@ -56,6 +56,25 @@ type Env struct {
 	BashTimeout time.Duration
 	// Limits caps what tools return to the model.
 	Limits Limits
+	// Home is the Reasonix home: sessions, archives, indexes and the
+	// user's memory live under it. Empty for a run without one.
+	Home string
+	// Project is the project directory (where the session started); its
+	// .reasonix holds the project's memory.
+	Project string
+	// Sessions is the project's transcript directory.
+	Sessions string
+}
+
+// FreshApproval is implemented by tools every call of which needs a
+// person's approval at that moment, whatever the posture, the session's
+// grants or an "always" rule say: remember and forget, which change what
+// every later session is told. Where nobody can approve (a headless run,
+// a subagent) the call is refused.
+type FreshApproval interface {
+	// Preview is a short description of what the call would do, shown in
+	// the approval request.
+	Preview(args json.RawMessage) string
 }
 
 // Limits are the caps that keep one tool result from flooding the context.
