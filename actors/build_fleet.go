@@ -117,6 +117,7 @@ func (d *subagents) newAgent(spec TaskSpec) (AgentSpec, error) {
 		return AgentSpec{}, fmt.Errorf("subagent transcript: %w", err)
 	}
 	perms := d.perms
+	perms.Delegated = true
 	switch d.cfg.Agent.SubagentAsk {
 	case "allow":
 		perms.Interactive = false

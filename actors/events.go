@@ -125,6 +125,9 @@ type ApprovalRequested struct {
 	Args        string   `json:"args"`
 	Reason      string   `json:"reason"`
 	Suggestions []string `json:"suggestions"`
+	// OnceOnly says the answer covers this call alone: "session" and
+	// "always" are taken as "once", so a frontend offers allow or deny.
+	OnceOnly bool `json:"once_only,omitempty"`
 }
 
 // ApprovalResolved closes an ApprovalRequested, whichever way it ended: the

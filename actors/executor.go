@@ -514,7 +514,7 @@ func (e *executor) dispatch(c actor.Context, i int) {
 			Output: fmt.Sprintf("Error: unknown tool %q; available tools: %s", call.Name, strings.Join(t.tools.Names(), ", "))}, i)
 		return
 	}
-	g := e.spec.Permissions.check(call.Name, tl.ReadOnly(), call.Arguments)
+	g := e.spec.Permissions.checkTool(tl, call.Arguments)
 	switch g.decision {
 	case permission.Deny:
 		e.publish(started)
@@ -526,8 +526,9 @@ func (e *executor) dispatch(c actor.Context, i int) {
 		t.approvals[id] = i
 		t.pending++
 		e.publish(&ToolWaiting{CallID: call.ID, Tool: call.Name, Args: call.Arguments, RequestID: id})
+		_, once := tl.(tool.FreshApproval)
 		e.publish(&ApprovalRequested{RequestID: id, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
-			Reason: g.reason, Suggestions: g.suggest})
+			Reason: g.reason, Suggestions: g.suggest, OnceOnly: once})
 		if d := e.spec.ApprovalTimeout; d > 0 {
 			sys, self := e.sys, c.Self()
 			t.approvalTimers[id] = time.AfterFunc(d, func() { sys.Send(self, &approvalExpired{requestID: id}) })
@@ -694,11 +695,14 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 		}
 		return
 	}
+	tl, _ := t.tools.Get(call.Name) // present: the turn's tools never change
+	// A tool that needs a person every call is approved for this call
+	// only, whatever scope the answer named.
+	_, once := tl.(tool.FreshApproval)
 	e.publish(&ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: m.Choice})
-	if m.Choice == ApproveSession || m.Choice == ApproveAlways {
+	if (m.Choice == ApproveSession || m.Choice == ApproveAlways) && !once {
 		e.grant(call, m)
 	}
-	tl, _ := t.tools.Get(call.Name) // present: the turn's tools never change
 	e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 	e.run(c, i, tl)
 }

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"reasonix/core/tool"
 	"encoding/json"
 
 	"reasonix/core/permission"
@@ -23,6 +24,15 @@ type Permissions struct {
 	DenyUnasked bool
 	// ProjectFile is where "always allow" rules are saved.
 	ProjectFile string
+	// Delegated marks a subagent's gate: calls that need a person's fresh
+	// approval (tool.FreshApproval) are refused there, whoever could answer.
+	Delegated bool
+}
+
+// checkTool decides one call of tl. Tools that need a fresh approval every
+// call are decided here; every other tool goes through check.
+func (p Permissions) checkTool(tl tool.Tool, args string) gateResult {
+	return p.check(tl.Name(), tl.ReadOnly(), args)
 }
 
 // gateResult is the gate's answer for one call.
