@@ -1,8 +1,8 @@
 package actors
 
 import (
-	"reasonix/core/tool"
 	"encoding/json"
+	"reasonix/core/tool"
 
 	"reasonix/core/permission"
 )
