@@ -67,3 +67,31 @@ func WriteArchive(dir string, now time.Time, recs []ArchiveRecord) (string, erro
 	}
 	return "", fmt.Errorf("archive: no free name for %s in %s", stamp, dir)
 }
+
+// Records are the archive records of c applied to msgs: each message an
+// edit rewrites, as it was, and each message a fold removes. Archived
+// before the compaction is recorded, they keep every original somewhere:
+// a result pruned after a snip was archived whole by the snip.
+func (c *Compaction) Records(msgs []provider.Message, session, task string, now time.Time) []ArchiveRecord {
+	var recs []ArchiveRecord
+	add := func(i int, m provider.Message) {
+		recs = append(recs, ArchiveRecord{Session: session, Task: task, Index: i, Tier: c.Tier, Time: now.UTC(), Message: m})
+	}
+	for _, e := range c.Edits {
+		if e.Index >= 0 && e.Index < len(msgs) {
+			add(e.Index, msgs[e.Index])
+		}
+	}
+	if f := c.Fold; f != nil {
+		keep := map[int]bool{}
+		for _, k := range f.Keep {
+			keep[k] = true
+		}
+		for i := f.From; i < f.To && i < len(msgs); i++ {
+			if !keep[i] {
+				add(i, msgs[i])
+			}
+		}
+	}
+	return recs
+}

@@ -44,3 +44,19 @@ func Prefix(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// Suffix returns the longest suffix of s of at most n bytes that starts on
+// a rune boundary: the tail half of a head-and-tail cut.
+func Suffix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
+}

@@ -48,3 +48,16 @@ func TestPrefix(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestSuffix(t *testing.T) {
+	s := "a" + strings.Repeat("世", 10) // three bytes each
+	for n := 0; n <= len(s)+1; n++ {
+		got := Suffix(s, n)
+		if !utf8.ValidString(got) || len(got) > n || len(got) < min(n, len(s))-2 || !strings.HasSuffix(s, got) {
+			t.Fatalf("Suffix(%d) = %q (%d bytes)", n, got, len(got))
+		}
+	}
+	if got := Suffix("abc", 2); got != "bc" {
+		t.Errorf("got %q", got)
+	}
+}
