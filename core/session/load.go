@@ -29,7 +29,8 @@ func (w *Warning) String() string {
 }
 
 // Load reads a transcript back: its header and its messages in order,
-// exactly as they were appended. A final record that is incomplete (no
+// exactly as they were appended, with each recorded compaction replayed
+// where it happened, so the list is the one the session last sent. A final record that is incomplete (no
 // newline, or not valid JSON) is what a crash leaves: it is dropped and
 // described by the returned Warning, nil when the file is whole. Anything
 // else malformed is an error naming the file and line.
@@ -66,6 +67,15 @@ func read(r io.Reader, name string) (Header, []provider.Message, scanResult, err
 				return errors.New("message record without message")
 			}
 			msgs = append(msgs, *rec.Message)
+		case "compaction":
+			if rec.Compaction == nil {
+				return errors.New("compaction record without compaction")
+			}
+			out, err := rec.Compaction.Apply(msgs)
+			if err != nil {
+				return err
+			}
+			msgs = out
 		default:
 			// Unknown record types come from newer versions; skipping
 			// them keeps old binaries able to read what they understand.

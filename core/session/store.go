@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"reasonix/core/compact"
 	"reasonix/core/panics"
 	"reasonix/core/provider"
 )
@@ -32,11 +33,13 @@ type Header struct {
 	Task string `json:"task,omitempty"`
 }
 
-// record is one line of the file. Exactly one of Header and Message is set.
+// record is one line of the file. Exactly one of Header, Message and
+// Compaction is set.
 type record struct {
-	Type    string            `json:"type"`
-	Header  *Header           `json:"header,omitempty"`
-	Message *provider.Message `json:"message,omitempty"`
+	Type       string              `json:"type"`
+	Header     *Header             `json:"header,omitempty"`
+	Message    *provider.Message   `json:"message,omitempty"`
+	Compaction *compact.Compaction `json:"compaction,omitempty"`
 }
 
 // Store appends a session's messages to its transcript file. Appends are
@@ -184,6 +187,22 @@ func (s *Store) Append(m provider.Message) error {
 	if err != nil {
 		return err
 	}
+	return s.enqueue(line)
+}
+
+// AppendCompaction queues c, which rewrote the messages appended so far;
+// Load replays it at this point of the file, so a resumed session gets the
+// compacted list, while the original messages stay in the file for
+// history search.
+func (s *Store) AppendCompaction(c compact.Compaction) error {
+	line, err := encode(record{Type: "compaction", Compaction: &c})
+	if err != nil {
+		return err
+	}
+	return s.enqueue(line)
+}
+
+func (s *Store) enqueue(line []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
