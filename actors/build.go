@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"reasonix/core/compact"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
 	"reasonix/core/permission"
@@ -203,6 +204,9 @@ func Build(cfg *config.Config, o BuildOptions) (*Built, error) {
 			Logger:          logger,
 			Permissions:     perms,
 			ApprovalTimeout: time.Duration(cfg.Permissions.ApprovalTimeoutSeconds) * time.Second,
+			Compaction:      CompactionPolicy(cfg, res),
+			MaxTokens:       res.MaxTokens,
+			ArchiveDir:      compact.ArchiveDir(cfg.Home),
 		},
 		Cwd:        o.Cwd,
 		Transcript: b.Transcript.Path(),
@@ -213,6 +217,22 @@ func Build(cfg *config.Config, o BuildOptions) (*Built, error) {
 			env: envp, logger: logger, sessions: session.ProjectDir(cfg.Home, o.Cwd)}).fleetSpec()
 	}
 	return b, nil
+}
+
+// CompactionPolicy is the compaction of a session on model res: its
+// context window, the answer's max_tokens as the reserve, and the
+// [agent] tiers.
+func CompactionPolicy(cfg *config.Config, res config.Resolved) compact.Policy {
+	if res.ContextWindow <= 0 {
+		return compact.Policy{}
+	}
+	return compact.Policy{
+		Window:       res.ContextWindow,
+		Reserve:      res.MaxTokens,
+		SnipRatio:    cfg.Agent.ToolResultSnipRatio,
+		CompactRatio: cfg.Agent.CompactRatio,
+		ForceRatio:   cfg.Agent.CompactForceRatio,
+	}.WithDefaults()
 }
 
 // narrowToProfile removes from reg what the profile does not allow (and,

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"reasonix/core/compact"
 	"reasonix/core/config"
 	"reasonix/core/provider"
 	"reasonix/core/sandbox"
@@ -138,6 +139,9 @@ func (d *subagents) newAgent(spec TaskSpec) (AgentSpec, error) {
 		Transcript:   store,
 		Logger:       d.logger.With("task", spec.ID),
 		Permissions:  perms,
+		Compaction:   CompactionPolicy(d.cfg, res),
+		MaxTokens:    res.MaxTokens,
+		ArchiveDir:   compact.ArchiveDir(d.cfg.Home),
 	}, nil
 }
 

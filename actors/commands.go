@@ -68,6 +68,11 @@ type SetPostureCmd struct {
 	Posture string `json:"posture"`
 }
 
+// CompactCmd runs a fold of the older work now, as /compact does: queued
+// like a prompt, it is a turn of its own that never reaches the model as a
+// prompt.
+type CompactCmd struct{}
+
 // Kind implementations: the wire names.
 func (*PromptCmd) Kind() string      { return "prompt" }
 func (*CancelCmd) Kind() string      { return "cancel" }
@@ -75,13 +80,14 @@ func (*CancelTaskCmd) Kind() string  { return "cancel_task" }
 func (*ApproveCmd) Kind() string     { return "approve" }
 func (*ElicitationCmd) Kind() string { return "elicitation" }
 func (*SetPostureCmd) Kind() string  { return "set_posture" }
+func (*CompactCmd) Kind() string     { return "compact" }
 
 // The values a field may take, in the order error messages list them.
 var (
 	approveDecisions  = []string{ApproveOnce, ApproveSession, ApproveAlways, ApproveDeny}
 	elicitActions     = []string{mcp.ElicitAccept, mcp.ElicitDecline, mcp.ElicitCancel}
 	commandPostures   = []string{string(permission.PostureAsk), string(permission.PostureAuto), string(permission.PostureYolo)}
-	commandKindsOrder = []string{"prompt", "cancel", "cancel_task", "approve", "elicitation", "set_posture"}
+	commandKindsOrder = []string{"prompt", "cancel", "cancel_task", "approve", "elicitation", "set_posture", "compact"}
 )
 
 // commandDecoders reads each command's fields. fields lists the names it
@@ -106,6 +112,7 @@ var commandDecoders = map[string]struct {
 	"set_posture": {[]string{"posture"}, func(r *fieldReader) Command {
 		return &SetPostureCmd{Posture: r.str("posture", true)}
 	}},
+	"compact": {nil, func(*fieldReader) Command { return &CompactCmd{} }},
 }
 
 // DecodeCommand reads one command line. It is strict, because a frontend
@@ -203,6 +210,8 @@ func (s *Session) Do(cmd Command) error {
 		if err := s.SetPosture(c.Posture); err != nil {
 			return fmt.Errorf("set_posture command: %w", err)
 		}
+	case *CompactCmd:
+		s.Compact()
 	default:
 		return fmt.Errorf("command: unsupported %T", cmd)
 	}
@@ -216,7 +225,8 @@ func (c *PromptCmd) validate() error {
 	return nil
 }
 
-func (*CancelCmd) validate() error { return nil }
+func (*CancelCmd) validate() error  { return nil }
+func (*CompactCmd) validate() error { return nil }
 
 func (c *CancelTaskCmd) validate() error {
 	if c.ID == "" {

@@ -179,8 +179,39 @@ type PostureChanged struct {
 	Posture string `json:"posture"`
 }
 
+// CompactionStarted reports a fold that has begun: it waits for the model
+// to write the digest, so a frontend can show the pause for what it is.
+type CompactionStarted struct {
+	Meta
+	Tier    string `json:"tier"`
+	Trigger string `json:"trigger"`
+	// Tokens is the estimated request size the fold starts from.
+	Tokens int `json:"tokens"`
+	// Messages is how many messages it will fold into the digest.
+	Messages int `json:"messages"`
+}
+
+// Compacted reports one compaction: the tier (snip, prune, fold), what
+// started it (auto, manual, fallback), the estimated request size before
+// and after, the message counts, and the archive holding the originals.
+type Compacted struct {
+	Meta
+	Tier           string `json:"tier"`
+	Trigger        string `json:"trigger"`
+	TokensBefore   int    `json:"tokens_before"`
+	TokensAfter    int    `json:"tokens_after"`
+	Window         int    `json:"window"`
+	MessagesBefore int    `json:"messages_before"`
+	MessagesAfter  int    `json:"messages_after"`
+	Archive        string `json:"archive,omitempty"`
+}
+
 // Kind implementations: the wire names.
 func (*SessionStarted) Kind() string { return "session_started" }
+func (*CompactionStarted) Kind() string {
+	return "compaction_started"
+}
+func (*Compacted) Kind() string      { return "compaction" }
 func (*TextDelta) Kind() string      { return "text_delta" }
 func (*ReasoningDelta) Kind() string { return "reasoning_delta" }
 func (*ToolStarted) Kind() string    { return "tool_started" }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/core/compact"
 	"reasonix/core/permission"
 	"reasonix/core/provider"
 	"reasonix/core/session"
@@ -67,6 +68,14 @@ type AgentSpec struct {
 	// ApprovalTimeout, when positive, denies a call nobody approved within
 	// it.
 	ApprovalTimeout time.Duration
+	// Compaction keeps the conversation inside the model's context
+	// window; a zero Window turns it off.
+	Compaction compact.Policy
+	// MaxTokens is sent as each request's max_tokens; 0 sends none.
+	MaxTokens int
+	// ArchiveDir receives the originals a compaction replaces (they stay
+	// in the transcript too); empty writes no archive.
+	ArchiveDir string
 	// gate, set by the scheduler for a subagent, drops the subagent's
 	// events once its task_done is out.
 	gate *taskGate
@@ -93,6 +102,8 @@ type executor struct {
 	total    provider.Usage
 	// ledger holds the requests in flight: tool runners and fleets.
 	ledger *ledger
+	// gauge estimates the next request's size for compaction.
+	gauge compact.Gauge
 }
 
 // runnerRef links a running tool runner to its call.
@@ -119,6 +130,13 @@ type turn struct {
 	tools *tool.Set
 	step  int
 	usage provider.Usage
+	// schemaBytes is the size of the turn's tool schemas in a request;
+	// reqMsgs how many messages the request in flight sent.
+	schemaBytes int
+	reqMsgs     int
+	// manual marks a /compact turn; fold is the fold in flight.
+	manual bool
+	fold   *foldState
 
 	// streaming phase
 	cancel    context.CancelFunc
@@ -206,6 +224,8 @@ func (e *executor) Receive(c actor.Context) {
 		e.onApprovalExpired(c, m)
 	case *journaled:
 		e.onJournaled(c, m)
+	case *foldDone:
+		e.onFoldDone(c, m)
 	case *FleetResult:
 		if e.ledger.settle(fleetKey(m.FleetID)) {
 			e.onFleetResult(c, m)
@@ -310,6 +330,14 @@ func (e *executor) startTurn(c actor.Context, m *RunTurn) {
 		return
 	}
 	e.turn = &turn{replyTo: c.Sender(), tools: e.spec.Tools.Snapshot()}
+	e.turn.schemaBytes = compact.SchemaSize(e.turn.tools.Schemas())
+	if m.Compact || strings.TrimSpace(m.Input) == "/compact" {
+		// A built-in action: it changes the session, never reaches the
+		// model as a prompt.
+		e.turn.manual = true
+		e.compactNow(c)
+		return
+	}
 	e.append(provider.Message{Role: provider.RoleUser, Content: m.Input})
 	e.startStep(c)
 }
@@ -320,15 +348,26 @@ func (e *executor) startStep(c actor.Context) {
 	t.text.Reset()
 	t.reasoning.Reset()
 	t.calls = nil
+	if !e.maintain(c) {
+		return // a fold runs first, or the turn ended
+	}
+	e.request(c)
+}
+
+// request sends the step's model request.
+func (e *executor) request(c actor.Context) {
+	t := e.turn
 	e.epoch++
 	epoch := e.epoch
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel, t.streaming = cancel, true
+	t.reqMsgs = len(e.msgs)
 	req := provider.Request{
 		Model:           e.spec.Model,
 		Messages:        slices.Clone(e.msgs),
 		Tools:           t.tools.Schemas(),
 		Temperature:     e.spec.Temperature,
+		MaxTokens:       e.spec.MaxTokens,
 		ReasoningEffort: e.spec.Effort,
 	}
 	self, p := c.Self(), e.spec.Provider
@@ -366,6 +405,7 @@ func (e *executor) onChunk(c actor.Context, m *streamChunk) {
 		}
 	case provider.ChunkUsage:
 		if ch.Usage != nil {
+			e.gauge.Observe(ch.Usage.PromptTokens, e.msgs[:min(t.reqMsgs, len(e.msgs))], t.schemaBytes)
 			t.usage.Add(*ch.Usage)
 			e.total.Add(*ch.Usage)
 			e.publish(&UsageReported{Usage: *ch.Usage, Total: e.total})
@@ -811,9 +851,9 @@ func (e *executor) cancelTurn(c actor.Context) {
 		return
 	}
 	t.canceled = true
-	if t.streaming {
-		// The stream goroutine sees the cancelled context and delivers a
-		// terminal error chunk, which ends the turn as cancelled.
+	if t.streaming || t.fold != nil {
+		// The stream (or fold) goroutine sees the cancelled context and
+		// reports back, which ends the turn as cancelled.
 		t.cancel()
 		return
 	}
@@ -867,6 +907,7 @@ func (e *executor) abortWork(c actor.Context) {
 		t.cancel()
 	}
 	t.streaming = false
+	t.fold = nil
 	t.canceled = true
 	for _, ref := range t.runners {
 		c.Stop(ref.pid)

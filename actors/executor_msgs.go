@@ -8,6 +8,9 @@ import (
 // exactly one, is a *TurnFinished.
 type RunTurn struct {
 	Input string
+	// Compact makes the turn the user's /compact: a fold of the older work
+	// on demand, with no model turn. Input "/compact" means the same.
+	Compact bool
 	// Reject asks the session to refuse the prompt, rather than queue it,
 	// when a turn is already running.
 	Reject bool

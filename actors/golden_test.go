@@ -66,6 +66,9 @@ var eventSamples = []Event{
 		Schema: json.RawMessage(`{"type":"object","properties":{"branch":{"type":"string","default":"main"}}}`), URL: "https://example.test/auth"},
 	&MCPServerUpdated{Meta: goldenMeta(33, ""), Server: "docs", Source: "project", State: MCPRestarting, Tools: 4, Prompts: 1, Resources: 2,
 		Error: "connection closed", Failures: 2},
+	&CompactionStarted{Meta: goldenMeta(34, ""), Tier: "fold", Trigger: "auto", Tokens: 13200, Messages: 41},
+	&Compacted{Meta: goldenMeta(35, ""), Tier: "fold", Trigger: "auto", TokensBefore: 13200, TokensAfter: 5100, Window: 16000,
+		MessagesBefore: 88, MessagesAfter: 31, Archive: "/home/u/.reasonix/archive/20261201-120000.000000000.jsonl"},
 }
 
 // commandSamples holds each command in the shapes worth pinning; its
@@ -84,6 +87,7 @@ var commandSamples = []struct {
 	{"elicitation_accept", &ElicitationCmd{ID: "docs-1", Action: mcp.ElicitAccept, Content: map[string]any{"branch": "main", "force": false, "depth": 2.0}}},
 	{"elicitation_decline", &ElicitationCmd{ID: "docs-1", Action: mcp.ElicitDecline}},
 	{"set_posture", &SetPostureCmd{Posture: "yolo"}},
+	{"compact", &CompactCmd{}},
 }
 
 // snapshotSample is folded into the golden snapshot: a turn with a queued

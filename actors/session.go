@@ -368,6 +368,11 @@ func (s *Session) Submit(input string, reject bool) {
 	s.sys.Send(s.pid, &RunTurn{Input: input, Reject: reject})
 }
 
+// Compact queues a /compact turn: a fold of the older work now.
+func (s *Session) Compact() {
+	s.sys.Send(s.pid, &RunTurn{Input: "/compact", Compact: true})
+}
+
 // Busy reports whether the session is running a turn or has prompts queued,
 // counting every prompt sent from this goroutine before the call.
 func (s *Session) Busy(timeout time.Duration) (bool, error) {

@@ -17,6 +17,8 @@ type Resolved struct {
 	// ContextWindow is the window in tokens for this model; 0 disables
 	// compaction.
 	ContextWindow int
+	// MaxTokens is the answer cap sent with each request; 0 sends none.
+	MaxTokens int
 }
 
 // ProviderConfig is the provider.Config that builds r's provider with
@@ -128,11 +130,16 @@ func (c *Config) provider(name string) (ProviderConfig, bool) {
 }
 
 func (c *Config) resolved(p ProviderConfig, model string) Resolved {
-	cw := p.ContextWindow
-	if o, ok := p.ModelOverrides[model]; ok && o.ContextWindow > 0 {
-		cw = o.ContextWindow
+	cw, mt := p.ContextWindow, p.MaxTokens
+	if o, ok := p.ModelOverrides[model]; ok {
+		if o.ContextWindow > 0 {
+			cw = o.ContextWindow
+		}
+		if o.MaxTokens > 0 {
+			mt = o.MaxTokens
+		}
 	}
-	return Resolved{Provider: p, Model: model, ContextWindow: cw}
+	return Resolved{Provider: p, Model: model, ContextWindow: cw, MaxTokens: mt}
 }
 
 // choices lists every provider/model pair in declaration order.

@@ -137,6 +137,9 @@ type ProviderConfig struct {
 	// ContextWindow is the provider-wide window in tokens; 0 disables
 	// compaction.
 	ContextWindow int `toml:"context_window"`
+	// MaxTokens caps each answer (the request's max_tokens); 0 sends no
+	// cap, and compaction then keeps a default share of the window free.
+	MaxTokens int `toml:"max_tokens"`
 	// ModelOverrides holds per-model settings keyed by model ID.
 	ModelOverrides map[string]ModelOverride `toml:"model_overrides"`
 	// StallTimeoutSeconds ends a stream that stays silent this long.
@@ -154,6 +157,8 @@ type ProviderConfig struct {
 type ModelOverride struct {
 	// ContextWindow replaces the provider's window when positive.
 	ContextWindow int `toml:"context_window"`
+	// MaxTokens replaces the provider's max_tokens when positive.
+	MaxTokens int `toml:"max_tokens"`
 }
 
 // ModelList returns the models the provider offers, in declared order.

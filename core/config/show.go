@@ -140,9 +140,14 @@ func (r *renderer) inline(v reflect.Value, path []string) string {
 		var parts []string
 		t := v.Type()
 		for i := 0; i < t.NumField(); i++ {
-			if name := tomlName(t.Field(i)); name != "" {
+			// A zero field of an inline entry (a model override) means
+			// "inherit"; showing it would suggest it was set.
+			if name := tomlName(t.Field(i)); name != "" && !v.Field(i).IsZero() {
 				parts = append(parts, name+" = "+r.inline(v.Field(i), appendPath(path, name)))
 			}
+		}
+		if len(parts) == 0 {
+			return "{}"
 		}
 		return "{ " + strings.Join(parts, ", ") + " }"
 	}

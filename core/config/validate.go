@@ -157,12 +157,17 @@ func (v *checker) providers(kinds []string) {
 			v.add(prefix+".api_key_env", "must be the name of an environment variable (letters, digits and _), not the key itself")
 		}
 		v.nonNegative(prefix+".context_window", p.ContextWindow)
+		v.nonNegative(prefix+".max_tokens", p.MaxTokens)
+		if p.ContextWindow > 0 && p.MaxTokens >= p.ContextWindow {
+			v.add(prefix+".max_tokens", "%d leaves no room for the prompt in context_window %d", p.MaxTokens, p.ContextWindow)
+		}
 		for _, m := range sortedStringKeys(p.ModelOverrides) {
 			key := prefix + ".model_overrides." + quoteKey(m)
 			if !p.Offers(m) {
 				v.add(key, "model is not offered by this provider; offered: %s", strings.Join(p.ModelList(), ", "))
 			}
 			v.nonNegative(key+".context_window", p.ModelOverrides[m].ContextWindow)
+			v.nonNegative(key+".max_tokens", p.ModelOverrides[m].MaxTokens)
 		}
 		if p.StallTimeoutSeconds <= 0 {
 			v.add(prefix+".stall_timeout_seconds", "%d is not positive; use a number of seconds above 0", p.StallTimeoutSeconds)
