@@ -45,11 +45,9 @@ func (e *executor) maintain(c actor.Context) bool {
 		e.applyCompaction(d.Trim)
 		tok = e.tokens()
 	}
-	if d.Fold {
-		trigger := compact.TriggerAuto
-		if e.startFold(c, tok, trigger) {
-			return false
-		}
+	if d.Fold != nil {
+		e.startFold(c, *d.Fold, tok, compact.TriggerAuto)
+		return false
 	}
 	return e.ensureFits(c)
 }
@@ -91,7 +89,8 @@ func (e *executor) compactNow(c actor.Context) {
 		e.applyCompaction(d.Trim)
 		tok = e.tokens()
 	}
-	if d.Fold && e.startFold(c, tok, compact.TriggerManual) {
+	if d.Fold != nil {
+		e.startFold(c, *d.Fold, tok, compact.TriggerManual)
 		return
 	}
 	if d.Trim == nil {
@@ -101,13 +100,9 @@ func (e *executor) compactNow(c actor.Context) {
 }
 
 // startFold asks the executor's own model, with no tools, for a digest of
-// the older work. It reports false when there is nothing to fold.
-func (e *executor) startFold(c actor.Context, tokens int, trigger string) bool {
+// the older work plan covers; its answer comes back as foldDone.
+func (e *executor) startFold(c actor.Context, plan compact.FoldPlan, tokens int, trigger string) {
 	t := e.turn
-	plan, ok := e.spec.Compaction.PlanFold(e.msgs, e.gauge.Meter)
-	if !ok {
-		return false
-	}
 	t.fold = &foldState{plan: plan, tokens: tokens, trigger: trigger}
 	e.epoch++
 	epoch := e.epoch
@@ -140,7 +135,6 @@ func (e *executor) startFold(c actor.Context, tokens int, trigger string) bool {
 	}, func(reason any, _ []byte) {
 		e.sys.Send(self, &foldDone{epoch: epoch, err: fmt.Errorf("summary request crashed: %v", reason)})
 	})
-	return true
 }
 
 // onFoldDone applies the digest, or, when the summary failed or came back

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/core/compact"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
@@ -46,6 +47,9 @@ type harnessOpts struct {
 	approvalTimeout time.Duration
 	// subPerms are the subagents' permissions (default: allow all).
 	subPerms *Permissions
+	// compaction and archive are AgentSpec.Compaction and ArchiveDir.
+	compaction compact.Policy
+	archive    string
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -88,6 +92,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
 		MaxSteps: o.maxSteps, ToolTimeout: timeout, Bus: bus, Permissions: o.perms,
 		ToolGrace: o.grace, ApprovalTimeout: o.approvalTimeout,
+		Compaction: o.compaction, ArchiveDir: o.archive,
 	}, Fleet: o.fleet})
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ func TestDecideBelowSnipDoesNothing(t *testing.T) {
 	p := Policy{Window: 100000}.WithDefaults()
 	msgs := convo(10, 4000, 3)
 	tok := meter.Tokens(ListSize(msgs))
-	if d := p.Decide(msgs, tok, meter, false); d.Trim != nil || d.Fold {
+	if d := p.Decide(msgs, tok, meter, false); d.Trim != nil || d.Fold != nil {
 		t.Fatalf("tokens %d of %d: %+v", tok, p.Window, d)
 	}
 }
@@ -47,7 +47,7 @@ func TestSnipShortensStaleResultsOnly(t *testing.T) {
 	p := Policy{Window: int(float64(tok+2000) / 0.7)}.WithDefaults() // ~0.7 of the window with the reserve
 	p.Reserve = 2000
 	d := p.Decide(msgs, tok, meter, false)
-	if d.Trim == nil || d.Trim.Tier != TierSnip || d.Fold {
+	if d.Trim == nil || d.Trim.Tier != TierSnip || d.Fold != nil {
 		t.Fatalf("want a snip, got %+v", d)
 	}
 	out, err := d.Trim.Apply(msgs)
@@ -249,9 +249,8 @@ func TestRepeatedCompactionInvariants(t *testing.T) {
 				}
 				compactions++
 			}
-			if d.Fold {
-				plan, _ := p.PlanFold(msgs, meter)
-				c := plan.Compaction(msgs, "digest of round", tok, meter, TriggerAuto)
+			if d.Fold != nil {
+				c := d.Fold.Compaction(msgs, "digest of round", tok, meter, TriggerAuto)
 				var err error
 				if msgs, err = c.Apply(msgs); err != nil {
 					t.Fatal(err)

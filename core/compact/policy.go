@@ -32,7 +32,7 @@ func (p Policy) Enabled() bool { return p.Window > 0 }
 
 // WithDefaults fills the fields left zero: ratios 0.6 / 0.8 / 0.9, a
 // reserve of a tenth of the window (256 to 8192 tokens), a pin budget of
-// a fiftieth (256 to 8192) and a tail of a quarter of the window.
+// a fiftieth (256 to 8192) and a tail of an eighth of the window.
 func (p Policy) WithDefaults() Policy {
 	if p.SnipRatio <= 0 {
 		p.SnipRatio = 0.6
@@ -50,17 +50,17 @@ func (p Policy) WithDefaults() Policy {
 		p.PinTokens = min(8192, max(256, p.Window/50))
 	}
 	if p.TailTokens <= 0 {
-		p.TailTokens = p.Window / 4
+		p.TailTokens = p.Window / 8
 	}
 	return p
 }
 
 func (p Policy) at(ratio float64) int { return int(ratio * float64(p.Window)) }
 
-// minSaving is the least a snip, or a fold below the force ratio, must
-// save to be worth changing the prefix: a tenth of the window, so the
-// cache is reset rarely rather than a little every step.
-func (p Policy) minSaving() int { return p.Window / 10 }
+// minSaving is the least a snip, a prune or a fold below the force ratio
+// must save to be worth changing the prefix: an eighth of the window, so
+// the cache is reset rarely and by much rather than a little every step.
+func (p Policy) minSaving() int { return p.Window / 8 }
 
 // summaryTokens bounds the digest a fold asks for.
 func (p Policy) summaryTokens() int { return min(4096, max(256, p.Window/16)) }
@@ -73,15 +73,16 @@ func (p Policy) Fits(tokens int) bool { return !p.Enabled() || tokens+p.Reserve 
 type Decision struct {
 	// Trim, when set, is the snip or prune to apply now.
 	Trim *Compaction
-	// Fold says a fold should run after Trim.
-	Fold bool
+	// Fold, when set, is the fold to run after Trim, planned on the list
+	// Trim leaves.
+	Fold *FoldPlan
 	// Force says the fold runs at the force ratio, past its economics.
 	Force bool
 }
 
 // Decide picks the tiers for the next request, which would send msgs at
 // tokens prompt tokens. manual is the user's /compact: prune and fold
-// whatever is stale, whatever the ratios say.
+// everything before the last step, whatever the ratios say.
 func (p Policy) Decide(msgs []provider.Message, tokens int, m Meter, manual bool) Decision {
 	if !p.Enabled() {
 		return Decision{}
@@ -90,11 +91,12 @@ func (p Policy) Decide(msgs []provider.Message, tokens int, m Meter, manual bool
 	if need < p.at(p.SnipRatio) && !manual {
 		return Decision{}
 	}
-	tail := p.tailStart(msgs, m)
 	trigger := TriggerAuto
 	if manual {
 		trigger = TriggerManual
+		p.TailTokens = 0 // the tail is the last step alone
 	}
+	tail := p.tailStart(msgs, m)
 	if need < p.at(p.CompactRatio) && !manual {
 		edits, saved := trimEdits(msgs, tail, TierSnip)
 		if len(edits) == 0 || m.Tokens(saved) < p.minSaving() {
@@ -120,12 +122,14 @@ func (p Policy) Decide(msgs []provider.Message, tokens int, m Meter, manual bool
 		}
 		if plan, ok := p.PlanFold(pruned, m); ok {
 			worth := m.Tokens(plan.FoldedBytes)-p.summaryTokens() >= p.minSaving()
-			d.Fold, d.Force = manual || worth || force, !worth && force
+			if manual || worth || force {
+				d.Fold, d.Force = &plan, !worth && force
+			}
 		}
 	}
 	// A small prune alone is not worth a cache reset below the force
 	// ratio; it waits to be joined by more.
-	if trim != nil && !d.Fold && !force && !manual && m.Tokens(saved) < p.minSaving() {
+	if trim != nil && d.Fold == nil && !force && !manual && m.Tokens(saved) < p.minSaving() {
 		d.Trim = nil
 	}
 	return d
