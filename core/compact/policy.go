@@ -178,6 +178,9 @@ const (
 	snipTail     = 384
 	snipMinBytes = 2 * (snipHead + snipTail)
 	pruneMin     = 256
+	// snipMax bounds a snipped result: head, tail, and the mark with its
+	// two numbers.
+	snipMax = snipHead + snipTail + len(snipOpen) + len(snipMark) + 48
 )
 
 // state of a tool result.
@@ -191,7 +194,8 @@ func resultState(content string) int {
 	switch {
 	case strings.HasPrefix(content, pruneMark):
 		return statePruned
-	case strings.Contains(content, snipMark):
+	// A snipped result is short, so a long one is not searched.
+	case len(content) <= snipMax && strings.Contains(content, snipMark):
 		return stateSnipped
 	}
 	return stateRaw
