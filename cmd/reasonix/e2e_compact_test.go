@@ -335,3 +335,33 @@ func readArchives(t *testing.T, dir string) map[string]bool {
 	}
 	return out
 }
+
+// TestE2ECompactCommandText: `/compact` as a prompt is a built-in action:
+// on a fresh session there is nothing to compact and no model request is
+// made; continued after some work, it folds and says so on stderr.
+func TestE2ECompactCommandText(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	r := e.run("run", "/compact")
+	if r.code != 0 || !strings.Contains(r.stderr, "nothing to compact") || e.srv.Count() != 0 {
+		t.Fatalf("/compact on a fresh session (%d requests):\n%s", e.srv.Count(), r)
+	}
+	must(t, os.WriteFile(filepath.Join(e.work, "big.txt"), []byte(strings.Repeat("a line of the big file\n", 300)), 0o644))
+	e.srv.Push(
+		providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "read_file", Arguments: `{"path":"big.txt"}`}}},
+		providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "read_file", Arguments: `{"path":"big.txt"}`}}},
+		providertest.Turn{Text: "read it twice"},
+		providertest.Turn{Text: "Digest: the big file was read twice."},
+	)
+	if r := e.run("run", "read big.txt twice"); r.code != 0 {
+		t.Fatalf("work run:\n%s", r)
+	}
+	r = e.run("run", "--continue", "/compact")
+	if r.code != 0 || !strings.Contains(r.stderr, "• compacted (fold, manual)") {
+		t.Fatalf("/compact after work:\n%s", r)
+	}
+	reqs := e.srv.Requests()
+	if sum := reqs[len(reqs)-1]; len(sum.Tools) != 0 || !strings.HasPrefix(sum.Messages[0].Content, "You compress") {
+		t.Fatalf("the last request is not the summary request: %+v", sum.Messages)
+	}
+}

@@ -229,6 +229,15 @@ func (r *renderer) text(ev actors.Event) {
 		}
 	case *actors.Notice:
 		fmt.Fprintf(r.stderr, "reasonix: %s: %s\n", e.Level, e.Message)
+	case *actors.CompactionStarted:
+		if e.Task == "" {
+			fmt.Fprintf(r.stderr, "• compacting: summarising %d older messages (%d tokens)\n", e.Messages, e.Tokens)
+		}
+	case *actors.Compacted:
+		if e.Task == "" {
+			fmt.Fprintf(r.stderr, "• compacted (%s, %s): %d → %d tokens of %d; originals in %s\n",
+				e.Tier, e.Trigger, e.TokensBefore, e.TokensAfter, e.Window, e.Archive)
+		}
 	case *actors.ErrorOccurred:
 		fmt.Fprintf(r.stderr, "reasonix: error: %s\n", e.Message)
 	}
