@@ -1,0 +1,246 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"reasonix/core/permission"
+	"reasonix/core/provider/providertest"
+	"reasonix/core/tool"
+)
+
+// freshTool is a fake writer named remember that, like the real one, needs
+// a person's approval for every call. It counts its runs.
+type freshTool struct{ funcTool }
+
+var _ tool.FreshApproval = (*freshTool)(nil)
+
+func (*freshTool) Preview(args json.RawMessage) string {
+	return "remember project/db-host: " + string(args)
+}
+
+func newFreshTool(runs *atomic.Int32) *freshTool {
+	return &freshTool{funcTool{name: "remember", run: func(_ context.Context, args json.RawMessage) (string, error) {
+		runs.Add(1)
+		return "saved " + string(args), nil
+	}}}
+}
+
+const freshArgs = `{"name":"db-host","content":"staging is db.internal"}`
+
+// TestFreshGateDecisions covers the decision table of checkTool for a
+// tool that needs a fresh approval, beside a plain writer under the same
+// permissions to show the rule is specific to such tools.
+func TestFreshGateDecisions(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	fresh, plain := newFreshTool(&runs), &funcTool{name: "remember_plain"}
+	granted := permission.NewGrants("/ws", "/home/u")
+	must(t, granted.Add("remember"))
+	must(t, granted.Add("remember_plain"))
+	tests := []struct {
+		name       string
+		perms      Permissions
+		want       permission.Decision
+		wantReason string
+		plain      permission.Decision // the plain writer under the same permissions
+	}{
+		{"ask posture", Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true},
+			permission.Ask, "remember project/db-host: " + freshArgs, permission.Ask},
+		{"yolo", Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true},
+			permission.Ask, "asked every time", permission.Allow},
+		{"auto", Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureAuto, Interactive: true},
+			permission.Ask, "asked every time", permission.Allow},
+		{"allow rule and allow mode", Permissions{Policy: policy(t, "allow", []string{"remember", "remember_plain"}, nil, nil), Interactive: true},
+			permission.Ask, "asked every time", permission.Allow},
+		{"session grant", Permissions{Policy: policy(t, "ask", nil, nil, nil), Grants: granted, Interactive: true},
+			permission.Ask, "asked every time", permission.Allow},
+		{"no policy", Permissions{Interactive: true},
+			permission.Ask, "asked every time", permission.Allow},
+		{"headless", Permissions{Policy: policy(t, "allow", nil, nil, nil), Posture: permission.PostureYolo},
+			permission.Deny, "this headless run has nobody who can", permission.Allow},
+		{"delegated", Permissions{Policy: policy(t, "allow", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true, Delegated: true},
+			permission.Deny, "a subagent has nobody who can", permission.Allow},
+		{"deny rule", Permissions{Policy: policy(t, "ask", []string{"remember"}, nil, []string{"remember", "remember_plain"}), Posture: permission.PostureYolo, Interactive: true},
+			permission.Deny, "blocked by deny rule remember", permission.Deny},
+		{"deny mode", Permissions{Policy: policy(t, "deny", nil, nil, nil), Interactive: true},
+			permission.Deny, "permission mode is deny", permission.Deny},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			g := tt.perms.checkTool(fresh, freshArgs)
+			if g.decision != tt.want || !strings.Contains(g.reason, tt.wantReason) {
+				t.Errorf("fresh tool: %v %q, want %v with %q", g.decision, g.reason, tt.want, tt.wantReason)
+			}
+			if len(g.suggest) != 0 {
+				t.Errorf("fresh tool got rule suggestions %v; no rule can cover it", g.suggest)
+			}
+			if g.decision == permission.Ask && !strings.Contains(g.reason, "remember project/db-host: ") {
+				t.Errorf("the ask reason %q lacks the preview", g.reason)
+			}
+			if p := tt.perms.checkTool(plain, freshArgs); p.decision != tt.plain {
+				t.Errorf("plain writer: %v %q, want %v", p.decision, p.reason, tt.plain)
+			}
+		})
+	}
+	if runs.Load() != 0 {
+		t.Fatal("deciding ran the tool")
+	}
+}
+
+// collectUntil reads events until match accepts one, returning it and every
+// event read on the way, so a test can also assert what did not happen.
+func collectUntil(h *harness, match func(Event) bool) (Event, []Event) {
+	h.t.Helper()
+	var seen []Event
+	e := h.waitEvent(func(e Event) bool { seen = append(seen, e); return match(e) })
+	return e, seen
+}
+
+func isApproval(e Event) bool { _, ok := e.(*ApprovalRequested); return ok }
+
+func TestFreshYoloStillAsks(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
+		perms: Permissions{Policy: policy(t, "allow", []string{"remember"}, nil, nil), Posture: permission.PostureYolo, Interactive: true}})
+	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "saved"})
+	h.sess.Run("remember the staging host")
+	ev := h.waitEvent(isApproval).(*ApprovalRequested)
+	if !ev.OnceOnly || len(ev.Suggestions) != 0 || !strings.Contains(ev.Reason, "remember project/db-host: "+freshArgs) {
+		t.Errorf("approval request = %+v, want once-only with the preview and no suggestions", ev)
+	}
+	if runs.Load() != 0 {
+		t.Fatal("the call ran before it was approved")
+	}
+	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: ApproveOnce})
+	done, _ := h.wait()
+	if done.Status != StatusOK || runs.Load() != 1 {
+		t.Fatalf("done %+v, runs %d", done, runs.Load())
+	}
+	if got := toolMessages(h.srv.Requests()[1])[0].Content; got != "saved "+freshArgs {
+		t.Errorf("result = %q", got)
+	}
+}
+
+func TestFreshGrantDoesNotCover(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	grants := permission.NewGrants("/ws", "/home/u")
+	must(t, grants.Add("remember"))
+	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
+		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Grants: grants, Interactive: true}})
+	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "not saved"})
+	h.sess.Run("go")
+	ev := h.waitEvent(isApproval).(*ApprovalRequested)
+	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: ApproveDeny})
+	done, _ := h.wait()
+	if done.Status != StatusOK || runs.Load() != 0 {
+		t.Fatalf("done %+v, runs %d", done, runs.Load())
+	}
+	if got := toolMessages(h.srv.Requests()[1])[0].Content; !strings.HasPrefix(got, "Blocked: denied by the user") {
+		t.Errorf("result = %q", got)
+	}
+}
+
+// TestFreshAlwaysDoesNotPersist: answering "always" (or "session") approves
+// the one call; the next call asks again, and neither a session grant nor a
+// rule in the project file is left behind.
+func TestFreshAlwaysDoesNotPersist(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	project := filepath.Join(t.TempDir(), "reasonix.toml")
+	const settings = "# team settings\ndefault_model = \"x\"\n"
+	must(t, os.WriteFile(project, []byte(settings), 0o644))
+	grants := permission.NewGrants("/ws", "/home/u")
+	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
+		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true, Grants: grants, ProjectFile: project}})
+	h.srv.Push(
+		providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}},
+		providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}},
+		providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}},
+		providertest.Turn{Text: "ok"},
+	)
+	h.sess.Run("go")
+	var seen []Event
+	for _, choice := range []string{ApproveAlways, ApproveSession, ApproveOnce} {
+		ev, evs := collectUntil(h, isApproval)
+		seen = append(seen, evs...)
+		h.sess.Approve(&ApprovalResponse{RequestID: ev.(*ApprovalRequested).RequestID, Choice: choice, Rule: "remember"})
+	}
+	done, evs := h.wait()
+	seen = append(seen, evs...)
+	if done.Status != StatusOK || runs.Load() != 3 {
+		t.Fatalf("done %+v, runs %d", done, runs.Load())
+	}
+	if n := len(eventsOf[*ApprovalRequested](seen)); n != 3 {
+		t.Errorf("%d approval requests, want one per call", n)
+	}
+	for _, n := range eventsOf[*Notice](seen) {
+		if strings.Contains(n.Message, "remember") {
+			t.Errorf("notice %q: a rule was granted or saved", n.Message)
+		}
+	}
+	if r := grants.Rules(); len(r) != 0 {
+		t.Errorf("session grants = %v, want none", r)
+	}
+	// The executor saves "always" rules in the background; it must not
+	// have started one, so the file is already final here.
+	if data, err := os.ReadFile(project); err != nil || string(data) != settings {
+		t.Errorf("project file = %q, %v; want it untouched", data, err)
+	}
+}
+
+func TestFreshHeadlessRefuses(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
+		perms: Permissions{Policy: policy(t, "allow", []string{"remember"}, nil, nil), Posture: permission.PostureYolo}})
+	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "could not save"})
+	done, evs := h.turn("go")
+	if done.Status != StatusOK || runs.Load() != 0 || len(eventsOf[*ApprovalRequested](evs)) != 0 {
+		t.Fatalf("done %+v, runs %d, events %v", done, runs.Load(), evs)
+	}
+	got := toolMessages(h.srv.Requests()[1])[0].Content
+	if !strings.HasPrefix(got, "Blocked: remember needs a person to approve each call, and this headless run has nobody who can") {
+		t.Errorf("result = %q", got)
+	}
+}
+
+func TestFreshDelegatedRefuses(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	// A subagent whose parent could answer approvals is still refused.
+	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
+		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true, Delegated: true}})
+	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "could not save"})
+	done, evs := h.turn("go")
+	if done.Status != StatusOK || runs.Load() != 0 || len(eventsOf[*ApprovalRequested](evs)) != 0 {
+		t.Fatalf("done %+v, runs %d", done, runs.Load())
+	}
+	got := toolMessages(h.srv.Requests()[1])[0].Content
+	if !strings.HasPrefix(got, "Blocked: remember needs a person to approve each call, and a subagent has nobody who can") {
+		t.Errorf("result = %q", got)
+	}
+}
+
+func TestFreshDenyRuleDenies(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
+		perms: Permissions{Policy: policy(t, "ask", nil, nil, []string{"remember"}), Posture: permission.PostureYolo, Interactive: true}})
+	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "denied"})
+	done, evs := h.turn("go")
+	if done.Status != StatusOK || runs.Load() != 0 || len(eventsOf[*ApprovalRequested](evs)) != 0 {
+		t.Fatalf("done %+v, runs %d", done, runs.Load())
+	}
+	if got := toolMessages(h.srv.Requests()[1])[0].Content; !strings.HasPrefix(got, "Blocked: blocked by deny rule remember") {
+		t.Errorf("result = %q", got)
+	}
+}
