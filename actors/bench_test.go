@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/core/compact"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
@@ -81,6 +82,9 @@ func BenchmarkAgentLoop(b *testing.B) {
 		sess, err := StartSession(sys, SessionSpec{Agent: AgentSpec{
 			Session: id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
 			ToolTimeout: time.Minute, Bus: bus,
+			// The built-in DeepSeek window: every step is measured for
+			// compaction, as in a real run.
+			Compaction: compact.Policy{Window: 1_000_000}.WithDefaults(),
 		}})
 		if err != nil {
 			b.Fatal(err)
