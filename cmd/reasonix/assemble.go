@@ -13,6 +13,7 @@ import (
 	"reasonix/core/mcp"
 
 	// Built-in providers and tools register themselves.
+	_ "reasonix/core/history"
 	_ "reasonix/core/memory"
 	_ "reasonix/core/provider/openai"
 	_ "reasonix/core/tool/builtin"

@@ -100,6 +100,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	root.AddCommand(NewCmdSubagent(f, nil))
 	root.AddCommand(NewCmdMCP(f, nil))
 	root.AddCommand(NewCmdSessions(f, nil))
+	root.AddCommand(NewCmdHistory(f, nil, nil))
 	return root
 }
 
