@@ -35,21 +35,33 @@ func (e *executor) tokens() int { return e.gauge.Tokens(e.msgs, e.turn.schemaByt
 // answer resumes the step) or when the turn had to end because even a
 // compacted conversation does not fit the window.
 func (e *executor) maintain(c actor.Context) bool {
-	pol := e.spec.Compaction
-	if !pol.Enabled() {
+	if !e.spec.Compaction.Enabled() {
 		return true
 	}
+	if _, folding := e.runTiers(c, false); folding {
+		return false
+	}
+	return e.ensureFits(c)
+}
+
+// runTiers applies the tiers Decide picks for the next request (manual:
+// the user's /compact) and reports whether it trimmed and whether a fold
+// has started.
+func (e *executor) runTiers(c actor.Context, manual bool) (trimmed, folding bool) {
 	tok := e.tokens()
-	d := pol.Decide(e.msgs, tok, e.gauge.Meter, false)
+	d := e.spec.Compaction.Decide(e.msgs, tok, e.gauge.Meter, manual)
 	if d.Trim != nil {
 		e.applyCompaction(d.Trim)
 		tok = e.tokens()
 	}
 	if d.Fold != nil {
-		e.startFold(c, *d.Fold, tok, compact.TriggerAuto)
-		return false
+		trigger := compact.TriggerAuto
+		if manual {
+			trigger = compact.TriggerManual
+		}
+		e.startFold(c, *d.Fold, tok, trigger)
 	}
-	return e.ensureFits(c)
+	return d.Trim != nil, d.Fold != nil
 }
 
 // ensureFits squeezes the conversation when the next request would not
@@ -83,17 +95,11 @@ func (e *executor) compactNow(c actor.Context) {
 		e.endTurn(c, StatusOK, "")
 		return
 	}
-	tok := e.tokens()
-	d := pol.Decide(e.msgs, tok, e.gauge.Meter, true)
-	if d.Trim != nil {
-		e.applyCompaction(d.Trim)
-		tok = e.tokens()
-	}
-	if d.Fold != nil {
-		e.startFold(c, *d.Fold, tok, compact.TriggerManual)
+	trimmed, folding := e.runTiers(c, true)
+	if folding {
 		return
 	}
-	if d.Trim == nil {
+	if !trimmed {
 		e.publish(&Notice{Level: "info", Message: "nothing to compact: the conversation is all recent"})
 	}
 	e.endTurn(c, StatusOK, "")

@@ -1,12 +1,10 @@
 package history
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 
 	"reasonix/core/tool"
@@ -96,8 +94,8 @@ func (*historyTool) ReadOnly() bool { return true }
 
 func (t *historyTool) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args toolArgs
-	if err := decodeArgs(raw, &args); err != nil {
-		return "", fmt.Errorf("history: %w", err)
+	if err := tool.DecodeArgs("history", raw, &args); err != nil {
+		return "", err
 	}
 	if t.env.Home == "" {
 		return "", errors.New("history: this run has no Reasonix home, so there are no saved sessions to search")
@@ -164,46 +162,4 @@ func (t *historyTool) around(args toolArgs) (string, error) {
 		return "", fmt.Errorf("history: %w", err)
 	}
 	return FormatWindow(w), nil
-}
-
-// decodeArgs reads the tool's JSON arguments into v: empty or null
-// arguments are {}, arguments wrapped once in a JSON string (which some
-// models send) are unwrapped, unknown fields are ignored and a field of
-// the wrong type is named in the error.
-func decodeArgs(raw json.RawMessage, v any) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		raw = []byte("{}")
-	}
-	if raw[0] == '"' {
-		var inner string
-		if err := json.Unmarshal(raw, &inner); err == nil {
-			raw = bytes.TrimSpace([]byte(inner))
-		}
-	}
-	if len(raw) == 0 || raw[0] != '{' {
-		return errors.New("arguments must be a JSON object")
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return fmt.Errorf("%q must be %s, got %s", te.Field, kindOf(te.Type), te.Value)
-		}
-		return fmt.Errorf("arguments are not valid JSON: %w", err)
-	}
-	return nil
-}
-
-// kindOf names the JSON type the tool's argument fields decode from.
-func kindOf(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Int:
-		return "an integer"
-	}
-	return "a " + t.Kind().String()
 }

@@ -69,7 +69,7 @@ func (*memoryTool) ReadOnly() bool { return true }
 
 func (t *memoryTool) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args memoryArgs
-	if err := decodeArgs("memory", raw, &args); err != nil {
+	if err := tool.DecodeArgs("memory", raw, &args); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {

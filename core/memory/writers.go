@@ -60,7 +60,7 @@ func (*remember) ReadOnly() bool { return false }
 // approving sees what later sessions will be told.
 func (*remember) Preview(raw json.RawMessage) string {
 	var args rememberArgs
-	if err := decodeArgs("remember", raw, &args); err != nil {
+	if err := tool.DecodeArgs("remember", raw, &args); err != nil {
 		return "remember (arguments unreadable: " + text.OneLine(err.Error(), previewRunes) + ")"
 	}
 	sc, err := ParseScope(args.Scope, Project)
@@ -72,7 +72,7 @@ func (*remember) Preview(raw json.RawMessage) string {
 
 func (t *remember) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args rememberArgs
-	if err := decodeArgs("remember", raw, &args); err != nil {
+	if err := tool.DecodeArgs("remember", raw, &args); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {
@@ -142,7 +142,7 @@ func (*forget) ReadOnly() bool { return false }
 // alone: the gate calls it while deciding, where no file is read.
 func (*forget) Preview(raw json.RawMessage) string {
 	var args forgetArgs
-	if err := decodeArgs("forget", raw, &args); err != nil {
+	if err := tool.DecodeArgs("forget", raw, &args); err != nil {
 		return "forget (arguments unreadable: " + text.OneLine(err.Error(), previewRunes) + ")"
 	}
 	sc, err := ParseScope(args.Scope, Project)
@@ -154,7 +154,7 @@ func (*forget) Preview(raw json.RawMessage) string {
 
 func (t *forget) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args forgetArgs
-	if err := decodeArgs("forget", raw, &args); err != nil {
+	if err := tool.DecodeArgs("forget", raw, &args); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {

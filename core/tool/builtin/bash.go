@@ -98,7 +98,7 @@ func (*bash) ReadOnly() bool { return false }
 
 func (t *bash) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args bashArgs
-	if err := decodeArgs("bash", raw, &args); err != nil {
+	if err := tool.DecodeArgs("bash", raw, &args); err != nil {
 		return "", err
 	}
 	if strings.TrimSpace(args.Command) == "" {

@@ -67,7 +67,7 @@ func (*editFile) ReadOnly() bool { return false }
 
 func (t *editFile) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args editFileArgs
-	if err := decodeArgs("edit_file", raw, &args); err != nil {
+	if err := tool.DecodeArgs("edit_file", raw, &args); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {
@@ -135,7 +135,7 @@ func (*multiEdit) ReadOnly() bool { return false }
 
 func (t *multiEdit) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args multiEditArgs
-	if err := decodeArgs("multi_edit", raw, &args); err != nil {
+	if err := tool.DecodeArgs("multi_edit", raw, &args); err != nil {
 		return "", err
 	}
 	if len(args.Edits) == 0 {

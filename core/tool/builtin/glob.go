@@ -57,7 +57,7 @@ func (*glob) ReadOnly() bool { return true }
 
 func (t *glob) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args globArgs
-	if err := decodeArgs("glob", raw, &args); err != nil {
+	if err := tool.DecodeArgs("glob", raw, &args); err != nil {
 		return "", err
 	}
 	set, err := compileGlob(args.Pattern, false)

@@ -123,7 +123,7 @@ func (*grep) ReadOnly() bool { return true }
 
 func (t *grep) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args grepArgs
-	if err := decodeArgs("grep", raw, &args); err != nil {
+	if err := tool.DecodeArgs("grep", raw, &args); err != nil {
 		return "", err
 	}
 	if args.Context < 0 || args.Context > grepMaxContext {

@@ -48,7 +48,7 @@ func (*ls) ReadOnly() bool { return true }
 
 func (t *ls) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args lsArgs
-	if err := decodeArgs("ls", raw, &args); err != nil {
+	if err := tool.DecodeArgs("ls", raw, &args); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {

@@ -52,7 +52,7 @@ func (*moveFile) ReadOnly() bool { return false }
 
 func (t *moveFile) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args moveFileArgs
-	if err := decodeArgs("move_file", raw, &args); err != nil {
+	if err := tool.DecodeArgs("move_file", raw, &args); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {

@@ -131,7 +131,7 @@ func TestDecodeArgs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var got args
-			err := decodeArgs("t", json.RawMessage(tc.raw), &got)
+			err := tool.DecodeArgs("t", json.RawMessage(tc.raw), &got)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want containing %q", err, tc.wantErr)

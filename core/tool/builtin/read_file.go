@@ -63,7 +63,7 @@ const lineNumberWidth = 6
 
 func (t *readFile) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args readFileArgs
-	if err := decodeArgs("read_file", raw, &args); err != nil {
+	if err := tool.DecodeArgs("read_file", raw, &args); err != nil {
 		return "", err
 	}
 	if args.Offset < 0 {

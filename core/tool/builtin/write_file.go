@@ -50,7 +50,7 @@ func (*writeFile) ReadOnly() bool { return false }
 
 func (t *writeFile) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	var args writeFileArgs
-	if err := decodeArgs("write_file", raw, &args); err != nil {
+	if err := tool.DecodeArgs("write_file", raw, &args); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {

@@ -1,4 +1,4 @@
-package builtin
+package tool
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// decodeArgs unmarshals the raw JSON arguments of tool name into v, a
+// DecodeArgs unmarshals the raw JSON arguments of tool name into v, a
 // pointer to a struct. It exists so a model's malformed call produces an
 // error it can act on, such as `read_file: "path" is required` or
 // `read_file: "offset" must be an integer, got string`, instead of a Go
@@ -22,7 +22,7 @@ import (
 // errors would name an embedded field by its Go path, not its JSON key.
 // Empty or null arguments decode as {}. Arguments wrapped in a JSON string
 // (a double-encoded object, which some models send) are unwrapped once.
-func decodeArgs(name string, raw json.RawMessage, v any) error {
+func DecodeArgs(name string, raw json.RawMessage, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		raw = []byte("{}")
