@@ -32,6 +32,9 @@ type Config struct {
 	MaxRetries int
 	// RetryBase is the first backoff delay; zero means the kind's default.
 	RetryBase time.Duration
+	// MaxInFlight is the ceiling of the endpoint's adaptive concurrency
+	// window (see Limiter); zero means DefaultMaxInFlight.
+	MaxInFlight int
 	// OmitReasoning keeps the model's earlier reasoning out of requests,
 	// for endpoints that reject the field. The zero value sends it back,
 	// which DeepSeek's thinking mode requires once tools are in play.

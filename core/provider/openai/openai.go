@@ -65,6 +65,7 @@ type Provider struct {
 	retryBase  time.Duration
 	clk        clock
 	gate       *gate
+	lim        *provider.Limiter
 	// sendReasoning is false for endpoints that reject reasoning_content
 	// in request messages.
 	sendReasoning bool
@@ -99,6 +100,7 @@ func newProvider(cfg provider.Config, clk clock, gates *gateSet) (*Provider, err
 		retryBase:     cfg.RetryBase,
 		clk:           clk,
 		gate:          gates.get(chatURL),
+		lim:           provider.EndpointLimiter(chatURL, cfg.MaxInFlight),
 		sendReasoning: !cfg.OmitReasoning,
 	}
 	if p.client == nil {
@@ -158,6 +160,10 @@ type attempt struct {
 	cancel context.CancelCauseFunc
 	timer  *time.Timer
 	stall  time.Duration
+	// slot is the endpoint limiter's admission, released when the
+	// exchange ends; ttfb is how long the headers took.
+	slot *provider.Slot
+	ttfb time.Duration
 }
 
 func (a *attempt) stop() {
@@ -165,20 +171,43 @@ func (a *attempt) stop() {
 	a.cancel(nil)
 }
 
+// admit waits for the endpoint's gate and then for a slot of its
+// limiter; a gate closed while waiting for the slot gives the slot back.
+func (p *Provider) admit(ctx context.Context) (*provider.Slot, error) {
+	for {
+		if err := p.gate.wait(ctx, p.clk); err != nil {
+			return nil, err
+		}
+		slot, err := p.lim.Acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !p.gate.deadline().After(p.clk.now()) {
+			return slot, nil
+		}
+		slot.Done(provider.Neutral, 0)
+	}
+}
+
 // send posts body until a 2xx response arrives, a failure is final, or
-// the retries run out. Every try first waits for the endpoint's gate.
+// the retries run out. Every try first waits for the endpoint's gate and
+// limiter; a request is never retried once its headers have arrived.
 func (p *Provider) send(ctx context.Context, body []byte) (*http.Response, *attempt, error) {
 	for try := 0; ; try++ {
-		if err := p.gate.wait(ctx, p.clk); err != nil {
+		slot, err := p.admit(ctx)
+		if err != nil {
 			return nil, nil, fmt.Errorf("chat request: %w", err)
 		}
+		sent := time.Now()
 		resp, att, err := p.try(ctx, body)
 		if err == nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 			if err := notEventStream(resp); err != nil {
 				resp.Body.Close()
 				att.stop()
+				slot.Done(provider.Neutral, 0)
 				return nil, nil, fmt.Errorf("chat request: %w", err)
 			}
+			att.slot, att.ttfb = slot, time.Since(sent)
 			return resp, att, nil
 		}
 		if ctx.Err() != nil {
@@ -186,25 +215,32 @@ func (p *Provider) send(ctx context.Context, body []byte) (*http.Response, *atte
 				resp.Body.Close()
 				att.stop()
 			}
+			slot.Done(provider.Neutral, 0)
 			return nil, nil, fmt.Errorf("chat request: %w", ctx.Err())
 		}
 		delay := backoff(try, p.retryBase, retryCap)
 		var retry bool
 		if err != nil {
+			slot.Done(provider.Neutral, 0)
 			retry = retryableError(err)
 		} else {
 			se, hasRetryAfter := p.statusError(resp)
 			resp.Body.Close()
 			att.stop()
-			err, retry = se, retryableStatus(se.StatusCode)
-			if hasRetryAfter {
-				delay = se.RetryAfter
+			if se.StatusCode == http.StatusTooManyRequests || se.StatusCode == http.StatusServiceUnavailable {
+				// Over the endpoint's limit: the limiter halves the
+				// window every agent of the process shares.
+				slot.Done(provider.Throttled, 0)
+			} else {
+				slot.Done(provider.Neutral, 0)
 			}
-			// The endpoint is telling every client to slow down: close
+			err, retry = se, retryableStatus(se.StatusCode)
+			// The endpoint told every client how long to wait: close
 			// its gate so that all requests in the process wait, this
-			// one's retry included.
-			if se.StatusCode == http.StatusTooManyRequests || hasRetryAfter {
-				p.gate.holdUntil(p.clk.now().Add(delay))
+			// one's retry included. Without Retry-After the smaller
+			// window slows everyone and this request backs off alone.
+			if hasRetryAfter {
+				p.gate.holdUntil(p.clk.now().Add(se.RetryAfter))
 				delay = 0
 			}
 		}
@@ -294,7 +330,13 @@ func (s *stallReader) Read(b []byte) (int, error) {
 // one terminal chunk.
 func (p *Provider) pump(ctx context.Context, resp *http.Response, att *attempt, ch chan provider.Chunk) {
 	defer close(ch)
-	deliver(ctx, ch, p.read(ctx, resp, att, ch))
+	term := p.read(ctx, resp, att, ch)
+	if term.Type == provider.ChunkDone {
+		att.slot.Done(provider.Succeeded, att.ttfb)
+	} else {
+		att.slot.Done(provider.Neutral, 0)
+	}
+	deliver(ctx, ch, term)
 }
 
 // read sends the response's chunks to ch and returns the terminal chunk,

@@ -23,9 +23,17 @@ type Server struct {
 	apiKey    string
 	// thinking turns on DeepSeek's reasoning send-back check.
 	thinking bool
+	// maxInFlight, when positive, is the concurrency limit WithMaxInFlight
+	// enforces.
+	maxInFlight int
 
 	mu      sync.Mutex
 	queue   []Turn
+	// inFlight counts chat requests being answered; peak is its highest
+	// value among accepted requests, throttled the requests turned away.
+	inFlight  int
+	peak      int
+	throttled int
 	reqs    []Request
 	changed chan struct{} // closed and replaced whenever a request is recorded
 	// reasoned holds the IDs of tool calls the fake streamed together with
@@ -73,6 +81,14 @@ func WithAPIKey(key string) Option {
 // reasoning where it does not need it.
 func WithThinkingMode() Option {
 	return func(s *Server) { s.thinking = true }
+}
+
+// WithMaxInFlight makes the fake behave like an endpoint with a hard
+// concurrency limit: a chat request that arrives while n others are being
+// answered gets 429 at once, with no Retry-After, and is neither recorded
+// nor given a turn. Throttled counts them.
+func WithMaxInFlight(n int) Option {
+	return func(s *Server) { s.maxInFlight = n }
 }
 
 // New starts a fake on a free loopback port. The caller must Close it.
@@ -195,12 +211,52 @@ func (s *Server) serveModels(w http.ResponseWriter) {
 	_ = json.NewEncoder(w).Encode(list)
 }
 
+// Throttled is the number of requests WithMaxInFlight turned away.
+func (s *Server) Throttled() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.throttled
+}
+
+// PeakInFlight is the highest number of chat requests the fake was
+// answering at once, counting only those it accepted.
+func (s *Server) PeakInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak
+}
+
+// enter counts a chat request in and reports false when it exceeds the
+// WithMaxInFlight limit; leave must follow an accepted one.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.maxInFlight > 0 && s.inFlight >= s.maxInFlight {
+		s.throttled++
+		return false
+	}
+	s.inFlight++
+	s.peak = max(s.peak, s.inFlight)
+	return true
+}
+
+func (s *Server) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight--
+}
+
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	arrived := time.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return // the client went away mid-body; nothing to answer
 	}
+	if !s.enter() {
+		writeError(w, http.StatusTooManyRequests, "fake: too many requests in flight", "rate_limit_error")
+		return
+	}
+	defer s.leave()
 	req := Request{
 		Arrived: arrived,
 		Method:  r.Method,

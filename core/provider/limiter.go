@@ -1,0 +1,291 @@
+package provider
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Limiter defaults. DefaultMaxInFlight is the window's ceiling when the
+// config sets none: a whole fleet plus the parent. InitialWindow is where
+// a new endpoint starts, so a provider with a low concurrency limit turns
+// away at most the difference instead of a whole fleet's first burst.
+const (
+	DefaultMaxInFlight = 64
+	InitialWindow      = 16
+	// maxProbeShift bounds how far repeated losses at the same level
+	// stretch the wait before the next probe (2^6 windows of successes).
+	maxProbeShift = 6
+)
+
+// Outcome is how one request that held a Limiter slot ended.
+type Outcome int
+
+// The outcomes a slot can report.
+const (
+	// Neutral is any ending that says nothing about the endpoint's
+	// capacity: a cancelled request, a transport error, a 4xx.
+	Neutral Outcome = iota
+	// Succeeded is a request the endpoint accepted and answered.
+	Succeeded
+	// Throttled is a 429 or 503: the endpoint is over its limit.
+	Throttled
+)
+
+// Limiter is the adaptive concurrency window of one provider endpoint,
+// shared by every agent of the process that talks to it. It admits a
+// request while fewer than Window requests are in flight and adapts the
+// window by additive increase, multiplicative decrease: a throttled reply
+// halves it (once per window: replies to requests sent under an older
+// window do not halve it again) and sets the level the window climbs
+// back to quickly; past that level it grows by one per window of
+// successes, and each further loss at the same level doubles that wait,
+// so a fleet pressing on a hard limit probes it a logarithmic number of
+// times. Growth pauses while the time to the first byte exceeds twice the
+// best seen, the soft sign of a queue building at the endpoint. Waiting
+// requests are admitted first come, first served. It is safe for
+// concurrent use.
+type Limiter struct {
+	mu       sync.Mutex
+	max      int
+	window   int
+	inFlight int
+	waiters  []*waiter
+	// epoch advances on every decrease; a slot remembers the epoch it
+	// was admitted in.
+	epoch uint64
+	// recover is the window below which each success adds one; edge is
+	// the lowest level a throttled request was admitted at since the last
+	// probe past it, and shift the doubling of the probe interval.
+	recover int
+	edge    int
+	shift   int
+	okRun   int
+	bestTTF time.Duration
+	// throttled counts Throttled outcomes, decreases the halvings.
+	throttled int64
+	decreases int64
+}
+
+type waiter struct {
+	ready chan struct{}
+	slot  *Slot
+}
+
+// NewLimiter returns a limiter whose window starts at min(max,
+// InitialWindow) and never exceeds max; max <= 0 means
+// DefaultMaxInFlight.
+func NewLimiter(max int) *Limiter {
+	if max <= 0 {
+		max = DefaultMaxInFlight
+	}
+	return &Limiter{max: max, window: min(max, InitialWindow), recover: max}
+}
+
+// Slot is one admitted request. Done must be called exactly once.
+type Slot struct {
+	l     *Limiter
+	epoch uint64
+	// level is the number in flight once this slot was admitted.
+	level int
+	once  sync.Once
+}
+
+// Acquire waits until the window admits one more request or ctx ends.
+func (l *Limiter) Acquire(ctx context.Context) (*Slot, error) {
+	l.mu.Lock()
+	if len(l.waiters) == 0 && l.inFlight < l.window {
+		s := l.admitLocked()
+		l.mu.Unlock()
+		return s, nil
+	}
+	w := &waiter{ready: make(chan struct{})}
+	l.waiters = append(l.waiters, w)
+	l.mu.Unlock()
+	select {
+	case <-w.ready:
+		return w.slot, nil
+	case <-ctx.Done():
+		l.mu.Lock()
+		granted := w.slot != nil
+		if !granted {
+			for i, x := range l.waiters {
+				if x == w {
+					l.waiters = append(l.waiters[:i], l.waiters[i+1:]...)
+					break
+				}
+			}
+		}
+		l.mu.Unlock()
+		if granted {
+			w.slot.Done(Neutral, 0)
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// TryAcquire admits a request if the window has room now and nobody is
+// waiting ahead of it.
+func (l *Limiter) TryAcquire() (*Slot, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.waiters) == 0 && l.inFlight < l.window {
+		return l.admitLocked(), true
+	}
+	return nil, false
+}
+
+func (l *Limiter) admitLocked() *Slot {
+	l.inFlight++
+	return &Slot{l: l, epoch: l.epoch, level: l.inFlight}
+}
+
+// wakeLocked admits waiters while the window has room.
+func (l *Limiter) wakeLocked() {
+	for len(l.waiters) > 0 && l.inFlight < l.window {
+		w := l.waiters[0]
+		l.waiters = l.waiters[1:]
+		w.slot = l.admitLocked()
+		close(w.ready)
+	}
+}
+
+// Done releases the slot and feeds its outcome to the window. ttfb is the
+// time the request took to its first byte, zero when unknown. Calls after
+// the first are ignored.
+func (s *Slot) Done(out Outcome, ttfb time.Duration) {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() { s.l.done(s, out, ttfb) })
+}
+
+func (l *Limiter) done(s *Slot, out Outcome, ttfb time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.inFlight--
+	switch out {
+	case Throttled:
+		l.throttled++
+		again := l.edge > 0
+		// The lowest level turned away is the best guess of the limit,
+		// whichever reply of a burst arrives first.
+		if l.edge == 0 || s.level < l.edge {
+			l.edge = s.level
+		}
+		l.recover = max(1, min(l.recover, l.edge-1))
+		if s.epoch == l.epoch {
+			l.epoch++
+			l.decreases++
+			l.window = max(1, l.window/2)
+			l.okRun = 0
+			if again {
+				l.shift = min(l.shift+1, maxProbeShift)
+			}
+		}
+	case Succeeded:
+		slow := false
+		if ttfb > 0 {
+			if l.bestTTF == 0 || ttfb < l.bestTTF {
+				l.bestTTF = ttfb
+			}
+			slow = ttfb > 2*l.bestTTF
+		}
+		if l.edge > 0 && s.level >= l.edge {
+			// A request got through at the level that was turned away:
+			// the limit moved up, so probing starts afresh.
+			l.edge, l.shift, l.recover = 0, 0, l.max
+		}
+		l.okRun++
+		switch {
+		case slow:
+		case l.window < l.recover:
+			l.window++
+			l.okRun = 0
+		case l.okRun >= l.window<<l.shift:
+			l.window++
+			l.okRun = 0
+		}
+		l.window = min(l.window, l.max)
+	}
+	l.wakeLocked()
+}
+
+// LimiterStats is a snapshot of one endpoint's limiter.
+type LimiterStats struct {
+	// Endpoint is the chat URL the limiter guards.
+	Endpoint string `json:"endpoint"`
+	// Window is how many requests may be in flight now; Max its ceiling.
+	Window int `json:"window"`
+	Max    int `json:"max"`
+	// InFlight and Waiting count admitted and queued requests.
+	InFlight int `json:"in_flight"`
+	Waiting  int `json:"waiting"`
+	// Throttled counts 429 and 503 replies; Decreases the halvings they
+	// caused.
+	Throttled int64 `json:"throttled"`
+	Decreases int64 `json:"decreases"`
+}
+
+// Stats returns the limiter's current state.
+func (l *Limiter) Stats() LimiterStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return LimiterStats{Window: l.window, Max: l.max, InFlight: l.inFlight, Waiting: len(l.waiters),
+		Throttled: l.throttled, Decreases: l.decreases}
+}
+
+var (
+	limMu    sync.Mutex
+	limiters = map[string]*Limiter{}
+)
+
+// EndpointLimiter returns the process-wide limiter of an endpoint,
+// creating it with ceiling max on first use (a later, different max
+// raises or lowers the ceiling). Every provider instance that talks to
+// the endpoint shares it, which is what makes the main session, a
+// planner and all subagents back off together.
+func EndpointLimiter(endpoint string, max int) *Limiter {
+	limMu.Lock()
+	defer limMu.Unlock()
+	l, ok := limiters[endpoint]
+	if !ok {
+		l = NewLimiter(max)
+		limiters[endpoint] = l
+		return l
+	}
+	if max > 0 {
+		l.mu.Lock()
+		if max != l.max {
+			l.max = max
+			l.window = min(l.window, max)
+			l.recover = min(l.recover, max)
+		}
+		l.mu.Unlock()
+	}
+	return l
+}
+
+// EndpointStats returns a snapshot of every endpoint limiter of the
+// process, sorted by endpoint.
+func EndpointStats() []LimiterStats {
+	limMu.Lock()
+	keys := make([]string, 0, len(limiters))
+	for k := range limiters {
+		keys = append(keys, k)
+	}
+	ls := make([]*Limiter, 0, len(keys))
+	sort.Strings(keys)
+	for _, k := range keys {
+		ls = append(ls, limiters[k])
+	}
+	limMu.Unlock()
+	out := make([]LimiterStats, 0, len(ls))
+	for i, l := range ls {
+		st := l.Stats()
+		st.Endpoint = keys[i]
+		out = append(out, st)
+	}
+	return out
+}
