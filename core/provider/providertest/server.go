@@ -27,15 +27,15 @@ type Server struct {
 	// enforces.
 	maxInFlight int
 
-	mu      sync.Mutex
-	queue   []Turn
+	mu    sync.Mutex
+	queue []Turn
 	// inFlight counts chat requests being answered; peak is its highest
 	// value among accepted requests, throttled the requests turned away.
 	inFlight  int
 	peak      int
 	throttled int
-	reqs    []Request
-	changed chan struct{} // closed and replaced whenever a request is recorded
+	reqs      []Request
+	changed   chan struct{} // closed and replaced whenever a request is recorded
 	// reasoned holds the IDs of tool calls the fake streamed together with
 	// reasoning, which a later request must send that reasoning back with.
 	reasoned map[string]bool
