@@ -3,6 +3,7 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -62,6 +63,14 @@ type BuildOptions struct {
 	MCPElicitation string
 	// MaxSteps bounds model requests per turn; 0 means no bound.
 	MaxSteps int
+	// PlanMode starts the session in plan mode; PlanApprove approves its
+	// first plan without asking (run --plan --approve-plan).
+	PlanMode    bool
+	PlanApprove bool
+	// PlannerModel overrides agent.planner_model: a model reference that,
+	// when it resolves to another model than the executor's, makes the
+	// session a two-model run.
+	PlannerModel string
 	// Logger is the session's logger, before it is tagged with the session
 	// id; nil discards.
 	Logger *slog.Logger
@@ -108,12 +117,18 @@ type Built struct {
 	Warnings []string
 	// Transcript is the session's transcript store.
 	Transcript *session.Store
+	// Planner is the planner's transcript in a two-model run, else nil.
+	Planner *session.Store
 }
 
 // Close closes the session's transcript. Call it after the session has
 // stopped.
 func (b *Built) Close() error {
-	if err := b.Transcript.Close(); err != nil {
+	err := b.Transcript.Close()
+	if b.Planner != nil {
+		err = errors.Join(err, b.Planner.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("close transcript: %w", err)
 	}
 	return nil
@@ -205,6 +220,8 @@ func Build(cfg *config.Config, o BuildOptions) (*Built, error) {
 			Permissions:     perms,
 			ApprovalTimeout: time.Duration(cfg.Permissions.ApprovalTimeoutSeconds) * time.Second,
 			Compaction:      CompactionPolicy(cfg, res),
+			PlanMode:        o.PlanMode,
+			PlanApprove:     o.PlanApprove,
 			MaxTokens:       res.MaxTokens,
 			ArchiveDir:      compact.ArchiveDir(cfg.Home),
 		},
@@ -213,6 +230,16 @@ func Build(cfg *config.Config, o BuildOptions) (*Built, error) {
 		MCP:        mcpSpec,
 	}
 	if o.Profile == nil {
+		ref := o.PlannerModel
+		if ref == "" {
+			ref = cfg.Agent.PlannerModel
+		}
+		if b.Spec.Planner, b.Planner, err = buildPlanner(cfg, o, ref, res, sb, id, base, envp, perms); err != nil {
+			return nil, errors.Join(err, b.closeIfNew(o))
+		}
+		if b.Spec.Planner != nil {
+			b.Spec.Agent.Role = RoleExecutor
+		}
 		b.Spec.Fleet = (&subagents{cfg: cfg, cwd: o.Cwd, parent: id, model: res, prov: prov, sb: sb, perms: perms,
 			env: envp, logger: logger, sessions: session.ProjectDir(cfg.Home, o.Cwd)}).fleetSpec()
 	}
@@ -417,4 +444,18 @@ func createTranscript(cfg *config.Config, cwd, model string) (string, *session.S
 		return "", nil, fmt.Errorf("transcript: %w", err)
 	}
 	return id, store, nil
+}
+
+// closeIfNew undoes the transcript Build created when Build fails after
+// it: the file is closed and removed, as no session ever ran in it. A
+// resumed transcript stays the caller's.
+func (b *Built) closeIfNew(o BuildOptions) error {
+	if o.Resume != nil || b.Transcript == nil {
+		return nil
+	}
+	err := b.Transcript.Close()
+	if rmErr := os.Remove(b.Transcript.Path()); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+		err = errors.Join(err, rmErr)
+	}
+	return err
 }

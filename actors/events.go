@@ -27,6 +27,8 @@ type Meta struct {
 	Session string `json:"session"`
 	// Task is the subagent task, empty for the main session.
 	Task string `json:"task,omitempty"`
+	// Role is planner or executor in a two-model run; empty otherwise.
+	Role string `json:"role,omitempty"`
 }
 
 func (m *Meta) meta() *Meta { return m }
@@ -206,12 +208,38 @@ type Compacted struct {
 	Archive        string `json:"archive,omitempty"`
 }
 
+// PlanReady reports the plan a planner wrote, before it is handed to the
+// executor; Round counts from 1 and grows with each re-plan.
+type PlanReady struct {
+	Meta
+	Round int    `json:"round"`
+	Plan  string `json:"plan"`
+}
+
+// PlanProposed reports the plan a session in plan mode presents with
+// exit_plan_mode. Where a frontend answers, an approval_requested for the
+// call follows.
+type PlanProposed struct {
+	Meta
+	Plan string `json:"plan"`
+}
+
+// PlanStep reports a step of an approved plan done (complete_step).
+type PlanStep struct {
+	Meta
+	Step    string `json:"step"`
+	Summary string `json:"summary,omitempty"`
+}
+
 // Kind implementations: the wire names.
 func (*SessionStarted) Kind() string { return "session_started" }
 func (*CompactionStarted) Kind() string {
 	return "compaction_started"
 }
 func (*Compacted) Kind() string      { return "compaction" }
+func (*PlanReady) Kind() string      { return "plan_ready" }
+func (*PlanProposed) Kind() string   { return "plan_proposed" }
+func (*PlanStep) Kind() string       { return "plan_step" }
 func (*TextDelta) Kind() string      { return "text_delta" }
 func (*ReasoningDelta) Kind() string { return "reasoning_delta" }
 func (*ToolStarted) Kind() string    { return "tool_started" }

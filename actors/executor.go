@@ -31,7 +31,10 @@ type AgentSpec struct {
 	// Session names the session in events and replies.
 	Session string
 	// Task is the subagent task ID; empty for the main executor.
-	Task     string
+	Task string
+	// Role is RolePlanner or RoleExecutor in a two-model run, carried in
+	// every event; empty otherwise.
+	Role     string
 	Provider provider.Provider
 	// Model is sent with each request (empty: the provider's own).
 	Model string
@@ -68,6 +71,11 @@ type AgentSpec struct {
 	// ApprovalTimeout, when positive, denies a call nobody approved within
 	// it.
 	ApprovalTimeout time.Duration
+	// PlanMode starts the session planning: it offers exit_plan_mode and
+	// complete_step, and nothing may change until a plan is approved.
+	// PlanApprove approves the first plan at once (run --approve-plan).
+	PlanMode    bool
+	PlanApprove bool
 	// Compaction keeps the conversation inside the model's context
 	// window; a zero Window turns it off.
 	Compaction compact.Policy
@@ -104,6 +112,8 @@ type executor struct {
 	ledger *ledger
 	// gauge estimates the next request's size for compaction.
 	gauge compact.Gauge
+	// planning says the session is in plan mode and no plan is approved.
+	planning bool
 }
 
 // runnerRef links a running tool runner to its call.
@@ -137,6 +147,12 @@ type turn struct {
 	// manual marks a /compact turn; fold is the fold in flight.
 	manual bool
 	fold   *foldState
+	// planWindow is open once a plan is approved in this turn;
+	// endAfterTools ends the turn after the step's tools with lastPlan as
+	// its answer (a plan nobody can approve).
+	planWindow    bool
+	endAfterTools bool
+	lastPlan      string
 
 	// streaming phase
 	cancel    context.CancelFunc
@@ -178,7 +194,8 @@ func newExecutor(sys *System, spec AgentSpec) *executor {
 	if log == nil {
 		log = sys.Logger()
 	}
-	e := &executor{sys: sys, spec: spec, log: log.With("session", spec.Session, "task", spec.Task), ledger: newLedger(sys)}
+	e := &executor{sys: sys, spec: spec, log: log.With("session", spec.Session, "task", spec.Task), ledger: newLedger(sys),
+		planning: spec.PlanMode}
 	if len(spec.History) > 0 {
 		e.msgs = slices.Clone(spec.History)
 		// Fleet ids go on from the resumed conversation's, so a task id
@@ -302,7 +319,7 @@ func (e *executor) publish(ev Event) {
 		return
 	}
 	m := ev.meta()
-	m.Session, m.Task = e.spec.Session, e.spec.Task
+	m.Session, m.Task, m.Role = e.spec.Session, e.spec.Task, e.spec.Role
 	if e.spec.gate != nil {
 		e.spec.gate.publish(e.spec.Bus, ev)
 		return
@@ -338,7 +355,7 @@ func (e *executor) startTurn(c actor.Context, m *RunTurn) {
 		e.compactNow(c)
 		return
 	}
-	e.append(provider.Message{Role: provider.RoleUser, Content: m.Input})
+	e.append(provider.Message{Role: provider.RoleUser, Content: e.planTurnInput(m.Input)})
 	e.startStep(c)
 }
 
@@ -554,7 +571,10 @@ func (e *executor) dispatch(c actor.Context, i int) {
 			Output: fmt.Sprintf("Error: unknown tool %q; available tools: %s", call.Name, strings.Join(t.tools.Names(), ", "))}, i)
 		return
 	}
-	g := e.spec.Permissions.checkTool(tl, call.Arguments)
+	if e.planDispatch(c, i, tl) {
+		return
+	}
+	g := e.windowPermissions().checkTool(tl, call.Arguments)
 	switch g.decision {
 	case permission.Deny:
 		e.publish(started)
@@ -724,6 +744,8 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 		switch {
 		case t.canceled:
 			reason = "the turn was cancelled before the user approved it"
+		case reason == "" && call.Name == ToolExitPlanMode:
+			reason = "the user did not approve the plan; revise it, or ask what to change"
 		case reason == "":
 			reason = "denied by the user"
 		}
@@ -736,6 +758,16 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 		return
 	}
 	tl, _ := t.tools.Get(call.Name) // present: the turn's tools never change
+	if call.Name == ToolExitPlanMode {
+		e.publish(&ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: m.Choice})
+		e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
+		t.pending--
+		e.approvePlan(i)
+		if t.pending == 0 {
+			e.nextGroup(c)
+		}
+		return
+	}
 	// A tool that needs a person every call is approved for this call
 	// only, whatever scope the answer named.
 	_, once := tl.(tool.FreshApproval)
@@ -835,6 +867,9 @@ func (e *executor) finishTools(c actor.Context) {
 	switch {
 	case t.canceled:
 		e.endTurn(c, StatusCancelled, "")
+	case t.endAfterTools:
+		t.lastText = t.lastPlan
+		e.endTurn(c, StatusOK, "")
 	case e.spec.FailOnCrash && crash != "":
 		e.publish(&ErrorOccurred{Message: crash})
 		e.endTurn(c, StatusFailed, crash)

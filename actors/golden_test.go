@@ -69,6 +69,10 @@ var eventSamples = []Event{
 	&CompactionStarted{Meta: goldenMeta(34, ""), Tier: "fold", Trigger: "auto", Tokens: 13200, Messages: 41},
 	&Compacted{Meta: goldenMeta(35, ""), Tier: "fold", Trigger: "auto", TokensBefore: 13200, TokensAfter: 5100, Window: 16000,
 		MessagesBefore: 88, MessagesAfter: 31, Archive: "/home/u/.reasonix/archive/20261201-120000.000000000.jsonl"},
+	&PlanReady{Meta: Meta{Seq: 36, Time: goldenMeta(0, "").Time, Session: "s1", Role: RolePlanner}, Round: 1,
+		Plan: "1. Add the flag in cmd/run.go.\n2. Run go test ./cmd/..."},
+	&PlanProposed{Meta: goldenMeta(37, ""), Plan: "1. Add the flag.\n2. Test it."},
+	&PlanStep{Meta: goldenMeta(38, ""), Step: "1", Summary: "added the flag"},
 }
 
 // commandSamples holds each command in the shapes worth pinning; its

@@ -25,6 +25,9 @@ type SessionSpec struct {
 	// Fleet, when set, gives the session a scheduler for subagent tasks
 	// and the executor the task, fleet and parallel_tasks tools.
 	Fleet *FleetSpec
+	// Planner, when set, makes the session a two-model run: a coordinator
+	// in place of the executor, with a planner beside it.
+	Planner *PlannerSpec
 }
 
 // sessionActor supervises one chat or run session. It is the entry point
@@ -201,7 +204,25 @@ func (s *sessionActor) start(c actor.Context) {
 			}
 		}
 	}
-	s.executor = c.Spawn(executorProps(s.sys, a))
+	if a.PlanMode {
+		for _, t := range PlanModeTools() {
+			if err := a.Tools.Replace(t); err != nil {
+				s.sys.Logger().Error("register plan-mode tool", "tool", t.Name(), "err", err)
+			}
+		}
+	}
+	if p := s.spec.Planner; p != nil {
+		reports := &planReports{}
+		if err := a.Tools.Replace(&planReportTool{reports: reports}); err != nil {
+			s.sys.Logger().Error("register plan_report", "err", err)
+		}
+		plan := *p
+		plan.Agent.Session, plan.Agent.Bus, plan.Agent.Role = a.Session, a.Bus, RolePlanner
+		a.Role = RoleExecutor
+		s.executor = c.Spawn(coordinatorProps(s.sys, a, plan, reports))
+	} else {
+		s.executor = c.Spawn(executorProps(s.sys, a))
+	}
 	s.startMCP(c)
 	if a.Bus != nil {
 		a.Bus.Publish(&SessionStarted{

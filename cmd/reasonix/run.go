@@ -23,6 +23,10 @@ type RunOptions struct {
 	globalOptions
 	Prompt       string
 	Model        string
+	PlannerModel string
+	// Plan starts in plan mode; ApprovePlan approves its plan headless.
+	Plan         bool
+	ApprovePlan  bool
 	MaxSteps     int
 	OutputFormat string
 	// InputFormat is text (the prompt from the arguments or stdin) or
@@ -67,6 +71,9 @@ Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
 			if opts.MCPElicitation != "" && !slices.Contains(mcpElicitations, opts.MCPElicitation) {
 				return usageErrorf("--mcp-elicitation %q: want one of %s", opts.MCPElicitation, strings.Join(mcpElicitations, ", "))
 			}
+			if opts.ApprovePlan && !opts.Plan {
+				return usageErrorf("--approve-plan goes with --plan")
+			}
 			if opts.Continue && opts.Resume != "" {
 				return usageErrorf("--continue and --resume cannot be used together")
 			}
@@ -92,6 +99,9 @@ Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Model, "model", "m", "", "model: a provider name, a model name or provider/model (default: default_model)")
+	fl.BoolVar(&opts.Plan, "plan", false, "plan first: research read-only and present a plan; headless, print it and stop without changing anything")
+	fl.BoolVar(&opts.ApprovePlan, "approve-plan", false, "with --plan: approve the plan and carry it out")
+	fl.StringVar(&opts.PlannerModel, "planner-model", "", "plan with this model and execute with --model (default: agent.planner_model); the same model as the executor's means one model")
 	fl.IntVar(&opts.MaxSteps, "max-steps", 0, "stop after this many model requests (0: no limit)")
 	fl.StringVarP(&opts.OutputFormat, "output-format", "o", "text", "text, json or stream-json")
 	fl.BoolVarP(&opts.Continue, "continue", "c", false, "continue the most recent session of this workspace")
@@ -161,6 +171,9 @@ func runRun(f *Factory, opts *RunOptions) error {
 		TrustProjectMCP: opts.TrustProjectMCP,
 		MCPElicitation:  opts.MCPElicitation,
 		MaxSteps:        opts.MaxSteps,
+		PlannerModel:    opts.PlannerModel,
+		PlanMode:        opts.Plan,
+		PlanApprove:     opts.ApprovePlan,
 		Logger:          logger,
 		Client:          mcpClient(f),
 		Getenv:          getenv(f),
@@ -213,7 +226,9 @@ func (r *renderer) event(ev actors.Event) {
 func (r *renderer) text(ev actors.Event) {
 	switch e := ev.(type) {
 	case *actors.TextDelta:
-		if e.Task != "" || e.Text == "" {
+		// A planner's text is its plan, shown whole by plan_ready; stdout
+		// carries the answer.
+		if e.Task != "" || e.Text == "" || e.Role == actors.RolePlanner {
 			return
 		}
 		fmt.Fprint(r.stdout, e.Text)
@@ -239,7 +254,24 @@ func (r *renderer) text(ev actors.Event) {
 				e.Tier, e.Trigger, e.TokensBefore, e.TokensAfter, e.Window, e.Archive)
 		}
 	case *actors.ErrorOccurred:
+		if e.Role == actors.RolePlanner {
+			fmt.Fprintf(r.stderr, "reasonix: error: planner: %s\n", e.Message)
+			return
+		}
 		fmt.Fprintf(r.stderr, "reasonix: error: %s\n", e.Message)
+	case *actors.PlanProposed:
+		if e.Task == "" {
+			// The plan is the answer of a run that stops at it, and news
+			// in one that carries it out.
+			fmt.Fprintln(r.stdout, strings.TrimRight(e.Plan, "\n"))
+			r.wroteText, r.endsNewline = true, true
+		}
+	case *actors.PlanStep:
+		if e.Task == "" {
+			fmt.Fprintf(r.stderr, "• step %s done %s\n", e.Step, e.Summary)
+		}
+	case *actors.PlanReady:
+		fmt.Fprintf(r.stderr, "• plan (round %d):\n%s\n", e.Round, strings.TrimRight(e.Plan, "\n"))
 	}
 }
 

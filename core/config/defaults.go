@@ -17,6 +17,7 @@ subagent_ask = "parent"
 tool_result_snip_ratio = 0.6
 compact_ratio = 0.8
 compact_force_ratio = 0.9
+plan_rounds = 3
 
 [tools]
 bash_timeout_seconds = 120

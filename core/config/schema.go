@@ -84,6 +84,9 @@ type Agent struct {
 	// PlannerModel, when it resolves to a different model than the
 	// executor's, turns on two-model collaboration.
 	PlannerModel string `toml:"planner_model"`
+	// PlanRounds bounds the planning rounds of one turn in a two-model
+	// run, the first included (1-10; 0 means the default, 3).
+	PlanRounds int `toml:"plan_rounds"`
 	// SubagentModel and SubagentEffort are the defaults for subagents.
 	SubagentModel  string `toml:"subagent_model"`
 	SubagentEffort string `toml:"subagent_effort"`

@@ -106,6 +106,9 @@ func (v *checker) agent(a *Agent) {
 	}
 	v.oneOf("agent.reasoning_language", a.ReasoningLanguage, "auto", "zh", "en")
 	v.modelRef("agent.planner_model", a.PlannerModel)
+	if a.PlanRounds < 0 || a.PlanRounds > 10 {
+		v.add("agent.plan_rounds", "%d is out of range; use 1 to 10 (0 for the default, 3)", a.PlanRounds)
+	}
 	v.modelRef("agent.subagent_model", a.SubagentModel)
 	for _, profile := range sortedStringKeys(a.SubagentModels) {
 		v.modelRef(dotted([]string{"agent", "subagent_models", profile}), a.SubagentModels[profile])
