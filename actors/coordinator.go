@@ -299,10 +299,23 @@ func (co *coordinator) publish(ev Event, role string) {
 	co.exec.Bus.Publish(ev)
 }
 
-// repair ends a turn nobody is working on any more and answers a turn
-// request whose handler crashed.
+// repair ends a turn nobody is working on any more, or whose child's
+// answer the crash lost, and answers a turn request whose handler
+// crashed.
 func (co *coordinator) repair(c actor.Context, m *Crashed) {
 	co.ledger.reconcile(c)
+	if _, ok := m.Lost.(*TurnFinished); ok && co.turn != nil {
+		// The answer of a child was lost with the handler: its turn is
+		// over, and so is this one.
+		role := RoleExecutor
+		if m.Sender != nil && m.Sender.Equal(co.planner) {
+			role = RolePlanner
+		}
+		if co.ledger.settle(role) {
+			co.finish(c, &TurnFinished{Status: StatusFailed, Error: m.Error()})
+			return
+		}
+	}
 	if _, ok := m.Lost.(*RunTurn); ok && m.Sender != nil && !co.answered {
 		if co.turn == nil || co.turn.replyTo == nil || !co.turn.replyTo.Equal(m.Sender) {
 			c.Send(m.Sender, &TurnFinished{Session: co.exec.Session, Status: StatusFailed, Error: m.Error()})

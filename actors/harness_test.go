@@ -50,6 +50,10 @@ type harnessOpts struct {
 	// compaction and archive are AgentSpec.Compaction and ArchiveDir.
 	compaction compact.Policy
 	archive    string
+	// planRounds, when positive, makes the session a two-model run: a
+	// planner on the same fake with model "plan-model", no tools and the
+	// system prompt "plan".
+	planRounds int
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -88,12 +92,21 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 			return agent, nil
 		}
 	}
+	var planner *PlannerSpec
+	if o.planRounds > 0 {
+		empty, err := tool.NewRegistry()
+		if err != nil {
+			t.Fatal(err)
+		}
+		planner = &PlannerSpec{Rounds: o.planRounds, Agent: AgentSpec{Provider: p, Model: "plan-model", Tools: empty,
+			System: "plan", ToolTimeout: timeout}}
+	}
 	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
 		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
 		MaxSteps: o.maxSteps, ToolTimeout: timeout, Bus: bus, Permissions: o.perms,
 		ToolGrace: o.grace, ApprovalTimeout: o.approvalTimeout,
 		Compaction: o.compaction, ArchiveDir: o.archive,
-	}, Fleet: o.fleet})
+	}, Fleet: o.fleet, Planner: planner})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -229,3 +229,31 @@ func TestE2EPlannerCutFailsBeforeExecutor(t *testing.T) {
 		t.Fatal("out.txt was written")
 	}
 }
+
+// TestE2ETwoModelResume: --continue rebuilds both conversations from
+// their transcripts, so each role's next request extends its last one.
+func TestE2ETwoModelResume(t *testing.T) {
+	t.Parallel()
+	m := &twoModels{report: "done"}
+	e := twoModelE2E(t, m, "")
+	if r := e.run("run", "write out.txt"); r.code != 0 {
+		t.Fatalf("first run:\n%s", r)
+	}
+	first := e.srv.Count()
+	if r := e.run("run", "--continue", "write it again"); r.code != 0 {
+		t.Fatalf("continued run:\n%s", r)
+	}
+	reqs := e.srv.Requests()
+	for _, model := range []string{planModel, execModel} {
+		before, after := byModel(reqs[:first], model), byModel(reqs[first:], model)
+		if len(before) == 0 || len(after) == 0 {
+			t.Fatalf("%s: %d requests before, %d after", model, len(before), len(after))
+		}
+		var last, next wireRequest
+		must(t, json.Unmarshal(before[len(before)-1].Body, &last))
+		must(t, json.Unmarshal(after[0].Body, &next))
+		if !extends(last.Messages, next.Messages) {
+			t.Fatalf("%s: the continued conversation does not extend the first run's", model)
+		}
+	}
+}
