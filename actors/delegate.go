@@ -59,7 +59,14 @@ const taskProps = `"prompt":{"type":"string","description":"Complete instruction
 	`"profile":{"type":"string","description":"Optional name of a subagent profile to run the task with."},` +
 	`"write_paths":{"type":"array","items":{"type":"string"},"description":"Files or directories the task may modify. Omit for a read-only task. Tasks whose paths overlap never run at the same time."},` +
 	`"model":{"type":"string","description":"Optional model for this task."},` +
-	`"effort":{"type":"string","description":"Optional reasoning effort for this task."}`
+	`"effort":{"type":"string","description":"Optional reasoning effort for this task."},` +
+	`"budget":` + budgetSchema
+
+// budgetSchema describes the optional ceilings of a task or a fleet.
+const budgetSchema = `{"type":"object","additionalProperties":false,"description":"Optional ceilings. A task that reaches one stops and returns its partial answer, marked over_budget.",` +
+	`"properties":{"tokens":{"type":"integer","minimum":1,"description":"Input plus output tokens."},` +
+	`"turns":{"type":"integer","minimum":1,"description":"Model requests."},` +
+	`"seconds":{"type":"integer","minimum":1,"description":"Wall time."}}}`
 
 // DelegationTools returns the task, fleet and parallel_tasks tools for a
 // session that has a scheduler.
@@ -77,7 +84,7 @@ func DelegationTools() []tool.Tool {
 			desc: fmt.Sprintf("Run 2 to %d independent tasks in parallel subagents and wait for all of them. "+
 				"The result lists every task's outcome in the order given. Give writers disjoint write_paths so they can run at once; "+
 				"a failed task does not stop the others.", MaxFleetTasks),
-			schema: fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["tasks"],"properties":{"tasks":{"type":"array","minItems":2,"maxItems":%d,"description":"The tasks to run.","items":{"type":"object","additionalProperties":false,"required":["prompt"],"properties":{%s}}}}}`, MaxFleetTasks, taskProps),
+			schema: fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["tasks"],"properties":{"budget":%s,"tasks":{"type":"array","minItems":2,"maxItems":%d,"description":"The tasks to run. A task without its own budget gets an even share of what is left of the fleet's.","items":{"type":"object","additionalProperties":false,"required":["prompt"],"properties":{%s}}}}}`, budgetSchema, MaxFleetTasks, taskProps),
 		},
 		&delegateTool{
 			name: ToolParallelTasks,
@@ -95,6 +102,15 @@ type taskArgs struct {
 	WritePaths []string `json:"write_paths"`
 	Model      string   `json:"model"`
 	Effort     string   `json:"effort"`
+	Budget     Budget   `json:"budget"`
+}
+
+// checkBudget rejects negative ceilings.
+func checkBudget(b Budget) error {
+	if b.Tokens < 0 || b.Turns < 0 || b.Seconds < 0 {
+		return fmt.Errorf("budget values must be positive, got %+v", b)
+	}
+	return nil
 }
 
 // parseDelegation turns a delegation call's arguments into task specs, with
@@ -104,6 +120,7 @@ func parseDelegation(name, args, fleetID string) ([]TaskSpec, error) {
 		args = "{}"
 	}
 	var list []taskArgs
+	var whole Budget
 	switch name {
 	case ToolTask:
 		var one taskArgs
@@ -113,12 +130,16 @@ func parseDelegation(name, args, fleetID string) ([]TaskSpec, error) {
 		list = []taskArgs{one}
 	default:
 		var many struct {
-			Tasks []taskArgs `json:"tasks"`
+			Tasks  []taskArgs `json:"tasks"`
+			Budget Budget     `json:"budget"`
 		}
 		if err := json.Unmarshal([]byte(args), &many); err != nil {
 			return nil, fmt.Errorf("%s: arguments are not valid JSON: %w", name, err)
 		}
-		list = many.Tasks
+		list, whole = many.Tasks, many.Budget
+		if err := checkBudget(whole); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 		min := 2
 		if name == ToolParallelTasks {
 			min = 1
@@ -132,7 +153,11 @@ func parseDelegation(name, args, fleetID string) ([]TaskSpec, error) {
 		if strings.TrimSpace(a.Prompt) == "" {
 			return nil, fmt.Errorf("%s: task %d has an empty prompt", name, i+1)
 		}
-		spec := TaskSpec{ID: fmt.Sprintf("%s.%d", fleetID, i+1), Prompt: a.Prompt, Profile: a.Profile, Model: a.Model, Effort: a.Effort}
+		if err := checkBudget(a.Budget); err != nil {
+			return nil, fmt.Errorf("%s: task %d: %w", name, i+1, err)
+		}
+		spec := TaskSpec{ID: fmt.Sprintf("%s.%d", fleetID, i+1), Prompt: a.Prompt, Profile: a.Profile, Model: a.Model, Effort: a.Effort,
+			Budget: a.Budget, FleetBudget: whole}
 		if name != ToolParallelTasks && a.WritePaths != nil {
 			spec.Writer, spec.WritePaths = true, a.WritePaths
 		}
@@ -154,18 +179,32 @@ func formatFleet(name string, r *FleetResult) (string, bool) {
 		if t.Status == TaskOK {
 			return capText(t.Text), false
 		}
+		if t.Status == TaskOverBudget {
+			return fmt.Sprintf("[partial answer: task %s stopped at its %s budget]\n%s", t.TaskID, t.OverBudget, capText(t.Text)), false
+		}
 		return fmt.Sprintf("Error: task %s %s: %s\n%s", t.TaskID, t.Status, t.Error, capText(t.Text)), true
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d tasks: %d ok, %d failed, %d timed out, %d cancelled.\n", len(r.Results),
+	fmt.Fprintf(&b, "%d tasks: %d ok, %d failed, %d timed out, %d cancelled", len(r.Results),
 		counts[TaskOK], counts[TaskFailed], counts[TaskTimedOut], counts[TaskCancelled])
+	if n := counts[TaskOverBudget]; n > 0 {
+		fmt.Fprintf(&b, ", %d over budget (partial answers)", n)
+		allFailed = false
+	}
+	b.WriteString(".\n")
 	for i, t := range r.Results {
 		fmt.Fprintf(&b, "\n## Task %d (%s): %s", i+1, t.TaskID, t.Status)
 		if t.Steps > 0 {
 			fmt.Fprintf(&b, ", %d steps", t.Steps)
 		}
+		if t.CacheHitPct > 0 {
+			fmt.Fprintf(&b, ", %g%% cache hits", t.CacheHitPct)
+		}
 		b.WriteString("\n")
-		if t.Error != "" && t.Status != TaskOK {
+		if t.Status == TaskOverBudget {
+			fmt.Fprintf(&b, "Partial answer: stopped at its %s budget.\n", t.OverBudget)
+		}
+		if t.Error != "" && t.Status != TaskOK && t.Status != TaskOverBudget {
 			fmt.Fprintf(&b, "Error: %s\n", t.Error)
 		}
 		if t.Text != "" {

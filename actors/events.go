@@ -293,10 +293,15 @@ type TaskStarted struct {
 	Meta
 	Fleet string `json:"fleet"`
 	Model string `json:"model"`
+	// Budget is the task's ceilings, when it has any.
+	Budget *Budget `json:"budget,omitempty"`
+	// Endpoint is the task's provider endpoint as the task starts: its
+	// concurrency window and the requests waiting for it.
+	Endpoint *provider.LimiterStats `json:"endpoint,omitempty"`
 }
 
-// TaskDone reports how a task ended: status ok, failed, cancelled or
-// timed_out.
+// TaskDone reports how a task ended: status ok, failed, cancelled,
+// timed_out or over_budget (stopped at a ceiling, with a partial answer).
 type TaskDone struct {
 	Meta
 	Fleet      string         `json:"fleet"`
@@ -305,6 +310,15 @@ type TaskDone struct {
 	Steps      int            `json:"steps"`
 	DurationMS int64          `json:"duration_ms"`
 	Usage      provider.Usage `json:"usage"`
+	// Turns counts the task's model requests; CacheHitPct is the share of
+	// its prompt tokens the provider's cache served.
+	Turns       int     `json:"turns,omitempty"`
+	CacheHitPct float64 `json:"cache_hit_pct,omitempty"`
+	// Budget is the task's ceilings and OverBudget the one it reached.
+	Budget     *Budget `json:"budget,omitempty"`
+	OverBudget string  `json:"over_budget,omitempty"`
+	// Endpoint is the task's provider endpoint as the task ends.
+	Endpoint *provider.LimiterStats `json:"endpoint,omitempty"`
 }
 
 func (*TaskQueued) Kind() string  { return "task_queued" }

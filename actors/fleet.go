@@ -11,6 +11,7 @@ import (
 
 	"reasonix/core/panics"
 	"reasonix/core/permission"
+	"reasonix/core/provider"
 	"reasonix/core/text"
 	"reasonix/scheduler"
 )
@@ -79,6 +80,10 @@ type fleet struct {
 	results map[string]TaskResult
 	// live counts the fleet's subagents that have not stopped yet.
 	live int
+	// budget is the whole call's ceiling, shared out as tasks start;
+	// created is when it was submitted, for its seconds.
+	budget  Budget
+	created time.Time
 }
 
 type runningTask struct {
@@ -94,6 +99,15 @@ type runningTask struct {
 	// gate carries the subagent's events; closing it with task_done keeps
 	// anything later off the bus.
 	gate *taskGate
+	// endpoint is the task's provider endpoint, empty when the provider
+	// has no shared limiter.
+	endpoint string
+	// budget is the ceilings allotted when the task started, overAt when
+	// its seconds run out (zero for none), and over the ceiling it
+	// reached.
+	budget Budget
+	overAt time.Time
+	over   string
 }
 
 func fleetProps(sys *System, session string, bus *Bus, spec FleetSpec) *actor.Props {
@@ -131,6 +145,8 @@ func (f *fleetActor) Receive(c actor.Context) {
 	case *fleetTick:
 		f.ticking = false
 		f.expire(c)
+	case *taskOverBudget:
+		f.overBudget(c, m.taskID, m.what)
 	case *reapTask:
 		if t, ok := f.tasks[m.taskID]; ok && t.pid != nil {
 			f.log.Warn("subagent did not stop in time; killing it", "task", m.taskID)
@@ -183,6 +199,10 @@ func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
 	}
 	f.fleets[m.FleetID] = fl
 	now := time.Now()
+	fl.created = now
+	if len(m.Tasks) > 0 {
+		fl.budget = m.Tasks[0].FleetBudget
+	}
 	for _, spec := range m.Tasks {
 		fl.ids = append(fl.ids, spec.ID)
 		f.publish(&TaskQueued{Fleet: m.FleetID, Prompt: text.OneLine(spec.Prompt, 200), Profile: spec.Profile, Writer: spec.Writer}, spec.ID)
@@ -228,9 +248,20 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	if f.posture != "" {
 		agent.Permissions.Posture = permission.Posture(f.posture)
 	}
-	t.gate = &taskGate{}
+	if ep, ok := agent.Provider.(provider.Endpointer); ok {
+		t.endpoint = ep.Endpoint()
+	}
+	t.budget = f.allot(t)
+	if t.budget.Seconds > 0 {
+		t.overAt = t.started.Add(time.Duration(t.budget.Seconds) * time.Second)
+	}
+	sys, self := f.sys, f.self
+	t.gate = &taskGate{budget: t.budget, over: func(what string) { sys.Send(self, &taskOverBudget{taskID: id, what: what}) }}
 	agent.gate = t.gate
-	f.publish(&TaskStarted{Fleet: t.fleet, Model: agent.Model}, id)
+	if !t.budget.IsZero() {
+		agent.Provider = &meteredProvider{Provider: agent.Provider, gate: t.gate}
+	}
+	f.publish(&TaskStarted{Fleet: t.fleet, Model: agent.Model, Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint)}, id)
 	t.pid = c.Spawn(executorProps(f.sys, agent))
 	f.byPID[t.pid.Id] = id
 	if fl := f.fleets[t.fleet]; fl != nil {
@@ -397,8 +428,10 @@ func (f *fleetActor) armTimer() {
 	}
 	var next time.Time
 	for _, t := range f.tasks {
-		if t.pid != nil && !t.stopping && !t.deadline.IsZero() && (next.IsZero() || t.deadline.Before(next)) {
-			next = t.deadline
+		for _, d := range []time.Time{t.deadline, t.overAt} {
+			if t.pid != nil && !t.stopping && !d.IsZero() && (next.IsZero() || d.Before(next)) {
+				next = d
+			}
 		}
 	}
 	if next.IsZero() {
@@ -412,8 +445,14 @@ func (f *fleetActor) armTimer() {
 // expire cancels tasks past their deadline; each gets the grace period to
 // stop before it is killed.
 func (f *fleetActor) expire(c actor.Context) {
-	for _, id := range f.q.Expired(time.Now()) {
+	now := time.Now()
+	for _, id := range f.q.Expired(now) {
 		f.stopTask(c, id, "timed out")
+	}
+	for id, t := range f.tasks {
+		if !t.overAt.IsZero() && !now.Before(t.overAt) {
+			f.overBudget(c, id, "seconds")
+		}
 	}
 	f.armTimer()
 }
@@ -553,10 +592,21 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res TaskResult) {
 	if !t.started.IsZero() {
 		res.Duration = time.Since(t.started)
 	}
+	if t.gate != nil {
+		turns, u := t.gate.spent()
+		res.Turns, res.CacheHitPct = turns, cacheHitPct(u)
+	}
+	res.Budget = budgetRef(t.budget)
+	if t.over != "" && res.Status != TaskOK {
+		// Stopped at a ceiling: the answer so far is the result, marked
+		// as partial; the queue's outcome below cannot override it.
+		res.Status, res.OverBudget = TaskOverBudget, t.over
+		res.Error = fmt.Sprintf("stopped at its %s budget; the answer is partial", t.over)
+	}
 	// A task that completed while being stopped keeps its answer; one
 	// that ended because it was stopped reports why it was stopped.
 	outcome, err := f.q.Finish(id, time.Now())
-	if err == nil && res.Status != TaskOK {
+	if err == nil && res.Status != TaskOK && res.Status != TaskOverBudget {
 		switch outcome {
 		case scheduler.OutcomeExpired:
 			res.Status = TaskTimedOut
@@ -584,6 +634,7 @@ func (f *fleetActor) endTask(c actor.Context, t *runningTask, res TaskResult) {
 	}
 	fl.results[res.TaskID] = res
 	ev := f.taskDone(t.fleet, res)
+	ev.Endpoint = endpointStats(t.endpoint)
 	t.gate.close(f.bus, ev)
 }
 
@@ -599,7 +650,8 @@ func (f *fleetActor) end(c actor.Context, fleetID string, res TaskResult) {
 
 func (f *fleetActor) taskDone(fleetID string, res TaskResult) *TaskDone {
 	return &TaskDone{Meta: Meta{Session: f.session, Task: res.TaskID}, Fleet: fleetID, Status: res.Status, Error: res.Error,
-		Steps: res.Steps, DurationMS: res.Duration.Milliseconds(), Usage: res.Usage}
+		Steps: res.Steps, DurationMS: res.Duration.Milliseconds(), Usage: res.Usage,
+		Turns: res.Turns, CacheHitPct: res.CacheHitPct, Budget: res.Budget, OverBudget: res.OverBudget}
 }
 
 // maybeReply sends the FleetResult once every task of the fleet has ended.
@@ -620,7 +672,8 @@ func (f *fleetActor) maybeReply(c actor.Context, fleetID string) {
 
 func (f *fleetActor) status() *FleetStatus {
 	snap := f.q.Status()
-	st := &FleetStatus{Queued: snap.Queued, Running: snap.Running, Writers: snap.Writers, Ended: snap.Ended}
+	st := &FleetStatus{Queued: snap.Queued, Running: snap.Running, Writers: snap.Writers, Ended: snap.Ended,
+		Endpoints: provider.EndpointStats()}
 	for _, t := range snap.Tasks {
 		st.Tasks = append(st.Tasks, TaskState{TaskID: t.ID, Fleet: t.Fleet, State: t.State.String(), Writer: t.Writer})
 	}

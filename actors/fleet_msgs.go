@@ -22,6 +22,12 @@ type TaskSpec struct {
 	// the effective values.
 	Model  string
 	Effort string
+	// Budget is this task's explicit ceilings; a dimension it leaves zero
+	// gets an even share of what is left of FleetBudget when it starts.
+	Budget Budget
+	// FleetBudget is the ceiling of the whole call the task belongs to,
+	// the same on each of its tasks.
+	FleetBudget Budget
 }
 
 // SubmitFleet asks the scheduler to run tasks. The reply, exactly one, is a
@@ -48,6 +54,9 @@ const (
 	TaskFailed    = "failed"
 	TaskCancelled = "cancelled"
 	TaskTimedOut  = "timed_out"
+	// TaskOverBudget is a task stopped at one of its ceilings; its Text is
+	// the partial answer it had reached.
+	TaskOverBudget = "over_budget"
 )
 
 // TaskResult is how one task ended.
@@ -61,6 +70,14 @@ type TaskResult struct {
 	Steps    int
 	Usage    provider.Usage
 	Duration time.Duration
+	// Turns counts the task's model requests and CacheHitPct the share of
+	// its prompt tokens served from the provider's cache.
+	Turns       int
+	CacheHitPct float64
+	// Budget is the ceilings the task ran under (nil for none) and
+	// OverBudget the one it reached: "tokens", "turns" or "seconds".
+	Budget     *Budget
+	OverBudget string
 }
 
 // FleetResult is the terminal reply to SubmitFleet.
@@ -77,6 +94,9 @@ type QueryFleet struct{}
 type FleetStatus struct {
 	Queued, Running, Writers, Ended int
 	Tasks                           []TaskState
+	// Endpoints are the process's provider endpoints: each one's
+	// concurrency window, requests in flight and waiting.
+	Endpoints []provider.LimiterStats
 }
 
 // TaskState is one live task in a FleetStatus.
@@ -89,6 +109,12 @@ type TaskState struct {
 
 // fleetTick asks the scheduler to look for tasks past their deadline.
 type fleetTick struct{}
+
+// taskOverBudget tells the scheduler a running task reached a ceiling.
+type taskOverBudget struct {
+	taskID string
+	what   string
+}
 
 // reapTask stops a subagent that ignored its cancellation for too long.
 type reapTask struct {

@@ -267,6 +267,20 @@ func EndpointLimiter(endpoint string, max int) *Limiter {
 	return l
 }
 
+// Endpointer is implemented by a Provider whose requests go through an
+// EndpointLimiter; Endpoint is the key it is registered under.
+type Endpointer interface {
+	Endpoint() string
+}
+
+// LookupLimiter returns the endpoint's limiter, or nil when no provider
+// of the process has talked to it.
+func LookupLimiter(endpoint string) *Limiter {
+	limMu.Lock()
+	defer limMu.Unlock()
+	return limiters[endpoint]
+}
+
 // EndpointStats returns a snapshot of every endpoint limiter of the
 // process, sorted by endpoint.
 func EndpointStats() []LimiterStats {

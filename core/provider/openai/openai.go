@@ -135,6 +135,9 @@ func checkURL(raw string) error {
 // Name is the configured instance name.
 func (p *Provider) Name() string { return p.name }
 
+// Endpoint is the chat URL, the key of the endpoint's shared limiter.
+func (p *Provider) Endpoint() string { return p.chatURL }
+
 // Stream sends req and returns the chunk channel once the endpoint has
 // answered with 2xx headers. Failures before that, retries included, are
 // returned as the error; see the package documentation for the stream

@@ -1,0 +1,149 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"reasonix/core/provider"
+)
+
+// Budget is the ceilings of one task: tokens (input plus output), model
+// turns and wall time. A zero field is no ceiling. A task that reaches one
+// is stopped and ends over_budget with its partial answer.
+type Budget struct {
+	Tokens  int `json:"tokens,omitempty"`
+	Turns   int `json:"turns,omitempty"`
+	Seconds int `json:"seconds,omitempty"`
+}
+
+// IsZero reports whether b sets no ceiling.
+func (b Budget) IsZero() bool { return b == Budget{} }
+
+// budgetRef is b as an optional event field: nil when b sets nothing.
+func budgetRef(b Budget) *Budget {
+	if b.IsZero() {
+		return nil
+	}
+	return &b
+}
+
+// endpointStats is the current state of an endpoint's limiter, nil when
+// there is none.
+func endpointStats(endpoint string) *provider.LimiterStats {
+	if endpoint == "" {
+		return nil
+	}
+	l := provider.LookupLimiter(endpoint)
+	if l == nil {
+		return nil
+	}
+	st := l.Stats()
+	st.Endpoint = endpoint
+	return &st
+}
+
+// cacheHitPct is the share of prompt tokens served from the provider's
+// cache, in percent with one decimal.
+func cacheHitPct(u provider.Usage) float64 {
+	if u.PromptTokens <= 0 {
+		return 0
+	}
+	return math.Round(1000*float64(u.CacheHitTokens)/float64(u.PromptTokens)) / 10
+}
+
+// allot is the budget a task starts with: its explicit ceilings, and for
+// each dimension it leaves open, an even share of what is left of its
+// fleet's budget once finished tasks' use, running tasks' allotments and
+// the explicit ceilings of tasks still waiting are taken off. Seconds are
+// not shared (tasks run side by side): a task gets what is left of the
+// fleet's time.
+func (f *fleetActor) allot(t *runningTask) Budget {
+	b := t.spec.Budget
+	fl := f.fleets[t.fleet]
+	if fl == nil || fl.budget.IsZero() {
+		return b
+	}
+	share := func(total int, explicit func(*runningTask) int, used func(*runningTask, *TaskResult) int) int {
+		if total <= 0 {
+			return 0
+		}
+		left, open := total, 1
+		for _, id := range fl.ids {
+			if id == t.spec.ID {
+				continue
+			}
+			if r, done := fl.results[id]; done {
+				left -= used(nil, &r)
+				continue
+			}
+			o := f.tasks[id]
+			switch {
+			case o == nil:
+			case o.gate != nil: // running: its allotment is spoken for
+				left -= used(o, nil)
+			case explicit(o) > 0:
+				left -= explicit(o)
+			default:
+				open++
+			}
+		}
+		return max(1, left/open)
+	}
+	if b.Tokens == 0 {
+		b.Tokens = share(fl.budget.Tokens, func(o *runningTask) int { return o.spec.Budget.Tokens },
+			func(o *runningTask, r *TaskResult) int {
+				if r != nil {
+					return r.Usage.PromptTokens + r.Usage.CompletionTokens
+				}
+				return o.budget.Tokens
+			})
+	}
+	if b.Turns == 0 {
+		b.Turns = share(fl.budget.Turns, func(o *runningTask) int { return o.spec.Budget.Turns },
+			func(o *runningTask, r *TaskResult) int {
+				if r != nil {
+					return r.Turns
+				}
+				return o.budget.Turns
+			})
+	}
+	if fl.budget.Seconds > 0 {
+		left := int(math.Ceil(time.Until(fl.created.Add(time.Duration(fl.budget.Seconds) * time.Second)).Seconds()))
+		left = max(1, left)
+		if b.Seconds == 0 || left < b.Seconds {
+			b.Seconds = left
+		}
+	}
+	return b
+}
+
+// overBudget stops a running task that reached a ceiling. Its siblings
+// carry on; its result will carry its partial answer.
+func (f *fleetActor) overBudget(c actor.Context, id, what string) {
+	t := f.tasks[id]
+	if t == nil || t.pid == nil || t.stopping {
+		return
+	}
+	t.over = what
+	f.stopTask(c, id, "over its "+what+" budget")
+}
+
+// meteredProvider holds a subagent to its budget at the source: once the
+// task's gate has seen it reach a ceiling, no further request leaves for
+// the endpoint, whatever the subagent does before its cancellation lands.
+type meteredProvider struct {
+	provider.Provider
+	gate *taskGate
+}
+
+// Stream refuses a request past the task's ceiling.
+func (p *meteredProvider) Stream(ctx context.Context, req provider.Request) (<-chan provider.Chunk, error) {
+	if what := p.gate.exhausted(); what != "" {
+		return nil, fmt.Errorf("task stopped at its %s budget", what)
+	}
+	return p.Provider.Stream(ctx, req)
+}

@@ -1,0 +1,173 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/core/provider/providertest"
+	"reasonix/core/tool"
+)
+
+// budgetFleet is a harness whose subagents call the read-only tool
+// "look" on every turn (saying "progress <n>") until their fifth, where
+// they answer; latency is added to every subagent turn.
+func budgetFleet(t *testing.T, fleetArgs string, latency time.Duration) (*harness, func() string) {
+	t.Helper()
+	look := &funcTool{name: "look", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return "seen", nil }}
+	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 8, MaxWriters: 2, Root: "/ws"}, subTools: []tool.Tool{look},
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				n := len(toolMessages(req))
+				if n >= 4 {
+					return providertest.Turn{Latency: latency, Text: "final answer to " + req.FirstUser()}
+				}
+				return providertest.Turn{Latency: latency, Text: fmt.Sprintf("progress %d on %s", n+1, req.FirstUser()),
+					ToolCalls: []providertest.ToolCall{call("look", `{}`)}}
+			}
+			if len(toolMessages(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{call("fleet", fleetArgs)}}
+			}
+			return providertest.Turn{Text: "parent done"}
+		})}})
+	result := func() string {
+		var final providertest.Request
+		for _, r := range h.srv.Requests() {
+			if !isSub(r) {
+				final = r
+			}
+		}
+		if msgs := toolMessages(final); len(msgs) == 1 {
+			return msgs[0].Content
+		}
+		t.Fatal("parent got no fleet result")
+		return ""
+	}
+	return h, result
+}
+
+// subRequests counts the fake's requests per subagent task prompt.
+func subRequests(h *harness) map[string]int {
+	n := map[string]int{}
+	for _, r := range h.srv.Requests() {
+		if isSub(r) {
+			n[r.FirstUser()]++
+		}
+	}
+	return n
+}
+
+func TestFleetBudgetStopsOnlyTheTasksAtTheirCeiling(t *testing.T) {
+	t.Parallel()
+	args := `{"tasks":[{"prompt":"task 1"},{"prompt":"task 2","budget":{"turns":2}},{"prompt":"task 3","budget":{"turns":3}},{"prompt":"task 4"}]}`
+	h, result := budgetFleet(t, args, 0)
+	done, evs := h.turn("fan out")
+	if done.Status != StatusOK {
+		t.Fatalf("parent turn: %+v", done)
+	}
+	res := result()
+	if !strings.HasPrefix(res, "4 tasks: 2 ok, 0 failed, 0 timed out, 0 cancelled, 2 over budget") {
+		t.Fatalf("fleet result:\n%s", res)
+	}
+	for _, want := range []string{
+		"(f1.2): over_budget", "Partial answer: stopped at its turns budget.\nprogress 2 on task 2",
+		"(f1.3): over_budget", "progress 3 on task 3",
+		"final answer to task 1", "final answer to task 4",
+	} {
+		if !strings.Contains(res, want) {
+			t.Errorf("fleet result lacks %q:\n%s", want, res)
+		}
+	}
+	// A stopped task asks for no turn past its ceiling; its siblings run
+	// to the end.
+	if n := subRequests(h); n["task 1"] != 5 || n["task 2"] != 2 || n["task 3"] != 3 || n["task 4"] != 5 {
+		t.Errorf("requests per task: %v", n)
+	}
+	byTask := map[string]*TaskDone{}
+	for _, d := range eventsOf[*TaskDone](evs) {
+		byTask[d.Task] = d
+	}
+	if d := byTask["f1.2"]; d == nil || d.Status != TaskOverBudget || d.OverBudget != "turns" || d.Budget == nil || d.Budget.Turns != 2 || d.Turns != 2 {
+		t.Errorf("task_done of f1.2: %+v", d)
+	}
+	if d := byTask["f1.1"]; d == nil || d.Status != TaskOK || d.Budget != nil || d.Turns != 5 {
+		t.Errorf("task_done of f1.1: %+v", d)
+	}
+}
+
+func TestFleetBudgetIsSharedEvenly(t *testing.T) {
+	t.Parallel()
+	args := `{"budget":{"turns":9},"tasks":[{"prompt":"task 1"},{"prompt":"task 2"},{"prompt":"task 3","budget":{"turns":5}}]}`
+	h, result := budgetFleet(t, args, 0)
+	done, evs := h.turn("fan out")
+	if done.Status != StatusOK {
+		t.Fatalf("parent turn: %+v", done)
+	}
+	// Task 3 keeps its own 5; the other two share the 4 left.
+	started := map[string]int{}
+	for _, s := range eventsOf[*TaskStarted](evs) {
+		if s.Budget != nil {
+			started[s.Task] = s.Budget.Turns
+		}
+	}
+	if started["f1.1"] != 2 || started["f1.2"] != 2 || started["f1.3"] != 5 {
+		t.Errorf("allotted turns: %v", started)
+	}
+	res := result()
+	if !strings.HasPrefix(res, "3 tasks: 1 ok, 0 failed, 0 timed out, 0 cancelled, 2 over budget") {
+		t.Errorf("fleet result:\n%s", res)
+	}
+}
+
+func TestFleetBudgetSeconds(t *testing.T) {
+	t.Parallel()
+	args := `{"tasks":[{"prompt":"task 1","budget":{"seconds":1}},{"prompt":"task 2"}]}`
+	h, result := budgetFleet(t, args, 300*time.Millisecond)
+	done, _ := h.turn("fan out")
+	if done.Status != StatusOK {
+		t.Fatalf("parent turn: %+v", done)
+	}
+	res := result()
+	if !strings.Contains(res, "(f1.1): over_budget") || !strings.Contains(res, "stopped at its seconds budget") ||
+		!strings.Contains(res, "final answer to task 2") {
+		t.Errorf("fleet result:\n%s", res)
+	}
+}
+
+func TestParseDelegationBudget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, tool, args string
+		want             []Budget
+		fleet            Budget
+		err              string
+	}{
+		{name: "task", tool: ToolTask, args: `{"prompt":"p","budget":{"tokens":100,"turns":2,"seconds":30}}`,
+			want: []Budget{{Tokens: 100, Turns: 2, Seconds: 30}}},
+		{name: "fleet", tool: ToolFleet, args: `{"budget":{"tokens":1000},"tasks":[{"prompt":"a"},{"prompt":"b","budget":{"turns":1}}]}`,
+			want: []Budget{{}, {Turns: 1}}, fleet: Budget{Tokens: 1000}},
+		{name: "negative", tool: ToolTask, args: `{"prompt":"p","budget":{"turns":-1}}`, err: "positive"},
+		{name: "unknown field", tool: ToolTask, args: `{"prompt":"p","budget":{"dollars":1}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			specs, err := parseDelegation(tc.tool, tc.args, "f1")
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range specs {
+				if i < len(tc.want) && (s.Budget != tc.want[i] || s.FleetBudget != tc.fleet) {
+					t.Errorf("task %d: budget %+v fleet %+v", i+1, s.Budget, s.FleetBudget)
+				}
+			}
+		})
+	}
+}
