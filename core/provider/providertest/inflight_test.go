@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
@@ -55,5 +56,42 @@ func TestMaxInFlight(t *testing.T) {
 	after.Body.Close()
 	if after.StatusCode != http.StatusOK {
 		t.Errorf("request after the others ended: status %d", after.StatusCode)
+	}
+}
+
+// TestPrefixCache checks that a request is credited with the prefix an
+// earlier, answered request shares with it, and that one arriving before
+// anything was answered misses.
+func TestPrefixCache(t *testing.T) {
+	srv := Start(t, WithPrefixCache(), WithResponder(func(Request) Turn { return Turn{Text: "ok"} }))
+	c := client(t)
+	body := func(user string) string {
+		return `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"system","content":"a long and stable system prompt"},{"role":"user","content":"` + user + `"}]}`
+	}
+	hits := func(user string) int {
+		resp := post(t, c, srv, body(user))
+		evs, _ := events(t, resp.Body)
+		for _, ev := range evs {
+			var chunk struct {
+				Usage *struct {
+					Hit *int `json:"prompt_cache_hit_tokens"`
+				} `json:"usage"`
+			}
+			if json.Unmarshal([]byte(ev), &chunk) == nil && chunk.Usage != nil && chunk.Usage.Hit != nil {
+				return *chunk.Usage.Hit
+			}
+		}
+		t.Fatalf("no usage in %q", evs)
+		return -1
+	}
+	if n := hits("first"); n != 0 {
+		t.Fatalf("cold request: %d cache hit tokens", n)
+	}
+	shared := hits("second")
+	if shared <= 0 {
+		t.Fatalf("sibling with the same system prompt: %d cache hit tokens", shared)
+	}
+	if again := hits("first"); again <= shared {
+		t.Fatalf("repeated request: %d hit tokens, want more than the shared %d", again, shared)
 	}
 }

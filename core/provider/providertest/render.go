@@ -130,10 +130,12 @@ func usageFor(t Turn, req Request) Usage {
 	for _, tc := range t.ToolCalls {
 		out += len(tc.Name) + len(tc.Arguments)
 	}
+	prompt := max(1, len(req.Body)/4)
 	return Usage{
-		PromptTokens:     max(1, len(req.Body)/4),
+		PromptTokens:     prompt,
 		CompletionTokens: max(1, out/4),
 		ReasoningTokens:  len(t.Reasoning) / 4,
+		CacheHitTokens:   min(req.cacheHit, prompt),
 	}
 }
 

@@ -29,6 +29,9 @@ type Request struct {
 	MaxTokens       int
 	ReasoningEffort string
 	ParseError      string
+
+	// cacheHit is the prompt tokens WithPrefixCache found cached.
+	cacheHit int
 }
 
 // Message is the parsed view of one request message. Content joins the text

@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,6 +27,8 @@ type Server struct {
 	// maxInFlight, when positive, is the concurrency limit WithMaxInFlight
 	// enforces.
 	maxInFlight int
+	// prefixCache turns on the prompt cache model of WithPrefixCache.
+	prefixCache bool
 
 	mu    sync.Mutex
 	queue []Turn
@@ -34,8 +37,10 @@ type Server struct {
 	inFlight  int
 	peak      int
 	throttled int
-	reqs      []Request
-	changed   chan struct{} // closed and replaced whenever a request is recorded
+	// prefixes maps a cached prompt prefix to its size in tokens.
+	prefixes map[[sha256.Size]byte]int
+	reqs     []Request
+	changed  chan struct{} // closed and replaced whenever a request is recorded
 	// reasoned holds the IDs of tool calls the fake streamed together with
 	// reasoning, which a later request must send that reasoning back with.
 	reasoned map[string]bool
@@ -89,6 +94,16 @@ func WithThinkingMode() Option {
 // nor given a turn. Throttled counts them.
 func WithMaxInFlight(n int) Option {
 	return func(s *Server) { s.maxInFlight = n }
+}
+
+// WithPrefixCache makes synthesised usage report prompt cache hits the way
+// DeepSeek's and OpenAI's caches do: a request's prompt is cached, prefix
+// by prefix (the tools plus the first k messages, for every k), once the
+// fake starts answering it, and a later request is credited with the
+// longest cached prefix it begins with. Requests that arrive together,
+// before the first of them is answered, all miss.
+func WithPrefixCache() Option {
+	return func(s *Server) { s.prefixCache = true }
 }
 
 // New starts a fake on a free loopback port. The caller must Close it.
@@ -280,9 +295,11 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	req.cacheHit = s.cached(req)
 	if !s.wait(ctx, turn.Latency) {
 		return
 	}
+	s.cache(req)
 	if turn.Status != 0 && turn.Status != http.StatusOK {
 		if turn.RetryAfter != "" {
 			w.Header().Set("Retry-After", turn.RetryAfter)
@@ -451,6 +468,58 @@ func (s *Server) next(req Request) (Turn, bool) {
 		return Turn{}, false
 	}
 	return s.responder(req), true
+}
+
+// prefixKeys returns the hash and token size of each prompt prefix of req:
+// the tool names and model with the first k messages, k = 1..n.
+func prefixKeys(req Request) ([][sha256.Size]byte, []int) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%q %q", req.Model, req.Tools)
+	size := 0
+	var keys [][sha256.Size]byte
+	var sizes []int
+	for _, m := range req.Messages {
+		b, _ := json.Marshal(m)
+		h.Write(b)
+		size += len(b)
+		var k [sha256.Size]byte
+		copy(k[:], h.Sum(nil))
+		keys = append(keys, k)
+		sizes = append(sizes, size/4)
+	}
+	return keys, sizes
+}
+
+// cached is the size of the longest cached prefix of req.
+func (s *Server) cached(req Request) int {
+	if !s.prefixCache {
+		return 0
+	}
+	keys, _ := prefixKeys(req)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(keys) - 1; i >= 0; i-- {
+		if n, ok := s.prefixes[keys[i]]; ok {
+			return n
+		}
+	}
+	return 0
+}
+
+// cache stores every prefix of req.
+func (s *Server) cache(req Request) {
+	if !s.prefixCache {
+		return
+	}
+	keys, sizes := prefixKeys(req)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.prefixes == nil {
+		s.prefixes = map[[sha256.Size]byte]int{}
+	}
+	for i, k := range keys {
+		s.prefixes[k] = sizes[i]
+	}
 }
 
 // writeError answers with an OpenAI-style error object.
