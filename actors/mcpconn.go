@@ -196,8 +196,8 @@ func (g *mcpGate) notice(level, msg string) {
 }
 
 // elicitor is how the server's elicitation requests are answered: by the
-// frontend when there is one, else by policy. nil declines without
-// advertising the capability.
+// frontend when there is one, else by policy: the form's defaults, or a
+// decline.
 func (g *mcpGate) elicitor(interactive bool, policy string) mcp.Elicitor {
 	switch {
 	case interactive && g.bus != nil:
@@ -205,7 +205,13 @@ func (g *mcpGate) elicitor(interactive bool, policy string) mcp.Elicitor {
 	case policy == ElicitDefaults:
 		return g.acceptDefaults
 	}
-	return nil
+	return g.decline
+}
+
+// decline answers every elicitation with a decline and says so.
+func (g *mcpGate) decline(_ context.Context, req mcp.ElicitRequest) (mcp.ElicitResult, error) {
+	g.notice("warn", fmt.Sprintf("mcp server %q asked for input (%s); declined: no one to ask", g.server, text.Clip(req.Message, elicitNoticeMaxLen)))
+	return mcp.ElicitResult{Action: mcp.ElicitDecline}, nil
 }
 
 // askFrontend publishes the request and waits for the frontend's answer;
@@ -257,32 +263,9 @@ func (g *mcpGate) acceptDefaults(_ context.Context, req mcp.ElicitRequest) (mcp.
 	return mcp.ElicitResult{Action: mcp.ElicitAccept, Content: content}, nil
 }
 
-// elicitDefaults collects the default of every property of a form schema
-// and lists the required properties that have none. A schema that cannot
-// be read yields nil content.
+// elicitDefaults is mcp.FormDefaults.
 func elicitDefaults(schema json.RawMessage) (content map[string]any, missing []string) {
-	var s struct {
-		Properties map[string]struct {
-			Default any `json:"default"`
-		} `json:"properties"`
-		Required []string `json:"required"`
-	}
-	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
-		return nil, nil
-	}
-	content = map[string]any{}
-	for name, p := range s.Properties {
-		if p.Default != nil {
-			content[name] = p.Default
-		}
-	}
-	for _, name := range s.Required {
-		if _, ok := content[name]; !ok {
-			missing = append(missing, name)
-		}
-	}
-	slices.Sort(missing)
-	return content, missing
+	return mcp.FormDefaults(schema)
 }
 
 // dialer holds what a connection goroutine needs; it never changes after

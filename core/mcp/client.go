@@ -9,22 +9,18 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"reasonix/core/panics"
 )
 
-const (
-	// cancelNoticeTimeout bounds sending notifications/cancelled for a
-	// call whose context ended.
-	cancelNoticeTimeout = 2 * time.Second
-	// replyTimeout bounds sending the answer to a server's request.
-	replyTimeout = 10 * time.Second
-)
+// Error is a JSON-RPC error the server answered a request with.
+type Error = jsonrpc.Error
 
 // Elicitor answers a server's elicitation/create request, usually by
 // asking the user. ctx ends when the server cancels the request or the
@@ -40,35 +36,32 @@ type Options struct {
 	// roots/list; empty means the current directory at Connect.
 	Root string
 	// Elicitor answers elicitation requests. When nil the capability is
-	// not advertised and any such request is declined.
+	// not advertised and any such request is answered with an error.
 	Elicitor Elicitor
 	// OnListChanged is told when the server announces that its tools,
-	// prompts or resources changed. It runs on the receive loop and must
-	// return promptly without calling the Client. A panic in it is logged
-	// and the connection carries on.
+	// prompts or resources changed. It must return promptly without
+	// calling the Client. A panic in it is logged and the connection
+	// carries on.
 	OnListChanged func(ListKind)
 }
 
-// Client is one MCP connection after the handshake. Its methods are safe
-// for concurrent use. A Client whose transport fails stays failed: Done is
+// Client is one MCP connection after the handshake, a thin layer over the
+// SDK's client session that speaks our types. Its methods are safe for
+// concurrent use. A Client whose transport fails stays failed: Done is
 // closed, Err says why, and every call returns that error; reconnecting
 // means a new Connect.
 type Client struct {
-	t       Transport
-	log     *slog.Logger
-	opts    Options
-	rootURI string
-	rootDir string
-	nextID  atomic.Int64
+	t    Transport
+	cs   *sdk.ClientSession
+	log  *slog.Logger
+	opts Options
 
-	mu       sync.Mutex
-	pending  map[string]chan reply
-	progress map[string]ProgressFunc
-	inbound  map[string]context.CancelFunc
-	err      error
-	done     chan struct{}
+	nextToken atomic.Int64
+	mu        sync.Mutex
+	progress  map[string]*progressSink
+	err       error
+	done      chan struct{}
 
-	stopLoop  context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
@@ -80,11 +73,19 @@ type Client struct {
 	instructions    string
 }
 
+// failer is implemented by transports that know why their connection
+// ended (a stdio server's exit status).
+type failer interface{ failure() error }
+
+// explainer is implemented by transports that can say why a handshake was
+// refused (an HTTP status).
+type explainer interface{ explain(error) error }
+
 // Connect performs the MCP handshake over t and returns the ready Client.
-// It asks for LatestProtocolVersion, accepts any of
-// SupportedProtocolVersions, advertises roots (and elicitation when an
-// Elicitor is set), then sends notifications/initialized. The Client owns
-// t from here on: Close closes it, and so does a failed Connect.
+// It asks for LatestProtocolVersion, accepts any of the versions the SDK
+// supports, advertises roots (and elicitation when an Elicitor is set),
+// then sends notifications/initialized. The Client owns t from here on:
+// Close closes it, and so does a failed Connect.
 func Connect(ctx context.Context, t Transport, info Implementation, opts Options) (*Client, error) {
 	root := opts.Root
 	if root == "" {
@@ -102,58 +103,84 @@ func Connect(ctx context.Context, t Transport, info Implementation, opts Options
 		t:        t,
 		log:      logger(opts.Logger),
 		opts:     opts,
-		rootDir:  root,
-		rootURI:  fileURI(root),
-		pending:  make(map[string]chan reply),
-		progress: make(map[string]ProgressFunc),
-		inbound:  make(map[string]context.CancelFunc),
+		progress: make(map[string]*progressSink),
 		done:     make(chan struct{}),
 	}
-	loopCtx, stop := context.WithCancel(context.Background())
-	c.stopLoop = stop
-	// A panic in the loop (a transport's Receive, a logger) leaves nobody
-	// to read the server, so it ends the connection with the panic, stack
-	// included, as the reason. It is not logged here: the logger may be
-	// what panicked.
-	panics.GoGroup(&c.wg, func() { c.readLoop(loopCtx) }, func(err error) {
-		c.shutdown(fmt.Errorf("mcp read loop: %w", err))
-	})
-	if err := c.handshake(ctx, info); err != nil {
-		_ = c.Close()
-		return nil, err
+	co := &sdk.ClientOptions{
+		LoggingMessageHandler:      c.serverLog,
+		ToolListChangedHandler:     func(context.Context, *sdk.ToolListChangedRequest) { c.listChanged(ListTools) },
+		PromptListChangedHandler:   func(context.Context, *sdk.PromptListChangedRequest) { c.listChanged(ListPrompts) },
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) { c.listChanged(ListResources) },
+		Capabilities:               &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{}},
 	}
+	if opts.Elicitor != nil {
+		co.ElicitationHandler = c.elicit
+	}
+	// Progress is read in line with the responses, so every update of a
+	// call reaches it before its result; the SDK's own handler runs apart
+	// from its read loop and would race the result.
+	var st sdk.Transport = t
+	switch tt := t.(type) {
+	case *Stdio:
+		st = inlineProgress{t: t, c: c}
+	case progressObserver:
+		tt.observeProgress(c.progressParams)
+	default:
+		co.ProgressNotificationHandler = c.progressed
+	}
+	sc := sdk.NewClient(&sdk.Implementation{Name: info.Name, Title: info.Title, Version: info.Version}, co)
+	sc.AddRoots(&sdk.Root{URI: fileURI(root), Name: filepath.Base(root)})
+	cs, err := sc.Connect(ctx, st, &sdk.ClientSessionOptions{ProtocolVersion: LatestProtocolVersion})
+	if err != nil {
+		if e, ok := t.(explainer); ok {
+			err = e.explain(err)
+		}
+		if f, ok := t.(failer); ok {
+			if ferr := f.failure(); ferr != nil && !errors.Is(err, ferr) {
+				err = fmt.Errorf("%w: %w", ferr, err)
+			}
+		}
+		_ = t.Close()
+		if strings.Contains(err.Error(), "unsupported protocol version") {
+			return nil, fmt.Errorf("mcp handshake: %w; this client asked for %q and supports %s", err,
+				LatestProtocolVersion, strings.Join(sdk.SupportedProtocolVersions(), ", "))
+		}
+		return nil, fmt.Errorf("mcp handshake: %w", err)
+	}
+	c.cs = cs
+	if res := cs.InitializeResult(); res != nil {
+		c.protocolVersion = res.ProtocolVersion
+		if res.ServerInfo != nil {
+			c.serverInfo = Implementation{Name: res.ServerInfo.Name, Title: res.ServerInfo.Title, Version: res.ServerInfo.Version}
+		}
+		c.instructions = res.Instructions
+		if res.Capabilities != nil {
+			if err := convert(res.Capabilities, &c.capabilities); err != nil {
+				c.log.Warn("mcp server capabilities unreadable", "err", err)
+			}
+		}
+	}
+	panics.GoGroup(&c.wg, func() {
+		werr := cs.Wait()
+		c.shutdown(c.reason(werr))
+	}, func(err error) {
+		c.shutdown(fmt.Errorf("mcp session: %w", err))
+	})
 	return c, nil
 }
 
-func (c *Client) handshake(ctx context.Context, info Implementation) error {
-	caps := map[string]any{"roots": map[string]any{"listChanged": false}}
-	if c.opts.Elicitor != nil {
-		caps["elicitation"] = map[string]any{}
+// reason is why the session ended: the transport's own failure when it
+// knows one, else what the SDK reported, else ErrClosed.
+func (c *Client) reason(err error) error {
+	if f, ok := c.t.(failer); ok {
+		if ferr := f.failure(); ferr != nil {
+			return ferr
+		}
 	}
-	var res initializeResult
-	err := c.Call(ctx, "initialize", initializeParams{ProtocolVersion: LatestProtocolVersion, Capabilities: caps, ClientInfo: info}, &res)
-	if err != nil {
-		return fmt.Errorf("mcp handshake: %w", err)
+	if err == nil {
+		return ErrClosed
 	}
-	if !supportedVersion(res.ProtocolVersion) {
-		return fmt.Errorf("mcp handshake: server %q chose protocol version %q; this client asked for %q and supports %s",
-			res.ServerInfo.Name, res.ProtocolVersion, LatestProtocolVersion, strings.Join(SupportedProtocolVersions, ", "))
-	}
-	c.protocolVersion = res.ProtocolVersion
-	c.serverInfo = res.ServerInfo
-	c.capabilities = res.Capabilities
-	c.instructions = res.Instructions
-	obs, _ := c.t.(HandshakeObserver)
-	if obs != nil {
-		obs.Negotiated(res.ProtocolVersion)
-	}
-	if err := c.Notify(ctx, "notifications/initialized", nil); err != nil {
-		return fmt.Errorf("mcp handshake: %w", err)
-	}
-	if obs != nil {
-		obs.Initialized()
-	}
-	return nil
+	return err
 }
 
 // ProtocolVersion is the protocol revision agreed in the handshake.
@@ -182,19 +209,24 @@ func (c *Client) Err() error {
 
 // Close ends the connection: calls still waiting fail with ErrClosed, the
 // transport is closed, and every goroutine of the Client has returned when
-// Close does.
+// Close does. The transport goes first: the SDK's own close would wait for
+// calls in flight.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		c.shutdown(ErrClosed)
 		c.closeErr = c.t.Close()
-		c.stopLoop()
+		if err := c.cs.Close(); c.closeErr == nil && !errors.Is(err, ErrClosed) {
+			c.closeErr = err
+		}
+		if errors.Is(c.closeErr, ErrClosed) {
+			c.closeErr = nil
+		}
 		c.wg.Wait()
 	})
 	return c.closeErr
 }
 
-// shutdown records why the connection ended, once, and releases every
-// waiting call and server request.
+// shutdown records why the connection ended, once.
 func (c *Client) shutdown(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -203,319 +235,174 @@ func (c *Client) shutdown(err error) {
 	}
 	c.err = err
 	close(c.done)
-	for _, cancel := range c.inbound {
-		cancel()
-	}
 }
 
-// Call sends a request and decodes its result into result, which may be
-// nil to discard it. A JSON-RPC error from the server is returned as an
-// *Error. When ctx ends first, the server is told with
-// notifications/cancelled and Call returns ctx's error.
-func (c *Client) Call(ctx context.Context, method string, params, result any) error {
-	return c.request(ctx, c.nextID.Add(1), method, params, result, nil)
-}
-
-// Notify sends a notification.
-func (c *Client) Notify(ctx context.Context, method string, params any) error {
-	msg, err := NewNotification(method, params)
-	if err != nil {
-		return err
-	}
-	if err := c.Err(); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	if err := c.t.Send(ctx, msg); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	return nil
-}
-
-// reply is what ends a pending call: the server's response, or err when
-// the client gave up on it (its progress callback panicked).
-type reply struct {
-	msg Message
-	err error
-}
-
-func (c *Client) request(ctx context.Context, id int64, method string, params, result any, onProgress ProgressFunc) error {
-	msg, err := NewRequest(id, method, params)
-	if err != nil {
-		return err
-	}
-	key := strconv.FormatInt(id, 10)
-	// Whoever removes the entry from pending sends the one reply, so a
-	// buffer of one never blocks the sender.
-	ch := make(chan reply, 1)
-	c.mu.Lock()
-	if c.err != nil {
-		err := c.err
-		c.mu.Unlock()
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	c.pending[key] = ch
-	if onProgress != nil {
-		c.progress[key] = onProgress
-	}
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.pending, key)
-		delete(c.progress, key)
-		c.mu.Unlock()
-	}()
-
-	if err := c.t.Send(ctx, msg); err != nil {
-		return fmt.Errorf("%s: %w", method, err)
-	}
-	select {
-	case r := <-ch:
-		return c.finish(ctx, method, msg.ID, r, result)
-	case <-ctx.Done():
-		// The protocol forbids cancelling initialize.
-		if method != "initialize" {
-			c.cancelRemote(ctx, msg.ID, context.Cause(ctx))
+// fail explains a failed call: once the connection is gone, its reason
+// (ErrClosed, a server's exit status) is part of every error.
+func (c *Client) fail(method string, err error) error {
+	reason := c.Err()
+	if f, ok := c.t.(failer); ok {
+		if ferr := f.failure(); ferr != nil {
+			reason = ferr
 		}
-		return ctxError(method, ctx)
-	case <-c.done:
-		select {
-		case r := <-ch:
-			return c.finish(ctx, method, msg.ID, r, result)
-		default:
-		}
-		return fmt.Errorf("%s: %w", method, c.Err())
 	}
-}
-
-// finish turns a call's reply into its outcome. A call the client gave up
-// on is cancelled at the server, which would otherwise work on for nobody.
-func (c *Client) finish(ctx context.Context, method string, id json.RawMessage, r reply, result any) error {
-	if r.err != nil {
-		c.cancelRemote(ctx, id, r.err)
-		return fmt.Errorf("%s: %w", method, r.err)
-	}
-	return decodeResult(method, r.msg, result)
-}
-
-// ctxError reports a call abandoned because ctx ended, keeping both the
-// context error (for errors.Is) and a custom cause, when one was given.
-func ctxError(method string, ctx context.Context) error {
-	err, cause := ctx.Err(), context.Cause(ctx)
-	if cause != nil && cause != err {
-		return fmt.Errorf("%s: %w: %w", method, cause, err)
+	if reason != nil && !errors.Is(err, reason) {
+		return fmt.Errorf("%s: %w: %w", method, reason, err)
 	}
 	return fmt.Errorf("%s: %w", method, err)
 }
 
-func decodeResult(method string, resp Message, result any) error {
-	if resp.Error != nil {
-		return fmt.Errorf("%s: %w", method, resp.Error)
+// ctxFail reports a call abandoned because ctx ended, keeping both the
+// context error (for errors.Is) and a custom cause, when one was given.
+func (c *Client) ctxFail(ctx context.Context, method string, err error) error {
+	if ctx.Err() == nil {
+		return c.fail(method, err)
 	}
-	if result == nil {
-		return nil
+	cerr, cause := ctx.Err(), context.Cause(ctx)
+	if cause != nil && cause != cerr {
+		return fmt.Errorf("%s: %w: %w", method, cause, cerr)
 	}
-	if err := json.Unmarshal(resp.Result, result); err != nil {
-		return fmt.Errorf("decode %s result: %w", method, err)
-	}
-	return nil
+	return fmt.Errorf("%s: %w", method, cerr)
 }
 
-// cancelRemote tells the server to stop working on a request nobody waits
-// for any more. It is best effort and bounded.
-func (c *Client) cancelRemote(ctx context.Context, id json.RawMessage, cause error) {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNoticeTimeout)
-	defer cancel()
-	reason := "cancelled"
-	if cause != nil {
-		reason = cause.Error()
+// elicit adapts the Elicitor to the SDK's handler. A panicking Elicitor
+// becomes an error answer, never an unanswered request.
+func (c *Client) elicit(ctx context.Context, req *sdk.ElicitRequest) (res *sdk.ElicitResult, err error) {
+	defer panics.Recover(func(perr error) {
+		c.logPanic("mcp server request handler panicked", perr, "method", "elicitation/create")
+		res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "client failed handling elicitation/create"}
+	})
+	var our ElicitRequest
+	if req.Params != nil {
+		if err := convert(req.Params, &our); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "elicitation/create: invalid params"}
+		}
 	}
-	err := c.Notify(sctx, "notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
+	r, err := c.opts.Elicitor(ctx, our)
 	if err != nil {
-		c.log.Debug("mcp cancel notice not sent", "err", err)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "elicitation failed: " + err.Error()}
 	}
-}
-
-// readLoop is the only reader of the transport. It resolves responses,
-// hands server requests to their own goroutines and runs notification
-// callbacks in order.
-func (c *Client) readLoop(ctx context.Context) {
-	for {
-		m, err := c.t.Receive(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				err = ErrClosed
-			}
-			c.shutdown(err)
-			return
-		}
-		switch m.Kind() {
-		case KindResponse:
-			c.resolve(m)
-		case KindRequest:
-			c.serve(ctx, m)
-		case KindNotification:
-			c.notified(m)
+	switch r.Action {
+	case ElicitAccept, ElicitDecline, ElicitCancel:
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("elicitation failed: invalid action %q", r.Action)}
+	}
+	out := &sdk.ElicitResult{Action: r.Action}
+	if r.Action == ElicitAccept {
+		out.Content = r.Content
+		if out.Content == nil {
+			out.Content = map[string]any{}
 		}
 	}
+	return out, nil
 }
 
-func (c *Client) resolve(m Message) {
-	c.mu.Lock()
-	ch, ok := c.pending[idKey(m.ID)]
-	delete(c.pending, idKey(m.ID))
-	c.mu.Unlock()
-	if !ok {
-		c.log.Debug("mcp response to no pending call", "id", string(m.ID))
+// progressSink is the progress callback of one call. The SDK delivers
+// notifications on its own goroutines, so an update can race the call's
+// result; the sink's lock makes sure none reaches the callback once the
+// call has returned.
+type progressSink struct {
+	mu     sync.Mutex
+	fn     ProgressFunc
+	done   bool
+	cancel context.CancelCauseFunc // ends the call when fn panics
+	err    error                   // the panic, once fn panicked
+}
+
+// deliver runs the callback unless the call is over or the callback
+// panicked before.
+func (s *progressSink) deliver(c *Client, p Progress) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
 		return
 	}
-	ch <- reply{msg: m}
-}
-
-// serve answers a server's request on a goroutine of its own, so that a
-// slow answer (an Elicitor waiting for the user) does not hold up the
-// receive loop.
-func (c *Client) serve(ctx context.Context, m Message) {
-	hctx, cancel := context.WithCancel(ctx)
-	key := idKey(m.ID)
-	c.mu.Lock()
-	c.inbound[key] = cancel
-	c.mu.Unlock()
-	// answer already turns a panicking Elicitor into an error response;
-	// what is left to panic is the transport's Send, which leaves the
-	// connection unusable.
-	panics.GoGroup(&c.wg, func() {
-		defer func() {
-			c.mu.Lock()
-			delete(c.inbound, key)
-			c.mu.Unlock()
-			cancel()
-		}()
-		resp := c.answer(hctx, m)
-		if hctx.Err() != nil {
-			// Cancelled by the server, or the connection is gone: the
-			// protocol wants no response then.
-			return
-		}
-		sctx, scancel := context.WithTimeout(context.Background(), replyTimeout)
-		defer scancel()
-		if err := c.t.Send(sctx, resp); err != nil {
-			c.log.Debug("mcp answer to server request not sent", "method", m.Method, "err", err)
-		}
-	}, func(err error) {
-		c.shutdown(fmt.Errorf("mcp answer to %s: %w", m.Method, err))
-	})
-}
-
-// answer computes the response to one server request. It never leaves a
-// request unanswered: unknown methods get "method not found", and a
-// panicking Elicitor an internal error.
-func (c *Client) answer(ctx context.Context, m Message) (resp Message) {
 	defer panics.Recover(func(err error) {
-		resp = NewErrorResponse(m.ID, CodeInternalError, fmt.Sprintf("client failed handling %s", m.Method))
-		c.logPanic("mcp server request handler panicked", err, "method", m.Method)
-	})
-	reply := func(result any) Message {
-		r, err := NewResponse(m.ID, result)
-		if err != nil {
-			return NewErrorResponse(m.ID, CodeInternalError, err.Error())
-		}
-		return r
-	}
-	switch m.Method {
-	case "ping":
-		return reply(struct{}{})
-	case "roots/list":
-		return reply(map[string]any{"roots": []map[string]string{{"uri": c.rootURI, "name": filepath.Base(c.rootDir)}}})
-	case "elicitation/create":
-		if c.opts.Elicitor == nil {
-			return reply(ElicitResult{Action: ElicitDecline})
-		}
-		var req ElicitRequest
-		if err := json.Unmarshal(m.Params, &req); err != nil || len(m.Params) == 0 {
-			return NewErrorResponse(m.ID, CodeInvalidParams, "elicitation/create: invalid params")
-		}
-		res, err := c.opts.Elicitor(ctx, req)
-		if err != nil {
-			return NewErrorResponse(m.ID, CodeInternalError, "elicitation failed: "+err.Error())
-		}
-		switch res.Action {
-		case ElicitAccept, ElicitDecline, ElicitCancel:
-		default:
-			return NewErrorResponse(m.ID, CodeInternalError, fmt.Sprintf("elicitation failed: invalid action %q", res.Action))
-		}
-		if res.Action != ElicitAccept {
-			res.Content = nil
-		}
-		return reply(res)
-	case "sampling/createMessage":
-		return NewErrorResponse(m.ID, CodeMethodNotFound, "sampling is not supported by this client")
-	}
-	return NewErrorResponse(m.ID, CodeMethodNotFound, "method not found: "+m.Method)
-}
-
-// notified handles a notification from the server.
-func (c *Client) notified(m Message) {
-	switch m.Method {
-	case "notifications/progress":
-		var p Progress
-		if err := json.Unmarshal(m.Params, &p); err != nil || len(p.Token) == 0 {
-			c.log.Debug("mcp progress notification without a token", "err", err)
-			return
-		}
-		key := idKey(p.Token)
-		c.mu.Lock()
-		fn := c.progress[key]
-		c.mu.Unlock()
-		if fn != nil {
-			c.progressed(key, fn, p)
-		}
-	case "notifications/tools/list_changed":
-		c.listChanged(ListTools)
-	case "notifications/prompts/list_changed":
-		c.listChanged(ListPrompts)
-	case "notifications/resources/list_changed":
-		c.listChanged(ListResources)
-	case "notifications/message":
-		c.serverLog(m.Params)
-	case "notifications/cancelled":
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-			Reason    string          `json:"reason"`
-		}
-		if err := json.Unmarshal(m.Params, &p); err != nil || len(p.RequestID) == 0 {
-			return
-		}
-		c.mu.Lock()
-		cancel := c.inbound[idKey(p.RequestID)]
-		c.mu.Unlock()
-		if cancel != nil {
-			cancel()
-		}
-	default:
-		c.log.Debug("mcp notification ignored", "method", m.Method)
-	}
-}
-
-// progressed hands p to the callback of the call with the given key. A
-// callback that panics fails its own call with the panic and hears no more;
-// the connection and every other call carry on.
-func (c *Client) progressed(key string, fn ProgressFunc, p Progress) {
-	defer panics.Recover(func(err error) {
-		c.mu.Lock()
-		ch := c.pending[key]
-		delete(c.pending, key)
-		delete(c.progress, key)
-		c.mu.Unlock()
-		if ch != nil {
-			ch <- reply{err: fmt.Errorf("progress callback: %w", err)}
-		}
+		s.done = true
+		s.err = fmt.Errorf("progress callback: %w", err)
+		s.cancel(s.err)
 		c.logPanic("mcp progress callback panicked", err)
 	})
-	fn(p)
+	s.fn(p)
+}
+
+// finish ends the sink: no update reaches the callback after it returns.
+// It returns the callback's panic, if it panicked.
+func (s *progressSink) finish() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done = true
+	return s.err
+}
+
+// inlineProgress is a transport whose connection hands progress
+// notifications to their calls as they are read, in order with the
+// responses, before the SDK sees them. It only suits connections the SDK
+// needs nothing else from (stdio); the SDK's own handler, which runs
+// apart from the read loop, serves the others.
+type inlineProgress struct {
+	t Transport
+	c *Client
+}
+
+// Connect implements the SDK's Transport.
+func (p inlineProgress) Connect(ctx context.Context) (sdk.Connection, error) {
+	conn, err := p.t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return inlineConn{Connection: conn, c: p.c}, nil
+}
+
+type inlineConn struct {
+	sdk.Connection
+	c *Client
+}
+
+// Read implements the SDK's Connection.
+func (ic inlineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := ic.Connection.Read(ctx)
+	if req, ok := m.(*jsonrpc.Request); ok && err == nil && !req.ID.IsValid() && req.Method == "notifications/progress" {
+		ic.c.progressParams(req.Params)
+	}
+	return m, err
+}
+
+// progressObserver is implemented by transports that can show the Client
+// progress notifications as they read them (HTTP).
+type progressObserver interface {
+	observeProgress(fn func(params json.RawMessage))
+}
+
+// progressParams delivers a progress notification read off the wire.
+func (c *Client) progressParams(raw json.RawMessage) {
+	var params sdk.ProgressNotificationParams
+	if json.Unmarshal(raw, &params) == nil {
+		c.progressed(context.Background(), &sdk.ProgressNotificationClientRequest{Params: &params})
+	}
+}
+
+// progressed hands a progress notification to the sink of its call. An
+// update that arrives after the call returned is dropped: the result
+// supersedes it. A callback that panics fails its own call with the panic
+// and hears no more; the connection and every other call carry on.
+func (c *Client) progressed(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+	if req == nil || req.Params == nil {
+		return
+	}
+	key := fmt.Sprint(req.Params.ProgressToken)
+	c.mu.Lock()
+	sink := c.progress[key]
+	c.mu.Unlock()
+	if sink == nil {
+		return
+	}
+	tok, _ := json.Marshal(req.Params.ProgressToken)
+	sink.deliver(c, Progress{Token: tok, Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
 }
 
 // listChanged tells OnListChanged. A panic in it has no call to fail, so
-// it is logged and the receive loop carries on.
+// it is logged and the connection carries on.
 func (c *Client) listChanged(kind ListKind) {
 	if c.opts.OnListChanged == nil {
 		return
@@ -527,8 +414,7 @@ func (c *Client) listChanged(kind ListKind) {
 }
 
 // logPanic logs a recovered panic with the stack of the goroutine that
-// panicked. A panicking logger then reaches the read loop's own recovery
-// and ends the connection.
+// panicked.
 func (c *Client) logPanic(msg string, err error, attrs ...any) {
 	attrs = append(attrs, "err", err)
 	if pe, ok := errors.AsType[*panics.Error](err); ok {
@@ -539,15 +425,11 @@ func (c *Client) logPanic(msg string, err error, attrs ...any) {
 
 // serverLog forwards a notifications/message to the logger at the
 // matching level.
-func (c *Client) serverLog(params json.RawMessage) {
-	var p struct {
-		Level  string          `json:"level"`
-		Logger string          `json:"logger"`
-		Data   json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
+func (c *Client) serverLog(ctx context.Context, req *sdk.LoggingMessageRequest) {
+	if req == nil || req.Params == nil {
 		return
 	}
+	p := req.Params
 	level := slog.LevelInfo
 	switch p.Level {
 	case "debug":
@@ -557,16 +439,26 @@ func (c *Client) serverLog(params json.RawMessage) {
 	case "error", "critical", "alert", "emergency":
 		level = slog.LevelError
 	}
-	data := string(p.Data)
-	var s string
-	if json.Unmarshal(p.Data, &s) == nil {
-		data = s
+	data, ok := p.Data.(string)
+	if !ok {
+		b, _ := json.Marshal(p.Data)
+		data = string(b)
 	}
-	attrs := []any{"level", p.Level, "data", data}
+	attrs := []any{"level", string(p.Level), "data", data}
 	if p.Logger != "" {
 		attrs = append(attrs, "logger", p.Logger)
 	}
-	c.log.Log(context.Background(), level, "mcp server log", attrs...)
+	c.log.Log(context.WithoutCancel(ctx), level, "mcp server log", attrs...)
+}
+
+// convert copies an SDK value into one of ours through its JSON form; the
+// two follow the same wire schema.
+func convert(from, to any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, to)
 }
 
 // fileURI turns an absolute path into a file:// URI; a Windows path

@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
-	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,29 +15,6 @@ import (
 // The faults here are real panics raised where the client calls code it
 // does not own: the user's callbacks, a transport, a logger, a response
 // body. Each must end only the call or the connection it belongs to.
-
-// faultyTransport wraps a transport and, once armed, shows onSend and
-// onReceive every message, so that they can panic on one.
-type faultyTransport struct {
-	Transport
-	armed             atomic.Bool
-	onSend, onReceive func(Message)
-}
-
-func (f *faultyTransport) Send(ctx context.Context, m Message) error {
-	if f.armed.Load() && f.onSend != nil {
-		f.onSend(m)
-	}
-	return f.Transport.Send(ctx, m)
-}
-
-func (f *faultyTransport) Receive(ctx context.Context) (Message, error) {
-	m, err := f.Transport.Receive(ctx)
-	if err == nil && f.armed.Load() && f.onReceive != nil {
-		f.onReceive(m)
-	}
-	return m, err
-}
 
 // panicLogger is a slog.Handler that panics on a record whose message
 // contains on.
@@ -56,26 +30,6 @@ func (h panicLogger) Handle(_ context.Context, r slog.Record) error {
 	}
 	return nil
 }
-
-// panicBodies is an HTTP round tripper whose event-stream replies to
-// method, once armed, panic when read.
-type panicBodies struct {
-	base   http.RoundTripper
-	method string
-	armed  atomic.Bool
-}
-
-func (p *panicBodies) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := p.base.RoundTrip(r)
-	if err == nil && p.armed.Load() && r.Method == p.method && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		resp.Body = panicReader{resp.Body}
-	}
-	return resp, err
-}
-
-type panicReader struct{ io.ReadCloser }
-
-func (panicReader) Read([]byte) (int, error) { panic("event stream body failed") }
 
 // wantPanic fails unless err carries a recovered panic.
 func wantPanic(t *testing.T, what string, err error) {
@@ -161,94 +115,6 @@ func TestCallbackPanicKeepsConnection(t *testing.T) {
 			if err := c.Ping(testCtx(t)); err != nil {
 				t.Fatalf("Ping after the panic = %v, want the connection alive", err)
 			}
-		})
-	}
-}
-
-// TestClientGoroutinePanicBreaksConnection makes the transport panic under
-// the client's own goroutines: the connection ends with the panic as its
-// error and the waiting call fails with it.
-func TestClientGoroutinePanicBreaksConnection(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name  string
-		fault func(*faultyTransport)
-		call  func(ctx context.Context, c *Client) error
-	}{
-		{
-			name: "read loop",
-			fault: func(f *faultyTransport) {
-				f.onReceive = func(m Message) {
-					if m.Kind() == KindResponse {
-						panic("receive broke")
-					}
-				}
-			},
-			call: func(ctx context.Context, c *Client) error { return c.Ping(ctx) },
-		},
-		{
-			name: "answer to a server request",
-			fault: func(f *faultyTransport) {
-				f.onSend = func(m Message) {
-					if m.Kind() == KindResponse {
-						panic("send broke")
-					}
-				}
-			},
-			call: func(ctx context.Context, c *Client) error {
-				_, err := c.CallTool(ctx, "ask", json.RawMessage(`{"method":"ping"}`), nil)
-				return err
-			},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			ft := &faultyTransport{Transport: startFakeStdio(t, nil, nil)}
-			tt.fault(ft)
-			c, err := Connect(testCtx(t), ft, testClientInfo, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = c.Close() })
-			ft.armed.Store(true)
-			wantPanic(t, "call", tt.call(testCtx(t), c))
-			waitBroken(t, c)
-		})
-	}
-}
-
-// TestHTTPStreamPanicBreaksConnection makes the body of an event stream
-// panic under the transport's reader: the connection ends with the panic,
-// and a call waiting on that stream fails with it.
-func TestHTTPStreamPanicBreaksConnection(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name      string
-		configure func(*httpFake)
-		method    string // whose event-stream replies panic
-		call      bool   // make a call whose reply panics
-	}{
-		{name: "reply stream", configure: func(f *httpFake) { f.sse = true }, method: http.MethodPost, call: true},
-		{name: "event stream", configure: func(f *httpFake) { f.offerGET = true }, method: http.MethodGet},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			f := newHTTPFake(t, tt.configure)
-			base := &http.Transport{}
-			t.Cleanup(base.CloseIdleConnections)
-			rt := &panicBodies{base: base, method: tt.method}
-			// GET streams open only after the handshake, which must
-			// itself succeed.
-			rt.armed.Store(!tt.call)
-			c, _ := connectHTTP(t, f, HTTPOptions{Client: &http.Client{Transport: rt}}, Options{})
-			if tt.call {
-				rt.armed.Store(true)
-				_, err := c.CallTool(testCtx(t), "echo", json.RawMessage(`{"text":"x"}`), nil)
-				wantPanic(t, "CallTool", err)
-			}
-			waitBroken(t, c)
 		})
 	}
 }

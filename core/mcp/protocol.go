@@ -2,21 +2,12 @@ package mcp
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 )
 
-// LatestProtocolVersion is the MCP revision the Client asks for.
+// LatestProtocolVersion is the MCP revision the Client asks for; the SDK
+// accepts any revision it supports from the server.
 const LatestProtocolVersion = "2025-11-25"
-
-// SupportedProtocolVersions lists the revisions the Client accepts from a
-// server, newest first.
-var SupportedProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
-
-// supportedVersion reports whether v is one of SupportedProtocolVersions.
-func supportedVersion(v string) bool {
-	return slices.Contains(SupportedProtocolVersions, v)
-}
 
 // Implementation names a client or server program.
 type Implementation struct {
@@ -48,19 +39,6 @@ type ServerCapabilities struct {
 	Completions json.RawMessage `json:"completions,omitempty"`
 	// Experimental holds non-standard capabilities by name.
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
-}
-
-type initializeParams struct {
-	ProtocolVersion string         `json:"protocolVersion"`
-	Capabilities    map[string]any `json:"capabilities"`
-	ClientInfo      Implementation `json:"clientInfo"`
-}
-
-type initializeResult struct {
-	ProtocolVersion string             `json:"protocolVersion"`
-	Capabilities    ServerCapabilities `json:"capabilities"`
-	ServerInfo      Implementation     `json:"serverInfo"`
-	Instructions    string             `json:"instructions,omitempty"`
 }
 
 // Tool is one entry of a server's tools/list.

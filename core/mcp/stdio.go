@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"reasonix/core/panics"
 	"reasonix/core/proc"
@@ -86,7 +90,7 @@ type Stdio struct {
 	stdout, stderr *os.File
 
 	writeMu  sync.Mutex
-	incoming chan Message
+	incoming chan jsonrpc.Message
 	tail     stderrTail
 
 	closeOnce  sync.Once
@@ -160,7 +164,7 @@ func StartStdio(ctx context.Context, c StdioCommand, log *slog.Logger) (*Stdio, 
 		stdin:    inW,
 		stdout:   outR,
 		stderr:   errR,
-		incoming: make(chan Message, 64),
+		incoming: make(chan jsonrpc.Message, 64),
 		closing:  make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -185,12 +189,19 @@ func StartStdio(ctx context.Context, c StdioCommand, log *slog.Logger) (*Stdio, 
 // Pid is the process ID of the server, the leader of its process group.
 func (s *Stdio) Pid() int { return s.cmd.Process.Pid }
 
-// Send writes msg as one line. A write that ctx interrupts half-way leaves
+// Connect implements the SDK's Transport: the process is already running,
+// and the Stdio itself is the connection.
+func (s *Stdio) Connect(context.Context) (sdk.Connection, error) { return s, nil }
+
+// SessionID implements the SDK's Connection; stdio has no sessions.
+func (s *Stdio) SessionID() string { return "" }
+
+// Write sends msg as one line. A write that ctx interrupts half-way leaves
 // the stream unusable, so the connection is shut down.
-func (s *Stdio) Send(ctx context.Context, msg Message) error {
-	b, err := msg.MarshalJSON()
+func (s *Stdio) Write(ctx context.Context, msg jsonrpc.Message) error {
+	b, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", msg.Kind(), err)
+		return fmt.Errorf("encode json-rpc message: %w", err)
 	}
 	b = append(b, '\n')
 	select {
@@ -251,16 +262,31 @@ func (s *Stdio) closedError() error {
 	}
 }
 
-// Receive returns the next message the server wrote.
-func (s *Stdio) Receive(ctx context.Context) (Message, error) {
+// Read returns the next message the server wrote; once the server is
+// gone, its failure (an *ExitError) or ErrClosed.
+func (s *Stdio) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case m, ok := <-s.incoming:
 		if !ok {
-			return Message{}, s.err
+			return nil, s.err
 		}
 		return m, nil
 	case <-ctx.Done():
-		return Message{}, ctx.Err()
+		return nil, ctx.Err()
+	}
+}
+
+// failure is why the server's connection ended, once it has; nil while
+// it runs or after an ordinary Close.
+func (s *Stdio) failure() error {
+	select {
+	case <-s.done:
+		if s.err == ErrClosed {
+			return nil
+		}
+		return s.err
+	default:
+		return nil
 	}
 }
 
@@ -431,7 +457,7 @@ func (s *Stdio) readStdout(done chan<- struct{}) {
 			return
 		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			msgs, derr := DecodeMessages(line)
+			msgs, derr := decodeLine(line)
 			if derr != nil {
 				s.log.Warn("mcp server wrote a line that is not JSON-RPC", "err", derr, "line", truncate(string(line), 200))
 			}
@@ -548,4 +574,34 @@ func (t *stderrTail) snapshot() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return slices.Clone(t.lines)
+}
+
+// decodeLine decodes one line of server output: a JSON-RPC message, or a
+// batch of them (older servers send batches).
+func decodeLine(line []byte) ([]jsonrpc.Message, error) {
+	if line[0] != '[' {
+		m, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
+			return nil, fmt.Errorf("invalid json-rpc message: %w", err)
+		}
+		return []jsonrpc.Message{m}, nil
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(line, &raws); err != nil {
+		return nil, fmt.Errorf("invalid json-rpc batch: %w", err)
+	}
+	var out []jsonrpc.Message
+	var errs []error
+	for _, r := range raws {
+		m, err := jsonrpc.DecodeMessage(r)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, m)
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("invalid json-rpc message in batch: %w", errors.Join(errs...))
+	}
+	return out, nil
 }

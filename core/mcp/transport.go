@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ErrClosed is returned by a Transport or Client used after Close.
@@ -15,29 +18,14 @@ var ErrClosed = errors.New("mcp connection closed")
 // legacy HTTP+SSE transport, which this client does not implement.
 var ErrSSEDeferred = errors.New(`the legacy HTTP+SSE transport (type "sse") is not supported yet; use type "http" (streamable HTTP) if the server offers it`)
 
-// Transport carries JSON-RPC messages to and from one server. The MCP logic
-// is written once, in Client, over this interface.
+// Transport is one way of reaching a server: an SDK transport that
+// Connect hands to the SDK client, and that owns what it started (a
+// process, idle HTTP connections) until Close. Stdio and HTTP are the two.
 type Transport interface {
-	// Send delivers one message. ctx bounds the delivery only: a reply
-	// arrives later through Receive.
-	Send(ctx context.Context, msg Message) error
-	// Receive returns the next message from the server. It returns
-	// ErrClosed after Close, and the transport's failure (such as an
-	// *ExitError) once the connection is lost. It is called from one
-	// goroutine at a time.
-	Receive(ctx context.Context) (Message, error)
+	sdk.Transport
 	// Close ends the connection and releases everything the transport
 	// started, waiting for it to stop. It is safe to call more than once.
 	Close() error
-}
-
-// HandshakeObserver is implemented by transports that act on the outcome
-// of the MCP handshake. Client calls Negotiated with the agreed protocol
-// version before it sends notifications/initialized, and Initialized right
-// after.
-type HandshakeObserver interface {
-	Negotiated(protocolVersion string)
-	Initialized()
 }
 
 // OpenOptions are the local settings Open needs beside the ServerConfig.
@@ -51,6 +39,12 @@ type OpenOptions struct {
 	// HTTPClient replaces the client of an http transport; nil uses a
 	// private one.
 	HTTPClient *http.Client
+	// OAuth authorizes an http transport's requests; nil sends none but
+	// the configured headers.
+	OAuth auth.OAuthHandler
+	// Wrap, when set, rewrites a stdio server's command line before it
+	// starts (the sandbox uses it to run the server inside the jail).
+	Wrap func(StdioCommand) (StdioCommand, error)
 }
 
 // Open starts or prepares the transport cfg describes. cfg must already be
@@ -63,13 +57,21 @@ func Open(ctx context.Context, cfg ServerConfig, opts OpenOptions) (Transport, e
 	}
 	switch cfg.Type {
 	case TypeStdio:
-		t, err := StartStdio(ctx, StdioCommand{Command: cfg.Command, Args: cfg.Args, Env: cfg.Env, Dir: opts.Dir}, opts.Logger)
+		cmd := StdioCommand{Command: cfg.Command, Args: cfg.Args, Env: cfg.Env, Dir: opts.Dir}
+		if opts.Wrap != nil {
+			w, err := opts.Wrap(cmd)
+			if err != nil {
+				return nil, fmt.Errorf("mcp server %q: %w", cfg.Name, err)
+			}
+			cmd = w
+		}
+		t, err := StartStdio(ctx, cmd, opts.Logger)
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %q: %w", cfg.Name, err)
 		}
 		return t, nil
 	case TypeHTTP:
-		t, err := NewHTTP(cfg.URL, HTTPOptions{Headers: cfg.Headers, Client: opts.HTTPClient, Logger: opts.Logger})
+		t, err := NewHTTP(cfg.URL, HTTPOptions{Headers: cfg.Headers, Client: opts.HTTPClient, Logger: opts.Logger, OAuth: opts.OAuth})
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %q: %w", cfg.Name, err)
 		}

@@ -23,10 +23,10 @@ const (
 // DecodeMessages return for input that is not a JSON-RPC 2.0 message.
 var ErrInvalidMessage = errors.New("invalid json-rpc message")
 
-// Error is a JSON-RPC error object. It is also the error Client.Call
+// wireError is a JSON-RPC error object. It is also the error Client.Call
 // returns when the server answers with an error, so callers can inspect the
 // code with errors.As.
-type Error struct {
+type wireError struct {
 	// Code is one of the Code constants or a server-defined value.
 	Code int `json:"code"`
 	// Message is a short description for people.
@@ -36,7 +36,7 @@ type Error struct {
 }
 
 // Error formats the code and message.
-func (e *Error) Error() string {
+func (e *wireError) Error() string {
 	return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message)
 }
 
@@ -79,7 +79,7 @@ type Message struct {
 	Params json.RawMessage
 	// Result or Error is set on a response, never both.
 	Result json.RawMessage
-	Error  *Error
+	Error  *wireError
 }
 
 // Kind reports which of the three shapes m has.
@@ -101,7 +101,7 @@ type wireMessage struct {
 	Method  string          `json:"method,omitempty"`
 	Params  json.RawMessage `json:"params,omitempty"`
 	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
+	Error   *wireError      `json:"error,omitempty"`
 }
 
 // MarshalJSON writes m with the "jsonrpc":"2.0" member. A response without
@@ -160,7 +160,7 @@ func NewResponse(id json.RawMessage, result any) (Message, error) {
 // NewErrorResponse builds an error response to the request with the given
 // id.
 func NewErrorResponse(id json.RawMessage, code int, message string) Message {
-	return Message{ID: id, Error: &Error{Code: code, Message: message}}
+	return Message{ID: id, Error: &wireError{Code: code, Message: message}}
 }
 
 func marshalParams(v any) (json.RawMessage, error) {
@@ -276,7 +276,7 @@ func DecodeMessages(data []byte) ([]Message, error) {
 	return out, nil
 }
 
-func decodeError(raw json.RawMessage) (*Error, error) {
+func decodeError(raw json.RawMessage) (*wireError, error) {
 	var e struct {
 		Code    *json.Number    `json:"code"`
 		Message *string         `json:"message"`
@@ -296,29 +296,12 @@ func decodeError(raw json.RawMessage) (*Error, error) {
 	if isNull(data) {
 		data = nil
 	}
-	return &Error{Code: int(code), Message: *e.Message, Data: data}, nil
-}
-
-func isNull(raw json.RawMessage) bool {
-	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+	return &wireError{Code: int(code), Message: *e.Message, Data: data}, nil
 }
 
 func isStructured(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
-}
-
-// compact strips insignificant whitespace from an id so that it can be
-// echoed and used as a map key; it is nil for nil.
-func compact(raw json.RawMessage) json.RawMessage {
-	if raw == nil {
-		return nil
-	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return raw
-	}
-	return b.Bytes()
 }
 
 // idKey turns an id into a map key. Numbers are normalised (1, 1.0 and 1e0
