@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -135,9 +136,13 @@ func (f *fleetActor) overBudget(c actor.Context, id, what string) {
 // meteredProvider holds a subagent to its budget at the source: once the
 // task's gate has seen it reach a ceiling, no further request leaves for
 // the endpoint, whatever the subagent does before its cancellation lands.
+// It also tells the scheduler when a warmer's first request got its first
+// byte: Stream returns once the endpoint's reply has begun.
 type meteredProvider struct {
 	provider.Provider
-	gate *taskGate
+	gate    *taskGate
+	onFirst func()
+	once    sync.Once
 }
 
 // Stream refuses a request past the task's ceiling.
@@ -145,5 +150,9 @@ func (p *meteredProvider) Stream(ctx context.Context, req provider.Request) (<-c
 	if what := p.gate.exhausted(); what != "" {
 		return nil, fmt.Errorf("task stopped at its %s budget", what)
 	}
-	return p.Provider.Stream(ctx, req)
+	ch, err := p.Provider.Stream(ctx, req)
+	if p.onFirst != nil {
+		p.once.Do(p.onFirst)
+	}
+	return ch, err
 }

@@ -35,6 +35,10 @@ type FleetSpec struct {
 	Grace time.Duration
 	// NewAgent builds each task's agent.
 	NewAgent SubagentFactory
+	// WarmWait bounds how long a fan-out's siblings wait for the first
+	// one's first byte (see warmup); zero means DefaultWarmWait, negative
+	// starts every sibling at once.
+	WarmWait time.Duration
 }
 
 // fleetActor is the scheduler actor: it owns every subagent task of a
@@ -84,6 +88,8 @@ type fleet struct {
 	// created is when it was submitted, for its seconds.
 	budget  Budget
 	created time.Time
+	// warm holds the fleet's shared prompt prefixes by prefixKey.
+	warm map[string]*warmup
 }
 
 type runningTask struct {
@@ -108,6 +114,11 @@ type runningTask struct {
 	budget Budget
 	overAt time.Time
 	over   string
+	// held says the task has its slots but waits for its prefix to warm,
+	// to start with heldDeadline; warmKey is set on a warmer.
+	held         bool
+	heldDeadline time.Time
+	warmKey      string
 }
 
 func fleetProps(sys *System, session string, bus *Bus, spec FleetSpec) *actor.Props {
@@ -145,6 +156,8 @@ func (f *fleetActor) Receive(c actor.Context) {
 	case *fleetTick:
 		f.ticking = false
 		f.expire(c)
+	case *prefixWarmed:
+		f.warmed(c, m.fleet, m.key)
 	case *taskOverBudget:
 		f.overBudget(c, m.taskID, m.what)
 	case *reapTask:
@@ -220,7 +233,7 @@ func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
 // admit starts every task the policy admits now.
 func (f *fleetActor) admit(c actor.Context) {
 	for _, s := range f.q.Next(time.Now()) {
-		if t := f.tasks[s.Task.ID]; t != nil {
+		if t := f.tasks[s.Task.ID]; t != nil && !f.hold(t, s.Deadline) {
 			f.start(c, t, s.Deadline)
 		}
 	}
@@ -258,8 +271,12 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	sys, self := f.sys, f.self
 	t.gate = &taskGate{budget: t.budget, over: func(what string) { sys.Send(self, &taskOverBudget{taskID: id, what: what}) }}
 	agent.gate = t.gate
-	if !t.budget.IsZero() {
-		agent.Provider = &meteredProvider{Provider: agent.Provider, gate: t.gate}
+	if !t.budget.IsZero() || t.warmKey != "" {
+		mp := &meteredProvider{Provider: agent.Provider, gate: t.gate}
+		if key, fleetID := t.warmKey, t.fleet; key != "" {
+			mp.onFirst = func() { sys.Send(self, &prefixWarmed{fleet: fleetID, key: key}) }
+		}
+		agent.Provider = mp
 	}
 	f.publish(&TaskStarted{Fleet: t.fleet, Model: agent.Model, Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint)}, id)
 	t.pid = c.Spawn(executorProps(f.sys, agent))
@@ -333,7 +350,7 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 			// The queue holds slots for a task the actor no longer
 			// knows: release them.
 			_, _ = f.q.Finish(st.ID, time.Now())
-		case t.pid == nil:
+		case t.pid == nil && !t.held:
 			f.finishTask(c, st.ID, TaskResult{TaskID: st.ID, Status: TaskFailed, Error: "subagent was lost: " + reason})
 		}
 	}
@@ -389,6 +406,7 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 		f.maybeReply(c, id)
 	}
 	f.ticking = false
+	f.releaseAll(c)
 	f.admit(c)
 }
 
@@ -460,6 +478,12 @@ func (f *fleetActor) expire(c actor.Context) {
 // stopTask cancels a running task's subagent and arms its reaper.
 func (f *fleetActor) stopTask(c actor.Context, id, why string) {
 	t := f.tasks[id]
+	if t != nil && t.held {
+		// Held behind a warming prefix: it never started, so it ends now.
+		t.held = false
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskCancelled, Error: why})
+		return
+	}
 	if t == nil || t.pid == nil || t.stopping {
 		return
 	}
@@ -582,6 +606,10 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res TaskResult) {
 	delete(f.tasks, id)
 	if t.reaper != nil {
 		t.reaper.Stop()
+	}
+	if t.warmKey != "" {
+		// A warmer that ended before its first byte frees its siblings.
+		defer f.warmed(c, t.fleet, t.warmKey)
 	}
 	if t.pid != nil {
 		// The fleet's result waits until this subagent has stopped.

@@ -1,0 +1,103 @@
+package actors
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/core/provider/providertest"
+)
+
+// cacheFleet runs a fan-out of 16 one-turn tasks against a fake with a
+// prompt cache and returns the task_done events and the fleet result.
+func cacheFleet(t *testing.T, warmWait time.Duration) ([]*TaskDone, string) {
+	t.Helper()
+	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 16, MaxWriters: 2, Root: "/ws", WarmWait: warmWait},
+		server: []providertest.Option{providertest.WithPrefixCache(), providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				return providertest.Turn{Latency: 50 * time.Millisecond, Text: "answer to " + req.FirstUser()}
+			}
+			if len(toolMessages(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(16, nil)}}
+			}
+			return providertest.Turn{Text: "parent done"}
+		})}})
+	done, evs := h.turn("fan out")
+	if done.Status != StatusOK {
+		t.Fatalf("parent turn: %+v", done)
+	}
+	var final providertest.Request
+	for _, r := range h.srv.Requests() {
+		if !isSub(r) {
+			final = r
+		}
+	}
+	return eventsOf[*TaskDone](evs), toolMessages(final)[0].Content
+}
+
+func TestFanOutWarmsThePrefixFirst(t *testing.T) {
+	t.Parallel()
+	dones, res := cacheFleet(t, 10*time.Second)
+	hits := 0
+	for _, d := range dones {
+		if d.Status != TaskOK {
+			t.Errorf("task %s: %s", d.Task, d.Status)
+		}
+		if d.CacheHitPct > 0 {
+			hits++
+		}
+	}
+	if hits != 15 {
+		t.Errorf("%d of 16 siblings report cache hits, want 15 (all but the warmer)", hits)
+	}
+	if n := strings.Count(res, "% cache hits"); n != 15 {
+		t.Errorf("fleet result shows cache hits on %d tasks, want 15:\n%s", n, res)
+	}
+}
+
+// TestFanOutWithoutWarmupMisses is the control: siblings started together
+// all miss the cache, which is what the warm-up is for.
+func TestFanOutWithoutWarmupMisses(t *testing.T) {
+	t.Parallel()
+	dones, _ := cacheFleet(t, -1)
+	hits := 0
+	for _, d := range dones {
+		if d.CacheHitPct > 0 {
+			hits++
+		}
+	}
+	if hits > 4 {
+		t.Errorf("%d of 16 siblings hit the cache without a warm-up", hits)
+	}
+}
+
+// TestFanOutWaitIsBounded: a warmer whose reply is slow to begin holds its
+// siblings only for WarmWait; they end before it does.
+func TestFanOutWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 4, MaxWriters: 2, Root: "/ws", WarmWait: 100 * time.Millisecond},
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				if req.FirstUser() == "task 1" {
+					return providertest.Turn{Latency: 2 * time.Second, Text: "slow"}
+				}
+				return providertest.Turn{Text: "quick"}
+			}
+			if len(toolMessages(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(4, nil)}}
+			}
+			return providertest.Turn{Text: "parent done"}
+		})}})
+	done, evs := h.turn("fan out")
+	if done.Status != StatusOK {
+		t.Fatalf("parent turn: %+v", done)
+	}
+	dones := eventsOf[*TaskDone](evs)
+	if len(dones) != 4 || dones[3].Task != "f1.1" {
+		var order []string
+		for _, d := range dones {
+			order = append(order, d.Task)
+		}
+		t.Errorf("task_done order %v, want the slow warmer last", order)
+	}
+}
