@@ -43,4 +43,8 @@
 // a slot twice. Write paths are normalised against Config.Root at
 // Submit; a path escaping the root is rejected there. Paths are compared as
 // text: symbolic links are not resolved and case is significant.
+//
+// Replay rebuilds a fleet from its journal (core/journal): the result of
+// each finished task exactly once, the tasks still pending, and a fresh
+// Queue holding the ones to run again.
 package scheduler
