@@ -44,6 +44,9 @@ type sessionActor struct {
 	// one is in flight (a turn started with Send has no requester).
 	replyTo *actor.PID
 	running bool
+	// current is the running turn's request, so a repair can tell a
+	// prompt it already took from one it lost.
+	current *RunTurn
 	// mcp is the MCP part (mcp_session.go); nil without MCP servers.
 	mcp *mcpSession
 	// ledger holds the running turn's request to the executor.
@@ -159,7 +162,7 @@ func (s *sessionActor) repair(c actor.Context, m *Crashed) {
 	case *RunTurn:
 		if !s.running {
 			s.running, s.replyTo = true, m.Sender
-		} else if !s.queued(lost) && (s.replyTo == nil || m.Sender == nil || !s.replyTo.Equal(m.Sender)) {
+		} else if lost != s.current && !s.queued(lost) {
 			// A prompt that came during a turn is kept, not lost.
 			s.queue = append(s.queue, queuedTurn{turn: lost, replyTo: m.Sender})
 		}
@@ -271,7 +274,7 @@ func (s *sessionActor) queued(m *RunTurn) bool {
 
 // begin runs m now.
 func (s *sessionActor) begin(c actor.Context, m *RunTurn, replyTo *actor.PID) {
-	s.running, s.replyTo = true, replyTo
+	s.running, s.replyTo, s.current = true, replyTo, m
 	s.publish(&TurnStarted{Prompt: text.OneLine(m.Input, 200)})
 	if s.holdForMCP(c, m) {
 		return
