@@ -73,6 +73,18 @@ type SetPostureCmd struct {
 // prompt.
 type CompactCmd struct{}
 
+// GoalCmd starts a long autonomous goal, as /goal does: queued like a
+// prompt, it is one turn that runs until the goal ends. Strategy is
+// research or simple to force one; empty lets the host choose.
+type GoalCmd struct {
+	Objective string `json:"objective"`
+	Strategy  string `json:"strategy,omitempty"`
+}
+
+// GoalClearCmd stops the running turn and removes the active goal, as
+// /goal clear does.
+type GoalClearCmd struct{}
+
 // Kind implementations: the wire names.
 func (*PromptCmd) Kind() string      { return "prompt" }
 func (*CancelCmd) Kind() string      { return "cancel" }
@@ -81,13 +93,16 @@ func (*ApproveCmd) Kind() string     { return "approve" }
 func (*ElicitationCmd) Kind() string { return "elicitation" }
 func (*SetPostureCmd) Kind() string  { return "set_posture" }
 func (*CompactCmd) Kind() string     { return "compact" }
+func (*GoalCmd) Kind() string        { return "goal" }
+func (*GoalClearCmd) Kind() string   { return "goal_clear" }
 
 // The values a field may take, in the order error messages list them.
 var (
 	approveDecisions  = []string{ApproveOnce, ApproveSession, ApproveAlways, ApproveDeny}
 	elicitActions     = []string{mcp.ElicitAccept, mcp.ElicitDecline, mcp.ElicitCancel}
 	commandPostures   = []string{string(permission.PostureAsk), string(permission.PostureAuto), string(permission.PostureYolo)}
-	commandKindsOrder = []string{"prompt", "cancel", "cancel_task", "approve", "elicitation", "set_posture", "compact"}
+	commandKindsOrder = []string{"prompt", "cancel", "cancel_task", "approve", "elicitation", "set_posture", "compact", "goal", "goal_clear"}
+	goalStrategies    = []string{"research", "simple"}
 )
 
 // commandDecoders reads each command's fields. fields lists the names it
@@ -113,6 +128,10 @@ var commandDecoders = map[string]struct {
 		return &SetPostureCmd{Posture: r.str("posture", true)}
 	}},
 	"compact": {nil, func(*fieldReader) Command { return &CompactCmd{} }},
+	"goal": {[]string{"objective", "strategy"}, func(r *fieldReader) Command {
+		return &GoalCmd{Objective: r.str("objective", true), Strategy: r.str("strategy", false)}
+	}},
+	"goal_clear": {nil, func(*fieldReader) Command { return &GoalClearCmd{} }},
 }
 
 // DecodeCommand reads one command line. It is strict, because a frontend
@@ -212,6 +231,17 @@ func (s *Session) Do(cmd Command) error {
 		}
 	case *CompactCmd:
 		s.Compact()
+	case *GoalCmd:
+		prompt := "/goal "
+		if c.Strategy != "" {
+			prompt += "--" + c.Strategy + " "
+		}
+		s.Run(prompt + c.Objective)
+	case *GoalClearCmd:
+		// The running goal is one long turn: it is cancelled first, so the
+		// clear that is queued behind it runs at once.
+		s.Cancel()
+		s.Run("/goal clear")
 	default:
 		return fmt.Errorf("command: unsupported %T", cmd)
 	}
@@ -225,8 +255,19 @@ func (c *PromptCmd) validate() error {
 	return nil
 }
 
-func (*CancelCmd) validate() error  { return nil }
-func (*CompactCmd) validate() error { return nil }
+func (*CancelCmd) validate() error    { return nil }
+func (*CompactCmd) validate() error   { return nil }
+func (*GoalClearCmd) validate() error { return nil }
+
+func (c *GoalCmd) validate() error {
+	if strings.TrimSpace(c.Objective) == "" {
+		return errors.New(`goal command: "objective" is empty`)
+	}
+	if c.Strategy != "" && !slices.Contains(goalStrategies, c.Strategy) {
+		return fmt.Errorf("goal command: strategy %q: want %s", c.Strategy, orList(goalStrategies))
+	}
+	return nil
+}
 
 func (c *CancelTaskCmd) validate() error {
 	if c.ID == "" {

@@ -73,6 +73,12 @@ var eventSamples = []Event{
 		Plan: "1. Add the flag in cmd/run.go.\n2. Run go test ./cmd/..."},
 	&PlanProposed{Meta: goldenMeta(37, ""), Plan: "1. Add the flag.\n2. Test it."},
 	&PlanStep{Meta: goldenMeta(38, ""), Step: "1", Summary: "added the flag"},
+	&GoalStarted{Meta: goldenMeta(39, ""), Goal: "g20261201-120000000-s1", Objective: "make the tests pass", Strategy: "research",
+		Resumed: true, MaxTurns: 200, MaxTokens: 500000, MaxTimeMS: 3600000, Research: "/ws/.reasonix/autoresearch/20261201-120000-make-the-tests-pass"},
+	&GoalProgressed{Meta: goldenMeta(40, ""), Goal: "g20261201-120000000-s1", Turn: 3, Tokens: 4200, ElapsedMS: 61000,
+		Report: "in_progress", Summary: "fixed two of five tests", Todo: 5, TodoDone: 2, NoProgress: 8, Nudged: true},
+	&GoalEnded{Meta: goldenMeta(41, ""), Goal: "g20261201-120000000-s1", Status: "limit", Reason: "turn limit reached (200 turns)",
+		Summary: "four of five tests pass", Turns: 200, Tokens: 410000, ElapsedMS: 3500000},
 }
 
 // commandSamples holds each command in the shapes worth pinning; its
@@ -92,6 +98,8 @@ var commandSamples = []struct {
 	{"elicitation_decline", &ElicitationCmd{ID: "docs-1", Action: mcp.ElicitDecline}},
 	{"set_posture", &SetPostureCmd{Posture: "yolo"}},
 	{"compact", &CompactCmd{}},
+	{"goal", &GoalCmd{Objective: "make the tests pass", Strategy: "research"}},
+	{"goal_clear", &GoalClearCmd{}},
 }
 
 // snapshotSample is folded into the golden snapshot: a turn with a queued

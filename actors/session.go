@@ -28,6 +28,9 @@ type SessionSpec struct {
 	// Planner, when set, makes the session a two-model run: a coordinator
 	// in place of the executor, with a planner beside it.
 	Planner *PlannerSpec
+	// Goal, when set, gives the session long autonomous goals: a goal
+	// controller wraps whatever would have been the executor.
+	Goal *GoalSpec
 }
 
 // sessionActor supervises one chat or run session. It is the entry point
@@ -214,6 +217,7 @@ func (s *sessionActor) start(c actor.Context) {
 			}
 		}
 	}
+	var inner *actor.Props
 	if p := s.spec.Planner; p != nil {
 		reports := &planReports{}
 		if err := a.Tools.Replace(&planReportTool{reports: reports}); err != nil {
@@ -222,10 +226,14 @@ func (s *sessionActor) start(c actor.Context) {
 		plan := *p
 		plan.Agent.Session, plan.Agent.Bus, plan.Agent.Role = a.Session, a.Bus, RolePlanner
 		a.Role = RoleExecutor
-		s.executor = c.Spawn(coordinatorProps(s.sys, a, plan, reports))
+		inner = coordinatorProps(s.sys, a, plan, reports)
 	} else {
-		s.executor = c.Spawn(executorProps(s.sys, a))
+		inner = executorProps(s.sys, a)
 	}
+	if g := s.spec.Goal; g != nil {
+		inner = goalProps(s.sys, a, *g, inner)
+	}
+	s.executor = c.Spawn(inner)
 	s.startMCP(c)
 	if a.Bus != nil {
 		a.Bus.Publish(&SessionStarted{

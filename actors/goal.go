@@ -1,0 +1,552 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"reasonix/core/goal"
+	"reasonix/core/provider"
+	"reasonix/core/text"
+	"reasonix/core/tool"
+)
+
+// GoalSpec gives a session long autonomous goals: a goal controller
+// stands between the session and what would have been its executor (an
+// executor or a two-model coordinator), and the model gets the goal and
+// todo tools.
+type GoalSpec struct {
+	// Limits are the limits of a goal this session starts; MaxTurns
+	// below 1 is goal.DefaultMaxTurns.
+	Limits goal.Limits
+	// Dir is where goal records are journalled (beside the transcripts);
+	// empty keeps goals in memory only.
+	Dir string
+	// Workspace is the project directory: an AutoResearch goal keeps its
+	// notes under its .reasonix/autoresearch. Empty: no notes.
+	Workspace string
+	// Resume is the goal "/goal resume" continues when the session has no
+	// goal of its own yet.
+	Resume *goal.Record
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// goalKey is the controller's ledger entry for the turn at its child.
+const goalKey = "goal-turn"
+
+// goalBarrierWait bounds how long the end of a round waits for the relay
+// to deliver the round's tool events; past it the lease counts what came.
+const goalBarrierWait = 2 * time.Second
+
+// goalController runs goals. An ordinary turn passes through to its child;
+// a /goal turn becomes a run of turns, each with the goal block prepended,
+// until the model reports the goal complete, the same blocked state comes
+// three times, the lease or a limit ends it, or the user stops it. The
+// RunTurn that started it gets exactly one TurnFinished, at that end.
+type goalController struct {
+	sys   *System
+	agent AgentSpec
+	spec  GoalSpec
+	inner *actor.Props
+	box   *goalBox
+	log   *slog.Logger
+	child *actor.PID
+	// ledger holds the running turn's request to the child.
+	ledger *ledger
+	// active is the session's goal (running or waiting for the user);
+	// run the turn in flight.
+	active *goal.Record
+	run    *goalRun
+	// relay feeds tool events back for the lease; seen is the last bus
+	// sequence number it delivered.
+	relay    context.CancelFunc
+	relayed  chan struct{}
+	seen     int64
+	acts     []string
+	calls    map[string]string
+	answered bool
+	notes    *researchNotes
+}
+
+// goalRun is the RunTurn being served.
+type goalRun struct {
+	replyTo  *actor.PID
+	goal     bool // false: an ordinary turn passing through
+	canceled bool
+	steps    int
+	usage    provider.Usage
+	started  time.Time
+	base     time.Duration
+	// finished is the child's answer held until the relay catches up.
+	finished *TurnFinished
+	waitSeq  int64
+	timer    *time.Timer
+	lastText string
+}
+
+// goalSeen is the relay's report of one bus event: its sequence number,
+// and the tool call it finished, if any.
+type goalSeen struct {
+	seq  int64
+	tool *ToolFinished
+	args *ToolStarted
+}
+
+// goalBarrierExpired ends the wait for the relay.
+type goalBarrierExpired struct{ seq int64 }
+
+func goalProps(sys *System, agent AgentSpec, spec GoalSpec, inner *actor.Props) *actor.Props {
+	log := agent.Logger
+	if log == nil {
+		log = sys.Logger()
+	}
+	box := &goalBox{}
+	for _, t := range GoalTools(box) {
+		if err := agent.Tools.Replace(t); err != nil {
+			log.Error("register goal tool", "tool", t.Name(), "err", err)
+		}
+	}
+	if spec.Limits.MaxTurns < 1 {
+		spec.Limits.MaxTurns = goal.DefaultMaxTurns
+	}
+	if spec.Now == nil {
+		spec.Now = time.Now
+	}
+	return actor.PropsFromProducer(func() actor.Actor {
+		return &goalController{sys: sys, agent: agent, spec: spec, inner: inner, box: box, ledger: newLedger(sys),
+			log: log.With("session", agent.Session), calls: map[string]string{}}
+	}, actor.WithSupervisor(stopOnFailure), withRepair("goal", log))
+}
+
+// GoalTools are the tools a goal gives the model, sharing box with the
+// controller.
+func GoalTools(box *goalBox) []tool.Tool {
+	return []tool.Tool{&goalTool{box: box}, &todoTool{box: box}}
+}
+
+func (g *goalController) beginMessage() { g.answered = false }
+
+// Receive implements actor.Actor.
+func (g *goalController) Receive(c actor.Context) {
+	msg := c.Message()
+	if g.ledger.receive(c, msg) {
+		return
+	}
+	switch m := msg.(type) {
+	case *actor.Started:
+		g.child = c.Spawn(g.inner)
+		g.startRelay(c)
+	case *RunTurn:
+		g.start(c, m)
+	case *CancelTurn:
+		if r := g.run; r != nil && !r.canceled {
+			r.canceled = true
+			c.Send(g.child, m)
+		}
+	case *ApprovalResponse:
+		c.Send(g.child, m)
+	case *SetPosture:
+		c.Send(g.child, m)
+	case *TurnFinished:
+		if g.ledger.settle(goalKey) {
+			g.onFinished(c, m)
+		}
+	case *goalSeen:
+		g.onSeen(c, m)
+	case *goalBarrierExpired:
+		if r := g.run; r != nil && r.finished != nil && r.waitSeq == m.seq {
+			g.round(c)
+		}
+	case *Crashed:
+		g.repair(c, m)
+	case *actor.Stopping:
+		g.ledger.dropAll()
+		if g.run != nil && g.run.timer != nil {
+			g.run.timer.Stop()
+		}
+		g.stopRelay()
+	}
+}
+
+// start serves a RunTurn: a /goal prompt, or an ordinary turn.
+func (g *goalController) start(c actor.Context, m *RunTurn) {
+	g.answered = true
+	if g.run != nil {
+		c.Respond(&TurnFinished{Session: g.agent.Session, Status: StatusFailed, Error: "a turn is already running"})
+		return
+	}
+	p, isGoal, err := goal.ParsePrompt(m.Input)
+	if !isGoal && !m.Compact && goal.StrongSignal(m.Input) {
+		p, isGoal = goal.Prompt{Action: "start", Objective: strings.TrimSpace(m.Input), Strategy: goal.StrategyResearch}, true
+		g.publish(&Notice{Level: "info", Message: "the prompt asks for long autonomous research: running it as /goal --research"})
+	}
+	if !isGoal || m.Compact {
+		g.run = &goalRun{replyTo: c.Sender()}
+		g.ask(c, m)
+		return
+	}
+	reply := func(status, text, why string) {
+		if c.Sender() != nil {
+			c.Respond(&TurnFinished{Session: g.agent.Session, Status: status, Text: text, Error: why})
+		}
+	}
+	if err != nil {
+		reply(StatusFailed, "", err.Error())
+		return
+	}
+	switch p.Action {
+	case "clear":
+		if a := g.active; a != nil {
+			g.active = nil
+			g.end(a, goal.StatusStopped, "cleared by the user")
+			reply(StatusOK, "goal "+a.ID+" cleared", "")
+			return
+		}
+		reply(StatusOK, "no active goal", "")
+		return
+	case "resume":
+		rec := g.active
+		if rec == nil {
+			rec = g.spec.Resume
+		}
+		if rec == nil || !rec.Unfinished() {
+			reply(StatusFailed, "", "no unfinished goal to resume")
+			return
+		}
+		g.active = rec
+		g.box.seed(rec.Todo)
+		g.begin(c, rec, true)
+		g.issue(c, goal.Resumed)
+		return
+	}
+	now := g.spec.Now()
+	rec := &goal.Record{
+		ID:        goalID(now, g.agent.Session),
+		Session:   g.agent.Session,
+		Workspace: g.spec.Workspace,
+		Objective: p.Objective,
+		Strategy:  p.Strategy,
+		Limits:    g.spec.Limits,
+		StartedAt: now,
+	}
+	if rec.Strategy == "" {
+		rec.Strategy = goal.Classify(p.Objective)
+	}
+	if g.active != nil && g.active.Unfinished() {
+		g.end(g.active, goal.StatusStopped, "replaced by a new goal")
+	}
+	g.active = rec
+	g.box.seed(nil)
+	g.begin(c, rec, false)
+	g.issue(c, "Start working on the goal.")
+}
+
+// begin opens the goal run: its record is journalled running and its
+// start published.
+func (g *goalController) begin(c actor.Context, rec *goal.Record, resumed bool) {
+	g.run = &goalRun{replyTo: c.Sender(), goal: true, started: g.spec.Now(), base: rec.Elapsed}
+	rec.Status, rec.Reason = goal.StatusRunning, ""
+	if rec.Strategy == goal.StrategyResearch && g.spec.Workspace != "" {
+		g.notes = openResearch(g.spec.Workspace, rec, g.log)
+	} else {
+		g.notes = nil
+	}
+	g.save(rec)
+	g.notes.started(rec, resumed)
+	g.publish(&GoalStarted{Goal: rec.ID, Objective: text.Clip(rec.Objective, 2000), Strategy: rec.Strategy, Resumed: resumed,
+		MaxTurns: rec.Limits.MaxTurns, MaxTokens: rec.Limits.MaxTokens, MaxTimeMS: rec.Limits.MaxTime.Milliseconds(), Research: rec.Research})
+}
+
+// issue sends the next goal turn: the goal block, then body.
+func (g *goalController) issue(c actor.Context, body string) {
+	g.acts = g.acts[:0]
+	g.ask(c, &RunTurn{Input: goal.Turn(g.active, body)})
+}
+
+// ask sends a turn to the child; the ledger makes sure it ends once.
+func (g *goalController) ask(c actor.Context, m *RunTurn) {
+	g.ledger.request(c, goalKey, g.child, m, 0, func(c actor.Context, why string) {
+		g.onFinished(c, &TurnFinished{Status: StatusFailed, Error: "executor " + why})
+	})
+}
+
+// onFinished takes the child's answer. An ordinary turn ends with it; a
+// goal turn waits until the relay has delivered every event published
+// before it, so the lease sees the round whole.
+func (g *goalController) onFinished(c actor.Context, m *TurnFinished) {
+	r := g.run
+	if r == nil {
+		return
+	}
+	r.steps += m.Steps
+	r.usage.Add(m.Usage)
+	if !r.goal {
+		g.reply(c, m)
+		return
+	}
+	r.finished = m
+	if bus := g.agent.Bus; bus != nil && g.relay != nil {
+		if want := bus.LastSeq(); g.seen < want {
+			r.waitSeq = want
+			sys, self := g.sys, c.Self()
+			r.timer = time.AfterFunc(goalBarrierWait, func() { sys.Send(self, &goalBarrierExpired{seq: want}) })
+			return
+		}
+	}
+	g.round(c)
+}
+
+func (g *goalController) onSeen(c actor.Context, m *goalSeen) {
+	if m.seq > g.seen {
+		g.seen = m.seq
+	}
+	switch {
+	case m.args != nil:
+		g.calls[m.args.CallID] = m.args.Tool + "\x00" + m.args.Args
+	case m.tool != nil:
+		key, ok := g.calls[m.tool.CallID]
+		delete(g.calls, m.tool.CallID)
+		if ok && !m.tool.IsError && m.tool.Tool != goal.ToolGoal && m.tool.Tool != goal.ToolTodo {
+			g.acts = append(g.acts, key)
+		}
+		g.notes.tool(m.tool, key)
+	}
+	if r := g.run; r != nil && r.finished != nil && r.waitSeq > 0 && g.seen >= r.waitSeq {
+		g.round(c)
+	}
+}
+
+// round closes one goal turn and decides: end, or the next turn.
+func (g *goalController) round(c actor.Context) {
+	r, rec := g.run, g.active
+	m := r.finished
+	r.finished, r.waitSeq = nil, 0
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+	rec.Turns++
+	rec.Tokens += m.Usage.TotalTokens
+	rec.Elapsed = r.base + g.spec.Now().Sub(r.started)
+	r.lastText = m.Text
+	report, todo, fresh := g.box.take()
+	if fresh {
+		rec.Todo = todo
+	}
+	if report != nil {
+		rec.Summary = report.Summary
+	}
+	switch {
+	case m.Status == StatusCancelled || r.canceled:
+		g.stop(c, rec, goal.StatusPaused, "interrupted by the user", StatusCancelled, m)
+		return
+	case m.Status == StatusFailed:
+		g.stop(c, rec, goal.StatusFailed, m.Error, StatusFailed, m)
+		return
+	}
+	status := "in_progress"
+	if report != nil {
+		status = report.Status
+	}
+	if status == goal.StatusComplete {
+		g.stop(c, rec, goal.StatusComplete, "", StatusOK, m)
+		return
+	}
+	reason := ""
+	if report != nil {
+		reason = report.Reason
+	}
+	if rec.Audit(status, reason) {
+		g.stop(c, rec, goal.StatusBlocked, fmt.Sprintf("blocked %d times in a row: %s", goal.BlockedRepeats, reason), StatusBlocked, m)
+		return
+	}
+	acts := append(goal.Completions(rec.Todo), g.acts...)
+	verdict := rec.Lease.Round(acts)
+	g.notes.round(rec, status, verdict)
+	g.publish(&GoalProgressed{Goal: rec.ID, Turn: rec.Turns, Tokens: rec.Tokens, ElapsedMS: rec.Elapsed.Milliseconds(),
+		Report: status, Summary: text.Clip(rec.Summary, 1000), Todo: len(rec.Todo), TodoDone: len(goal.Completions(rec.Todo)),
+		NoProgress: rec.Lease.NoProgress, Nudged: verdict == goal.Nudge})
+	if verdict == goal.Pause {
+		g.stop(c, rec, goal.StatusPaused, fmt.Sprintf("no progress for %d rounds; the work so far is kept, resume when ready", rec.Lease.NoProgress), StatusBlocked, m)
+		return
+	}
+	if why := limitReached(rec); why != "" {
+		g.stop(c, rec, goal.StatusLimit, why, StatusLimit, m)
+		return
+	}
+	g.save(rec)
+	body := goal.Continue
+	if verdict == goal.Nudge {
+		body = goal.Reassess
+	}
+	g.issue(c, body)
+}
+
+// limitReached names the limit the goal has reached, or is empty.
+func limitReached(rec *goal.Record) string {
+	l := rec.Limits
+	switch {
+	case l.MaxTurns > 0 && rec.Turns >= l.MaxTurns:
+		return fmt.Sprintf("turn limit reached (%d turns)", l.MaxTurns)
+	case l.MaxTokens > 0 && rec.Tokens >= l.MaxTokens:
+		return fmt.Sprintf("token budget reached (%d of %d tokens)", rec.Tokens, l.MaxTokens)
+	case l.MaxTime > 0 && rec.Elapsed >= l.MaxTime:
+		return fmt.Sprintf("time budget reached (%s of %s)", rec.Elapsed.Round(time.Second), l.MaxTime)
+	}
+	return ""
+}
+
+// stop ends the goal run with the record at status and answers the
+// RunTurn that started it.
+func (g *goalController) stop(c actor.Context, rec *goal.Record, status, reason, turnStatus string, m *TurnFinished) {
+	g.end(rec, status, reason)
+	if status == goal.StatusComplete || status == goal.StatusStopped {
+		g.active = nil
+	}
+	errText := ""
+	if turnStatus != StatusOK {
+		errText = "goal " + rec.ID + " " + status
+		if reason != "" {
+			errText += ": " + reason
+		}
+		if rec.Summary != "" && status != goal.StatusFailed {
+			errText += "; last summary: " + text.OneLine(rec.Summary, 500)
+		}
+	}
+	g.reply(c, &TurnFinished{Status: turnStatus, Text: m.Text, Error: errText})
+}
+
+// end journals the record's end and publishes it.
+func (g *goalController) end(rec *goal.Record, status, reason string) {
+	rec.Status, rec.Reason = status, reason
+	g.save(rec)
+	g.notes.ended(rec)
+	g.publish(&GoalEnded{Goal: rec.ID, Status: status, Reason: reason, Summary: text.Clip(rec.Summary, 1000),
+		Turns: rec.Turns, Tokens: rec.Tokens, ElapsedMS: rec.Elapsed.Milliseconds()})
+}
+
+// reply answers the running RunTurn, with the steps and usage of all its
+// turns summed.
+func (g *goalController) reply(c actor.Context, m *TurnFinished) {
+	r := g.run
+	if r == nil {
+		return
+	}
+	g.run = nil
+	out := *m
+	out.Session, out.Task = g.agent.Session, ""
+	out.Steps, out.Usage = r.steps, r.usage
+	if r.canceled && out.Status == StatusOK {
+		out.Status = StatusCancelled
+	}
+	if r.replyTo != nil {
+		c.Send(r.replyTo, &out)
+	}
+}
+
+func (g *goalController) save(rec *goal.Record) {
+	rec.UpdatedAt = g.spec.Now()
+	if g.spec.Dir == "" {
+		return
+	}
+	if err := goal.Save(g.spec.Dir, rec); err != nil {
+		g.log.Error("journal goal", "goal", rec.ID, "err", err)
+		g.publish(&Notice{Level: "warn", Message: err.Error()})
+	}
+}
+
+func (g *goalController) publish(ev Event) {
+	if g.agent.Bus == nil {
+		return
+	}
+	ev.meta().Session = g.agent.Session
+	g.agent.Bus.Publish(ev)
+}
+
+// startRelay subscribes to the bus for the session's tool events. The
+// relay goroutine is owned by the controller: it ends when the controller
+// stops (stopRelay) and is waited for there.
+func (g *goalController) startRelay(c actor.Context) {
+	bus := g.agent.Bus
+	if bus == nil {
+		return
+	}
+	sub := bus.Subscribe()
+	g.seen = bus.LastSeq()
+	ctx, cancel := context.WithCancel(context.Background())
+	relayed := make(chan struct{})
+	g.relay, g.relayed = cancel, relayed
+	sys, self, session := g.sys, c.Self(), g.agent.Session
+	go func() {
+		defer close(relayed)
+		defer sub.Close()
+		for {
+			ev, err := sub.Next(ctx)
+			if err != nil {
+				return
+			}
+			m := &goalSeen{seq: ev.meta().Seq}
+			if mt := ev.meta(); mt.Session == session && mt.Task == "" {
+				switch e := ev.(type) {
+				case *ToolStarted:
+					m.args = e
+				case *ToolFinished:
+					m.tool = e
+				}
+			}
+			sys.Send(self, m)
+		}
+	}()
+}
+
+func (g *goalController) stopRelay() {
+	if g.relay != nil {
+		g.relay()
+		<-g.relayed
+		g.relay = nil
+	}
+}
+
+// repair brings the controller back after a handler panicked: a turn
+// whose child is gone, or whose answer the crash lost, ends failed (the
+// goal is journalled failed and can be resumed); a RunTurn whose handler
+// crashed is answered.
+func (g *goalController) repair(c actor.Context, m *Crashed) {
+	g.ledger.reconcile(c)
+	if r := g.run; r != nil {
+		if _, ok := m.Lost.(*TurnFinished); ok {
+			g.ledger.settle(goalKey)
+		}
+		if !g.ledger.pending(goalKey) && r.finished == nil || m.Lost == r.finished {
+			if r.timer != nil {
+				r.timer.Stop()
+			}
+			if r.goal && g.active != nil {
+				g.end(g.active, goal.StatusFailed, m.Error())
+			}
+			g.reply(c, &TurnFinished{Status: StatusFailed, Error: m.Error()})
+			return
+		}
+	}
+	if _, ok := m.Lost.(*RunTurn); ok && m.Sender != nil && !g.answered {
+		if g.run == nil || g.run.replyTo == nil || !g.run.replyTo.Equal(m.Sender) {
+			c.Send(m.Sender, &TurnFinished{Session: g.agent.Session, Status: StatusFailed, Error: m.Error()})
+		}
+	}
+}
+
+// goalID names a goal by its start time and session, sortable and unique
+// within a workspace.
+func goalID(now time.Time, session string) string {
+	s := session
+	if len(s) > 8 {
+		s = s[len(s)-8:]
+	}
+	return "g" + strings.ReplaceAll(now.UTC().Format("20060102-150405.000"), ".", "") + "-" + filepath.Base(s)
+}

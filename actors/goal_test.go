@@ -1,0 +1,217 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"reasonix/core/goal"
+	"reasonix/core/provider"
+	"reasonix/core/provider/openai"
+	"reasonix/core/provider/providertest"
+	"reasonix/core/tool"
+)
+
+// goalScript answers a goal's turns: at each turn's user message it makes
+// the calls turn(n) returns (n counts the goal turns from 1), and after the
+// tool results it answers with text.
+type goalScript struct {
+	mu   sync.Mutex
+	turn func(n int) []providertest.ToolCall
+}
+
+func (s *goalScript) respond(r providertest.Request) providertest.Turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last := r.Messages[len(r.Messages)-1]
+	if last.Role != "user" {
+		return providertest.Turn{Text: "turn done"}
+	}
+	n := 0
+	for _, m := range r.Messages {
+		if m.Role == "user" && strings.HasPrefix(m.Content, "[Active goal") {
+			n++
+		}
+	}
+	if !strings.HasPrefix(last.Content, "[Active goal") {
+		return providertest.Turn{Text: "plain answer"}
+	}
+	return providertest.Turn{ToolCalls: s.turn(n)}
+}
+
+func goalCall(status, summary, reason string) providertest.ToolCall {
+	return call(goal.ToolGoal, fmt.Sprintf(`{"status":%q,"summary":%q,"reason":%q}`, status, summary, reason))
+}
+
+// newGoalHarness is a harness whose session has goals, journalled in dir.
+func newGoalHarness(t *testing.T, spec GoalSpec, s *goalScript, tools ...tool.Tool) *harness {
+	t.Helper()
+	srv := providertest.Start(t, providertest.WithResponder(s.respond))
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model",
+		MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
+	must(t, err)
+	reg, err := tool.NewRegistry(tools...)
+	must(t, err)
+	sys := NewSystem(nil)
+	bus := NewBus()
+	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1", reg: reg}
+	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
+		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys", ToolTimeout: 10 * time.Second, Bus: bus,
+	}, Goal: &spec})
+	must(t, err)
+	t.Cleanup(h.close)
+	return h
+}
+
+func goalEnd(t *testing.T, evs []Event) *GoalEnded {
+	t.Helper()
+	ends := eventsOf[*GoalEnded](evs)
+	if len(ends) != 1 {
+		t.Fatalf("%d goal_ended events", len(ends))
+	}
+	return ends[0]
+}
+
+// TestGoalRunsUntilComplete: the controller keeps issuing turns, each with
+// the goal block in the user message and never in the system message,
+// until the model reports complete; the record is journalled complete.
+func TestGoalRunsUntilComplete(t *testing.T) {
+	dir := t.TempDir()
+	s := &goalScript{turn: func(n int) []providertest.ToolCall {
+		if n == 5 {
+			return []providertest.ToolCall{goalCall("complete", "all five done", "")}
+		}
+		return []providertest.ToolCall{goalCall("in_progress", fmt.Sprintf("step %d", n), "")}
+	}}
+	h := newGoalHarness(t, GoalSpec{Dir: dir}, s)
+	done, evs := h.turn("/goal --simple write five steps")
+	if done.Status != StatusOK || done.Text != "turn done" {
+		t.Fatalf("turn %+v", done)
+	}
+	end := goalEnd(t, evs)
+	if end.Status != goal.StatusComplete || end.Turns != 5 || len(eventsOf[*GoalProgressed](evs)) != 4 {
+		t.Fatalf("end %+v, progress %d", end, len(eventsOf[*GoalProgressed](evs)))
+	}
+	rec, err := goal.Load(dir, end.Goal)
+	must(t, err)
+	if rec.Status != goal.StatusComplete || rec.Turns != 5 || rec.Summary != "all five done" {
+		t.Fatalf("record %+v", rec)
+	}
+	reqs := h.srv.Requests()
+	for _, r := range reqs {
+		for _, m := range r.Messages {
+			if m.Role == "system" && strings.Contains(m.Content, "Active goal") {
+				t.Fatal("the goal block reached a system message")
+			}
+		}
+	}
+	if last := reqs[len(reqs)-1]; !strings.Contains(last.LastUser(), "write five steps") || !strings.Contains(last.LastUser(), goal.Continue) {
+		t.Fatalf("last user message %q", last.LastUser())
+	}
+	// After the goal the session takes ordinary turns as they are.
+	if done, _ := h.turn("hello"); done.Status != StatusOK || done.Text != "plain answer" {
+		t.Fatalf("ordinary turn %+v", done)
+	}
+}
+
+// TestGoalBlockedThreeTimes: the same blocker worded with different case,
+// spacing and punctuation ends the goal at its third report.
+func TestGoalBlockedThreeTimes(t *testing.T) {
+	reasons := []string{"Need the API key.", "need the  API key", "NEED THE API KEY!!"}
+	s := &goalScript{turn: func(n int) []providertest.ToolCall {
+		return []providertest.ToolCall{goalCall("blocked", "waiting", reasons[(n-1)%3])}
+	}}
+	h := newGoalHarness(t, GoalSpec{}, s)
+	done, evs := h.turn("/goal deploy it")
+	if done.Status != StatusBlocked || !strings.Contains(done.Error, "blocked 3 times") {
+		t.Fatalf("turn %+v", done)
+	}
+	if end := goalEnd(t, evs); end.Status != goal.StatusBlocked || end.Turns != 3 {
+		t.Fatalf("end %+v", end)
+	}
+}
+
+// TestGoalTurnLimit: the turn budget ends the goal with a summary.
+func TestGoalTurnLimit(t *testing.T) {
+	s := &goalScript{turn: func(n int) []providertest.ToolCall {
+		return []providertest.ToolCall{goalCall("in_progress", fmt.Sprintf("did %d", n), "")}
+	}}
+	h := newGoalHarness(t, GoalSpec{Limits: goal.Limits{MaxTurns: 4}}, s)
+	done, evs := h.turn("/goal never ends")
+	if done.Status != StatusLimit || !strings.Contains(done.Error, "turn limit") || !strings.Contains(done.Error, "did 4") {
+		t.Fatalf("turn %+v", done)
+	}
+	if end := goalEnd(t, evs); end.Status != goal.StatusLimit || end.Turns != 4 {
+		t.Fatalf("end %+v", end)
+	}
+}
+
+// TestGoalLease: a round that only repeats an earlier call makes no
+// progress; the eighth such round brings one reassessment nudge, the
+// sixteenth pauses the goal.
+func TestGoalLease(t *testing.T) {
+	look := &funcTool{name: "look", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return "same", nil }}
+	s := &goalScript{turn: func(n int) []providertest.ToolCall {
+		return []providertest.ToolCall{call("look", `{"at":"x"}`), goalCall("in_progress", "looking", "")}
+	}}
+	h := newGoalHarness(t, GoalSpec{}, s, look)
+	done, evs := h.turn("/goal --simple look around")
+	if done.Status != StatusBlocked || !strings.Contains(done.Error, "no progress") {
+		t.Fatalf("turn %+v", done)
+	}
+	end := goalEnd(t, evs)
+	if end.Status != goal.StatusPaused || end.Turns != 1+goal.PauseAfter {
+		t.Fatalf("end %+v", end)
+	}
+	nudges := 0
+	for _, r := range h.srv.Requests() {
+		if r.Messages[len(r.Messages)-1].Role == "user" && strings.Contains(r.LastUser(), goal.Reassess) {
+			nudges++
+		}
+	}
+	if nudges != 1 {
+		t.Fatalf("%d nudges", nudges)
+	}
+}
+
+// TestGoalClear: /goal clear drops a goal waiting for the user.
+func TestGoalClear(t *testing.T) {
+	s := &goalScript{turn: func(n int) []providertest.ToolCall {
+		return []providertest.ToolCall{goalCall("in_progress", "x", "")}
+	}}
+	h := newGoalHarness(t, GoalSpec{Limits: goal.Limits{MaxTurns: 1}}, s)
+	if done, _ := h.turn("/goal one turn"); done.Status != StatusLimit {
+		t.Fatalf("turn %+v", done)
+	}
+	done, evs := h.turn("/goal clear")
+	if done.Status != StatusOK || !strings.Contains(done.Text, "cleared") || goalEnd(t, evs).Status != goal.StatusStopped {
+		t.Fatalf("clear %+v", done)
+	}
+	if done, _ := h.turn("/goal resume"); done.Status != StatusFailed {
+		t.Fatalf("resume after clear %+v", done)
+	}
+}
+
+// TestGoalRepairsACrash: a panic while handling the child's answer ends
+// the goal turn failed, once, and the session goes on.
+func TestGoalRepairsACrash(t *testing.T) {
+	fired := injectPanic(t, "goal", "*actors.TurnFinished", false)
+	s := &goalScript{turn: func(n int) []providertest.ToolCall {
+		return []providertest.ToolCall{goalCall("complete", "x", "")}
+	}}
+	h := newGoalHarness(t, GoalSpec{}, s)
+	done, _ := h.turn("/goal crash me")
+	if !fired.Load() || done.Status != StatusFailed || !strings.Contains(done.Error, "injected fault") {
+		t.Fatalf("fired %v, turn %+v", fired.Load(), done)
+	}
+	if done, _ := h.turn("hello"); done.Status != StatusOK {
+		t.Fatalf("next turn %+v", done)
+	}
+}

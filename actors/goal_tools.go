@@ -1,0 +1,98 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"reasonix/core/goal"
+	"reasonix/core/tool"
+)
+
+// goalReport is what the model last reported through the goal tool.
+type goalReport struct {
+	Status  string
+	Summary string
+	Reason  string
+}
+
+// goalBox is the goal and todo tools' mailbox: the tools write from a
+// runner's goroutine, the goal controller takes what they wrote when the
+// turn ends.
+type goalBox struct {
+	mu     sync.Mutex
+	report *goalReport
+	todo   []goal.Item
+	fresh  bool
+}
+
+func (b *goalBox) putReport(r goalReport) {
+	b.mu.Lock()
+	b.report = &r
+	b.mu.Unlock()
+}
+
+func (b *goalBox) putTodo(items []goal.Item) {
+	b.mu.Lock()
+	b.todo, b.fresh = items, true
+	b.mu.Unlock()
+}
+
+// take returns the last report (nil without one) and the todo list when
+// it changed this turn.
+func (b *goalBox) take() (*goalReport, []goal.Item, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	r, t, fresh := b.report, b.todo, b.fresh
+	b.report, b.fresh = nil, false
+	return r, t, fresh
+}
+
+// seed sets the list a resumed goal starts from.
+func (b *goalBox) seed(items []goal.Item) {
+	b.mu.Lock()
+	b.todo, b.fresh, b.report = items, false, nil
+	b.mu.Unlock()
+}
+
+func (b *goalBox) list() []goal.Item {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.todo
+}
+
+// goalTool is the model's way to tell the controller where the goal
+// stands.
+type goalTool struct{ box *goalBox }
+
+func (*goalTool) Name() string { return goal.ToolGoal }
+func (*goalTool) Description() string {
+	return "Report where the active goal stands, once at the end of each turn of a goal: \"complete\" when the request, output format, constraints and verification are met (or reported as unverified), \"blocked\" with the reason when only the user can unblock you, \"in_progress\" with a summary of this turn otherwise."
+}
+func (*goalTool) ReadOnly() bool { return true }
+func (*goalTool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"status":{"type":"string","enum":["in_progress","complete","blocked"],"description":"Where the goal stands."},"summary":{"type":"string","description":"What was done and what remains."},"reason":{"type":"string","description":"With blocked: what only the user can provide or decide."}},"required":["status","summary"],"additionalProperties":false}`)
+}
+func (t *goalTool) Execute(_ context.Context, raw json.RawMessage) (string, error) {
+	var args struct {
+		Status  string `json:"status" arg:"required"`
+		Summary string `json:"summary" arg:"required"`
+		Reason  string `json:"reason"`
+	}
+	if err := tool.DecodeArgs(goal.ToolGoal, raw, &args); err != nil {
+		return "", err
+	}
+	switch args.Status {
+	case "in_progress", goal.StatusComplete:
+	case goal.StatusBlocked:
+		if strings.TrimSpace(args.Reason) == "" {
+			args.Reason = args.Summary
+		}
+	default:
+		return "", fmt.Errorf("%s: status %q: want in_progress, complete or blocked", goal.ToolGoal, args.Status)
+	}
+	t.box.putReport(goalReport{Status: args.Status, Summary: args.Summary, Reason: args.Reason})
+	return "Recorded.", nil
+}
