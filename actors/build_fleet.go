@@ -48,6 +48,7 @@ func (d *subagents) fleetSpec() *FleetSpec {
 		Root:        WorkspaceRoot(d.cfg, d.cwd),
 		TaskTimeout: time.Duration(a.TaskTimeoutSeconds) * time.Second,
 		NewAgent:    d.newAgent,
+		JournalHome: d.cfg.Home,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/core/journal"
 	"reasonix/core/panics"
 	"reasonix/core/permission"
 	"reasonix/core/provider"
@@ -39,6 +40,11 @@ type FleetSpec struct {
 	// one's first byte (see warmup); zero means DefaultWarmWait, negative
 	// starts every sibling at once.
 	WarmWait time.Duration
+	// Journal receives the scheduler's inputs before they are applied;
+	// when nil and JournalHome is set, the journal under that reasonix
+	// home is opened on the first fleet. Neither: fleets are not durable.
+	Journal     FleetJournal
+	JournalHome string
 }
 
 // fleetActor is the scheduler actor: it owns every subagent task of a
@@ -76,6 +82,10 @@ type fleetActor struct {
 	// answered says the message being handled was already answered, so
 	// a repair after its handler returned does not answer it twice.
 	answered bool
+	// ownJournal is the journal the scheduler opened and must close;
+	// journalFailed stops it retrying one that would not open.
+	ownJournal    interface{ Close() error }
+	journalFailed bool
 }
 
 type fleet struct {
@@ -90,6 +100,8 @@ type fleet struct {
 	created time.Time
 	// warm holds the fleet's shared prompt prefixes by prefixKey.
 	warm map[string]*warmup
+	// key names the fleet in the journal; empty when it is not journalled.
+	key string
 }
 
 type runningTask struct {
@@ -180,6 +192,7 @@ func (f *fleetActor) Receive(c actor.Context) {
 	case *Crashed:
 		f.repair(c, m)
 	case *actor.Stopping:
+		f.closeJournal()
 		if f.timer != nil {
 			f.timer.Stop()
 		}
@@ -216,10 +229,20 @@ func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
 	if len(m.Tasks) > 0 {
 		fl.budget = m.Tasks[0].FleetBudget
 	}
+	if m.Key != "" {
+		fl.key = m.Key // re-attached: its submit is journalled already
+	} else {
+		f.jotSubmit(m, fl)
+	}
 	for _, spec := range m.Tasks {
 		fl.ids = append(fl.ids, spec.ID)
+		if res, done := m.Done[spec.ID]; done {
+			// Finished before the restart: its result stands as it was.
+			fl.results[spec.ID] = res
+			continue
+		}
 		f.publish(&TaskQueued{Fleet: m.FleetID, Prompt: text.OneLine(spec.Prompt, 200), Profile: spec.Profile, Writer: spec.Writer}, spec.ID)
-		err := f.q.Submit(scheduler.Task{ID: spec.ID, Fleet: m.FleetID, Writer: spec.Writer, WritePaths: spec.WritePaths, Timeout: f.spec.TaskTimeout}, now)
+		err := f.q.Submit(f.queueTask(m.FleetID, spec), now)
 		if err != nil {
 			f.end(c, m.FleetID, TaskResult{TaskID: spec.ID, Status: TaskFailed, Error: "not scheduled: " + err.Error()})
 			continue
@@ -269,6 +292,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 		t.overAt = t.started.Add(time.Duration(t.budget.Seconds) * time.Second)
 	}
 	sys, self := f.sys, f.self
+	f.jot(t.fleet, journal.KindStart, id, nil)
 	t.gate = &taskGate{budget: t.budget, over: func(what string) { sys.Send(self, &taskOverBudget{taskID: id, what: what}) }}
 	agent.gate = t.gate
 	if !t.budget.IsZero() || t.warmKey != "" {
@@ -465,6 +489,9 @@ func (f *fleetActor) armTimer() {
 func (f *fleetActor) expire(c actor.Context) {
 	now := time.Now()
 	for _, id := range f.q.Expired(now) {
+		if t := f.tasks[id]; t != nil {
+			f.jot(t.fleet, journal.KindExpire, id, nil)
+		}
 		f.stopTask(c, id, "timed out")
 	}
 	for id, t := range f.tasks {
@@ -512,6 +539,7 @@ func (f *fleetActor) cancelFleet(c actor.Context, id string) {
 	if _, ok := f.fleets[id]; !ok {
 		return
 	}
+	f.jot(id, journal.KindCancel, "", nil)
 	res := f.q.CancelFleet(id, time.Now())
 	for _, tid := range res.Dropped {
 		f.end(c, id, TaskResult{TaskID: tid, Status: TaskCancelled, Error: "cancelled before it started"})
@@ -528,6 +556,7 @@ func (f *fleetActor) cancelTask(c actor.Context, id string) {
 	if t == nil {
 		return
 	}
+	f.jot(t.fleet, journal.KindCancel, id, nil)
 	wasRunning, err := f.q.Cancel(id, time.Now())
 	if err != nil {
 		return // already stopping or ended
@@ -660,6 +689,7 @@ func (f *fleetActor) endTask(c actor.Context, t *runningTask, res TaskResult) {
 	if fl == nil {
 		return
 	}
+	f.jot(t.fleet, journal.KindFinish, res.TaskID, res)
 	fl.results[res.TaskID] = res
 	ev := f.taskDone(t.fleet, res)
 	ev.Endpoint = endpointStats(t.endpoint)
@@ -672,6 +702,7 @@ func (f *fleetActor) end(c actor.Context, fleetID string, res TaskResult) {
 	if fl == nil {
 		return
 	}
+	f.jot(fleetID, journal.KindFinish, res.TaskID, res)
 	fl.results[res.TaskID] = res
 	f.publish(f.taskDone(fleetID, res), res.TaskID)
 }
@@ -692,6 +723,7 @@ func (f *fleetActor) maybeReply(c actor.Context, fleetID string) {
 	for _, id := range fl.ids {
 		out.Results = append(out.Results, fl.results[id])
 	}
+	f.jot(fleetID, journal.KindReply, "", nil)
 	delete(f.fleets, fleetID)
 	if fl.replyTo != nil {
 		c.Send(fl.replyTo, out)

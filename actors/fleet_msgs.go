@@ -35,6 +35,11 @@ type TaskSpec struct {
 type SubmitFleet struct {
 	FleetID string
 	Tasks   []TaskSpec
+	// Key, when set, re-attaches a journalled fleet (see ResumeFleet):
+	// its records go on under that key and Done holds the tasks that
+	// finished before, which keep their results and do not run again.
+	Key  string
+	Done map[string]TaskResult
 }
 
 // CancelFleet stops a fleet: queued tasks end cancelled, running ones are

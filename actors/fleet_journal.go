@@ -1,0 +1,187 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"reasonix/core/journal"
+	"reasonix/scheduler"
+)
+
+// FleetJournal is where the scheduler writes its inputs before acting on
+// them; *journal.Journal is the durable one.
+type FleetJournal interface {
+	Append(ctx context.Context, r journal.Record) (int64, error)
+}
+
+// journalTimeout bounds one journal write; a journal that cannot keep up
+// is logged and the fleet goes on without it.
+const journalTimeout = 5 * time.Second
+
+// openJournal opens the journal under JournalHome on the first fleet, so
+// a session that never delegates never touches the database.
+func (f *fleetActor) openJournal() FleetJournal {
+	if f.spec.Journal != nil || f.spec.JournalHome == "" || f.journalFailed {
+		return f.spec.Journal
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
+	defer cancel()
+	j, err := journal.Open(ctx, f.spec.JournalHome)
+	if err != nil {
+		f.log.Warn("fleet journal unavailable; fleets will not survive a restart", "err", err)
+		f.journalFailed = true
+		return nil
+	}
+	f.spec.Journal, f.ownJournal = j, j
+	return j
+}
+
+// closeJournal closes a journal the scheduler opened itself.
+func (f *fleetActor) closeJournal() {
+	if f.ownJournal != nil {
+		if err := f.ownJournal.Close(); err != nil {
+			f.log.Warn("close fleet journal", "err", err)
+		}
+		f.ownJournal, f.spec.Journal = nil, nil
+	}
+}
+
+// jot appends one record of a fleet before the decision it describes is
+// applied; the write is synced when it returns.
+func (f *fleetActor) jot(fleetID, kind, task string, data any) {
+	fl := f.fleets[fleetID]
+	if fl == nil || fl.key == "" {
+		return
+	}
+	j := f.openJournal()
+	if j == nil {
+		return
+	}
+	var raw json.RawMessage
+	if data != nil {
+		b, err := json.Marshal(data)
+		if err != nil {
+			f.log.Error("fleet journal record", "kind", kind, "err", err)
+			return
+		}
+		raw = b
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
+	defer cancel()
+	if _, err := j.Append(ctx, journal.Record{Fleet: fl.key, Kind: kind, Task: task, At: time.Now(), Data: raw}); err != nil {
+		f.log.Warn("fleet journal write failed", "fleet", fl.key, "kind", kind, "err", err)
+	}
+}
+
+// jotSubmit journals a new fleet with every task as the queue will see it
+// and the task specs that rebuild it.
+func (f *fleetActor) jotSubmit(m *SubmitFleet, fl *fleet) {
+	if f.spec.Journal == nil && f.spec.JournalHome == "" {
+		return
+	}
+	fl.key = fmt.Sprintf("%s/%s-%d", f.session, m.FleetID, fl.created.UnixMilli())
+	sub := scheduler.Submission{}
+	for _, spec := range m.Tasks {
+		sub.Tasks = append(sub.Tasks, f.queueTask(m.FleetID, spec))
+		b, _ := json.Marshal(spec)
+		sub.Specs = append(sub.Specs, b)
+	}
+	f.jot(m.FleetID, journal.KindSubmit, "", sub)
+}
+
+// queueTask is a task as the queue sees it.
+func (f *fleetActor) queueTask(fleetID string, spec TaskSpec) scheduler.Task {
+	return scheduler.Task{ID: spec.ID, Fleet: fleetID, Writer: spec.Writer, WritePaths: spec.WritePaths, Timeout: f.spec.TaskTimeout}
+}
+
+// ResumedFleet is a journalled fleet rebuilt for `fleet resume`: the
+// SubmitFleet that re-attaches it (same key, finished results kept) and
+// what the resume found.
+type ResumedFleet struct {
+	Submit *SubmitFleet
+	// Rerun lists tasks that were running when the journal ended and run
+	// again; Failed those failed instead (agent.resume_running = "fail").
+	Rerun, Failed []string
+	// Replayed is the fleet's state as its journal left it.
+	Replayed *scheduler.Replayed
+}
+
+// ResumeFleet rebuilds a fleet from its records. Finished tasks keep
+// their journalled results and never run again; tasks that were running
+// run again, or fail when running is "fail"; queued tasks start. The
+// failures it decides are journalled through j before they are returned.
+func ResumeFleet(ctx context.Context, j FleetJournal, recs []journal.Record, running string) (*ResumedFleet, error) {
+	r, err := scheduler.Replay(recs)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("resume fleet: no records")
+	}
+	key := recs[0].Fleet
+	out := &ResumedFleet{Replayed: r, Submit: &SubmitFleet{Key: key, Done: map[string]TaskResult{}}}
+	for i, raw := range r.Submission.Specs {
+		var spec TaskSpec
+		if err := json.Unmarshal(raw, &spec); err != nil {
+			return nil, fmt.Errorf("resume fleet %s: task %d: %w", key, i+1, err)
+		}
+		out.Submit.Tasks = append(out.Submit.Tasks, spec)
+	}
+	if len(out.Submit.Tasks) != len(r.Order) {
+		return nil, fmt.Errorf("resume fleet %s: %d task specs for %d tasks", key, len(out.Submit.Tasks), len(r.Order))
+	}
+	if len(r.Submission.Tasks) > 0 {
+		out.Submit.FleetID = r.Submission.Tasks[0].Fleet
+	}
+	for id, raw := range r.Results {
+		var res TaskResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			return nil, fmt.Errorf("resume fleet %s: result of %s: %w", key, id, err)
+		}
+		out.Submit.Done[id] = res
+	}
+	for _, id := range r.Pending() {
+		if !r.Running[id] {
+			continue
+		}
+		if running != "fail" {
+			out.Rerun = append(out.Rerun, id)
+			continue
+		}
+		res := TaskResult{TaskID: id, Status: TaskFailed, Error: "it was running when the process stopped (agent.resume_running = \"fail\")"}
+		b, _ := json.Marshal(res)
+		if _, err := j.Append(ctx, journal.Record{Fleet: key, Kind: journal.KindFinish, Task: id, At: time.Now(), Data: b}); err != nil {
+			return nil, fmt.Errorf("resume fleet %s: %w", key, err)
+		}
+		out.Submit.Done[id] = res
+		out.Failed = append(out.Failed, id)
+	}
+	return out, nil
+}
+
+// RunFleet runs one fleet on a scheduler of its own, outside any session,
+// and returns its result: how `reasonix fleet resume` finishes a fleet
+// whose process died. It waits at most timeout and stops the scheduler
+// (and whatever subagents it still runs) before it returns.
+func RunFleet(sys *System, spec FleetSpec, session string, bus *Bus, m *SubmitFleet, timeout time.Duration) (*FleetResult, error) {
+	pid := sys.Root().Spawn(fleetProps(sys, session, bus, spec))
+	defer func() { _ = sys.Stop(pid, 30*time.Second) }()
+	res, err := sys.Root().RequestFuture(pid, m, timeout).Result()
+	if err != nil {
+		return nil, fmt.Errorf("run fleet %s: %w", m.FleetID, err)
+	}
+	out, ok := res.(*FleetResult)
+	if !ok {
+		return nil, fmt.Errorf("run fleet %s: unexpected reply %T", m.FleetID, res)
+	}
+	return out, nil
+}
+
+// FormatFleetResult renders a fleet's result as its caller's tool result
+// reads: a summary line, then every task in input order.
+func FormatFleetResult(r *FleetResult) string {
+	out, _ := formatFleet(ToolFleet, r)
+	return out
+}

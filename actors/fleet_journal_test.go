@@ -1,0 +1,118 @@
+package actors
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/core/journal"
+	"reasonix/core/provider/providertest"
+)
+
+// TestFleetJournalAndResume runs a journalled fleet, cuts its journal
+// after the second finished task as a crash would, and resumes it from
+// the cut: the two finished tasks keep their results and are not asked
+// again, the others run, and the result lists all four in input order.
+func TestFleetJournalAndResume(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	j, err := journal.OpenPath(ctx, filepath.Join(t.TempDir(), "fleets.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	spec := &FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws", Journal: j}
+	h := newHarness(t, harnessOpts{fleet: spec,
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				return providertest.Turn{Text: "answer to " + req.FirstUser()}
+			}
+			if len(toolMessages(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(4, nil)}}
+			}
+			return providertest.Turn{Text: "parent done"}
+		})}})
+	if done, _ := h.turn("fan out"); done.Status != StatusOK {
+		t.Fatalf("parent turn: %+v", done)
+	}
+	fleets, err := j.Fleets(ctx)
+	if err != nil || len(fleets) != 1 || !fleets[0].Replied || !strings.HasPrefix(fleets[0].Key, "s1/f1-") {
+		t.Fatalf("journalled fleets: %+v, %v", fleets, err)
+	}
+	recs, err := j.Records(ctx, fleets[0].Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, r := range recs {
+		kinds[r.Kind]++
+	}
+	if recs[0].Kind != journal.KindSubmit || recs[len(recs)-1].Kind != journal.KindReply || kinds[journal.KindStart] != 4 || kinds[journal.KindFinish] != 4 {
+		t.Fatalf("records: %v", kinds)
+	}
+	// The cut: everything up to the second finish and the next start.
+	cut, finishes := 0, 0
+	for i, r := range recs {
+		if r.Kind == journal.KindFinish {
+			finishes++
+		}
+		if finishes == 2 && r.Kind == journal.KindStart {
+			cut = i + 1
+			break
+		}
+	}
+	for _, mode := range []string{"rerun", "fail"} {
+		t.Run(mode, func(t *testing.T) {
+			j2, err := journal.OpenPath(ctx, filepath.Join(t.TempDir(), "fleets.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j2.Close()
+			for _, r := range recs[:cut] {
+				if _, err := j2.Append(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := subRequests(h)
+			rf, err := ResumeFleet(ctx, j2, recs[:cut], mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rf.Submit.Done) != map[string]int{"rerun": 2, "fail": 3}[mode] {
+				t.Fatalf("done before the resume: %v (rerun %v, failed %v)", rf.Submit.Done, rf.Rerun, rf.Failed)
+			}
+			again := *spec
+			again.Journal = j2
+			res, err := RunFleet(h.sys, again, "s2", h.bus, rf.Submit, 20*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := FormatFleetResult(res)
+			want := map[string]string{"rerun": "4 tasks: 4 ok", "fail": "4 tasks: 3 ok, 1 failed"}[mode]
+			if !strings.HasPrefix(out, want) {
+				t.Fatalf("resumed result:\n%s", out)
+			}
+			for i, r := range res.Results {
+				if r.TaskID != rf.Submit.Tasks[i].ID {
+					t.Fatalf("result %d is %s: not in input order", i, r.TaskID)
+				}
+			}
+			after := subRequests(h)
+			for _, r := range res.Results[:2] {
+				p := "task " + strings.TrimPrefix(r.TaskID, "f1.")
+				if after[p] != before[p] {
+					t.Errorf("finished %s was asked again", r.TaskID)
+				}
+			}
+			recs2, _ := j2.Records(ctx, recs[0].Fleet)
+			if recs2[len(recs2)-1].Kind != journal.KindReply {
+				t.Errorf("resumed journal does not end with the reply: %+v", recs2[len(recs2)-1])
+			}
+			if r, err := ResumeFleet(ctx, j2, recs2, mode); err != nil || !r.Replayed.Complete() {
+				t.Errorf("journal after the resume: complete=%v err=%v", r != nil && r.Replayed.Complete(), err)
+			}
+		})
+	}
+}
