@@ -88,5 +88,6 @@ func buildMCP(cfg *config.Config, o BuildOptions) (MCPSpec, error) {
 		Client:         o.Client,
 		Interactive:    o.Interactive,
 		Elicitation:    o.MCPElicitation,
+		Home:           cfg.Home,
 	}, nil
 }

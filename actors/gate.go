@@ -37,6 +37,9 @@ func (p Permissions) checkTool(tl tool.Tool, args string) gateResult {
 	if fa, ok := tl.(tool.FreshApproval); ok {
 		return p.checkFresh(tl, fa, args)
 	}
+	if g, ok := p.checkMCP(tl, args); ok {
+		return g
+	}
 	return p.check(tl.Name(), tl.ReadOnly(), args)
 }
 

@@ -173,7 +173,7 @@ func (s *sessionActor) registerMCPTools(server string, tools []mcp.Tool) {
 		rt := mcp.NewRemoteTool(gate, srv.Config, t, m.spec.CallTimeout)
 		name := rt.Name()
 		if prev, ok := reg.Get(name); ok {
-			if other, ok := prev.(*mcp.RemoteTool); !ok || other.Server() != server {
+			if other, ok := prev.(mcp.Remote); !ok || other.Server() != server {
 				s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: tool %q skipped: the name %s is taken", server, t.Name, name)})
 				continue
 			}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -268,115 +267,6 @@ func elicitDefaults(schema json.RawMessage) (content map[string]any, missing []s
 	return mcp.FormDefaults(schema)
 }
 
-// dialer holds what a connection goroutine needs; it never changes after
-// the actor builds it, so the goroutine reads no actor state.
-type dialer struct {
-	sys            *System
-	cfg            mcp.ServerConfig
-	gate           *mcpGate
-	log            *slog.Logger
-	root           string
-	info           mcp.Implementation
-	connectTimeout time.Duration
-	elicitor       mcp.Elicitor
-}
-
-// run is one connection attempt and, when it succeeds, the life of that
-// connection: it owns the client, closes it when ctx ends or the
-// transport dies, and always reports the end with one connDown, sent
-// after the client (and a stdio server's process) is gone.
-func (d *dialer) run(ctx context.Context, self *actor.PID, epoch int) {
-	var client *mcp.Client
-	var errText string
-	wasUp := false
-	defer func() {
-		if r := recover(); r != nil {
-			d.log.Error("mcp connection panic", "server", d.cfg.Name, "reason", fmt.Sprint(r), "stack", string(debug.Stack()))
-			errText = fmt.Sprintf("connection crashed: %v", r)
-		}
-		if client != nil {
-			d.gate.detach(epoch, fmt.Sprintf("mcp server %q lost its connection", d.cfg.Name))
-			_ = client.Close()
-		}
-		d.sys.Send(self, &connDown{epoch: epoch, err: errText, wasUp: wasUp})
-	}()
-	t, err := mcp.Open(ctx, d.cfg, mcp.OpenOptions{Logger: d.log, Dir: d.root})
-	if err != nil {
-		errText = err.Error()
-		return
-	}
-	pid := 0
-	if s, ok := t.(*mcp.Stdio); ok {
-		pid = s.Pid()
-	}
-	cctx, cancel := context.WithTimeoutCause(ctx, d.connectTimeout, fmt.Errorf("no answer within %s", d.connectTimeout))
-	defer cancel()
-	client, err = mcp.Connect(cctx, t, d.info, mcp.Options{
-		Logger:   d.log,
-		Root:     d.root,
-		Elicitor: d.elicitor,
-		OnListChanged: func(k mcp.ListKind) {
-			d.sys.Send(self, &listChanged{epoch: epoch, kind: k})
-		},
-	})
-	if err != nil {
-		client = nil
-		errText = err.Error()
-		return
-	}
-	up, err := listAll(cctx, client, d.log, d.cfg.Name)
-	if err != nil {
-		errText = err.Error()
-		return
-	}
-	cancel()
-	if !d.gate.attach(epoch, client) {
-		return // a newer attempt took over
-	}
-	up.epoch, up.info, up.pid = epoch, client.ServerInfo(), pid
-	wasUp = true
-	d.sys.Send(self, up)
-	select {
-	case <-ctx.Done():
-	case <-client.Done():
-		if err := client.Err(); err != nil {
-			errText = err.Error()
-		}
-	}
-}
-
-// listAll fetches what a freshly connected server offers. Tools are
-// essential; prompts and resources are listed when the server declares
-// them, and a failure there is logged rather than fatal.
-func listAll(ctx context.Context, c *mcp.Client, log *slog.Logger, server string) (*connUp, error) {
-	up := &connUp{}
-	caps := c.Capabilities()
-	if caps.Tools != nil {
-		tools, err := c.ListTools(ctx)
-		if err != nil {
-			return nil, err
-		}
-		up.tools = tools
-	}
-	if caps.Prompts != nil {
-		up.hasPrompt = true
-		p, err := c.ListPrompts(ctx)
-		if err != nil {
-			log.Warn("mcp prompts/list failed", "server", server, "err", err)
-		}
-		up.prompts = p
-	}
-	if caps.Resources != nil {
-		up.hasRes = true
-		r, err := c.ListResources(ctx)
-		if err != nil {
-			log.Warn("mcp resources/list failed", "server", server, "err", err)
-		}
-		up.resources = r
-	}
-	return up, nil
-}
-
 // mcpConn is the connection actor of one MCP server, spawned by the
 // session as mcp/<server>. It owns the connection (through a goroutine
 // per attempt), tells its session which tools the server offers (the
@@ -513,7 +403,7 @@ func (a *mcpConn) connect(c actor.Context) {
 	}
 	d := &dialer{
 		sys: a.sys, cfg: a.srv.Config, gate: a.gate, log: a.log, root: a.spec.Root,
-		info: a.spec.Client, connectTimeout: timeout,
+		info: a.spec.Client, connectTimeout: timeout, home: a.spec.Home,
 		elicitor: a.gate.elicitor(a.spec.Interactive, a.spec.Elicitation),
 	}
 	if d.info.Name == "" {

@@ -82,6 +82,10 @@ type MCPSpec struct {
 	Interactive bool
 	// Elicitation is ElicitDecline (the default) or ElicitDefaults.
 	Elicitation string
+	// Home is the reasonix home, where OAuth tokens of http servers are
+	// stored; empty keeps none. A session uses stored tokens (refreshing
+	// them) and never starts an authorization itself.
+	Home string
 }
 
 // QueryMCP asks a session, or one connection actor, for the state of its

@@ -228,7 +228,10 @@ func TestMCPRepairFailsAHeldPrompt(t *testing.T) {
 // started with; the next turn no longer offers it.
 func TestMCPRelistDuringTurn(t *testing.T) {
 	t.Parallel()
-	h := newMCPHarnessWith(t, testSpec(t, scripted(t, "t", "forgetful", nil)),
+	srv := scripted(t, "t", "forgetful", nil)
+	// auto: the call is the ordinary permission decision's, an Ask here.
+	srv.Config.Approval.Default = mcp.ApprovalAuto
+	h := newMCPHarnessWith(t, testSpec(t, srv),
 		Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true})
 	h.waitServer("t", MCPReady)
 	if _, ok := h.reg.Get("mcp__t__note"); !ok {

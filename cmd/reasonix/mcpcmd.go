@@ -51,6 +51,20 @@ type MCPOptions struct {
 	Server string
 	Tool   string
 	Args   string
+	// Elicitation answers servers' questions: decline or defaults.
+	Elicitation string
+	// OAuthAuthorize is how an authorization URL is handled: browser,
+	// print or fetch.
+	OAuthAuthorize string
+	// OAuthClientID and OAuthClientSecretEnv name a pre-registered
+	// client, overriding the server's oauth_client_id and
+	// oauth_client_secret_env.
+	OAuthClientID        string
+	OAuthClientSecretEnv string
+	// OAuthGrant and OAuthClientMetadataURL override the server's
+	// oauth_grant and oauth_client_metadata_url.
+	OAuthGrant             string
+	OAuthClientMetadataURL string
 }
 
 // NewCmdMCP builds `reasonix mcp`, the parent of the commands that
@@ -61,7 +75,7 @@ func NewCmdMCP(f *Factory, runF func(sub string, o *MCPOptions) error) *cobra.Co
 		Short: "List, inspect, call and approve MCP servers",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf("unknown command %q for %q; want list, tools, call or trust", args[0], cmd.CommandPath())
+				return usageErrorf("unknown command %q for %q; want list, tools, call, trust, login or logout", args[0], cmd.CommandPath())
 			}
 			return cmd.Help()
 		},
@@ -77,6 +91,10 @@ func NewCmdMCP(f *Factory, runF func(sub string, o *MCPOptions) error) *cobra.Co
 			return runMCPTools(f, o)
 		case "call":
 			return runMCPCall(f, o)
+		case "login":
+			return runMCPLogin(f, o)
+		case "logout":
+			return runMCPLogout(f, o)
 		}
 		return runMCPTrust(f, o)
 	}
@@ -156,18 +174,26 @@ grant.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return run("trust", trust) },
 	}
 
+	login, loginCmd := newCmdMCPLogin(run)
+	logout, logoutCmd := newCmdMCPLogout(run)
 	for _, c := range []struct {
 		cmd  *cobra.Command
 		opts *MCPOptions
-	}{{listCmd, list}, {toolsCmd, tools}, {callCmd, call}, {trustCmd, trust}} {
+	}{{listCmd, list}, {toolsCmd, tools}, {callCmd, call}, {trustCmd, trust}, {loginCmd, login}, {logoutCmd, logout}} {
 		addGlobalFlags(c.cmd, &c.opts.globalOptions)
-		if c.cmd != trustCmd {
+		if c.cmd != trustCmd && c.cmd != logoutCmd {
 			c.cmd.Flags().BoolVar(&c.opts.TrustProjectMCP, "trust-project-mcp", false, "approve project servers for this workspace (records launch grants)")
 			c.cmd.Flags().DurationVar(&c.opts.Timeout, "timeout", 30*time.Second, "bound for connecting and for each request")
 		}
-		if c.cmd == toolsCmd || c.cmd == callCmd {
+		if c.cmd == toolsCmd || c.cmd == callCmd || c.cmd == loginCmd || c.cmd == logoutCmd {
 			c.cmd.Flags().StringVar(&c.opts.URL, "url", "", "connect to this streamable HTTP server instead of a configured one")
+		}
+		if c.cmd == toolsCmd || c.cmd == callCmd || c.cmd == loginCmd {
 			c.cmd.Flags().StringArrayVar(&c.opts.Headers, "header", nil, "a header for --url, as Name=Value (repeatable)")
+			addOAuthFlags(c.cmd, c.opts)
+		}
+		if c.cmd == toolsCmd || c.cmd == callCmd {
+			c.cmd.Flags().StringVar(&c.opts.Elicitation, "mcp-elicitation", actors.ElicitDecline, "how the server's questions are answered: decline, or defaults (the form's default values)")
 		}
 		cmd.AddCommand(c.cmd)
 	}
@@ -204,7 +230,7 @@ func serverArgs(o *MCPOptions, args []string, extra int) error {
 	if o.URL == "" && len(o.Headers) > 0 {
 		return usageErrorf("--header applies to --url only")
 	}
-	return nil
+	return checkMCPFlags(o)
 }
 
 // mcpContext is the configuration an mcp subcommand works with.
@@ -213,6 +239,16 @@ type mcpContext struct {
 	cwd    string
 	logger *slog.Logger
 	close  func()
+
+	mu      sync.Mutex
+	closers []func()
+}
+
+// atClose runs fn when the context is closed, before the log is.
+func (m *mcpContext) atClose(fn func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closers = append(m.closers, fn)
 }
 
 // loadMCPContext loads the configuration, with the home taken through the
@@ -234,7 +270,18 @@ func loadMCPContext(f *Factory, o *MCPOptions) (*mcpContext, error) {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
 	}
 	logger, closeLog := openLogger(cfg.Home, f.Getenv)
-	return &mcpContext{cfg: cfg, cwd: cwd, logger: logger.With("cmd", "mcp"), close: closeLog}, nil
+	m := &mcpContext{cfg: cfg, cwd: cwd, logger: logger.With("cmd", "mcp")}
+	m.close = func() {
+		m.mu.Lock()
+		closers := m.closers
+		m.closers = nil
+		m.mu.Unlock()
+		for _, fn := range slices.Backward(closers) {
+			fn()
+		}
+		closeLog()
+	}
+	return m, nil
 }
 
 // target is the server an mcp subcommand works on: a configured one
@@ -283,13 +330,24 @@ func (m *mcpContext) target(f *Factory, o *MCPOptions) (mcp.ServerConfig, error)
 }
 
 // dialMCP opens and connects to a server; Close the client when done.
-func (m *mcpContext) dialMCP(ctx context.Context, f *Factory, c mcp.ServerConfig) (*mcp.Client, error) {
+// o, when set, gives the elicitation policy and the OAuth settings; an
+// http server that wants a login without o gets none.
+func (m *mcpContext) dialMCP(ctx context.Context, f *Factory, c mcp.ServerConfig, o *MCPOptions) (*mcp.Client, error) {
 	root := actors.WorkspaceRoot(m.cfg, m.cwd)
-	t, err := mcp.Open(ctx, c, mcp.OpenOptions{Logger: m.logger, Dir: root})
+	opts := mcp.OpenOptions{Logger: m.logger, Dir: root}
+	if c.Type == mcp.TypeHTTP {
+		h, err := m.oauthHandler(f, c, o)
+		if err != nil {
+			return nil, err
+		}
+		m.atClose(h.Close)
+		opts.OAuth = h
+	}
+	t, err := mcp.Open(ctx, c, opts)
 	if err != nil {
 		return nil, err
 	}
-	client, err := mcp.Connect(ctx, t, mcpClient(f), mcp.Options{Logger: m.logger, Root: root})
+	client, err := mcp.Connect(ctx, t, mcpClient(f), mcp.Options{Logger: m.logger, Root: root, Elicitor: cliElicitor(f, c.Name, o)})
 	if err != nil {
 		return nil, fmt.Errorf("connect to mcp server %q: %w", c.Name, err)
 	}
@@ -374,7 +432,7 @@ var testHookProbe func(name string)
 func (m *mcpContext) probe(f *Factory, c mcp.ServerConfig, timeout time.Duration) mcpProbe {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	client, err := m.dialMCP(ctx, f, c)
+	client, err := m.dialMCP(ctx, f, c, nil)
 	if err != nil {
 		return mcpProbe{state: actors.MCPFailed, err: err.Error()}
 	}
@@ -423,7 +481,7 @@ func withServerTools(f *Factory, o *MCPOptions, fn func(m *mcpContext, c mcp.Ser
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
 	defer cancel()
-	client, err := m.dialMCP(ctx, f, c)
+	client, err := m.dialMCP(ctx, f, c, o)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"reasonix/actors"
 	"reasonix/core/mcp"
+	"reasonix/core/mcp/oauth"
 )
 
 // pluginBinary builds cmd/reasonix-plugin-example once, next to the
@@ -95,6 +97,19 @@ func TestMCPCommandFlags(t *testing.T) {
 		{"call too many", []string{"call", "s", "t", "{}", "x"}, "", MCPOptions{}, exitUsage},
 		{"trust", []string{"trust", "proj"}, "trust", MCPOptions{Server: "proj"}, exitOK},
 		{"trust nothing", []string{"trust"}, "", MCPOptions{}, exitUsage},
+		{"call with defaults", []string{"call", "--mcp-elicitation", "defaults", "s", "t"}, "call", MCPOptions{Server: "s", Tool: "t", Elicitation: "defaults"}, exitOK},
+		{"bad elicitation", []string{"tools", "--mcp-elicitation", "yes", "s"}, "", MCPOptions{}, exitUsage},
+		{"oauth flags", []string{"call", "--oauth-authorize", "fetch", "--oauth-client-id", "id", "--oauth-client-secret-env", "SECRET", "--url", "http://h/mcp", "t"}, "call",
+			MCPOptions{URL: "http://h/mcp", Tool: "t", OAuthAuthorize: "fetch", OAuthClientID: "id", OAuthClientSecretEnv: "SECRET"}, exitOK},
+		{"bad authorize", []string{"tools", "--oauth-authorize", "phone", "s"}, "", MCPOptions{}, exitUsage},
+		{"secret without client", []string{"tools", "--oauth-client-secret-env", "S", "--url", "http://h/mcp"}, "", MCPOptions{}, exitUsage},
+		{"client credentials without a client", []string{"tools", "--oauth-grant", "client_credentials", "s"}, "", MCPOptions{}, exitUsage},
+		{"bad grant", []string{"tools", "--oauth-grant", "implicit", "s"}, "", MCPOptions{}, exitUsage},
+		{"login", []string{"login", "remote", "--oauth-authorize", "print"}, "login", MCPOptions{Server: "remote", OAuthAuthorize: "print"}, exitOK},
+		{"login url", []string{"login", "--url", "http://h/mcp"}, "login", MCPOptions{URL: "http://h/mcp"}, exitOK},
+		{"login nothing", []string{"login"}, "", MCPOptions{}, exitUsage},
+		{"logout", []string{"logout", "remote"}, "logout", MCPOptions{Server: "remote"}, exitOK},
+		{"logout takes no authorize", []string{"logout", "remote", "--oauth-authorize", "print"}, "", MCPOptions{}, exitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,11 +132,18 @@ func TestMCPCommandFlags(t *testing.T) {
 			if gotSub != tt.wantSub || got == nil {
 				t.Fatalf("sub = %q, options %+v", gotSub, got)
 			}
-			if got.Timeout == 0 && tt.wantSub != "trust" {
+			if got.Timeout == 0 && tt.wantSub != "trust" && tt.wantSub != "logout" {
 				t.Error("no default timeout")
 			}
 			g := *got
 			g.Timeout = 0
+			// The defaults of the policy flags.
+			if g.Elicitation == actors.ElicitDecline {
+				g.Elicitation = ""
+			}
+			if g.OAuthAuthorize == oauth.AuthorizeBrowser {
+				g.OAuthAuthorize = ""
+			}
 			if fmt.Sprint(g) != fmt.Sprint(tt.want) {
 				t.Errorf("options = %+v, want %+v", g, tt.want)
 			}
@@ -189,7 +211,7 @@ func TestMCPCommands(t *testing.T) {
 	w := newMCPWorkspace(t)
 
 	t.Run("unknown subcommand", func(t *testing.T) {
-		if r := runCLI(t, w.env, "", "mcp", "frob"); r.code != exitUsage || !strings.Contains(r.stderr, "want list, tools, call or trust") {
+		if r := runCLI(t, w.env, "", "mcp", "frob"); r.code != exitUsage || !strings.Contains(r.stderr, "want list, tools, call, trust, login or logout") {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
 	})

@@ -301,6 +301,22 @@ type PluginConfig struct {
 	ApprovalsReviewer string `toml:"approvals_reviewer"`
 	// Disabled keeps the entry without starting the server.
 	Disabled bool `toml:"disabled"`
+	// OAuthClientID names a client pre-registered with the server's
+	// authorization server; OAuthClientSecretEnv names the environment
+	// variable that holds its secret, so the secret stays out of the
+	// config.
+	OAuthClientID        string `toml:"oauth_client_id"`
+	OAuthClientSecretEnv string `toml:"oauth_client_secret_env"`
+	// OAuthGrant is authorization_code (the default: a person approves)
+	// or client_credentials (a machine client, no person).
+	OAuthGrant string `toml:"oauth_grant"`
+	// OAuthClientMetadataURL is an https URL where this client's ID
+	// metadata document is published, used as the client id where the
+	// authorization server accepts one instead of registration.
+	OAuthClientMetadataURL string `toml:"oauth_client_metadata_url"`
+	// Sandbox runs a stdio server inside the bash jail with the writer
+	// roots.
+	Sandbox bool `toml:"sandbox"`
 }
 
 // PluginTool holds per-tool settings of one MCP server.

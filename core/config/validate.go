@@ -266,6 +266,18 @@ func (v *checker) plugins() {
 		if p.ApprovalsReviewer != "" {
 			v.oneOf(prefix+".approvals_reviewer", p.ApprovalsReviewer, "user", "auto_review")
 		}
+		if p.OAuthGrant != "" {
+			v.oneOf(prefix+".oauth_grant", p.OAuthGrant, "authorization_code", "client_credentials")
+		}
+		if p.OAuthGrant == "client_credentials" && (p.OAuthClientID == "" || p.OAuthClientSecretEnv == "") {
+			v.add(prefix+".oauth_grant", "client_credentials needs oauth_client_id and oauth_client_secret_env")
+		}
+		if u := p.OAuthClientMetadataURL; u != "" && !strings.HasPrefix(u, "https://") {
+			v.add(prefix+".oauth_client_metadata_url", "must be an https url")
+		}
+		if p.Sandbox && p.Type != "" && p.Type != "stdio" {
+			v.add(prefix+".sandbox", "only applies to stdio servers")
+		}
 	}
 }
 

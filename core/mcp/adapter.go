@@ -20,19 +20,47 @@ type ToolCaller interface {
 // RemoteTool adapts one server tool to tool.Tool under the name ToolName
 // gives it.
 type RemoteTool struct {
-	caller  ToolCaller
-	server  string
-	info    Tool
-	timeout time.Duration
+	caller   ToolCaller
+	server   string
+	info     Tool
+	timeout  time.Duration
+	approval string
+	trusted  bool
 }
 
 var _ tool.Tool = (*RemoteTool)(nil)
 
-// NewRemoteTool adapts t, listed by the server cfg describes. Calls are
-// capped by cfg.Timeout(t.Name, global); zero means no cap.
-func NewRemoteTool(caller ToolCaller, cfg ServerConfig, t Tool, global time.Duration) *RemoteTool {
-	return &RemoteTool{caller: caller, server: cfg.Name, info: t, timeout: cfg.Timeout(t.Name, global)}
+// Remote is what every adapted MCP tool offers beyond tool.Tool.
+type Remote interface {
+	tool.Tool
+	// Server is the name of the server the tool belongs to.
+	Server() string
+	// Info is the tool as the server listed it.
+	Info() Tool
+	// ApprovalMode is the tool's approval mode (Approval* constants).
+	ApprovalMode() string
+	// TrustedReadOnly reports that the user audited the tool as
+	// read-only (trusted_read_only_tools).
+	TrustedReadOnly() bool
 }
+
+// NewRemoteTool adapts t, listed by the server cfg describes. Calls are
+// capped by cfg.Timeout(t.Name, global); zero means no cap. A tool the
+// server marks destructive comes back as a *DestructiveTool.
+func NewRemoteTool(caller ToolCaller, cfg ServerConfig, t Tool, global time.Duration) Remote {
+	rt := &RemoteTool{caller: caller, server: cfg.Name, info: t, timeout: cfg.Timeout(t.Name, global),
+		approval: cfg.ApprovalMode(t.Name), trusted: cfg.TrustsReadOnly(t.Name)}
+	if t.Destructive() {
+		return &DestructiveTool{RemoteTool: rt}
+	}
+	return rt
+}
+
+// ApprovalMode is the tool's approval mode.
+func (r *RemoteTool) ApprovalMode() string { return r.approval }
+
+// TrustedReadOnly reports that the user audited the tool as read-only.
+func (r *RemoteTool) TrustedReadOnly() bool { return r.trusted }
 
 // Name is mcp__<server>__<tool>.
 func (r *RemoteTool) Name() string { return ToolName(r.server, r.info.Name) }

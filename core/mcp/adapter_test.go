@@ -26,7 +26,7 @@ func TestRemoteToolOverStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := ServerConfig{Name: "fake server", ToolTimeouts: map[string]time.Duration{"hang": 100 * time.Millisecond}}
-	adapted := map[string]*RemoteTool{}
+	adapted := map[string]Remote{}
 	for _, tl := range tools {
 		rt := NewRemoteTool(c, cfg, tl, 0)
 		adapted[tl.Name] = rt
@@ -37,6 +37,12 @@ func TestRemoteToolOverStdio(t *testing.T) {
 	}
 	if got := reg.Names(); strings.Join(got, ",") != "mcp__fake_server__delete_things,mcp__fake_server__echo,mcp__fake_server__fail,mcp__fake_server__hang" {
 		t.Errorf("registry names = %v", got)
+	}
+	if _, ok := adapted["delete things"].(tool.FreshApproval); !ok {
+		t.Error("a destructive tool does not need a fresh approval")
+	}
+	if _, ok := adapted["echo"].(tool.FreshApproval); ok {
+		t.Error("a read-only tool needs a fresh approval")
 	}
 	echo := adapted["echo"]
 	if !echo.ReadOnly() || adapted["fail"].ReadOnly() || adapted["delete things"].ReadOnly() {

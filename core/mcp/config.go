@@ -49,7 +49,28 @@ type ServerConfig struct {
 	CallTimeout time.Duration
 	// ToolTimeouts caps calls per raw tool name, overriding CallTimeout.
 	ToolTimeouts map[string]time.Duration
+	// OAuthClientID and OAuthClientSecretEnv name a pre-registered OAuth
+	// client and the variable holding its secret; OAuthGrant is
+	// authorization_code (empty) or client_credentials.
+	OAuthClientID        string
+	OAuthClientSecretEnv string
+	OAuthGrant           string
+	// OAuthClientMetadataURL is where the client's ID metadata document
+	// is published; empty means none.
+	OAuthClientMetadataURL string
+	// Sandbox runs a stdio server inside the bash jail.
+	Sandbox bool
+	// Approval is the server's approval policy for its tools.
+	Approval Approval
+	// TrustedReadOnly lists raw tool names the user audited as read-only.
+	TrustedReadOnly []string
+	// Project marks a server the project declared (reasonix.toml or
+	// .mcp.json) rather than the user.
+	Project bool
 }
+
+// OAuthClientCredentials is the OAuthGrant value for machine clients.
+const OAuthClientCredentials = "client_credentials"
 
 // normalizeType maps the spellings users write to a transport type. An
 // empty type means stdio, unless only a URL is given.
@@ -85,6 +106,24 @@ func FromPlugin(p config.PluginConfig) (ServerConfig, error) {
 		Env:     maps.Clone(p.Env),
 		URL:     p.URL,
 		Headers: maps.Clone(p.Headers),
+
+		OAuthClientID:          p.OAuthClientID,
+		OAuthClientSecretEnv:   p.OAuthClientSecretEnv,
+		OAuthGrant:             p.OAuthGrant,
+		OAuthClientMetadataURL: p.OAuthClientMetadataURL,
+		Sandbox:                p.Sandbox,
+
+		Approval:        Approval{Default: p.DefaultToolsApprovalMode, Reviewer: p.ApprovalsReviewer},
+		TrustedReadOnly: slices.Clone(p.TrustedReadOnlyTools),
+	}
+	for name, t := range p.Tools {
+		if t.ApprovalMode == "" {
+			continue
+		}
+		if c.Approval.Tools == nil {
+			c.Approval.Tools = map[string]string{}
+		}
+		c.Approval.Tools[name] = t.ApprovalMode
 	}
 	if p.CallTimeoutSeconds > 0 {
 		c.CallTimeout = time.Duration(p.CallTimeoutSeconds) * time.Second

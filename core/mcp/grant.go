@@ -68,6 +68,7 @@ func Declarations(cfg *config.Config, projectDir string) ([]Declared, error) {
 		d.File = cfg.Sources[config.EntryKey("plugins", p.Name)+".name"]
 		if cfg.ProjectFile != "" && d.File == cfg.ProjectFile {
 			d.Source = SourceProject
+			d.Config.Project = true
 		}
 		seen[p.Name] = true
 		out = append(out, d)
@@ -84,6 +85,7 @@ func Declarations(cfg *config.Config, projectDir string) ([]Declared, error) {
 				if seen[sc.Name] {
 					continue
 				}
+				sc.Project = true
 				out = append(out, Declared{Config: sc, Source: SourceMCPJSON, File: path})
 			}
 		}

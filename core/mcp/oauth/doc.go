@@ -1,0 +1,12 @@
+// Package oauth is the OAuth 2.1 client of remote MCP servers, built on
+// the MCP Go SDK's handlers: discovery of the protected resource and its
+// authorization server, client ID metadata documents, dynamic or
+// pre-registered clients, PKCE, the resource parameter, scope selection
+// and step-up, refresh tokens, and the client-credentials grant.
+//
+// What is ours is around it: how an authorization URL reaches a person
+// (a browser with a loopback callback, a printed URL, or a fetch for
+// servers that approve without one) and a per-server token store under
+// the reasonix home, written with mode 0600, that refreshed tokens are
+// saved to.
+package oauth
