@@ -60,9 +60,12 @@ var errSilent = errors.New("failed")
 // place where errors become exit codes.
 func exitCode(err error) int {
 	var ue *usageError
+	var ge *goalExit
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &ge):
+		return ge.code
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted
 	case errors.As(err, &ue):
@@ -100,7 +103,9 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	root.AddCommand(NewCmdSubagent(f, nil))
 	root.AddCommand(NewCmdMCP(f, nil))
 	root.AddCommand(NewCmdSessions(f, nil))
+	root.AddCommand(NewCmdFleet(f, nil))
 	root.AddCommand(NewCmdHistory(f, nil, nil))
+	root.AddCommand(NewCmdGoal(f))
 	return root
 }
 

@@ -42,6 +42,8 @@ type RunOptions struct {
 	// servers; MCPElicitation answers their questions headless.
 	TrustProjectMCP bool
 	MCPElicitation  string
+	// Goal makes the run a long autonomous goal (goalcmd.go).
+	Goal GoalOptions
 }
 
 var (
@@ -63,7 +65,12 @@ Output formats:
   json         one JSON object with the final answer, status and usage
   stream-json  one JSON event per line as it happens (see docs/SPEC.md)
 
-Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
+With --goal the run works on the objective across as many turns as it
+takes, until the goal completes, blocks, pauses or reaches a limit.
+
+Exit codes: 0 ok (a goal complete), 1 the run failed, 2 usage or config
+error, 3 a goal blocked or paused for the user, 4 a goal reached a limit or
+budget, 130 interrupted.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkHeadlessFlags(opts.OutputFormat, opts.MaxSteps, opts.PermissionMode, opts.Deny); err != nil {
 				return err
@@ -77,10 +84,18 @@ Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
 			if opts.Continue && opts.Resume != "" {
 				return usageErrorf("--continue and --resume cannot be used together")
 			}
+			if err := checkGoalFlags(&opts.Goal); err != nil {
+				return err
+			}
 			if !slices.Contains(inputFormats, opts.InputFormat) {
 				return usageErrorf("--input-format %q: want one of %s", opts.InputFormat, strings.Join(inputFormats, ", "))
 			}
-			if opts.InputFormat == "stream-json" {
+			if opts.Goal.active() {
+				if len(args) > 0 {
+					return usageErrorf("--goal takes the objective; no prompt argument goes with it")
+				}
+				opts.Prompt = opts.Goal.prompt()
+			} else if opts.InputFormat == "stream-json" {
 				// Commands come on stdin; an argument, if any, is the
 				// first prompt.
 				opts.Prompt = strings.TrimSpace(strings.Join(args, " "))
@@ -111,6 +126,7 @@ Exit codes: 0 ok, 1 the run failed, 2 usage or config error, 130 interrupted.`,
 	fl.StringArrayVar(&opts.Deny, "deny", nil, "an extra deny rule for this run, e.g. 'Bash(git push:*)' (repeatable)")
 	fl.BoolVar(&opts.TrustProjectMCP, "trust-project-mcp", false, "approve the project's MCP servers for this workspace (records launch grants)")
 	fl.StringVar(&opts.MCPElicitation, "mcp-elicitation", "", "how MCP servers' questions are answered: decline (the default), or defaults (the form's default values)")
+	addGoalFlags(cmd, &opts.Goal)
 	addGlobalFlags(cmd, &opts.globalOptions)
 	return cmd
 }
@@ -188,13 +204,21 @@ func runRun(f *Factory, opts *RunOptions) error {
 	b.Spec.Agent.Logger.Info("run started", "model", b.Model.Provider.Name+"/"+b.Model.Model, "cwd", cwd,
 		"transcript", b.Transcript.Path())
 
-	return runHeadless(f, headlessTurn{
+	if opts.Goal.active() || opts.InputFormat == "stream-json" {
+		// A session driven by commands can take goal commands too.
+		b.Spec.Goal = opts.Goal.spec(cfg.Home, cwd)
+	}
+	err = runHeadless(f, headlessTurn{
 		what:     "run",
 		spec:     b.Spec,
 		prompt:   opts.Prompt,
 		format:   opts.OutputFormat,
 		commands: commandStream(f, opts),
 	})
+	if b.Spec.Goal != nil {
+		return opts.Goal.exit(err, b.Spec.Goal.Dir, b.Spec.Agent.Session)
+	}
+	return err
 }
 
 // renderer writes a run's events in one output format.

@@ -9,7 +9,7 @@ import (
 func TestNormalizeAudit(t *testing.T) {
 	t.Parallel()
 	r := &Record{}
-	for i, reason := range []string{"Need the API key.", "need  the api KEY", "NEED THE API KEY!!"} {
+	for i, reason := range []string{"Can't reach the API-key store.", "cant reach the  api key store", "CANT REACH THE API KEY STORE!!"} {
 		if got := r.Audit(StatusBlocked, reason); got != (i == 2) {
 			t.Fatalf("report %d: end %v (count %d)", i+1, got, r.BlockedCount)
 		}

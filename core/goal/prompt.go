@@ -135,10 +135,12 @@ func Normalize(s string) string {
 			}
 			space = false
 			b.WriteRune(r)
-		case unicode.IsSpace(r):
-			space = true
+		case r == '\'' || r == '’':
+			// an apostrophe joins: "can't" is "cant"
 		default:
-			// punctuation and symbols separate nothing: "can't" is "cant"
+			// other punctuation separates like a space: "deploy-token"
+			// is "deploy token"
+			space = true
 		}
 	}
 	return b.String()

@@ -77,7 +77,7 @@ type Record struct {
 // Unfinished reports whether the goal can be resumed.
 func (r *Record) Unfinished() bool {
 	switch r.Status {
-	case StatusRunning, StatusPaused, StatusBlocked, StatusLimit:
+	case StatusRunning, StatusPaused, StatusBlocked, StatusLimit, StatusFailed:
 		return true
 	}
 	return false
