@@ -292,7 +292,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 		t.overAt = t.started.Add(time.Duration(t.budget.Seconds) * time.Second)
 	}
 	sys, self := f.sys, f.self
-	f.jot(t.fleet, journal.KindStart, id, nil)
+	f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint)})
 	t.gate = &taskGate{budget: t.budget, over: func(what string) { sys.Send(self, &taskOverBudget{taskID: id, what: what}) }}
 	agent.gate = t.gate
 	if !t.budget.IsZero() || t.warmKey != "" {

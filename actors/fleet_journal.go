@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reasonix/core/journal"
+	"reasonix/core/provider"
 	"reasonix/scheduler"
 )
 
@@ -19,6 +20,13 @@ type FleetJournal interface {
 // journalTimeout bounds one journal write; a journal that cannot keep up
 // is logged and the fleet goes on without it.
 const journalTimeout = 5 * time.Second
+
+// startRecord is the payload of a start record: what `fleet status` shows
+// of a task's start.
+type startRecord struct {
+	Budget   *Budget                `json:"budget,omitempty"`
+	Endpoint *provider.LimiterStats `json:"endpoint,omitempty"`
+}
 
 // openJournal opens the journal under JournalHome on the first fleet, so
 // a session that never delegates never touches the database.
@@ -179,9 +187,29 @@ func RunFleet(sys *System, spec FleetSpec, session string, bus *Bus, m *SubmitFl
 	return out, nil
 }
 
-// FormatFleetResult renders a fleet's result as its caller's tool result
-// reads: a summary line, then every task in input order.
-func FormatFleetResult(r *FleetResult) string {
-	out, _ := formatFleet(ToolFleet, r)
-	return out
+// FormatFleetResult renders a fleet's result as the tool result of the
+// delegation call tool (task, fleet or parallel_tasks) reads: a summary
+// line, then every task in input order.
+func FormatFleetResult(tool string, r *FleetResult) (text string, isError bool) {
+	return formatFleet(tool, r)
+}
+
+// CallOfFleet reports whether a delegation call with these arguments is
+// the one that submitted tasks: the same tool and the same prompts in
+// the same order. It finds a resumed fleet's call in its parent's
+// transcript.
+func CallOfFleet(tool, args string, tasks []TaskSpec) bool {
+	if tool != ToolTask && tool != ToolFleet && tool != ToolParallelTasks {
+		return false
+	}
+	specs, err := parseDelegation(tool, args, "f")
+	if err != nil || len(specs) != len(tasks) {
+		return false
+	}
+	for i := range specs {
+		if specs[i].Prompt != tasks[i].Prompt || specs[i].Profile != tasks[i].Profile {
+			return false
+		}
+	}
+	return true
 }

@@ -89,7 +89,7 @@ func TestFleetJournalAndResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := FormatFleetResult(res)
+			out, _ := FormatFleetResult(ToolFleet, res)
 			want := map[string]string{"rerun": "4 tasks: 4 ok", "fail": "4 tasks: 3 ok, 1 failed"}[mode]
 			if !strings.HasPrefix(out, want) {
 				t.Fatalf("resumed result:\n%s", out)

@@ -103,6 +103,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	root.AddCommand(NewCmdSubagent(f, nil))
 	root.AddCommand(NewCmdMCP(f, nil))
 	root.AddCommand(NewCmdSessions(f, nil))
+	root.AddCommand(NewCmdFleet(f, nil))
 	root.AddCommand(NewCmdHistory(f, nil, nil))
 	root.AddCommand(NewCmdGoal(f))
 	return root

@@ -1,0 +1,127 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"reasonix/core/provider/providertest"
+)
+
+// TestE2EFleetSurvivesSIGKILL kills the binary when half of an 8-task
+// fleet is done, then lists, inspects and resumes the fleet from its
+// journal: the result is complete and in input order, the fake's log shows
+// no finished task asked again, and the parent session continues from the
+// fleet's result.
+func TestE2EFleetSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
+	var resumed atomic.Bool
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if !isSubagent(req) {
+			if len(toolResults(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(8, nil)}}}
+			}
+			return providertest.Turn{Text: "parent read: " + toolResults(req)[0].Content[:20]}
+		}
+		task := req.FirstUser()
+		slow := task == "task 5" || task == "task 6" || task == "task 7" || task == "task 8"
+		if slow && !resumed.Load() {
+			return providertest.Turn{Latency: time.Hour, Text: "never"}
+		}
+		return providertest.Turn{Text: "done with " + task}
+	}))
+	e.writeConfig("\n[agent]\nmax_subagent_concurrency = 8\n")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd, _, stderr := e.command(ctx, "run", "--output-format", "stream-json", "fan out")
+	cmd.Stdout = nil
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Half done: four task_done events, each written after its journal
+	// record.
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	done := 0
+	for done < 4 && sc.Scan() {
+		if strings.Contains(sc.Text(), `"type":"task_done"`) {
+			done++
+		}
+	}
+	if done < 4 {
+		t.Fatalf("the run ended before half the fleet was done:\n%s", stderr)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	r := e.run("fleet", "list", "--json")
+	var list []fleetJSON
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil || len(list) != 1 {
+		t.Fatalf("fleet list:\n%s", r)
+	}
+	fl := list[0]
+	if fl.State != "interrupted" || fl.Tasks != 8 || fl.Finished != 4 {
+		t.Fatalf("listed fleet: %+v", fl)
+	}
+	r = e.run("fleet", "status", fl.ID)
+	if r.code != 0 || !strings.Contains(r.stdout, "4 of 8 tasks finished") || strings.Count(r.stdout, " running ") != 4 ||
+		!strings.Contains(r.stdout, "window") {
+		t.Fatalf("fleet status:\n%s", r)
+	}
+
+	asked := func() map[string]int {
+		n := map[string]int{}
+		for _, req := range e.srv.Requests() {
+			if isSubagent(req) {
+				n[req.FirstUser()]++
+			}
+		}
+		return n
+	}
+	before := asked()
+	resumed.Store(true)
+	r = e.run("fleet", "resume", fl.ID)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "8 tasks: 8 ok") {
+		t.Fatalf("fleet resume:\n%s", r)
+	}
+	at := 0
+	for i := 1; i <= 8; i++ {
+		next := strings.Index(r.stdout[at:], "done with task "+string(rune('0'+i)))
+		if next < 0 {
+			t.Fatalf("task %d missing or out of order:\n%s", i, r.stdout)
+		}
+		at += next
+	}
+	after := asked()
+	for i := 1; i <= 8; i++ {
+		task := "task " + string(rune('0'+i))
+		want := before[task]
+		if i > 4 {
+			want++ // the interrupted ones run once more
+		}
+		if after[task] != want {
+			t.Errorf("%s asked %d times in all, want %d (before the resume: %d)", task, after[task], want, before[task])
+		}
+	}
+	if r := e.run("fleet", "list", "--json"); !strings.Contains(r.stdout, `"state": "done"`) {
+		t.Errorf("fleet not done after the resume:\n%s", r)
+	}
+	// The parent carries on with the complete result as its call's answer.
+	r = e.run("run", "--continue", "what did the fleet say?")
+	if r.code != 0 || !strings.Contains(r.stdout, "parent read: 8 tasks: 8 ok") {
+		t.Fatalf("continued parent:\n%s", r)
+	}
+}

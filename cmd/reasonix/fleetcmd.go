@@ -1,0 +1,389 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"reasonix/actors"
+	"reasonix/core/journal"
+	"reasonix/core/provider"
+	"reasonix/core/session"
+	"reasonix/scheduler"
+)
+
+// FleetOptions are the inputs of `reasonix fleet list|status|resume`.
+type FleetOptions struct {
+	globalOptions
+	// Action is list, status or resume; ID the fleet for status and resume.
+	Action string
+	ID     string
+	JSON   bool
+	// Running is what resume does with tasks that were running when the
+	// process died: rerun or fail. Empty means rerun.
+	Running string
+	// Timeout bounds a resume.
+	Timeout time.Duration
+}
+
+// NewCmdFleet builds `reasonix fleet`, the commands on journalled fleets.
+// runF replaces the actions in tests.
+func NewCmdFleet(f *Factory, runF func(*FleetOptions) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fleet",
+		Short: "List, inspect and resume journalled fleets of subagents",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unknown command %q for %q; want list, status or resume", args[0], cmd.CommandPath())
+			}
+			return cmd.Help()
+		},
+	}
+	run := func(opts *FleetOptions) error {
+		if runF != nil {
+			return runF(opts)
+		}
+		return runFleet(f, opts)
+	}
+	list := &FleetOptions{Action: "list"}
+	listCmd := &cobra.Command{
+		Use:   "list [flags]",
+		Short: "List journalled fleets, newest first",
+		Long: `List the fleets the scheduler journalled under the reasonix home, newest
+first: id, start time, tasks finished of all, and whether the fleet's result
+was delivered ("done") or the process stopped before ("interrupted", which
+reasonix fleet resume finishes).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return run(list) },
+	}
+	listCmd.Flags().BoolVar(&list.JSON, "json", false, "print JSON instead of a table")
+	addGlobalFlags(listCmd, &list.globalOptions)
+
+	status := &FleetOptions{Action: "status"}
+	statusCmd := &cobra.Command{
+		Use:   "status ID",
+		Short: "Show a fleet's tasks and its provider's concurrency window",
+		Long: `Show each task of a journalled fleet (finished with its status, running or
+queued) and, as last recorded when a task started, its provider endpoint's
+concurrency window, requests in flight and requests waiting.`,
+		Args: exactlyOneArg,
+		RunE: func(cmd *cobra.Command, args []string) error { status.ID = args[0]; return run(status) },
+	}
+	statusCmd.Flags().BoolVar(&status.JSON, "json", false, "print JSON instead of text")
+	addGlobalFlags(statusCmd, &status.globalOptions)
+
+	resume := &FleetOptions{Action: "resume"}
+	resumeCmd := &cobra.Command{
+		Use:   "resume ID",
+		Short: "Finish a fleet whose process stopped, without re-running finished tasks",
+		Long: `Re-attach a journalled fleet: finished tasks keep their results and are not
+run again, tasks that were running are run again (--running rerun, the
+default) or failed (--running fail), and queued tasks start. The complete
+result, every task in input order, is printed, and when the parent session's
+call that started the fleet is still unanswered it becomes that call's
+result, so reasonix run --continue carries on from it. Run it in the
+workspace the fleet ran in.`,
+		Args: exactlyOneArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			resume.ID = args[0]
+			if resume.Running != "" && resume.Running != "rerun" && resume.Running != "fail" {
+				return usageErrorf("--running %q: want rerun or fail", resume.Running)
+			}
+			return run(resume)
+		},
+	}
+	resumeCmd.Flags().StringVar(&resume.Running, "running", "rerun", "what to do with tasks that were running: rerun or fail")
+	resumeCmd.Flags().DurationVar(&resume.Timeout, "timeout", 2*time.Hour, "give up on the resumed fleet after this long")
+	addGlobalFlags(resumeCmd, &resume.globalOptions)
+
+	cmd.AddCommand(listCmd, statusCmd, resumeCmd)
+	return cmd
+}
+
+func exactlyOneArg(cmd *cobra.Command, args []string) error {
+	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
+		return &usageError{err: err}
+	}
+	return nil
+}
+
+func runFleet(f *Factory, opts *FleetOptions) error {
+	cwd, err := opts.workdir()
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if _, err := os.Stat(journal.Path(cfg.Home)); errors.Is(err, os.ErrNotExist) && opts.Action == "list" {
+		_, err := fmt.Fprintln(f.Stdout, "No fleets journalled yet; a fleet, task or parallel_tasks call starts one.")
+		return err
+	}
+	j, err := journal.Open(ctx, cfg.Home)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	switch opts.Action {
+	case "list":
+		return fleetList(ctx, f, j, opts)
+	case "status":
+		return fleetStatus(ctx, f, j, opts)
+	}
+	return fleetResume(ctx, f, j, opts, cwd)
+}
+
+// fleetJSON is one entry of `fleet list --json`; its fields are part of
+// the CLI contract (docs/SPEC.md).
+type fleetJSON struct {
+	ID       string `json:"id"`
+	Started  string `json:"started"`
+	Updated  string `json:"updated"`
+	Tasks    int    `json:"tasks"`
+	Finished int    `json:"finished"`
+	State    string `json:"state"`
+}
+
+func fleetList(ctx context.Context, f *Factory, j *journal.Journal, opts *FleetOptions) error {
+	fleets, err := j.Fleets(ctx)
+	if err != nil {
+		return err
+	}
+	var out []fleetJSON
+	for _, fl := range fleets {
+		recs, err := j.Records(ctx, fl.Key)
+		if err != nil {
+			return err
+		}
+		e := fleetJSON{ID: fl.Key, Started: fl.Created.Format(time.RFC3339), Updated: fl.Updated.Format(time.RFC3339), State: "interrupted"}
+		if r, err := scheduler.Replay(recs); err == nil {
+			e.Tasks, e.Finished = len(r.Order), len(r.Results)
+		} else {
+			e.State = "damaged"
+		}
+		if fl.Replied {
+			e.State = "done"
+		}
+		out = append(out, e)
+	}
+	if opts.JSON {
+		if out == nil {
+			out = []fleetJSON{}
+		}
+		return writeFleetJSON(f, out)
+	}
+	if len(out) == 0 {
+		_, err := fmt.Fprintln(f.Stdout, "No fleets journalled yet.")
+		return err
+	}
+	tw := tabwriter.NewWriter(f.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTARTED\tFINISHED\tSTATE")
+	for _, e := range out {
+		started, _ := time.Parse(time.RFC3339, e.Started)
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\n", e.ID, started.Local().Format("2006-01-02 15:04"), e.Finished, e.Tasks, e.State)
+	}
+	return tw.Flush()
+}
+
+func writeFleetJSON(f *Factory, v any) error {
+	enc := json.NewEncoder(f.Stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// loadFleet reads and replays one fleet; an unknown id is a usage error.
+func loadFleet(ctx context.Context, j *journal.Journal, id string) ([]journal.Record, *scheduler.Replayed, error) {
+	recs, err := j.Records(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(recs) == 0 {
+		return nil, nil, usageErrorf("no fleet %q (see reasonix fleet list)", id)
+	}
+	r, err := scheduler.Replay(recs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return recs, r, nil
+}
+
+// taskStatusJSON is one task of `fleet status --json`.
+type taskStatusJSON struct {
+	ID     string `json:"id"`
+	State  string `json:"state"`
+	Status string `json:"status,omitempty"`
+	Prompt string `json:"prompt"`
+	Turns  int    `json:"turns,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// fleetStatusJSON is `fleet status --json`; its fields are part of the
+// CLI contract (docs/SPEC.md).
+type fleetStatusJSON struct {
+	ID       string                 `json:"id"`
+	State    string                 `json:"state"`
+	Tasks    []taskStatusJSON       `json:"tasks"`
+	Endpoint *provider.LimiterStats `json:"endpoint,omitempty"`
+}
+
+func fleetStatus(ctx context.Context, f *Factory, j *journal.Journal, opts *FleetOptions) error {
+	recs, r, err := loadFleet(ctx, j, opts.ID)
+	if err != nil {
+		return err
+	}
+	out := fleetStatusJSON{ID: opts.ID, State: "interrupted"}
+	if r.Replied {
+		out.State = "done"
+	}
+	for _, rec := range recs {
+		if rec.Kind != journal.KindStart || len(rec.Data) == 0 {
+			continue
+		}
+		var start struct {
+			Endpoint *provider.LimiterStats `json:"endpoint"`
+		}
+		if json.Unmarshal(rec.Data, &start) == nil && start.Endpoint != nil {
+			out.Endpoint = start.Endpoint
+		}
+	}
+	for i, id := range r.Order {
+		ts := taskStatusJSON{ID: id, State: "queued"}
+		if i < len(r.Submission.Specs) {
+			var spec actors.TaskSpec
+			if json.Unmarshal(r.Submission.Specs[i], &spec) == nil {
+				ts.Prompt = oneLine(spec.Prompt, 80)
+			}
+		}
+		if raw, ok := r.Results[id]; ok {
+			var res actors.TaskResult
+			_ = json.Unmarshal(raw, &res)
+			ts.State, ts.Status, ts.Turns, ts.Error = "finished", res.Status, res.Turns, res.Error
+		} else if r.Running[id] {
+			ts.State = "running"
+		}
+		out.Tasks = append(out.Tasks, ts)
+	}
+	if opts.JSON {
+		return writeFleetJSON(f, out)
+	}
+	fmt.Fprintf(f.Stdout, "Fleet %s: %s, %d of %d tasks finished\n", out.ID, out.State, len(r.Results), len(r.Order))
+	if e := out.Endpoint; e != nil {
+		fmt.Fprintf(f.Stdout, "Endpoint %s: window %d of %d, %d in flight, %d waiting, %d throttled (as of the last task start)\n",
+			e.Endpoint, e.Window, e.Max, e.InFlight, e.Waiting, e.Throttled)
+	}
+	tw := tabwriter.NewWriter(f.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tSTATE\tSTATUS\tTURNS\tPROMPT")
+	for _, ts := range out.Tasks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", ts.ID, ts.State, ts.Status, ts.Turns, ts.Prompt)
+	}
+	return tw.Flush()
+}
+
+// oneLine keeps the first line of s, at most n runes.
+func oneLine(s string, n int) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *FleetOptions, cwd string) error {
+	recs, _, err := loadFleet(ctx, j, opts.ID)
+	if err != nil {
+		return err
+	}
+	rf, err := actors.ResumeFleet(ctx, j, recs, opts.Running)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	if err != nil {
+		return err
+	}
+	logger, closeLog := openLogger(cfg.Home, getenv(f))
+	defer closeLog()
+	var res *actors.FleetResult
+	if len(rf.Submit.Done) == len(rf.Submit.Tasks) {
+		res = &actors.FleetResult{FleetID: rf.Submit.FleetID}
+		for _, t := range rf.Submit.Tasks {
+			res.Results = append(res.Results, rf.Submit.Done[t.ID])
+		}
+	} else {
+		b, err := buildSession(cfg, actors.BuildOptions{Cwd: cwd, Logger: logger, Client: mcpClient(f), Getenv: getenv(f)})
+		if err != nil {
+			return err
+		}
+		defer b.Close()
+		if b.Spec.Fleet == nil {
+			return usageErrorf("this configuration runs no subagents; the fleet cannot be resumed with it")
+		}
+		spec := *b.Spec.Fleet
+		spec.Journal = j
+		sys := actors.NewSystem(logger)
+		res, err = actors.RunFleet(sys, spec, b.Spec.Agent.Session, actors.NewBus(), rf.Submit, opts.Timeout)
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = sys.Shutdown(sctx)
+		if err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(f.Stderr, "reasonix: fleet %s: %d kept from before, %d run again, %d failed as interrupted\n",
+		opts.ID, len(rf.Submit.Done)-len(rf.Failed), len(rf.Rerun), len(rf.Failed))
+	if err := answerParent(f, cfg.Home, cwd, opts.ID, rf.Submit.Tasks, res); err != nil {
+		fmt.Fprintln(f.Stderr, "reasonix: warning:", err)
+	}
+	text, _ := actors.FormatFleetResult(actors.ToolFleet, res)
+	_, err = fmt.Fprintln(f.Stdout, text)
+	return err
+}
+
+// answerParent records the resumed fleet's result as the tool result of
+// the parent session's call that submitted it, when that call is still
+// unanswered, so the parent can be continued with it.
+func answerParent(f *Factory, home, cwd, key string, tasks []actors.TaskSpec, res *actors.FleetResult) error {
+	parent, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return nil
+	}
+	path := filepath.Join(session.ProjectDir(home, cwd), parent+".jsonl")
+	if _, err := os.Stat(path); err != nil {
+		return nil // the parent is in another workspace, or gone
+	}
+	_, msgs, _, err := session.Load(path)
+	if err != nil {
+		return fmt.Errorf("parent session %s: %w", parent, err)
+	}
+	for _, call := range session.OpenCalls(msgs) {
+		if !actors.CallOfFleet(call.Name, call.Arguments, tasks) {
+			continue
+		}
+		text, _ := actors.FormatFleetResult(call.Name, res)
+		store, err := session.Reopen(path)
+		if err != nil {
+			return fmt.Errorf("parent session %s: %w", parent, err)
+		}
+		err = store.Append(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: text})
+		if cerr := store.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("parent session %s: %w", parent, err)
+		}
+		fmt.Fprintf(f.Stderr, "reasonix: the result answers the %s call of session %s; continue it with reasonix run --resume %s\n", call.Name, parent, parent)
+		return nil
+	}
+	return nil
+}
