@@ -85,8 +85,9 @@ concurrency window, requests in flight and requests waiting.`,
 		Use:   "resume ID",
 		Short: "Finish a fleet whose process stopped, without re-running finished tasks",
 		Long: `Re-attach a journalled fleet: finished tasks keep their results and are not
-run again, tasks that were running are run again (--running rerun, the
-default) or failed (--running fail), and queued tasks start. The complete
+run again, tasks that were running are run again or failed, as --running
+or agent.resume_running says ("rerun", the default, or "fail"), and queued
+tasks start. The complete
 result, every task in input order, is printed, and when the parent session's
 call that started the fleet is still unanswered it becomes that call's
 result, so reasonix run --continue carries on from it. Run it in the
@@ -100,7 +101,7 @@ workspace the fleet ran in.`,
 			return run(resume)
 		},
 	}
-	resumeCmd.Flags().StringVar(&resume.Running, "running", "rerun", "what to do with tasks that were running: rerun or fail")
+	resumeCmd.Flags().StringVar(&resume.Running, "running", "", "what to do with tasks that were running: rerun or fail (default: agent.resume_running)")
 	resumeCmd.Flags().DurationVar(&resume.Timeout, "timeout", 2*time.Hour, "give up on the resumed fleet after this long")
 	addGlobalFlags(resumeCmd, &resume.globalOptions)
 
@@ -304,11 +305,15 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 	if err != nil {
 		return err
 	}
-	rf, err := actors.ResumeFleet(ctx, j, recs, opts.Running)
+	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	running := opts.Running
+	if running == "" {
+		running = cfg.Agent.ResumeRunning
+	}
+	rf, err := actors.ResumeFleet(ctx, j, recs, running)
 	if err != nil {
 		return err
 	}

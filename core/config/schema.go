@@ -104,6 +104,9 @@ type Agent struct {
 	MaxParallelWriters int `toml:"max_parallel_writers"`
 	// TaskTimeoutSeconds bounds one subagent task; always positive.
 	TaskTimeoutSeconds int `toml:"task_timeout_seconds"`
+	// ResumeRunning is what `reasonix fleet resume` does with a task that
+	// was running when its process died: "rerun" or "fail".
+	ResumeRunning string `toml:"resume_running"`
 	// ToolResultSnipRatio, CompactRatio and CompactForceRatio are the
 	// compaction tiers as fractions of the context window; each lies in
 	// (0,1] and snip <= compact <= force.

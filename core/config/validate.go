@@ -116,6 +116,9 @@ func (v *checker) agent(a *Agent) {
 	v.oneOf("agent.subagent_ask", a.SubagentAsk, "parent", "allow", "deny")
 	v.intRange("agent.max_subagent_concurrency", a.MaxSubagentConcurrency, 1, 64)
 	v.intRange("agent.max_parallel_writers", a.MaxParallelWriters, 1, 32)
+	if a.ResumeRunning != "" {
+		v.oneOf("agent.resume_running", a.ResumeRunning, "rerun", "fail")
+	}
 	if a.TaskTimeoutSeconds <= 0 {
 		v.add("agent.task_timeout_seconds", "%d is not positive; use a number of seconds above 0", a.TaskTimeoutSeconds)
 	}
