@@ -176,9 +176,9 @@ func (g *goalController) Receive(c actor.Context) {
 
 // start serves a RunTurn: a /goal prompt, or an ordinary turn.
 func (g *goalController) start(c actor.Context, m *RunTurn) {
-	g.answered = true
 	if g.run != nil {
 		c.Respond(&TurnFinished{Session: g.agent.Session, Status: StatusFailed, Error: "a turn is already running"})
+		g.answered = true
 		return
 	}
 	p, isGoal, err := goal.ParsePrompt(m.Input)
@@ -188,10 +188,12 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 	}
 	if !isGoal || m.Compact {
 		g.run = &goalRun{replyTo: c.Sender()}
+		g.answered = true
 		g.ask(c, m)
 		return
 	}
 	reply := func(status, text, why string) {
+		g.answered = true
 		if c.Sender() != nil {
 			c.Respond(&TurnFinished{Session: g.agent.Session, Status: status, Text: text, Error: why})
 		}
@@ -251,6 +253,7 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 // start published.
 func (g *goalController) begin(c actor.Context, rec *goal.Record, resumed bool) {
 	g.run = &goalRun{replyTo: c.Sender(), goal: true, started: g.spec.Now(), base: rec.Elapsed}
+	g.answered = true // from here on the run's end answers the request
 	rec.Status, rec.Reason = goal.StatusRunning, ""
 	if rec.Strategy == goal.StrategyResearch && g.spec.Workspace != "" {
 		g.notes = openResearch(g.spec.Workspace, rec, g.log)
@@ -523,7 +526,7 @@ func (g *goalController) repair(c actor.Context, m *Crashed) {
 		if _, ok := m.Lost.(*TurnFinished); ok {
 			g.ledger.settle(goalKey)
 		}
-		if !g.ledger.pending(goalKey) && r.finished == nil || m.Lost == r.finished {
+		if (!g.ledger.pending(goalKey) && r.finished == nil) || m.Lost == r.finished {
 			if r.timer != nil {
 				r.timer.Stop()
 			}

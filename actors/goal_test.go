@@ -215,3 +215,30 @@ func TestGoalRepairsACrash(t *testing.T) {
 		t.Fatalf("next turn %+v", done)
 	}
 }
+
+// TestGoalRepairsEveryHandler: a panic in the handler of a goal's start,
+// of a relayed event or of the child's answer ends the goal's turn once
+// (failed, or finished as the goal went on) and the session goes on.
+func TestGoalRepairsEveryHandler(t *testing.T) {
+	for _, msg := range []string{"*actors.RunTurn", "*actors.goalSeen", "*actors.TurnFinished"} {
+		for _, after := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/after=%v", msg, after), func(t *testing.T) {
+				fired := injectPanic(t, "goal", msg, after)
+				s := &goalScript{turn: func(n int) []providertest.ToolCall {
+					if n >= 2 {
+						return []providertest.ToolCall{goalCall("complete", "x", "")}
+					}
+					return []providertest.ToolCall{goalCall("in_progress", "x", "")}
+				}}
+				h := newGoalHarness(t, GoalSpec{}, s)
+				done, _ := h.turn("/goal crash me")
+				if !fired.Load() || (done.Status != StatusFailed && done.Status != StatusOK) {
+					t.Fatalf("fired %v, turn %+v", fired.Load(), done)
+				}
+				if done, _ := h.turn("hello"); done.Status != StatusOK {
+					t.Fatalf("next turn %+v", done)
+				}
+			})
+		}
+	}
+}
