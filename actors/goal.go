@@ -186,6 +186,15 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 		p, isGoal = goal.Prompt{Action: "start", Objective: strings.TrimSpace(m.Input), Strategy: goal.StrategyResearch}, true
 		g.publish(&Notice{Level: "info", Message: "the prompt asks for long autonomous research: running it as /goal --research"})
 	}
+	if a := g.active; !isGoal && !m.Compact && a != nil && (a.Status == goal.StatusBlocked || a.Status == goal.StatusPaused) {
+		// The active goal waits for the user, and this is the user's
+		// answer: the goal goes on with it, its audit and lease afresh.
+		a.Blocked, a.BlockedCount = "", 0
+		a.Lease.NoProgress, a.Lease.Nudged = 0, false
+		g.begin(c, a, true)
+		g.issue(c, m.Input)
+		return
+	}
 	if !isGoal || m.Compact {
 		g.run = &goalRun{replyTo: c.Sender()}
 		g.answered = true

@@ -242,3 +242,40 @@ func TestGoalRepairsEveryHandler(t *testing.T) {
 		}
 	}
 }
+
+// TestGoalAnswerContinuesBlockedGoal: a prompt while the goal waits for
+// the user continues the goal with the prompt after the goal block, with
+// a fresh blocked audit.
+func TestGoalAnswerContinuesBlockedGoal(t *testing.T) {
+	s := &goalScript{turn: func(n int) []providertest.ToolCall {
+		if n > 3 {
+			return []providertest.ToolCall{goalCall("complete", "deployed", "")}
+		}
+		return []providertest.ToolCall{goalCall("blocked", "waiting", "need the token")}
+	}}
+	h := newGoalHarness(t, GoalSpec{}, s)
+	if done, _ := h.turn("/goal deploy"); done.Status != StatusBlocked {
+		t.Fatalf("turn %+v", done)
+	}
+	done, evs := h.turn("the token is in ~/.token")
+	if done.Status != StatusOK || goalEnd(t, evs).Status != goal.StatusComplete || !eventsOf[*GoalStarted](evs)[0].Resumed {
+		t.Fatalf("turn %+v", done)
+	}
+	reqs := h.srv.Requests()
+	if u := reqs[len(reqs)-2].LastUser(); !strings.HasPrefix(u, "[Active goal") || !strings.HasSuffix(u, "the token is in ~/.token") {
+		t.Fatalf("answer turn %q", u)
+	}
+}
+
+// TestGoalTokenBudget: the token budget ends the goal once the turns'
+// total tokens reach it.
+func TestGoalTokenBudget(t *testing.T) {
+	s := &goalScript{turn: func(n int) []providertest.ToolCall {
+		return []providertest.ToolCall{goalCall("in_progress", "x", "")}
+	}}
+	h := newGoalHarness(t, GoalSpec{Limits: goal.Limits{MaxTokens: 1}}, s)
+	done, evs := h.turn("/goal spend")
+	if done.Status != StatusLimit || !strings.Contains(done.Error, "token budget") || goalEnd(t, evs).Turns != 1 {
+		t.Fatalf("turn %+v", done)
+	}
+}
