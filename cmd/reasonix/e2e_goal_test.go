@@ -190,6 +190,14 @@ func TestE2EGoalTurnBudget(t *testing.T) {
 	if g := e.goals(t); len(g) != 1 || g[0].Status != goal.StatusLimit || g[0].Turns != 5 {
 		t.Fatalf("goals %+v", g)
 	}
+	// Resumed with a larger budget, it goes on from step 6.
+	r = e.run("goal", "resume", "--max-turns", "8", "--permission-mode", "yolo")
+	if r.code != 4 || !strings.Contains(r.stderr, "turn limit reached (8 turns)") || !strings.Contains(r.stderr, "wrote step 8") {
+		t.Fatalf("resume:\n%s", r)
+	}
+	if rep := s.repeated(); len(rep) > 0 || len(s.writes) != 8 {
+		t.Fatalf("writes %v, repeated %v", s.writes, rep)
+	}
 }
 
 // TestE2EGoalLease: rounds that only repeat a read renew nothing; the

@@ -96,8 +96,19 @@ func (o *GoalOptions) prompt() string {
 func (o *GoalOptions) spec(home, cwd string) *actors.GoalSpec {
 	g := &actors.GoalSpec{Dir: goalDir(home, cwd), Workspace: cwd,
 		Limits: goal.Limits{MaxTurns: o.MaxTurns, MaxTokens: o.MaxTokens, MaxTime: o.MaxTime}}
-	if o.resume != nil {
-		g.Resume, g.Limits = o.resume, o.resume.Limits
+	if r := o.resume; r != nil {
+		// Budgets given to resume replace the goal's own, so a goal that
+		// reached one can be given more.
+		if o.MaxTurns > 0 {
+			r.Limits.MaxTurns = o.MaxTurns
+		}
+		if o.MaxTokens > 0 {
+			r.Limits.MaxTokens = o.MaxTokens
+		}
+		if o.MaxTime > 0 {
+			r.Limits.MaxTime = o.MaxTime
+		}
+		g.Resume, g.Limits = r, r.Limits
 	}
 	return g
 }
@@ -191,6 +202,9 @@ Exit codes are those of reasonix run --goal.`,
 			if err := checkHeadlessFlags(resume.Run.OutputFormat, 0, resume.Run.PermissionMode, resume.Run.Deny); err != nil {
 				return err
 			}
+			if g := resume.Run.Goal; g.MaxTurns < 0 || g.MaxTokens < 0 || g.MaxTime < 0 {
+				return usageErrorf("--max-turns, --max-tokens and --max-time cannot be negative")
+			}
 			return runGoalResume(f, resume)
 		},
 	}
@@ -199,6 +213,9 @@ Exit codes are those of reasonix run --goal.`,
 	rf.StringVar(&resume.Run.PermissionMode, "permission-mode", "ask", "ask, auto or yolo (headless runs allow what would be asked; deny rules always apply)")
 	rf.StringArrayVar(&resume.Run.Deny, "deny", nil, "an extra deny rule for this run (repeatable)")
 	rf.StringVarP(&resume.Run.Model, "model", "m", "", "model: a provider name, a model name or provider/model (default: default_model)")
+	rf.IntVar(&resume.Run.Goal.MaxTurns, "max-turns", 0, "a new turn limit for the goal, counting the turns it has run (0: keep its own)")
+	rf.IntVar(&resume.Run.Goal.MaxTokens, "max-tokens", 0, "a new token budget for the goal, counting what it has used (0: keep its own)")
+	rf.DurationVar(&resume.Run.Goal.MaxTime, "max-time", 0, "a new time budget for the goal, counting the time it has run (0: keep its own)")
 	addGlobalFlags(resumeCmd, &resume.globalOptions)
 	cmd.AddCommand(listCmd, statusCmd, resumeCmd)
 	return cmd
