@@ -99,7 +99,7 @@ func (d *subagents) newAgent(spec TaskSpec) (AgentSpec, error) {
 		return AgentSpec{}, err
 	}
 	var keep []tool.Tool
-	for _, t := range tools {
+	for _, t := range append(tools, subagentMCPTools(d.parent, spec.Writer)...) {
 		if (spec.Writer || t.ReadOnly()) && prof.Allows(t.Name()) {
 			keep = append(keep, t)
 		}

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"reasonix/core/config"
 	"reasonix/core/mcp"
+	"reasonix/core/sandbox"
 )
 
 // MCPServers are the MCP servers of a workspace after the trust check and
@@ -80,7 +82,19 @@ func buildMCP(cfg *config.Config, o BuildOptions) (MCPSpec, error) {
 	if err != nil {
 		return MCPSpec{}, err
 	}
+	var jail func(mcp.StdioCommand) (mcp.StdioCommand, error)
+	for _, srv := range set.Servers {
+		if srv.Config.Sandbox && srv.Config.Type == mcp.TypeStdio {
+			sb, err := NewSandbox(cfg, o.Cwd)
+			if err != nil {
+				return MCPSpec{}, err
+			}
+			jail = MCPJail(sb)
+			break
+		}
+	}
 	return MCPSpec{
+		Jail:           jail,
 		Servers:        set.Servers,
 		CallTimeout:    time.Duration(cfg.Tools.MCPCallTimeoutSeconds) * time.Second,
 		StartupTimeout: mcpStartupTimeout,
@@ -90,4 +104,22 @@ func buildMCP(cfg *config.Config, o BuildOptions) (MCPSpec, error) {
 		Elicitation:    o.MCPElicitation,
 		Home:           cfg.Home,
 	}, nil
+}
+
+// MCPJail runs a stdio server's command inside sb's bash jail: it may
+// write only the writer roots, reads nothing forbidden, and reaches the
+// network only when [sandbox] network allows it. A jail that is off or
+// unavailable is an error: the user asked for confinement.
+func MCPJail(sb *sandbox.Sandbox) func(mcp.StdioCommand) (mcp.StdioCommand, error) {
+	return func(c mcp.StdioCommand) (mcp.StdioCommand, error) {
+		if sb.Mode() == sandbox.ModeOff {
+			return c, errors.New("sandbox = true, but the bash jail is off ([sandbox] bash)")
+		}
+		argv, err := sb.Wrap(c.Dir, append([]string{c.Command}, c.Args...))
+		if err != nil {
+			return c, err
+		}
+		c.Command, c.Args = argv[0], argv[1:]
+		return c, nil
+	}
 }

@@ -195,6 +195,7 @@ func (s *sessionActor) registerMCPTools(server string, tools []mcp.Tool) {
 	}
 	slices.Sort(names)
 	m.registered[server] = names
+	s.shareMCPTools()
 }
 
 // repairMCP brings the session's MCP part back to a known state after a
@@ -269,6 +270,9 @@ func (s *sessionActor) mcpChildStopped(c actor.Context, who *actor.PID) {
 		}
 		delete(m.children, name)
 		delete(m.pending, name)
+		if len(m.children) == 0 {
+			unshareMCPTools(s.spec.Agent.Session)
+		}
 		st := m.status[name]
 		if st.State != MCPFailed {
 			st.State, st.LastError = MCPFailed, "the connection actor stopped"

@@ -403,7 +403,7 @@ func (a *mcpConn) connect(c actor.Context) {
 	}
 	d := &dialer{
 		sys: a.sys, cfg: a.srv.Config, gate: a.gate, log: a.log, root: a.spec.Root,
-		info: a.spec.Client, connectTimeout: timeout, home: a.spec.Home,
+		info: a.spec.Client, connectTimeout: timeout, home: a.spec.Home, jail: a.spec.Jail,
 		elicitor: a.gate.elicitor(a.spec.Interactive, a.spec.Elicitation),
 	}
 	if d.info.Name == "" {

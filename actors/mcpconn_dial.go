@@ -26,6 +26,7 @@ type dialer struct {
 	connectTimeout time.Duration
 	elicitor       mcp.Elicitor
 	home           string
+	jail           func(mcp.StdioCommand) (mcp.StdioCommand, error)
 }
 
 // oauth is the OAuth handler of an http server: stored tokens only (a
@@ -64,6 +65,13 @@ func (d *dialer) run(ctx context.Context, self *actor.PID, epoch int) {
 		d.sys.Send(self, &connDown{epoch: epoch, err: errText, wasUp: wasUp})
 	}()
 	opts := mcp.OpenOptions{Logger: d.log, Dir: d.root}
+	if d.cfg.Sandbox && d.cfg.Type == mcp.TypeStdio {
+		if d.jail == nil {
+			errText = fmt.Sprintf("mcp server %q: sandbox = true, but no sandbox was configured for the session", d.cfg.Name)
+			return
+		}
+		opts.Wrap = d.jail
+	}
 	if d.cfg.Type == mcp.TypeHTTP {
 		h, err := d.oauth()
 		if err != nil {

@@ -335,6 +335,13 @@ func (m *mcpContext) target(f *Factory, o *MCPOptions) (mcp.ServerConfig, error)
 func (m *mcpContext) dialMCP(ctx context.Context, f *Factory, c mcp.ServerConfig, o *MCPOptions) (*mcp.Client, error) {
 	root := actors.WorkspaceRoot(m.cfg, m.cwd)
 	opts := mcp.OpenOptions{Logger: m.logger, Dir: root}
+	if c.Sandbox && c.Type == mcp.TypeStdio {
+		sb, err := actors.NewSandbox(m.cfg, m.cwd)
+		if err != nil {
+			return nil, err
+		}
+		opts.Wrap = actors.MCPJail(sb)
+	}
 	if c.Type == mcp.TypeHTTP {
 		h, err := m.oauthHandler(f, c, o)
 		if err != nil {
