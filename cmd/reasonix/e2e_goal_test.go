@@ -290,3 +290,23 @@ func TestE2EGoalKillAndResume(t *testing.T) {
 		t.Fatalf("goal list:\n%s", list)
 	}
 }
+
+// TestE2EGoalStreamCommand: a goal command on the JSON input stream runs
+// the goal to its end; its events come in order, turn_done last.
+func TestE2EGoalStreamCommand(t *testing.T) {
+	t.Parallel()
+	s := newStepper(2)
+	e := goalE2E(t, s.respond)
+	st := e.stream("--permission-mode", "yolo")
+	st.send(`{"type":"goal","objective":"write two steps","strategy":"simple"}`)
+	st.expect("goal_started", func(ev map[string]any) bool { return ev["strategy"] == "simple" })
+	st.expect("goal_progress", nil)
+	end := st.expect("goal_ended", nil)
+	if end["status"] != "complete" || end["turns"] != 3.0 {
+		t.Fatalf("goal_ended %v", end)
+	}
+	st.expect("turn_done", func(ev map[string]any) bool { return ev["status"] == "ok" })
+	if r := st.finish(); r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+}
