@@ -42,8 +42,9 @@ const (
 // back to quickly; past that level it grows by one per window of
 // successes, and each further loss at the same level doubles that wait,
 // so a fleet pressing on a hard limit probes it a logarithmic number of
-// times. Growth pauses while the time to the first byte exceeds twice the
-// best seen, the soft sign of a queue building at the endpoint. Waiting
+// times. While probing, a success whose time to the first byte is more
+// than twice the recent average does not count towards growth: the soft
+// sign of a queue building at the endpoint. Waiting
 // requests are admitted first come, first served. It is safe for
 // concurrent use.
 type Limiter struct {
@@ -61,8 +62,9 @@ type Limiter struct {
 	recover int
 	edge    int
 	shift   int
-	okRun   int
-	bestTTF time.Duration
+	okRun int
+	// avgTTF is a moving average of the time to the first byte.
+	avgTTF time.Duration
 	// throttled counts Throttled outcomes, decreases the halvings.
 	throttled int64
 	decreases int64
@@ -187,25 +189,28 @@ func (l *Limiter) done(s *Slot, out Outcome, ttfb time.Duration) {
 	case Succeeded:
 		slow := false
 		if ttfb > 0 {
-			if l.bestTTF == 0 || ttfb < l.bestTTF {
-				l.bestTTF = ttfb
+			slow = l.avgTTF > 0 && ttfb > 2*l.avgTTF
+			if l.avgTTF == 0 {
+				l.avgTTF = ttfb
+			} else {
+				l.avgTTF += (ttfb - l.avgTTF) / 8
 			}
-			slow = ttfb > 2*l.bestTTF
 		}
 		if l.edge > 0 && s.level >= l.edge {
 			// A request got through at the level that was turned away:
 			// the limit moved up, so probing starts afresh.
 			l.edge, l.shift, l.recover = 0, 0, l.max
 		}
-		l.okRun++
 		switch {
-		case slow:
 		case l.window < l.recover:
 			l.window++
 			l.okRun = 0
-		case l.okRun >= l.window<<l.shift:
+		case slow:
+		case l.okRun+1 >= l.window<<l.shift:
 			l.window++
 			l.okRun = 0
+		default:
+			l.okRun++
 		}
 		l.window = min(l.window, l.max)
 	}

@@ -107,19 +107,37 @@ func TestLimiterHalvesOncePerWindow(t *testing.T) {
 func TestLimiterLatencyPausesGrowth(t *testing.T) {
 	t.Parallel()
 	l := NewLimiter(64)
-	grow := func(ttfb time.Duration) int {
-		before := l.Stats().Window
-		for range 4 * before {
-			s, _ := l.TryAcquire()
-			s.Done(Succeeded, ttfb)
-		}
-		return l.Stats().Window - before
+	// A refusal at level 16 leaves the window probing from 15.
+	var slots []*Slot
+	for range InitialWindow {
+		s, _ := l.TryAcquire()
+		slots = append(slots, s)
 	}
-	if g := grow(10 * time.Millisecond); g <= 0 {
-		t.Fatalf("fast successes grew the window by %d", g)
+	slots[InitialWindow-1].Done(Throttled, 0)
+	for _, s := range slots[:InitialWindow-1] {
+		s.Done(Neutral, 0)
 	}
-	if g := grow(100 * time.Millisecond); g != 0 {
-		t.Fatalf("slow successes grew the window by %d", g)
+	ok := func(ttfb time.Duration) {
+		s, _ := l.TryAcquire()
+		s.Done(Succeeded, ttfb)
+	}
+	for l.Stats().Window < InitialWindow-1 {
+		ok(10 * time.Millisecond)
+	}
+	w := l.Stats().Window
+	for range w - 1 {
+		ok(10 * time.Millisecond)
+	}
+	if l.Stats().Window != w {
+		t.Fatalf("window grew before a window of successes: %+v", l.Stats())
+	}
+	ok(100 * time.Millisecond) // the probe's success, but ten times slower
+	if l.Stats().Window != w {
+		t.Fatalf("a slow success grew the window: %+v", l.Stats())
+	}
+	ok(10 * time.Millisecond)
+	if l.Stats().Window != w+1 {
+		t.Fatalf("a fast success did not grow the window: %+v", l.Stats())
 	}
 }
 
