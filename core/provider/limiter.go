@@ -62,7 +62,7 @@ type Limiter struct {
 	recover int
 	edge    int
 	shift   int
-	okRun int
+	okRun   int
 	// avgTTF is a moving average of the time to the first byte.
 	avgTTF time.Duration
 	// throttled counts Throttled outcomes, decreases the halvings.
