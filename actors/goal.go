@@ -72,6 +72,9 @@ type goalController struct {
 	calls    map[string]string
 	answered bool
 	notes    *researchNotes
+	// settled is the child's last answer the ledger took, so a repair
+	// after its handler ran does not settle the next turn's request.
+	settled *TurnFinished
 }
 
 // goalRun is the RunTurn being served.
@@ -155,6 +158,7 @@ func (g *goalController) Receive(c actor.Context) {
 		c.Send(g.child, m)
 	case *TurnFinished:
 		if g.ledger.settle(goalKey) {
+			g.settled = m
 			g.onFinished(c, m)
 		}
 	case *goalSeen:
@@ -532,7 +536,8 @@ func (g *goalController) stopRelay() {
 func (g *goalController) repair(c actor.Context, m *Crashed) {
 	g.ledger.reconcile(c)
 	if r := g.run; r != nil {
-		if _, ok := m.Lost.(*TurnFinished); ok {
+		if tf, ok := m.Lost.(*TurnFinished); ok && tf != g.settled {
+			// The handler never ran: the answer ends the child's turn.
 			g.ledger.settle(goalKey)
 		}
 		if (!g.ledger.pending(goalKey) && r.finished == nil) || m.Lost == r.finished {
