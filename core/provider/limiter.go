@@ -56,9 +56,11 @@ type Limiter struct {
 	// epoch advances on every decrease; a slot remembers the epoch it
 	// was admitted in.
 	epoch uint64
-	// recover is the window below which each success adds one; edge is
-	// the lowest level a throttled request was admitted at since the last
-	// probe past it, and shift the doubling of the probe interval.
+	// recover is the window below which each success adds one (the
+	// ceiling until the first refusal, then just below the level that was
+	// refused); edge is the lowest level a throttled request was admitted
+	// at since the window last grew past it, and shift the doubling of the
+	// probe interval.
 	recover int
 	edge    int
 	shift   int
@@ -196,11 +198,6 @@ func (l *Limiter) done(s *Slot, out Outcome, ttfb time.Duration) {
 				l.avgTTF += (ttfb - l.avgTTF) / 8
 			}
 		}
-		if l.edge > 0 && s.level >= l.edge {
-			// A request got through at the level that was turned away:
-			// the limit moved up, so probing starts afresh.
-			l.edge, l.shift, l.recover = 0, 0, l.max
-		}
 		switch {
 		case l.window < l.recover:
 			l.window++
@@ -209,6 +206,12 @@ func (l *Limiter) done(s *Slot, out Outcome, ttfb time.Duration) {
 		case l.okRun+1 >= l.window<<l.shift:
 			l.window++
 			l.okRun = 0
+			if l.edge > 0 && l.window > l.edge {
+				// A whole window got through past the level that was
+				// turned away: the limit moved up, so probing starts
+				// afresh from here.
+				l.edge, l.shift = 0, 0
+			}
 		default:
 			l.okRun++
 		}
