@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/core/mcp"
+	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
 )
 
@@ -339,5 +340,37 @@ func TestMCPSessionOwnsTheRegistry(t *testing.T) {
 	h.waitServer("t", MCPRestarting)
 	if _, ok := h.reg.Get("mcp__t__hang"); !ok {
 		t.Errorf("tools dropped while restarting: %v", h.reg.Names())
+	}
+}
+
+// TestMCPDestructiveAsksEveryTime: a tool the server marks destructive is
+// approved by a person on every call, in yolo and under an approve mode,
+// and an "always" answer covers that call only.
+func TestMCPDestructiveAsksEveryTime(t *testing.T) {
+	t.Parallel()
+	srv := scripted(t, "t", "destructive", nil)
+	srv.Config.Approval.Default = mcp.ApprovalApprove
+	h := newMCPHarnessWith(t, testSpec(t, srv),
+		Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true})
+	h.waitServer("t", MCPReady)
+	h.srv.Push(
+		providertest.Turn{ToolCalls: []providertest.ToolCall{call("mcp__t__wipe", `{"text":"1"}`)}},
+		providertest.Turn{ToolCalls: []providertest.ToolCall{call("mcp__t__wipe", `{"text":"2"}`)}},
+		providertest.Turn{Text: "wiped twice"},
+	)
+	h.sess.Run("wipe it twice")
+	for i, choice := range []string{ApproveAlways, ApproveOnce} {
+		ask := h.next("approval", func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok }).(*ApprovalRequested)
+		if ask.Tool != "mcp__t__wipe" || !ask.OnceOnly || !strings.Contains(ask.Reason, "destructive") {
+			t.Fatalf("approval %d = %+v", i+1, ask)
+		}
+		h.sess.Approve(&ApprovalResponse{RequestID: ask.RequestID, Choice: choice})
+	}
+	done := h.next("turn_done", func(e Event) bool { _, ok := e.(*TurnDone); return ok }).(*TurnDone)
+	if done.Status != StatusOK || done.Text != "wiped twice" {
+		t.Fatalf("turn = %+v", done)
+	}
+	if tm := toolMessages(h.srv.Requests()[2]); len(tm) != 2 || tm[0].Content != "wiped" || tm[1].Content != "wiped" {
+		t.Errorf("tool results = %+v", tm)
 	}
 }

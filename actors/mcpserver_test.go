@@ -61,7 +61,7 @@ func runTestServer(mode string, stdin io.Reader, stdout io.Writer) int {
 		if err := os.WriteFile(marker, []byte("started"), 0o600); err != nil {
 			return 1
 		}
-	case "serve", "forgetful":
+	case "serve", "forgetful", "destructive":
 	default:
 		fmt.Fprintln(os.Stderr, "unknown mode", mode)
 		return 2
@@ -88,6 +88,10 @@ func runTestServer(mode string, stdin io.Reader, stdout io.Writer) int {
 		{"name": "die", "description": "Exits", "inputSchema": object},
 		{"name": "add", "description": "Adds a tool", "inputSchema": object},
 		{"name": "ask", "description": "Asks the user for a name", "inputSchema": object},
+	}
+	if mode == "destructive" {
+		tools = append(tools, map[string]any{"name": "wipe", "description": "Wipes everything", "inputSchema": object,
+			"annotations": map[string]any{"readOnlyHint": false, "destructiveHint": true}})
 	}
 	if mode == "forgetful" {
 		tools = append(tools,
@@ -174,6 +178,8 @@ func runTestServer(mode string, stdin io.Reader, stdout io.Writer) int {
 				reply(m.ID, text("added"))
 			case "note":
 				reply(m.ID, text("noted"))
+			case "wipe":
+				reply(m.ID, text("wiped"))
 			case "forget":
 				tools = slices.DeleteFunc(tools, func(t map[string]any) bool { return t["name"] == "note" })
 				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
