@@ -1,28 +1,33 @@
 // Package mcp is the Model Context Protocol client: it starts or dials an
 // MCP server, performs the handshake, and exposes the server's tools,
-// prompts and resources.
+// prompts and resources in our own types.
 //
-// The protocol logic lives once in Client and runs over any Transport. Two
-// transports exist: Stdio runs a local server as a subprocess in its own
-// process group and exchanges one JSON-RPC message per line; HTTP speaks the
-// streamable HTTP transport, with JSON or Server-Sent Events replies, a
-// session header, an optional server-to-client event stream and resumption
-// of broken streams. The legacy HTTP+SSE transport is recognised in
-// configuration but refused with ErrSSEDeferred.
+// The protocol is the official MCP Go SDK's (github.com/modelcontextprotocol/go-sdk):
+// Client is a thin layer over its client session. What is ours is around
+// it. Stdio runs a local server as a subprocess in its own process group,
+// keeps the tail of its stderr for an ExitError, and shuts it down
+// gracefully, then by force; it is itself the SDK connection. HTTP is the
+// SDK's streamable HTTP transport (JSON or event-stream replies, session
+// ids, the standalone GET stream, resumption with Last-Event-ID) with our
+// static headers, a StatusError for a refused handshake, and an OAuth
+// handler hook (package oauth). The legacy HTTP+SSE transport is
+// recognised in configuration but refused with ErrSSEDeferred.
 //
-// A Client answers every request the server sends: ping, roots/list (the
-// workspace root), elicitation/create (through the caller's Elicitor, or
-// declined), sampling/createMessage (refused) and anything else (method not
-// found). Server notifications reach callbacks in Options or the logger; the
-// package itself never prints.
+// Progress reaches the callback of its call in order and before the call's
+// result, never after it. Elicitation requests go to the caller's Elicitor
+// (with FormDefaults and AnswerWithDefaults for headless answers), roots
+// are the workspace, and list changes reach OnListChanged. The package
+// itself never prints.
 //
 // Ownership is explicit: Connect takes the Transport, Client.Close closes
-// it, and every goroutine a Client or Transport starts is stopped and waited
-// for by its Close. Context values are parameters, never fields.
+// it (failing calls still waiting with ErrClosed), and every goroutine a
+// Client or Transport starts is stopped and waited for by its Close.
+// Context values are parameters, never fields.
 //
 // The configuration glue turns config.PluginConfig entries and a project's
 // .mcp.json into ServerConfig values, expands ${VAR} and ${VAR:-default}
-// references, computes the stable Identity used for launch grants, and
-// adapts remote tools to tool.Tool under names of the form
-// mcp__<server>__<tool>.
+// references, computes the stable Identity used for launch grants, keeps
+// each server's approval policy, and adapts remote tools to tool.Tool
+// under names of the form mcp__<server>__<tool> (a tool marked
+// destructive needs a fresh approval on every call).
 package mcp
