@@ -189,6 +189,7 @@ func (s *sessionActor) registerMCPTools(server string, tools []mcp.Tool) {
 			reg.Remove(old)
 		}
 	}
+	s.sharePlannerMCP(server, keep)
 	names := make([]string, 0, len(keep))
 	for n := range keep {
 		names = append(names, n)
@@ -520,4 +521,31 @@ func (st *MCPStatus) Resources() []MCPResourceRef {
 type MCPResourceRef struct {
 	Ref      MCPRef
 	Resource mcp.Resource
+}
+
+// sharePlannerMCP gives a two-model run's planner the server's tools the
+// user audited as read-only (trusted_read_only_tools), and takes back
+// those the server no longer lists or no longer trusts: the planner never
+// sees an MCP tool on its readOnlyHint alone.
+func (s *sessionActor) sharePlannerMCP(server string, keep map[string]bool) {
+	p := s.spec.Planner
+	if p == nil || p.Agent.Tools == nil {
+		return
+	}
+	main, planner := s.spec.Agent.Tools, p.Agent.Tools
+	for _, old := range s.mcp.registered[server] {
+		if !keep[old] {
+			planner.Remove(old)
+		}
+	}
+	for name := range keep {
+		t, ok := main.Get(name)
+		if tr, trusted := t.(trustedReader); ok && trusted && tr.TrustedReadOnly() {
+			if err := planner.Replace(t); err != nil {
+				s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: tool %s not given to the planner: %v", server, name, err)})
+			}
+		} else {
+			planner.Remove(name)
+		}
+	}
 }

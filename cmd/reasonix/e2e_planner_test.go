@@ -257,3 +257,28 @@ func TestE2ETwoModelResume(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EPlannerGetsTrustedMCPReaders: the planner is offered an MCP tool
+// only when its server lists it in trusted_read_only_tools; the executor
+// gets all of them.
+func TestE2EPlannerGetsTrustedMCPReaders(t *testing.T) {
+	t.Parallel()
+	m := &twoModels{report: "done"}
+	e := twoModelE2E(t, m, "")
+	f, err := os.OpenFile(filepath.Join(e.home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = fmt.Fprintf(f, "\n[[plugins]]\nname = \"example\"\ncommand = %q\ntrusted_read_only_tools = [\"echo\"]\n", pluginBinary(t))
+	must(t, err)
+	must(t, f.Close())
+	if r := e.run("run", "write out.txt"); r.code != 0 {
+		t.Fatalf("run:\n%s", r)
+	}
+	reqs := e.srv.Requests()
+	plan, exec := byModel(reqs, planModel), byModel(reqs, execModel)
+	if !slices.Contains(plan[0].Tools, "mcp__example__echo") || slices.Contains(plan[0].Tools, "mcp__example__wordcount") {
+		t.Fatalf("planner tools %v", plan[0].Tools)
+	}
+	if !slices.Contains(exec[0].Tools, "mcp__example__echo") || !slices.Contains(exec[0].Tools, "mcp__example__wordcount") {
+		t.Fatalf("executor tools %v", exec[0].Tools)
+	}
+}
