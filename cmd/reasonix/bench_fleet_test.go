@@ -63,3 +63,40 @@ func BenchmarkFleet64(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFleetThrottled runs the real binary on a 64-task fleet (three
+// model turns per subagent, each waiting fleetLatency at the fake) against
+// a fake that answers 429 to any request over 8 in flight. It reports the
+// median wall time divided by the ideal at the endpoint's limit,
+// ceil(64/min(cap,8)) × 3 × fleetLatency, and the median number of 429s.
+func BenchmarkFleetThrottled(b *testing.B) {
+	const limit = 8
+	for _, cap := range []int{6, 64} {
+		b.Run(fmt.Sprintf("cap%d", cap), func(b *testing.B) {
+			e := limitedFleet(b, limit)
+			e.writeConfig(fmt.Sprintf("\n[agent]\nmax_subagent_concurrency = %d\n", cap))
+			par := min(cap, limit)
+			ideal := time.Duration((64+par-1)/par) * 3 * fleetLatency
+			var walls []time.Duration
+			var throttled []int
+			for i := 0; i < b.N; i++ {
+				before := e.srv.Throttled()
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				cmd, _, stderr := e.command(ctx, "run", "fan out")
+				start := time.Now()
+				err := cmd.Run()
+				walls = append(walls, time.Since(start))
+				cancel()
+				if err != nil {
+					b.Fatalf("run: %v\n%s", err, stderr)
+				}
+				throttled = append(throttled, e.srv.Throttled()-before)
+			}
+			sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
+			sort.Ints(throttled)
+			b.ReportMetric(float64(walls[len(walls)/2])/float64(ideal), "wall/ideal")
+			b.ReportMetric(float64(throttled[len(throttled)/2]), "429s")
+			b.ReportMetric(float64(throttled[len(throttled)-1]), "max-429s")
+		})
+	}
+}

@@ -38,7 +38,7 @@ func limitedFleet(t testing.TB, n int) *e2e {
 // against an endpoint that takes 8 requests at once: the limiter's first
 // window overshoots by at most InitialWindow-8, and each later probe of
 // the limit costs one 429, with probes spaced twice as far apart each
-// time (docs/benchmarks.md).
+// time, which for 192 requests is at most 8 more (docs/benchmarks.md).
 const fleet429Bound = provider.InitialWindow - 8 + 8
 
 // TestE2EFleetAgainstConcurrencyLimit runs a 64-task fleet at cap 64

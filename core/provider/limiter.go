@@ -13,7 +13,7 @@ import (
 // away at most the difference instead of a whole fleet's first burst.
 const (
 	DefaultMaxInFlight = 64
-	InitialWindow      = 16
+	InitialWindow      = 32
 	// maxProbeShift bounds how far repeated losses at the same level
 	// stretch the wait before the next probe (2^6 windows of successes).
 	maxProbeShift = 6
