@@ -13,12 +13,47 @@ import (
 )
 
 // Budget is the ceilings of one task: tokens (input plus output), model
-// turns and wall time. A zero field is no ceiling. A task that reaches one
-// is stopped and ends over_budget with its partial answer.
+// turns, wall time and cost (in the currency of the configured prices). A
+// zero field is no ceiling. A task that reaches one is stopped and ends
+// over_budget with its partial answer.
 type Budget struct {
-	Tokens  int `json:"tokens,omitempty"`
-	Turns   int `json:"turns,omitempty"`
-	Seconds int `json:"seconds,omitempty"`
+	Tokens  int     `json:"tokens,omitempty"`
+	Turns   int     `json:"turns,omitempty"`
+	Seconds int     `json:"seconds,omitempty"`
+	Cost    float64 `json:"cost,omitempty"`
+}
+
+// Price is what a model costs per million tokens: prompt tokens the cache
+// missed (Input), those it served (CacheHit) and completion tokens.
+type Price struct {
+	Input, CacheHit, Output float64
+}
+
+// Cost is what u cost at p.
+func (p Price) Cost(u provider.Usage) float64 {
+	hit := p.CacheHit
+	if hit == 0 {
+		hit = p.Input
+	}
+	miss := max(0, u.PromptTokens-u.CacheHitTokens)
+	return (float64(miss)*p.Input + float64(u.CacheHitTokens)*hit + float64(u.CompletionTokens)*p.Output) / 1e6
+}
+
+// pricedProvider carries its model's price to the scheduler.
+type pricedProvider struct {
+	provider.Provider
+	price Price
+}
+
+// Price is the model's price.
+func (p *pricedProvider) Price() Price { return p.price }
+
+// Endpoint passes the wrapped provider's endpoint through.
+func (p *pricedProvider) Endpoint() string {
+	if ep, ok := p.Provider.(provider.Endpointer); ok {
+		return ep.Endpoint()
+	}
+	return ""
 }
 
 // IsZero reports whether b sets no ceiling.
@@ -111,6 +146,28 @@ func (f *fleetActor) allot(t *runningTask) Budget {
 				}
 				return o.budget.Turns
 			})
+	}
+	if b.Cost == 0 && fl.budget.Cost > 0 {
+		left, open := fl.budget.Cost, 1
+		for _, id := range fl.ids {
+			if id == t.spec.ID {
+				continue
+			}
+			if r, done := fl.results[id]; done {
+				left -= r.Cost
+				continue
+			}
+			switch o := f.tasks[id]; {
+			case o == nil:
+			case o.gate != nil:
+				left -= o.budget.Cost
+			case o.spec.Budget.Cost > 0:
+				left -= o.spec.Budget.Cost
+			default:
+				open++
+			}
+		}
+		b.Cost = max(fl.budget.Cost/1e6, left/float64(open))
 	}
 	if fl.budget.Seconds > 0 {
 		left := int(math.Ceil(time.Until(fl.created.Add(time.Duration(fl.budget.Seconds) * time.Second)).Seconds()))

@@ -128,6 +128,9 @@ func (d *subagents) newAgent(spec TaskSpec) (AgentSpec, error) {
 	}
 	// "parent": the subagent asks through the parent's frontend, when the
 	// parent has one; the scheduler routes the answer back by task.
+	if pr, ok := res.Provider.Prices[res.Model]; ok {
+		prov = &pricedProvider{Provider: prov, price: Price{Input: pr.Input, CacheHit: pr.CacheHit, Output: pr.Output}}
+	}
 	return AgentSpec{
 		Provider:     prov,
 		Model:        res.Model,

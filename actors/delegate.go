@@ -66,7 +66,8 @@ const taskProps = `"prompt":{"type":"string","description":"Complete instruction
 const budgetSchema = `{"type":"object","additionalProperties":false,"description":"Optional ceilings. A task that reaches one stops and returns its partial answer, marked over_budget.",` +
 	`"properties":{"tokens":{"type":"integer","minimum":1,"description":"Input plus output tokens."},` +
 	`"turns":{"type":"integer","minimum":1,"description":"Model requests."},` +
-	`"seconds":{"type":"integer","minimum":1,"description":"Wall time."}}}`
+	`"seconds":{"type":"integer","minimum":1,"description":"Wall time."},` +
+	`"cost":{"type":"number","minimum":0,"description":"Cost in the currency of the configured model prices; without prices it is not enforced."}}}`
 
 // DelegationTools returns the task, fleet and parallel_tasks tools for a
 // session that has a scheduler.
@@ -107,7 +108,7 @@ type taskArgs struct {
 
 // checkBudget rejects negative ceilings.
 func checkBudget(b Budget) error {
-	if b.Tokens < 0 || b.Turns < 0 || b.Seconds < 0 {
+	if b.Tokens < 0 || b.Turns < 0 || b.Seconds < 0 || b.Cost < 0 {
 		return fmt.Errorf("budget values must be positive, got %+v", b)
 	}
 	return nil
@@ -199,6 +200,9 @@ func formatFleet(name string, r *FleetResult) (string, bool) {
 		}
 		if t.CacheHitPct > 0 {
 			fmt.Fprintf(&b, ", %g%% cache hits", t.CacheHitPct)
+		}
+		if t.Cost > 0 {
+			fmt.Fprintf(&b, ", cost %.4g", t.Cost)
 		}
 		b.WriteString("\n")
 		if t.Status == TaskOverBudget {

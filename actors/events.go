@@ -314,6 +314,8 @@ type TaskDone struct {
 	// its prompt tokens the provider's cache served.
 	Turns       int     `json:"turns,omitempty"`
 	CacheHitPct float64 `json:"cache_hit_pct,omitempty"`
+	// Cost is what the task's usage cost at its model's configured price.
+	Cost float64 `json:"cost,omitempty"`
 	// Budget is the task's ceilings and OverBudget the one it reached.
 	Budget     *Budget `json:"budget,omitempty"`
 	OverBudget string  `json:"over_budget,omitempty"`

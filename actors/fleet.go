@@ -287,13 +287,18 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	if ep, ok := agent.Provider.(provider.Endpointer); ok {
 		t.endpoint = ep.Endpoint()
 	}
+	var price *Price
+	if pp, ok := agent.Provider.(interface{ Price() Price }); ok {
+		p := pp.Price()
+		price = &p
+	}
 	t.budget = f.allot(t)
 	if t.budget.Seconds > 0 {
 		t.overAt = t.started.Add(time.Duration(t.budget.Seconds) * time.Second)
 	}
 	sys, self := f.sys, f.self
 	f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint)})
-	t.gate = &taskGate{budget: t.budget, over: func(what string) { sys.Send(self, &taskOverBudget{taskID: id, what: what}) }}
+	t.gate = &taskGate{budget: t.budget, price: price, over: func(what string) { sys.Send(self, &taskOverBudget{taskID: id, what: what}) }}
 	agent.gate = t.gate
 	if !t.budget.IsZero() || t.warmKey != "" {
 		mp := &meteredProvider{Provider: agent.Provider, gate: t.gate}
@@ -650,8 +655,8 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res TaskResult) {
 		res.Duration = time.Since(t.started)
 	}
 	if t.gate != nil {
-		turns, u := t.gate.spent()
-		res.Turns, res.CacheHitPct = turns, cacheHitPct(u)
+		turns, u, cost := t.gate.spent()
+		res.Turns, res.CacheHitPct, res.Cost = turns, cacheHitPct(u), cost
 	}
 	res.Budget = budgetRef(t.budget)
 	if t.over != "" && res.Status != TaskOK {
@@ -710,7 +715,7 @@ func (f *fleetActor) end(c actor.Context, fleetID string, res TaskResult) {
 func (f *fleetActor) taskDone(fleetID string, res TaskResult) *TaskDone {
 	return &TaskDone{Meta: Meta{Session: f.session, Task: res.TaskID}, Fleet: fleetID, Status: res.Status, Error: res.Error,
 		Steps: res.Steps, DurationMS: res.Duration.Milliseconds(), Usage: res.Usage,
-		Turns: res.Turns, CacheHitPct: res.CacheHitPct, Budget: res.Budget, OverBudget: res.OverBudget}
+		Turns: res.Turns, CacheHitPct: res.CacheHitPct, Cost: res.Cost, Budget: res.Budget, OverBudget: res.OverBudget}
 }
 
 // maybeReply sends the FleetResult once every task of the fleet has ended.

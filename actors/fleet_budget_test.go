@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"reasonix/core/provider"
+	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
 )
@@ -169,5 +172,58 @@ func TestParseDelegationBudget(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFleetBudgetCost prices the subagents' model and gives one task a
+// cost ceiling its first turn exceeds: it ends over_budget on cost, its
+// sibling without one runs to the end, and both report what they cost.
+func TestFleetBudgetCost(t *testing.T) {
+	t.Parallel()
+	var url string // set before the first task starts
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	spec := &FleetSpec{MaxRunning: 4, MaxWriters: 1, Root: "/ws", NewAgent: func(TaskSpec) (AgentSpec, error) {
+		p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: url, Model: "fake-model", MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: tr}})
+		if err != nil {
+			return AgentSpec{}, err
+		}
+		look := &funcTool{name: "look", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return "seen", nil }}
+		reg, err := tool.NewRegistry(look)
+		if err != nil {
+			return AgentSpec{}, err
+		}
+		// One unit of cost per thousand tokens.
+		return AgentSpec{Provider: &pricedProvider{Provider: p, price: Price{Input: 1000, Output: 1000}}, Model: "fake-model",
+			Tools: reg, System: "sub", ToolTimeout: 10 * time.Second}, nil
+	}}
+	args := `{"tasks":[{"prompt":"task 1","budget":{"cost":0.01}},{"prompt":"task 2"}]}`
+	h := newHarness(t, harnessOpts{fleet: spec, server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if isSub(req) {
+			if n := len(toolMessages(req)); n < 2 {
+				return providertest.Turn{Text: fmt.Sprintf("progress %d", n+1), ToolCalls: []providertest.ToolCall{call("look", `{}`)}}
+			}
+			return providertest.Turn{Text: "final answer to " + req.FirstUser()}
+		}
+		if len(toolMessages(req)) == 0 {
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{call("fleet", args)}}
+		}
+		return providertest.Turn{Text: "parent done"}
+	})}})
+	url = h.srv.URL()
+	done, evs := h.turn("fan out")
+	if done.Status != StatusOK {
+		t.Fatalf("parent turn: %+v", done)
+	}
+	byTask := map[string]*TaskDone{}
+	for _, d := range eventsOf[*TaskDone](evs) {
+		byTask[d.Task] = d
+	}
+	if d := byTask["f1.1"]; d == nil || d.Status != TaskOverBudget || d.OverBudget != "cost" || d.Cost < 0.01 || d.Turns != 1 {
+		t.Errorf("task_done of f1.1: %+v", d)
+	}
+	if d := byTask["f1.2"]; d == nil || d.Status != TaskOK || d.Cost <= byTask["f1.1"].Cost {
+		t.Errorf("task_done of f1.2: %+v", d)
 	}
 }

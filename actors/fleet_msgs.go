@@ -79,8 +79,12 @@ type TaskResult struct {
 	// its prompt tokens served from the provider's cache.
 	Turns       int
 	CacheHitPct float64
+	// Cost is what the task's usage cost at its model's configured
+	// price; zero when none is configured.
+	Cost float64
 	// Budget is the ceilings the task ran under (nil for none) and
-	// OverBudget the one it reached: "tokens", "turns" or "seconds".
+	// OverBudget the one it reached: "tokens", "turns", "seconds" or
+	// "cost".
 	Budget     *Budget
 	OverBudget string
 }

@@ -23,6 +23,8 @@ type taskGate struct {
 	reached string
 	turns   int
 	usage   provider.Usage
+	// price, when known, turns usage into cost.
+	price *Price
 }
 
 // publish puts ev on bus unless the gate is closed.
@@ -51,6 +53,8 @@ func (g *taskGate) meter(u provider.Usage) {
 		what = "tokens"
 	case g.budget.Turns > 0 && g.turns >= g.budget.Turns:
 		what = "turns"
+	case g.budget.Cost > 0 && g.price != nil && g.price.Cost(g.usage) >= g.budget.Cost:
+		what = "cost"
 	}
 	if what != "" {
 		g.reached = what
@@ -65,11 +69,16 @@ func (g *taskGate) exhausted() string {
 	return g.reached
 }
 
-// spent returns the turns and usage metered so far.
-func (g *taskGate) spent() (int, provider.Usage) {
+// spent returns the turns, usage and cost (zero without a price) metered
+// so far.
+func (g *taskGate) spent() (int, provider.Usage, float64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.turns, g.usage
+	cost := 0.0
+	if g.price != nil {
+		cost = g.price.Cost(g.usage)
+	}
+	return g.turns, g.usage, cost
 }
 
 // close publishes last, the task's final event, and shuts the gate.

@@ -148,6 +148,9 @@ type ProviderConfig struct {
 	MaxTokens int `toml:"max_tokens"`
 	// ModelOverrides holds per-model settings keyed by model ID.
 	ModelOverrides map[string]ModelOverride `toml:"model_overrides"`
+	// Prices holds per-model prices keyed by model ID; they turn token
+	// counts into the cost that subagent budgets and task reports use.
+	Prices map[string]ModelPrice `toml:"prices"`
 	// StallTimeoutSeconds ends a stream that stays silent this long.
 	StallTimeoutSeconds int `toml:"stall_timeout_seconds"`
 	// MaxRetries bounds retries of a request that failed before its first
@@ -157,6 +160,17 @@ type ProviderConfig struct {
 	// requests, as DeepSeek's thinking mode requires with tools; Load sets
 	// it to true when unset. False is for endpoints that reject the field.
 	SendReasoning bool `toml:"send_reasoning"`
+}
+
+// ModelPrice is what one model costs per million tokens, in whatever
+// currency the prices are written in.
+type ModelPrice struct {
+	// Input is the price of prompt tokens the provider's cache did not
+	// serve; CacheHit of those it did (Input when zero).
+	Input    float64 `toml:"input"`
+	CacheHit float64 `toml:"cache_hit"`
+	// Output is the price of completion tokens.
+	Output float64 `toml:"output"`
 }
 
 // ModelOverride holds per-model settings inside a provider.

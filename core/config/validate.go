@@ -175,6 +175,15 @@ func (v *checker) providers(kinds []string) {
 			v.nonNegative(key+".context_window", p.ModelOverrides[m].ContextWindow)
 			v.nonNegative(key+".max_tokens", p.ModelOverrides[m].MaxTokens)
 		}
+		for _, m := range sortedStringKeys(p.Prices) {
+			key := prefix + ".prices." + quoteKey(m)
+			if !p.Offers(m) {
+				v.add(key, "model is not offered by this provider; offered: %s", strings.Join(p.ModelList(), ", "))
+			}
+			if pr := p.Prices[m]; pr.Input < 0 || pr.CacheHit < 0 || pr.Output < 0 {
+				v.add(key, "prices must not be negative")
+			}
+		}
 		if p.StallTimeoutSeconds <= 0 {
 			v.add(prefix+".stall_timeout_seconds", "%d is not positive; use a number of seconds above 0", p.StallTimeoutSeconds)
 		}
