@@ -125,3 +125,83 @@ func TestE2EFleetSurvivesSIGKILL(t *testing.T) {
 		t.Fatalf("continued parent:\n%s", r)
 	}
 }
+
+// TestE2EContinueReattachesFleet: `run --continue` of a parent killed
+// while its fleet ran finishes the fleet first, without asking a finished
+// task again, and the parent reads the complete result.
+func TestE2EContinueReattachesFleet(t *testing.T) {
+	t.Parallel()
+	var resumed atomic.Bool
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if !isSubagent(req) {
+			if len(toolResults(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(8, nil)}}}
+			}
+			return providertest.Turn{Text: "parent read: " + toolResults(req)[0].Content[:20]}
+		}
+		task := req.FirstUser()
+		slow := task == "task 5" || task == "task 6" || task == "task 7" || task == "task 8"
+		if slow && !resumed.Load() {
+			return providertest.Turn{Latency: time.Hour, Text: "never"}
+		}
+		return providertest.Turn{Text: "done with " + task}
+	}))
+	e.writeConfig("\n[agent]\nmax_subagent_concurrency = 8\n")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd, _, stderr := e.command(ctx, "run", "--output-format", "stream-json", "fan out")
+	cmd.Stdout = nil
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Half done: four task_done events, each written after its journal
+	// record.
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	done := 0
+	for done < 4 && sc.Scan() {
+		if strings.Contains(sc.Text(), `"type":"task_done"`) {
+			done++
+		}
+	}
+	if done < 4 {
+		t.Fatalf("the run ended before half the fleet was done:\n%s", stderr)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	before := map[string]int{}
+	for _, req := range e.srv.Requests() {
+		if isSubagent(req) {
+			before[req.FirstUser()]++
+		}
+	}
+	resumed.Store(true)
+	r := e.run("run", "--continue", "what did the fleet say?")
+	if r.code != 0 || !strings.Contains(r.stdout, "parent read: 8 tasks: 8 ok") || !strings.Contains(r.stderr, "finishing fleet") {
+		t.Fatalf("continued parent:\n%s", r)
+	}
+	after := map[string]int{}
+	for _, req := range e.srv.Requests() {
+		if isSubagent(req) {
+			after[req.FirstUser()]++
+		}
+	}
+	for i := 1; i <= 8; i++ {
+		task := "task " + string(rune('0'+i))
+		want := before[task]
+		if i > 4 {
+			want++
+		}
+		if after[task] != want {
+			t.Errorf("%s asked %d times in all, want %d", task, after[task], want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,11 +10,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
 	"reasonix/core/config"
+	"reasonix/core/journal"
+	"reasonix/core/provider"
 	"reasonix/core/session"
 	"reasonix/core/text"
 )
@@ -378,6 +382,13 @@ func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*
 	if h.Parent != "" {
 		return nil, usageErrorf("%s is a subagent's transcript; resume its parent %s instead", h.ID, h.Parent)
 	}
+	// A fleet the session was waiting on when it died is finished first,
+	// so its call gets the fleet's result rather than "interrupted".
+	if reattachFleets(f, cfg, cwd, h.ID, msgs, opts) {
+		if h, msgs, _, err = session.Load(path); err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+	}
 	repaired, added := session.Repair(msgs)
 	store, err := session.Reopen(path)
 	if err != nil {
@@ -393,4 +404,51 @@ func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*
 		fmt.Fprintf(f.Stderr, "reasonix: the last turn of %s was cut off; %d unanswered tool call(s) recorded as interrupted\n", h.ID, len(added))
 	}
 	return &actors.Resume{ID: h.ID, Transcript: store, History: repaired}, nil
+}
+
+// reattachFleets resumes, as `reasonix fleet resume` would, every
+// journalled fleet of session parent that has not answered its call, when
+// the transcript has a delegation call without a result. It reports
+// whether it resumed one (the transcript then holds the answer). A fleet
+// that cannot be resumed is a warning: its call is then recorded as
+// interrupted, as before.
+func reattachFleets(f *Factory, cfg *config.Config, cwd, parent string, msgs []provider.Message, opts *RunOptions) bool {
+	open := false
+	for _, c := range session.OpenCalls(msgs) {
+		open = open || c.Name == actors.ToolTask || c.Name == actors.ToolFleet || c.Name == actors.ToolParallelTasks
+	}
+	if !open {
+		return false
+	}
+	if _, err := os.Stat(journal.Path(cfg.Home)); err != nil {
+		return false
+	}
+	ctx := context.Background()
+	j, err := journal.Open(ctx, cfg.Home)
+	if err != nil {
+		fmt.Fprintln(f.Stderr, "reasonix: warning: fleet journal:", err)
+		return false
+	}
+	defer j.Close()
+	fleets, err := j.Fleets(ctx)
+	if err != nil {
+		fmt.Fprintln(f.Stderr, "reasonix: warning: fleet journal:", err)
+		return false
+	}
+	quiet := *f
+	quiet.Stdout = io.Discard // stdout carries the run's answer
+	resumed := false
+	for _, fl := range fleets {
+		if fl.Replied || !strings.HasPrefix(fl.Key, parent+"/") {
+			continue
+		}
+		fmt.Fprintf(f.Stderr, "reasonix: finishing fleet %s, which the session was waiting on\n", fl.Key)
+		fo := &FleetOptions{globalOptions: opts.globalOptions, Action: "resume", ID: fl.Key, Timeout: 2 * time.Hour}
+		if err := fleetResume(ctx, &quiet, j, fo, cwd); err != nil {
+			fmt.Fprintf(f.Stderr, "reasonix: warning: fleet %s: %v\n", fl.Key, err)
+			continue
+		}
+		resumed = true
+	}
+	return resumed
 }
