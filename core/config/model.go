@@ -36,6 +36,7 @@ func (r Resolved) ProviderConfig(key string) provider.Config {
 		APIKey:        key,
 		MaxRetries:    p.MaxRetries,
 		OmitReasoning: !p.SendReasoning,
+		MaxInFlight:   p.MaxInFlight,
 	}
 	if pc.MaxRetries == 0 {
 		// In config 0 means "no retries"; provider.Config reserves 0 for

@@ -155,3 +155,12 @@ func TestProviderConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestProviderConfigCarriesMaxInFlight: [[providers]] max_in_flight reaches
+// the provider, whose limiter uses it as the window's ceiling.
+func TestProviderConfigCarriesMaxInFlight(t *testing.T) {
+	r := Resolved{Provider: ProviderConfig{Name: "p", Kind: "openai", MaxInFlight: 12}, Model: "m"}
+	if got := r.ProviderConfig("k").MaxInFlight; got != 12 {
+		t.Fatalf("MaxInFlight = %d, want 12", got)
+	}
+}

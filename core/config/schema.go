@@ -146,6 +146,9 @@ type ProviderConfig struct {
 	// MaxTokens caps each answer (the request's max_tokens); 0 sends no
 	// cap, and compaction then keeps a default share of the window free.
 	MaxTokens int `toml:"max_tokens"`
+	// MaxInFlight is the ceiling of the endpoint's adaptive concurrency
+	// window, shared by every agent of the process; 0 means 64.
+	MaxInFlight int `toml:"max_in_flight"`
 	// ModelOverrides holds per-model settings keyed by model ID.
 	ModelOverrides map[string]ModelOverride `toml:"model_overrides"`
 	// Prices holds per-model prices keyed by model ID; they turn token

@@ -164,6 +164,7 @@ func (v *checker) providers(kinds []string) {
 		}
 		v.nonNegative(prefix+".context_window", p.ContextWindow)
 		v.nonNegative(prefix+".max_tokens", p.MaxTokens)
+		v.nonNegative(prefix+".max_in_flight", p.MaxInFlight)
 		if p.ContextWindow > 0 && p.MaxTokens >= p.ContextWindow {
 			v.add(prefix+".max_tokens", "%d leaves no room for the prompt in context_window %d", p.MaxTokens, p.ContextWindow)
 		}
