@@ -19,9 +19,12 @@ import (
 // journal: the result is complete and in input order, the fake's log shows
 // no finished task asked again, and the parent session continues from the
 // fleet's result.
-func TestE2EFleetSurvivesSIGKILL(t *testing.T) {
-	t.Parallel()
-	var resumed atomic.Bool
+// killHalfwayFleet runs a parent whose 8-task fleet has its last four
+// tasks hang, SIGKILLs it once four tasks are done, and returns the e2e
+// and the switch that lets the hanging tasks answer on the next run.
+func killHalfwayFleet(t *testing.T) (*e2e, *atomic.Bool) {
+	t.Helper()
+	resumed := &atomic.Bool{}
 	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 		if !isSubagent(req) {
 			if len(toolResults(req)) == 0 {
@@ -66,6 +69,12 @@ func TestE2EFleetSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
+	return e, resumed
+}
+
+func TestE2EFleetSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
+	e, resumed := killHalfwayFleet(t)
 
 	r := e.run("fleet", "list", "--json")
 	var list []fleetJSON
@@ -131,51 +140,7 @@ func TestE2EFleetSurvivesSIGKILL(t *testing.T) {
 // task again, and the parent reads the complete result.
 func TestE2EContinueReattachesFleet(t *testing.T) {
 	t.Parallel()
-	var resumed atomic.Bool
-	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
-		if !isSubagent(req) {
-			if len(toolResults(req)) == 0 {
-				return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(8, nil)}}}
-			}
-			return providertest.Turn{Text: "parent read: " + toolResults(req)[0].Content[:20]}
-		}
-		task := req.FirstUser()
-		slow := task == "task 5" || task == "task 6" || task == "task 7" || task == "task 8"
-		if slow && !resumed.Load() {
-			return providertest.Turn{Latency: time.Hour, Text: "never"}
-		}
-		return providertest.Turn{Text: "done with " + task}
-	}))
-	e.writeConfig("\n[agent]\nmax_subagent_concurrency = 8\n")
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd, _, stderr := e.command(ctx, "run", "--output-format", "stream-json", "fan out")
-	cmd.Stdout = nil
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Half done: four task_done events, each written after its journal
-	// record.
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	done := 0
-	for done < 4 && sc.Scan() {
-		if strings.Contains(sc.Text(), `"type":"task_done"`) {
-			done++
-		}
-	}
-	if done < 4 {
-		t.Fatalf("the run ended before half the fleet was done:\n%s", stderr)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	e, resumed := killHalfwayFleet(t)
 
 	before := map[string]int{}
 	for _, req := range e.srv.Requests() {
