@@ -9,13 +9,14 @@ import (
 )
 
 // cacheFleet runs a fan-out of 16 one-turn tasks against a fake with a
-// prompt cache and returns the task_done events and the fleet result.
-func cacheFleet(t *testing.T, warmWait time.Duration) ([]*TaskDone, string) {
+// prompt cache, each reply beginning after latency, and returns the
+// task_done events and the fleet result.
+func cacheFleet(t *testing.T, warmWait, latency time.Duration) ([]*TaskDone, string) {
 	t.Helper()
 	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 16, MaxWriters: 2, Root: "/ws", WarmWait: warmWait},
 		server: []providertest.Option{providertest.WithPrefixCache(), providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
-				return providertest.Turn{Latency: 50 * time.Millisecond, Text: "answer to " + req.FirstUser()}
+				return providertest.Turn{Latency: latency, Text: "answer to " + req.FirstUser()}
 			}
 			if len(toolMessages(req)) == 0 {
 				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(16, nil)}}
@@ -37,7 +38,7 @@ func cacheFleet(t *testing.T, warmWait time.Duration) ([]*TaskDone, string) {
 
 func TestFanOutWarmsThePrefixFirst(t *testing.T) {
 	t.Parallel()
-	dones, res := cacheFleet(t, 10*time.Second)
+	dones, res := cacheFleet(t, 10*time.Second, 50*time.Millisecond)
 	hits := 0
 	for _, d := range dones {
 		if d.Status != TaskOK {
@@ -59,7 +60,9 @@ func TestFanOutWarmsThePrefixFirst(t *testing.T) {
 // all miss the cache, which is what the warm-up is for.
 func TestFanOutWithoutWarmupMisses(t *testing.T) {
 	t.Parallel()
-	dones, _ := cacheFleet(t, -1)
+	// A reply slow enough to begin that every sibling has asked before
+	// the first is answered, however slowly a loaded machine starts them.
+	dones, _ := cacheFleet(t, -1, time.Second)
 	hits := 0
 	for _, d := range dones {
 		if d.CacheHitPct > 0 {
