@@ -88,6 +88,11 @@ func (e *executor) planDispatch(c actor.Context, i int, tl tool.Tool) bool {
 	if !e.planning || tl.ReadOnly() && !strings.HasPrefix(call.Name, "mcp__") {
 		return false
 	}
+	// Read-only subagents research for the plan; a task that may write
+	// waits for it like any writer.
+	if isDelegation(tl) && !delegationWrites(call.Arguments) {
+		return false
+	}
 	if strings.HasPrefix(call.Name, "mcp__") {
 		if tr, ok := tl.(trustedReader); ok && tr.TrustedReadOnly() {
 			return false
@@ -190,4 +195,27 @@ func (e *executor) planTurnInput(input string) string {
 		return planModeNote + input
 	}
 	return input
+}
+
+// delegationWrites says a task, fleet or parallel_tasks call gives any of
+// its tasks write_paths.
+func delegationWrites(args string) bool {
+	var call struct {
+		WritePaths []string `json:"write_paths"`
+		Tasks      []struct {
+			WritePaths []string `json:"write_paths"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(args), &call); err != nil {
+		return true // unreadable: the scheduler will refuse it anyway
+	}
+	if len(call.WritePaths) > 0 {
+		return true
+	}
+	for _, t := range call.Tasks {
+		if len(t.WritePaths) > 0 {
+			return true
+		}
+	}
+	return false
 }
