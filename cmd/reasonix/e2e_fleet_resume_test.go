@@ -115,16 +115,7 @@ func TestE2EFleetSurvivesSIGKILL(t *testing.T) {
 		at += next
 	}
 	after := asked()
-	for i := 1; i <= 8; i++ {
-		task := "task " + string(rune('0'+i))
-		want := before[task]
-		if i > 4 {
-			want++ // the interrupted ones run once more
-		}
-		if after[task] != want {
-			t.Errorf("%s asked %d times in all, want %d (before the resume: %d)", task, after[task], want, before[task])
-		}
-	}
+	checkAskedOnce(t, before, after)
 	if r := e.run("fleet", "list", "--json"); !strings.Contains(r.stdout, `"state": "done"`) {
 		t.Errorf("fleet not done after the resume:\n%s", r)
 	}
@@ -159,14 +150,22 @@ func TestE2EContinueReattachesFleet(t *testing.T) {
 			after[req.FirstUser()]++
 		}
 	}
+	checkAskedOnce(t, before, after)
+}
+
+// checkAskedOnce: the tasks finished before the kill (1-4) were never
+// asked again, and each interrupted one (5-8) was asked again. A request
+// the killed process had on the wire may reach the fake after the count
+// before the resume, so for those the exact number is not fixed.
+func checkAskedOnce(t *testing.T, before, after map[string]int) {
+	t.Helper()
 	for i := 1; i <= 8; i++ {
 		task := "task " + string(rune('0'+i))
-		want := before[task]
-		if i > 4 {
-			want++
-		}
-		if after[task] != want {
-			t.Errorf("%s asked %d times in all, want %d", task, after[task], want)
+		switch {
+		case i <= 4 && after[task] != before[task]:
+			t.Errorf("%s, finished before the kill, asked %d times in all, %d before the resume", task, after[task], before[task])
+		case i > 4 && after[task] <= before[task]:
+			t.Errorf("%s, interrupted, was not asked again (%d times in all)", task, after[task])
 		}
 	}
 }
