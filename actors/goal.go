@@ -499,7 +499,9 @@ func (g *goalController) startRelay(c actor.Context) {
 	relayed := make(chan struct{})
 	g.relay, g.relayed = cancel, relayed
 	sys, self, session := g.sys, c.Self(), g.agent.Session
-	go func() {
+	// Owned by the System too, so a panic in it is logged and recovered
+	// rather than the end of the process, and shutdown waits for it.
+	sys.Go(func() {
 		defer close(relayed)
 		defer sub.Close()
 		for {
@@ -518,7 +520,7 @@ func (g *goalController) startRelay(c actor.Context) {
 			}
 			sys.Send(self, m)
 		}
-	}()
+	}, nil)
 }
 
 func (g *goalController) stopRelay() {
