@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"strings"
+
+	"reasonix/actors"
+)
+
+// liveRequest is what a long-lived frontend (the chat TUI, `serve`) asks
+// of openLive: a new session in Cwd, or the one Continue or Resume names.
+type liveRequest struct {
+	// Cwd is the workspace, absolute and existing.
+	Cwd string
+	// Model is a model reference; empty means default_model.
+	Model string
+	// Continue resumes the workspace's latest session; Resume the session
+	// with that id. At most one is set.
+	Continue bool
+	Resume   string
+	// PermissionMode is ask, auto or yolo; empty means ask.
+	PermissionMode string
+	// Deny are extra deny rules for the session.
+	Deny []string
+	// PlannerModel overrides agent.planner_model.
+	PlannerModel string
+}
+
+// openLive builds and starts an interactive session: a frontend answers
+// its approvals and its servers' questions, and it takes goal commands.
+// What would go to stderr for a headless run (config warnings, a repaired
+// transcript) comes back as warnings instead, for the frontend to show,
+// because a full-screen or remote frontend owns the terminal.
+func openLive(f *Factory, g globalOptions, req liveRequest, logger *slog.Logger) (*actors.Live, []string, error) {
+	var msgs bytes.Buffer
+	quiet := *f
+	quiet.Stdout, quiet.Stderr = io.Discard, &msgs
+	warnings := func() []string {
+		var out []string
+		for line := range strings.Lines(msgs.String()) {
+			if line = strings.TrimSpace(strings.TrimPrefix(line, "reasonix: ")); line != "" {
+				out = append(out, strings.TrimPrefix(line, "warning: "))
+			}
+		}
+		return out
+	}
+	g.Cwd = req.Cwd
+	cfg, err := loadConfig(&quiet, &g, req.Cwd)
+	if err != nil {
+		return nil, warnings(), err
+	}
+	ro := &RunOptions{globalOptions: g, Continue: req.Continue, Resume: req.Resume}
+	resume, err := openResume(&quiet, cfg, req.Cwd, ro)
+	if err != nil {
+		return nil, warnings(), err
+	}
+	b, err := buildSession(cfg, actors.BuildOptions{
+		Resume:         resume,
+		Cwd:            req.Cwd,
+		Model:          req.Model,
+		PermissionMode: req.PermissionMode,
+		Deny:           req.Deny,
+		Interactive:    true,
+		PlannerModel:   req.PlannerModel,
+		Logger:         logger,
+		Client:         mcpClient(f),
+		Getenv:         getenv(f),
+	})
+	if err != nil {
+		if resume != nil {
+			_ = resume.Transcript.Close()
+		}
+		return nil, warnings(), err
+	}
+	b.Spec.Goal = (&GoalOptions{}).spec(cfg.Home, req.Cwd)
+	live, err := actors.StartLive(b, logger)
+	if err != nil {
+		return nil, warnings(), err
+	}
+	return live, append(warnings(), b.Warnings...), nil
+}
