@@ -14,12 +14,14 @@ const StrictEnv = "REASONIX_TEST_STRICT"
 // packages maps each program tests need to the Debian package that
 // provides it, so the skip message says what to install.
 var packages = map[string]string{
-	"bwrap": "bubblewrap",
-	"git":   "git",
-	"node":  "nodejs",
-	"npm":   "npm",
-	"npx":   "npm",
-	"rg":    "ripgrep",
+	"bwrap":    "bubblewrap",
+	"git":      "git",
+	"node":     "nodejs",
+	"npm":      "npm",
+	"npx":      "npm",
+	"rg":       "ripgrep",
+	"tmux":     "tmux",
+	"chromium": "chromium",
 }
 
 // Strict reports whether missing programs fail tests rather than skip
