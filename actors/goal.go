@@ -110,6 +110,11 @@ func goalProps(sys *System, agent AgentSpec, spec GoalSpec, inner *actor.Props) 
 		log = sys.Logger()
 	}
 	box := &goalBox{}
+	if bus, session := agent.Bus, agent.Session; bus != nil {
+		box.onTodo = func(items []goal.Item) {
+			bus.Publish(&TodoUpdated{Meta: Meta{Session: session}, Items: items})
+		}
+	}
 	for _, t := range GoalTools(box) {
 		if err := agent.Tools.Replace(t); err != nil {
 			log.Error("register goal tool", "tool", t.Name(), "err", err)

@@ -1,5 +1,7 @@
 package actors
 
+import "reasonix/core/goal"
+
 // Turn statuses of a goal's turn, beside those of events.go: the goal
 // waits for the user (blocked three times, or paused on its lease), or a
 // limit or budget ended it. A completed goal ends StatusOK.
@@ -54,7 +56,16 @@ type GoalEnded struct {
 	ElapsedMS int64  `json:"elapsed_ms"`
 }
 
+// TodoUpdated reports the goal's todo list as the todo tool last set it
+// (or as a resumed goal carries it over), so a frontend can show the plan
+// while a goal turn is still running.
+type TodoUpdated struct {
+	Meta
+	Items []goal.Item `json:"items"`
+}
+
 // Kind implementations: the wire names.
+func (*TodoUpdated) Kind() string    { return "todo_updated" }
 func (*GoalStarted) Kind() string    { return "goal_started" }
 func (*GoalProgressed) Kind() string { return "goal_progress" }
 func (*GoalEnded) Kind() string      { return "goal_ended" }

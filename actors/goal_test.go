@@ -279,3 +279,32 @@ func TestGoalTokenBudget(t *testing.T) {
 		t.Fatalf("turn %+v", done)
 	}
 }
+
+// TestGoalPublishesTodoList: each list the todo tool sets is published as
+// todo_updated while the goal turn runs, so a frontend can show the plan
+// before the turn ends.
+func TestGoalPublishesTodoList(t *testing.T) {
+	s := &goalScript{turn: func(n int) []providertest.ToolCall {
+		if n == 1 {
+			return []providertest.ToolCall{call(goal.ToolTodo,
+				`{"items":[{"content":"read the code","status":"in_progress"},{"content":"fix it","status":"pending"}]}`)}
+		}
+		return []providertest.ToolCall{goalCall("complete", "fixed", "")}
+	}}
+	h := newGoalHarness(t, GoalSpec{Dir: t.TempDir()}, s)
+	done, evs := h.turn("/goal --simple fix the bug")
+	if done.Status != StatusOK {
+		t.Fatalf("turn %+v", done)
+	}
+	var lists [][]goal.Item
+	for _, u := range eventsOf[*TodoUpdated](evs) {
+		if u.Session != h.id {
+			t.Fatalf("todo_updated of session %q", u.Session)
+		}
+		lists = append(lists, u.Items)
+	}
+	// The fresh goal starts with an empty list, then the tool's.
+	if len(lists) != 2 || len(lists[0]) != 0 || len(lists[1]) != 2 || lists[1][0].Status != goal.TodoInProgress {
+		t.Fatalf("todo lists %+v", lists)
+	}
+}

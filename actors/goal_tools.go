@@ -26,6 +26,9 @@ type goalBox struct {
 	report *goalReport
 	todo   []goal.Item
 	fresh  bool
+	// onTodo, when set, is told each list the todo tool or a resume sets;
+	// it must not block (the controller publishes an event).
+	onTodo func([]goal.Item)
 }
 
 func (b *goalBox) putReport(r goalReport) {
@@ -38,6 +41,13 @@ func (b *goalBox) putTodo(items []goal.Item) {
 	b.mu.Lock()
 	b.todo, b.fresh = items, true
 	b.mu.Unlock()
+	b.told(items)
+}
+
+func (b *goalBox) told(items []goal.Item) {
+	if b.onTodo != nil {
+		b.onTodo(append([]goal.Item{}, items...))
+	}
 }
 
 // take returns the last report (nil without one) and the todo list when
@@ -55,6 +65,7 @@ func (b *goalBox) seed(items []goal.Item) {
 	b.mu.Lock()
 	b.todo, b.fresh, b.report = items, false, nil
 	b.mu.Unlock()
+	b.told(items)
 }
 
 func (b *goalBox) list() []goal.Item {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/core/goal"
 	"reasonix/core/mcp"
 	"reasonix/core/provider"
 )
@@ -79,6 +80,8 @@ var eventSamples = []Event{
 		Report: "in_progress", Summary: "fixed two of five tests", Todo: 5, TodoDone: 2, NoProgress: 8, Nudged: true},
 	&GoalEnded{Meta: goldenMeta(41, ""), Goal: "g20261201-120000000-s1", Status: "limit", Reason: "turn limit reached (200 turns)",
 		Summary: "four of five tests pass", Turns: 200, Tokens: 410000, ElapsedMS: 3500000},
+	&TodoUpdated{Meta: goldenMeta(42, ""), Items: []goal.Item{{Content: "Reproduce the failure", Status: "completed"},
+		{Content: "Fix the parser", Status: "in_progress"}, {Content: "Add a regression test", Status: "in_progress", Level: 1}}},
 }
 
 // commandSamples holds each command in the shapes worth pinning; its
