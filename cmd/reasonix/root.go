@@ -82,16 +82,10 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 		Short:         "Reasonix: a coding agent for fleets of subagents on OpenAI-compatible models",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// The chat TUI will live here; until then the bare command shows
-		// help, and a mistyped command is a usage error (exit 2).
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageErrorf("unknown command %q for reasonix (see reasonix --help)", args[0])
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
+	// Bare reasonix is the chat TUI (chat.go); a mistyped command is a
+	// usage error (exit 2).
+	setupChat(root, f, nil)
 	root.SetIn(f.Stdin)
 	root.SetOut(f.Stdout)
 	root.SetErr(f.Stderr)

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"reasonix/actors"
+	"reasonix/core/config"
+	"reasonix/core/proc"
+	"reasonix/core/session"
+	"reasonix/tui"
+)
+
+// ChatOptions are the inputs of bare `reasonix`, the chat TUI.
+type ChatOptions struct {
+	globalOptions
+	Model string
+	// Continue resumes the workspace's most recent session; Resume the
+	// session with that id.
+	Continue       bool
+	Resume         string
+	PermissionMode string
+}
+
+// chatCloseTimeout bounds how long the chat may take to close its session
+// after SIGTERM or SIGHUP before the process gives up on it and exits.
+const chatCloseTimeout = 15 * time.Second
+
+// errNoTerminal is the answer of bare `reasonix` without a terminal.
+var errNoTerminal = errors.New(`the chat needs a terminal (stdin and stdout); for one task without it use reasonix run "…", or see reasonix --help`)
+
+// setupChat makes root the chat command: its flags, the check that turns a
+// mistyped subcommand into a usage error, and the action. runF replaces
+// the action in tests. The flags are root's own, not persistent: each
+// subcommand declares what it takes.
+func setupChat(root *cobra.Command, f *Factory, runF func(*ChatOptions) error) {
+	opts := &ChatOptions{}
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageErrorf("unknown command %q for reasonix (see reasonix --help)", args[0])
+		}
+		return nil
+	}
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		// The same checks, and messages, as `reasonix run`.
+		if err := checkHeadlessFlags("text", 0, opts.PermissionMode, nil); err != nil {
+			return err
+		}
+		if opts.Continue && opts.Resume != "" {
+			return usageErrorf("--continue and --resume cannot be used together")
+		}
+		if runF != nil {
+			return runF(opts)
+		}
+		return runChat(f, opts)
+	}
+	fl := root.Flags()
+	fl.StringVarP(&opts.Model, "model", "m", "", "model: a provider name, a model name or provider/model (default: default_model)")
+	fl.BoolVarP(&opts.Continue, "continue", "c", false, "continue the most recent session of this workspace")
+	fl.StringVar(&opts.Resume, "resume", "", "continue the session with this id (see reasonix sessions list)")
+	fl.StringVar(&opts.PermissionMode, "permission-mode", "ask", "ask, auto or yolo: what the chat asks you before a tool writes or runs (deny rules always apply)")
+	addGlobalFlags(root, &opts.globalOptions)
+}
+
+// isTerminal reports whether both stdin and stdout are terminals: the chat
+// reads keys from one and draws on the other.
+func isTerminal(f *Factory) bool {
+	in, ok := f.Stdin.(*os.File)
+	if !ok {
+		return false
+	}
+	out, ok := f.Stdout.(*os.File)
+	if !ok {
+		return false
+	}
+	return term.IsTerminal(in.Fd()) && term.IsTerminal(out.Fd())
+}
+
+// runChat runs the chat TUI in the workspace until the user quits. The
+// first session is opened before the TUI takes the screen, so a bad
+// config, a missing key or an unknown --resume id is reported on a plain
+// terminal with its usual exit code. SIGTERM and SIGHUP close the session
+// (its transcript saved) and end the chat with exit 130; whatever a tool
+// left running is killed by process group on the way out, however the
+// chat ends.
+func runChat(f *Factory, opts *ChatOptions) error {
+	if !isTerminal(f) {
+		return &usageError{err: errNoTerminal}
+	}
+	cwd, err := opts.workdir()
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	if err != nil {
+		return err
+	}
+	logger, closeLog := openLogger(cfg.Home, getenv(f))
+	defer closeLog()
+	// Anything that logs through the standard library's default logger
+	// would write on the TUI's screen; it goes to the log file instead.
+	slog.SetDefault(logger)
+
+	open := func(_ context.Context, req tui.OpenRequest) (*actors.Live, []string, error) {
+		return openLive(f, opts.globalOptions, liveRequest{
+			Cwd:            cwd,
+			Model:          req.Model,
+			Continue:       req.Continue,
+			Resume:         req.Resume,
+			PermissionMode: req.PermissionMode,
+		}, logger)
+	}
+	initial := tui.OpenRequest{Model: opts.Model, Continue: opts.Continue, Resume: opts.Resume, PermissionMode: opts.PermissionMode}
+	first, warnings, err := open(context.Background(), initial)
+	if err != nil {
+		return err
+	}
+	firstOpen := &pendingLive{live: first, warnings: warnings}
+	defer firstOpen.close(logger)
+
+	sessionsDir := session.ProjectDir(cfg.Home, cwd)
+	o := tui.Options{
+		Open: func(ctx context.Context, req tui.OpenRequest) (*actors.Live, []string, error) {
+			if req == initial {
+				if live, warns, ok := firstOpen.take(); ok {
+					return live, warns, nil
+				}
+			}
+			return open(ctx, req)
+		},
+		Initial:  initial,
+		Cwd:      cwd,
+		Home:     cfg.Home,
+		Sessions: func() ([]session.Summary, error) { return session.List(sessionsDir) },
+		Models:   modelRefs(cfg),
+		Logger:   logger,
+		Input:    f.Stdin,
+		Output:   f.Stdout,
+	}
+	logger.Info("chat started", "cwd", cwd, "session", first.ID())
+	err = runUntilSignal(logger, func(ctx context.Context) error { return tui.Run(ctx, o) })
+	// A tool that ignored its cancellation must not outlive the chat.
+	if kerr := proc.KillAll(forceKillTimeout); kerr != nil {
+		logger.Warn("chat exit: kill child processes", "err", kerr)
+	}
+	logger.Info("chat finished", "err", err)
+	return err
+}
+
+// runUntilSignal runs the chat with a context that SIGTERM or SIGHUP (or a
+// SIGINT from outside: in the TUI, Ctrl-C is a key, not a signal) cancels.
+// It returns the chat's error, or errInterrupted when a signal ended it.
+// After a signal the chat has chatCloseTimeout to close its session; a
+// second signal, or the timeout, leaves it behind to end with the process.
+func runUntilSignal(logger *slog.Logger, chat func(ctx context.Context) error) error {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, os.Interrupt)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- chat(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case sig := <-sigs:
+		logger.Info("signal: closing the chat", "signal", sig.String())
+		cancel()
+	}
+	timer := time.NewTimer(chatCloseTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			logger.Warn("chat closed after a signal", "err", err)
+		}
+	case sig := <-sigs:
+		logger.Warn("second signal: leaving the session behind", "signal", sig.String())
+	case <-timer.C:
+		logger.Warn("the chat did not close in time after a signal", "timeout", chatCloseTimeout)
+	}
+	return errInterrupted
+}
+
+// pendingLive holds the session opened before the TUI started until the
+// TUI asks for it, and closes it if the TUI never does.
+type pendingLive struct {
+	mu       sync.Mutex
+	live     *actors.Live
+	warnings []string
+}
+
+func (p *pendingLive) take() (*actors.Live, []string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	live := p.live
+	p.live = nil
+	return live, p.warnings, live != nil
+}
+
+func (p *pendingLive) close(logger *slog.Logger) {
+	if live, _, ok := p.take(); ok {
+		if err := live.Close(10 * time.Second); err != nil {
+			logger.Warn("close the unused session", "err", err)
+		}
+	}
+}
+
+// modelRefs lists every provider/model pair the config offers, in
+// declaration order, for the chat's /model.
+func modelRefs(cfg *config.Config) []string {
+	var out []string
+	for _, p := range cfg.Providers {
+		for _, m := range p.ModelList() {
+			out = append(out, p.Name+"/"+m)
+		}
+	}
+	return out
+}

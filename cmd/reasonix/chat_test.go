@@ -1,0 +1,166 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/creack/pty"
+	"github.com/spf13/cobra"
+
+	"reasonix/core/config"
+)
+
+// TestChatFlags parses bare reasonix's flags apart from the chat: the
+// options the chat would get, or the usage error (exit 2) it fails with.
+func TestChatFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		want     ChatOptions
+		wantCode int
+		wantErr  string
+	}{
+		{name: "bare", args: nil, want: ChatOptions{PermissionMode: "ask"}},
+		{
+			name: "every flag",
+			args: []string{"-m", "fake/fake-model", "--permission-mode", "auto", "--config", "x.toml", "--cwd", "/tmp", "--resume", "20261201-101010-abcd"},
+			want: ChatOptions{globalOptions: globalOptions{ConfigFile: "x.toml", Cwd: "/tmp"},
+				Model: "fake/fake-model", PermissionMode: "auto", Resume: "20261201-101010-abcd"},
+		},
+		{name: "continue", args: []string{"-c", "--model", "fake"}, want: ChatOptions{Model: "fake", Continue: true, PermissionMode: "ask"}},
+		{name: "continue and resume", args: []string{"--continue", "--resume", "x"}, wantCode: exitUsage, wantErr: "--continue and --resume cannot be used together"},
+		{name: "bad permission mode", args: []string{"--permission-mode", "sometimes"}, wantCode: exitUsage, wantErr: `--permission-mode: approval posture "sometimes"`},
+		{name: "a prompt is not a command", args: []string{"fix", "the", "bug"}, wantCode: exitUsage, wantErr: `unknown command "fix"`},
+		{name: "unknown flag", args: []string{"--max-steps", "3"}, wantCode: exitUsage, wantErr: "unknown flag: --max-steps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			root := &cobra.Command{Use: "reasonix", SilenceUsage: true, SilenceErrors: true}
+			root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err: err} })
+			var got *ChatOptions
+			setupChat(root, f, func(o *ChatOptions) error { got = o; return nil })
+			root.SetArgs(tt.args)
+			root.SetOut(io.Discard)
+			root.SetErr(io.Discard)
+			err := root.Execute()
+			if code := exitCode(err); code != tt.wantCode {
+				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
+			}
+			if tt.wantCode != exitOK {
+				if !strings.Contains(fmt.Sprint(err), tt.wantErr) {
+					t.Errorf("error %q does not contain %q", err, tt.wantErr)
+				}
+				if got != nil {
+					t.Errorf("the chat was started with %+v after a bad invocation", *got)
+				}
+				return
+			}
+			if got == nil {
+				t.Fatal("the chat was not started")
+			}
+			if !reflect.DeepEqual(*got, tt.want) {
+				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+// TestChatNeedsTerminal runs the real command tree without a terminal:
+// bare reasonix refuses with exit 2 and points at `reasonix run`, flags
+// are still checked first, and a subcommand is unaffected.
+func TestChatNeedsTerminal(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{name: "bare", wantCode: exitUsage, want: "the chat needs a terminal"},
+		{name: "with flags", args: []string{"-c", "-m", "fake"}, wantCode: exitUsage, want: `reasonix run "…"`},
+		{name: "bad flag first", args: []string{"--permission-mode", "never"}, wantCode: exitUsage, want: "--permission-mode"},
+		{name: "mistyped command", args: []string{"rnu"}, wantCode: exitUsage, want: `unknown command "rnu"`},
+		{name: "help still works", args: []string{"--help"}, wantCode: exitOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runCLI(t, map[string]string{"REASONIX_HOME": t.TempDir()}, "", tt.args...)
+			if r.code != tt.wantCode {
+				t.Fatalf("exit code = %d (err %v), want %d\nstderr: %s", r.code, r.err, tt.wantCode, r.stderr)
+			}
+			if tt.wantCode == exitOK {
+				if !strings.Contains(r.stdout, "--continue") || !strings.Contains(r.stdout, "Available Commands") {
+					t.Errorf("help does not show the chat's flags and the commands:\n%s", r.stdout)
+				}
+				return
+			}
+			if !strings.Contains(r.stderr, tt.want) {
+				t.Errorf("stderr %q does not contain %q", r.stderr, tt.want)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout = %q, want nothing", r.stdout)
+			}
+		})
+	}
+}
+
+// TestIsTerminal checks the TTY rule on a real pseudo-terminal: both
+// stdin and stdout must be one.
+func TestIsTerminal(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("no pseudo-terminals on windows")
+	}
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	tests := []struct {
+		name string
+		in   io.Reader
+		out  io.Writer
+		want bool
+	}{
+		{"both terminals", tty, tty, true},
+		{"stdout piped", tty, pw, false},
+		{"stdin piped", pr, tty, false},
+		{"not files", strings.NewReader(""), io.Discard, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := isTerminal(&Factory{Stdin: tt.in, Stdout: tt.out}); got != tt.want {
+				t.Errorf("isTerminal = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestModelRefs(t *testing.T) {
+	t.Parallel()
+	cfg := &config.Config{Providers: []config.ProviderConfig{
+		{Name: "deepseek", Models: []string{"deepseek-v4-flash", "deepseek-v4-pro"}},
+		{Name: "local", Model: "qwen"},
+		{Name: "empty"},
+	}}
+	want := []string{"deepseek/deepseek-v4-flash", "deepseek/deepseek-v4-pro", "local/qwen"}
+	if got := modelRefs(cfg); !reflect.DeepEqual(got, want) {
+		t.Errorf("modelRefs = %q, want %q", got, want)
+	}
+}
