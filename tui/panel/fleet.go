@@ -1,0 +1,417 @@
+package panel
+
+import (
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"reasonix/actors"
+	"reasonix/core/provider"
+)
+
+// Task states as the fleet panel shows them; a done task also has the
+// status its task_done gave (actors.TaskOK, TaskFailed...).
+const (
+	stateQueued  = "queued"
+	stateRunning = "running"
+	stateDone    = "done"
+)
+
+// Action is what a component asks the chat model to do on its behalf; the
+// zero Action asks nothing.
+type Action struct {
+	// CancelTask is the id of a subagent task to cancel (the cancel_task
+	// command), set once the user confirmed it.
+	CancelTask string
+}
+
+// Fleet is the live fleet panel: one row per subagent task, in the order
+// the tasks were first seen, folded from the task_queued, task_started and
+// task_done events and from each task's own tool, text and usage events.
+// Rows never move once placed, so the selection stays on its task while
+// the fleet runs. A Fleet is not safe for concurrent use; it belongs to
+// the chat model's update loop.
+type Fleet struct {
+	now   func() time.Time
+	seq   int64
+	tasks []*task
+	index map[string]*task
+	// counts partitions the tasks by bucket (see task.bucket), kept as
+	// each task changes state so the header never counts rows.
+	counts [bucketCount]int
+
+	focused bool
+	sel     int
+	top     int
+	// page is how many rows the last View showed, for pgup and pgdown.
+	page int
+	// detail shows the selected task's streamed text; back is how many
+	// wrapped lines it is scrolled up from the newest.
+	detail bool
+	back   int
+	// confirm is the task whose cancellation waits for y.
+	confirm string
+}
+
+// task is one row.
+type task struct {
+	id, fleet, prompt, profile, model string
+	writer                            bool
+	state, status, err                string
+	overBudget                        string
+	queuedAt, startedAt, doneAt       time.Time
+	duration                          time.Duration
+	tokens                            int
+	cachePct                          float64
+	hasCache                          bool
+	// open holds the task's tool calls started and not yet finished, in
+	// start order; the last one is the row's current tool.
+	open  []openCall
+	lines ring
+	// version grows with every change a row shows; the row cache is
+	// valid while it matches.
+	version uint64
+	cache   rowCache
+}
+
+type openCall struct{ id, tool string }
+
+// Buckets of the header counts: they partition the tasks.
+const (
+	bucketQueued = iota
+	bucketRunning
+	bucketOK
+	// bucketFailed is every task that ended other than ok: failed,
+	// cancelled, timed out or over budget.
+	bucketFailed
+	bucketCount
+)
+
+func (t *task) bucket() int {
+	switch t.state {
+	case stateQueued:
+		return bucketQueued
+	case stateDone:
+		if t.status == actors.TaskOK {
+			return bucketOK
+		}
+		return bucketFailed
+	default:
+		return bucketRunning
+	}
+}
+
+// NewFleet returns an empty fleet panel on the wall clock; SetClock
+// replaces it.
+func NewFleet() *Fleet {
+	return &Fleet{now: time.Now, index: map[string]*task{}, page: 10}
+}
+
+// SetClock sets the clock the elapsed column is measured against, so a
+// test (or a replay) shows the same times every run.
+func (f *Fleet) SetClock(now func() time.Time) { f.now = now }
+
+// Len is the number of tasks.
+func (f *Fleet) Len() int { return len(f.tasks) }
+
+// Focus gives the panel the keyboard.
+func (f *Fleet) Focus() { f.focused = true }
+
+// Blur takes the keyboard away; an unanswered cancel question is dropped.
+func (f *Fleet) Blur() { f.focused, f.confirm = false, "" }
+
+// Focused reports whether the panel has the keyboard.
+func (f *Fleet) Focused() bool { return f.focused }
+
+// Counts returns how many tasks are running, queued, ended ok and ended
+// otherwise (failed, cancelled, timed out, over budget).
+func (f *Fleet) Counts() (running, queued, done, failed int) {
+	return f.counts[bucketRunning], f.counts[bucketQueued], f.counts[bucketOK], f.counts[bucketFailed]
+}
+
+// Apply folds one event in and reports whether the panel looks different.
+// Only fleet events and events of a task (Meta.Task set) count; an event
+// at or below the last seq applied is a duplicate from a replay and is
+// skipped. A task is made on its first event of any kind, so a panel that
+// starts mid-stream still shows it. It costs O(1) per event, plus the
+// length of the text it carries.
+func (f *Fleet) Apply(ev actors.Event) (changed bool) {
+	if ev == nil {
+		return false
+	}
+	m := metaOf(ev)
+	if m == nil || m.Task == "" {
+		return false
+	}
+	if m.Seq != 0 {
+		if m.Seq <= f.seq {
+			return false
+		}
+		f.seq = m.Seq
+	}
+	switch e := ev.(type) {
+	case *actors.TaskQueued:
+		t := f.task(m.Task)
+		t.fleet, t.prompt, t.profile, t.writer = e.Fleet, clean(e.Prompt), clean(e.Profile), e.Writer
+		t.queuedAt = e.Time
+		if t.state == "" {
+			f.setState(t, stateQueued, "")
+		}
+		t.version++
+		return true
+	case *actors.TaskStarted:
+		t := f.task(m.Task)
+		if t.state == stateDone {
+			return false
+		}
+		t.fleet, t.model, t.startedAt = e.Fleet, clean(e.Model), e.Time
+		f.setState(t, stateRunning, "")
+		t.version++
+		return true
+	case *actors.TaskDone:
+		t := f.task(m.Task)
+		f.taskDone(t, e)
+		return true
+	}
+	t := f.index[m.Task]
+	if t != nil && t.state == stateDone {
+		// Nothing of a task follows its task_done; a stray event
+		// does not bring it back.
+		return false
+	}
+	switch e := ev.(type) {
+	case *actors.ToolStarted:
+		t = f.running(m.Task, t)
+		t.open = append(t.open, openCall{id: e.CallID, tool: clean(e.Tool)})
+		t.lines.line("[" + clean(e.Tool) + "] " + clean(e.Args))
+	case *actors.ToolFinished:
+		t = f.running(m.Task, t)
+		for i := len(t.open) - 1; i >= 0; i-- {
+			if t.open[i].id == e.CallID {
+				t.open = append(t.open[:i], t.open[i+1:]...)
+				break
+			}
+		}
+		if e.IsError {
+			t.lines.line("[" + clean(e.Tool) + "] failed")
+		}
+	case *actors.UsageReported:
+		t = f.running(m.Task, t)
+		t.tokens = tokensOf(e.Total)
+		if e.Total.PromptTokens > 0 {
+			t.cachePct, t.hasCache = 100*float64(e.Total.CacheHitTokens)/float64(e.Total.PromptTokens), true
+		}
+	case *actors.TextDelta:
+		t = f.running(m.Task, t)
+		t.lines.write(e.Text)
+		// The row does not show text: only an open detail of this task
+		// changes.
+		return f.detail && f.selected() == t
+	default:
+		return false
+	}
+	t.version++
+	return true
+}
+
+// running is the task of id, made running if this is its first sight: an
+// event of the task's own work means it started.
+func (f *Fleet) running(id string, t *task) *task {
+	if t == nil {
+		t = f.task(id)
+	}
+	if t.state != stateRunning {
+		f.setState(t, stateRunning, "")
+	}
+	return t
+}
+
+func (f *Fleet) taskDone(t *task, e *actors.TaskDone) {
+	if e.Fleet != "" {
+		t.fleet = e.Fleet
+	}
+	t.doneAt = e.Time
+	t.duration = time.Duration(e.DurationMS) * time.Millisecond
+	t.err, t.overBudget = clean(e.Error), e.OverBudget
+	if n := tokensOf(e.Usage); n > 0 {
+		t.tokens = n
+	}
+	switch {
+	case e.CacheHitPct > 0:
+		t.cachePct, t.hasCache = e.CacheHitPct, true
+	case e.Usage.PromptTokens > 0:
+		t.cachePct, t.hasCache = 100*float64(e.Usage.CacheHitTokens)/float64(e.Usage.PromptTokens), true
+	}
+	t.open = nil
+	f.setState(t, stateDone, e.Status)
+	if f.confirm == t.id {
+		f.confirm = ""
+	}
+	t.version++
+}
+
+// task is the row of id, appended on first sight.
+func (f *Fleet) task(id string) *task {
+	if t, ok := f.index[id]; ok {
+		return t
+	}
+	t := &task{id: clean(id)}
+	f.index[id] = t
+	f.tasks = append(f.tasks, t)
+	return t
+}
+
+// setState moves t between buckets, keeping the counts exact however many
+// times an event is repeated.
+func (f *Fleet) setState(t *task, state, status string) {
+	if t.state != "" {
+		f.counts[t.bucket()]--
+	}
+	t.state, t.status = state, status
+	f.counts[t.bucket()]++
+}
+
+func (f *Fleet) selected() *task {
+	if f.sel < 0 || f.sel >= len(f.tasks) {
+		return nil
+	}
+	return f.tasks[f.sel]
+}
+
+// Selected returns the id of the selected task, false when there is none.
+func (f *Fleet) Selected() (string, bool) {
+	if t := f.selected(); t != nil {
+		return t.id, true
+	}
+	return "", false
+}
+
+// Key handles a key while the panel has focus. In the list: up, down, j,
+// k, pgup, pgdown, home and end move the selection; enter opens the
+// selected task's detail; x or c asks to cancel a queued or running task,
+// and y confirms (any other key keeps it); esc drops the question, or
+// blurs the panel. In the detail the moving keys scroll its text and esc
+// goes back to the list. A key the panel does not use is not handled, so
+// the caller can treat it as its own.
+func (f *Fleet) Key(msg tea.KeyPressMsg) (handled bool, act Action) {
+	if !f.focused {
+		return false, Action{}
+	}
+	k := msg.String()
+	if f.confirm != "" {
+		id := f.confirm
+		f.confirm = ""
+		if k == "y" || k == "Y" {
+			if t := f.index[id]; t != nil && t.state != stateDone {
+				return true, Action{CancelTask: id}
+			}
+		}
+		return true, Action{}
+	}
+	if f.detail {
+		return f.detailKey(k)
+	}
+	switch k {
+	case "up", "k":
+		f.move(-1)
+	case "down", "j":
+		f.move(1)
+	case "pgup":
+		f.move(-max(1, f.page))
+	case "pgdown":
+		f.move(max(1, f.page))
+	case "home":
+		f.move(-len(f.tasks))
+	case "end":
+		f.move(len(f.tasks))
+	case "enter":
+		if f.selected() != nil {
+			f.detail, f.back = true, 0
+		}
+	case "x", "c":
+		f.askCancel()
+	case "esc":
+		f.Blur()
+	default:
+		return false, Action{}
+	}
+	return true, Action{}
+}
+
+func (f *Fleet) detailKey(k string) (bool, Action) {
+	switch k {
+	case "up", "k":
+		f.back++
+	case "down", "j":
+		f.back = max(0, f.back-1)
+	case "pgup":
+		f.back += max(1, f.page)
+	case "pgdown":
+		f.back = max(0, f.back-max(1, f.page))
+	case "home":
+		f.back = maxRingLines * 64 // clamped to the text by View
+	case "end":
+		f.back = 0
+	case "x", "c":
+		f.askCancel()
+	case "esc", "enter":
+		f.detail, f.back = false, 0
+	default:
+		return false, Action{}
+	}
+	return true, Action{}
+}
+
+func (f *Fleet) askCancel() {
+	if t := f.selected(); t != nil && t.state != stateDone {
+		f.confirm = t.id
+	}
+}
+
+// Confirming returns the task whose cancellation waits for y.
+func (f *Fleet) Confirming() (string, bool) { return f.confirm, f.confirm != "" }
+
+// DetailOpen reports whether the detail view is shown.
+func (f *Fleet) DetailOpen() bool { return f.detail }
+
+func (f *Fleet) move(delta int) {
+	if len(f.tasks) == 0 {
+		return
+	}
+	f.sel = min(max(f.sel+delta, 0), len(f.tasks)-1)
+}
+
+func tokensOf(u provider.Usage) int {
+	if u.TotalTokens > 0 {
+		return u.TotalTokens
+	}
+	return u.PromptTokens + u.CompletionTokens
+}
+
+// metaOf is the Meta of the events the panels fold, nil for the rest
+// (Event hides its Meta behind an unexported method).
+func metaOf(ev actors.Event) *actors.Meta {
+	switch e := ev.(type) {
+	case *actors.TaskQueued:
+		return &e.Meta
+	case *actors.TaskStarted:
+		return &e.Meta
+	case *actors.TaskDone:
+		return &e.Meta
+	case *actors.ToolStarted:
+		return &e.Meta
+	case *actors.ToolFinished:
+		return &e.Meta
+	case *actors.UsageReported:
+		return &e.Meta
+	case *actors.TextDelta:
+		return &e.Meta
+	case *actors.GoalStarted:
+		return &e.Meta
+	case *actors.GoalProgressed:
+		return &e.Meta
+	case *actors.GoalEnded:
+		return &e.Meta
+	}
+	return nil
+}

@@ -1,0 +1,458 @@
+package panel
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"reasonix/actors"
+)
+
+// rowSum is what a fold test checks of one row.
+type rowSum struct {
+	ID, State, Tool string
+	Tokens          int
+	Cache           string
+}
+
+func summarize(f *Fleet) []rowSum {
+	var out []rowSum
+	for _, t := range f.tasks {
+		r := rowSum{ID: t.id, State: stateLabel(t), Tokens: t.tokens}
+		if n := len(t.open); n > 0 {
+			r.Tool = t.open[n-1].tool
+		}
+		if t.hasCache {
+			r.Cache = fmt.Sprintf("%.1f", t.cachePct)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func TestFleetFold(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		events []actors.Event
+		want   []rowSum
+		// counts: running, queued, ok, failed
+		counts [4]int
+	}{
+		{
+			name:   "queued then started then done ok",
+			events: []actors.Event{queued(1, "f1.1", "", "a", 0), started(2, "f1.1", 1), done(3, "f1.1", actors.TaskOK, 5, 4000, 1200, 87.5)},
+			want:   []rowSum{{ID: "f1.1", State: "ok", Tokens: 1200, Cache: "87.5"}},
+			counts: [4]int{0, 0, 1, 0},
+		},
+		{
+			name:   "order is first sight, not state",
+			events: []actors.Event{queued(1, "f1.1", "", "a", 0), queued(2, "f1.2", "", "b", 0), started(3, "f1.2", 1), done(4, "f1.2", actors.TaskFailed, 2, 0, 0, 0)},
+			want:   []rowSum{{ID: "f1.1", State: "queued"}, {ID: "f1.2", State: "failed"}},
+			counts: [4]int{0, 1, 0, 1},
+		},
+		{
+			name: "current tool is the latest unfinished",
+			events: []actors.Event{started(1, "f1.1", 0), toolStart(2, "f1.1", "c1", "read_file", "{}"), toolStart(3, "f1.1", "c2", "bash", "{}"),
+				toolEnd(4, "f1.1", "c2", "bash", false)},
+			want:   []rowSum{{ID: "f1.1", State: "running", Tool: "read_file"}},
+			counts: [4]int{1, 0, 0, 0},
+		},
+		{
+			name:   "a finish for a call never started changes nothing",
+			events: []actors.Event{started(1, "f1.1", 0), toolStart(2, "f1.1", "c1", "grep", "{}"), toolEnd(3, "f1.1", "zz", "bash", false)},
+			want:   []rowSum{{ID: "f1.1", State: "running", Tool: "grep"}},
+			counts: [4]int{1, 0, 0, 0},
+		},
+		{
+			name:   "usage sets tokens and cache share",
+			events: []actors.Event{started(1, "f1.1", 0), usage(2, "f1.1", 1000, 250, 1100), usage(3, "f1.1", 2000, 1500, 2300)},
+			want:   []rowSum{{ID: "f1.1", State: "running", Tokens: 2300, Cache: "75.0"}},
+			counts: [4]int{1, 0, 0, 0},
+		},
+		{
+			name:   "task_done's cache share wins over usage",
+			events: []actors.Event{started(1, "f1.1", 0), usage(2, "f1.1", 1000, 250, 1100), done(3, "f1.1", actors.TaskOK, 9, 0, 3000, 93.25)},
+			want:   []rowSum{{ID: "f1.1", State: "ok", Tokens: 3000, Cache: "93.2"}},
+			counts: [4]int{0, 0, 1, 0},
+		},
+		{
+			name:   "events of an unknown task make a running row",
+			events: []actors.Event{delta(1, "f2.7", "hello"), toolStart(2, "f2.8", "c1", "bash", "{}")},
+			want:   []rowSum{{ID: "f2.7", State: "running"}, {ID: "f2.8", State: "running", Tool: "bash"}},
+			counts: [4]int{2, 0, 0, 0},
+		},
+		{
+			name:   "task_done without start",
+			events: []actors.Event{done(1, "f1.3", actors.TaskCancelled, 0, 0, 0, 0)},
+			want:   []rowSum{{ID: "f1.3", State: "cancelled"}},
+			counts: [4]int{0, 0, 0, 1},
+		},
+		{
+			name: "duplicates by seq are skipped",
+			events: []actors.Event{queued(1, "f1.1", "", "a", 0), started(2, "f1.1", 1), toolStart(3, "f1.1", "c1", "bash", "{}"),
+				toolEnd(4, "f1.1", "c1", "bash", false), started(2, "f1.1", 1), toolStart(3, "f1.1", "c1", "bash", "{}"), queued(1, "f1.1", "", "a", 0)},
+			want:   []rowSum{{ID: "f1.1", State: "running"}},
+			counts: [4]int{1, 0, 0, 0},
+		},
+		{
+			name:   "a repeated task_done without seq counts once",
+			events: []actors.Event{started(0, "f1.1", 0), done(0, "f1.1", actors.TaskTimedOut, 3, 0, 0, 0), done(0, "f1.1", actors.TaskTimedOut, 3, 0, 0, 0)},
+			want:   []rowSum{{ID: "f1.1", State: "timed out"}},
+			counts: [4]int{0, 0, 0, 1},
+		},
+		{
+			name: "nothing revives a done task",
+			events: []actors.Event{started(1, "f1.1", 0), done(2, "f1.1", actors.TaskOverBudget, 3, 0, 0, 0), started(3, "f1.1", 4),
+				toolStart(4, "f1.1", "c9", "bash", "{}"), queued(5, "f1.1", "", "again", 5)},
+			want:   []rowSum{{ID: "f1.1", State: "over budget"}},
+			counts: [4]int{0, 0, 0, 1},
+		},
+		{
+			name:   "done clears open tool calls",
+			events: []actors.Event{started(1, "f1.1", 0), toolStart(2, "f1.1", "c1", "bash", "{}"), done(3, "f1.1", actors.TaskOK, 1, 0, 0, 0)},
+			want:   []rowSum{{ID: "f1.1", State: "ok"}},
+			counts: [4]int{0, 0, 1, 0},
+		},
+		{
+			name:   "main-session events are not tasks",
+			events: []actors.Event{&actors.TextDelta{Meta: mt(1, "", 0), Text: "x"}, &actors.ToolStarted{Meta: mt(2, "", 0), CallID: "c", Tool: "bash"}, &actors.Notice{Meta: mt(3, "f1.1", 0)}},
+			counts: [4]int{0, 0, 0, 0},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := NewFleet()
+			for _, ev := range tc.events {
+				f.Apply(ev)
+			}
+			if got := summarize(f); !slices.Equal(got, tc.want) {
+				t.Errorf("rows\ngot  %+v\nwant %+v", got, tc.want)
+			}
+			r, q, d, x := f.Counts()
+			if got := [4]int{r, q, d, x}; got != tc.counts {
+				t.Errorf("counts (running, queued, ok, failed) = %v, want %v", got, tc.counts)
+			}
+			if f.Len() != len(tc.want) {
+				t.Errorf("Len = %d, want %d", f.Len(), len(tc.want))
+			}
+		})
+	}
+}
+
+func TestFleetApplyChanged(t *testing.T) {
+	t.Parallel()
+	f := NewFleet()
+	steps := []struct {
+		ev   actors.Event
+		want bool
+	}{
+		{queued(1, "f1.1", "", "a", 0), true},
+		{queued(1, "f1.1", "", "a", 0), false}, // duplicate
+		{delta(2, "f1.1", "text"), false},      // rows show no text
+		{toolStart(3, "f1.1", "c1", "bash", "{}"), true},
+		{&actors.TurnStarted{Meta: mt(4, "", 0)}, false},
+	}
+	for i, s := range steps {
+		if got := f.Apply(s.ev); got != s.want {
+			t.Errorf("step %d (%s): changed = %v, want %v", i, s.ev.Kind(), got, s.want)
+		}
+	}
+	f.Focus()
+	f.Key(key("enter"))
+	if !f.Apply(delta(5, "f1.1", "more")) {
+		t.Error("text of the task whose detail is open did not report a change")
+	}
+}
+
+// key builds the key press whose String is s.
+func key(s string) tea.KeyPressMsg {
+	special := map[string]rune{"up": tea.KeyUp, "down": tea.KeyDown, "pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown,
+		"home": tea.KeyHome, "end": tea.KeyEnd, "enter": tea.KeyEnter, "esc": tea.KeyEscape}
+	if c, ok := special[s]; ok {
+		return tea.KeyPressMsg{Code: c}
+	}
+	r := []rune(s)[0]
+	return tea.KeyPressMsg{Code: r, Text: s}
+}
+
+func fleetOf(states ...string) *Fleet {
+	f := NewFleet()
+	f.SetClock(clockAt(100))
+	seq := int64(0)
+	next := func() int64 { seq++; return seq }
+	for i, st := range states {
+		id := fmt.Sprintf("f1.%d", i+1)
+		f.Apply(queued(next(), id, "", "prompt", 0))
+		switch st {
+		case "running":
+			f.Apply(started(next(), id, 1))
+		case "done":
+			f.Apply(started(next(), id, 1))
+			f.Apply(done(next(), id, actors.TaskOK, 2, 1000, 10, 0))
+		}
+	}
+	return f
+}
+
+func TestFleetKeys(t *testing.T) {
+	t.Parallel()
+	type step struct {
+		key     string
+		handled bool
+		cancel  string
+	}
+	cases := []struct {
+		name   string
+		states []string
+		steps  []step
+		// sel is the selection after the steps; confirm the question
+		// still open; detail whether it is shown.
+		sel     int
+		confirm string
+		detail  bool
+		focused bool
+	}{
+		{name: "cancel asks, y confirms", states: []string{"running"},
+			steps: []step{{"x", true, ""}, {"y", true, "f1.1"}}, focused: true},
+		{name: "c asks too, for a queued task", states: []string{"done", "queued"},
+			steps: []step{{"down", true, ""}, {"c", true, ""}, {"y", true, "f1.2"}}, sel: 1, focused: true},
+		{name: "any other key keeps the task", states: []string{"running"},
+			steps: []step{{"x", true, ""}, {"n", true, ""}, {"y", false, ""}}, focused: true},
+		{name: "cancel on a done task does nothing", states: []string{"done"},
+			steps: []step{{"x", true, ""}, {"y", false, ""}}, focused: true},
+		{name: "question open", states: []string{"running", "running"},
+			steps: []step{{"j", true, ""}, {"x", true, ""}}, sel: 1, confirm: "f1.2", focused: true},
+		{name: "selection clamps", states: []string{"queued", "queued", "queued"},
+			steps: []step{{"k", true, ""}, {"end", true, ""}, {"down", true, ""}, {"up", true, ""}}, sel: 1, focused: true},
+		{name: "home and pgdown", states: []string{"queued", "queued", "queued"},
+			steps: []step{{"pgdown", true, ""}, {"home", true, ""}}, sel: 0, focused: true},
+		{name: "enter opens the detail, esc closes it", states: []string{"running"},
+			steps: []step{{"enter", true, ""}}, detail: true, focused: true},
+		{name: "esc closes the detail, then blurs", states: []string{"running"},
+			steps: []step{{"enter", true, ""}, {"esc", true, ""}, {"esc", true, ""}, {"j", false, ""}}},
+		{name: "cancel from the detail", states: []string{"running"},
+			steps: []step{{"enter", true, ""}, {"x", true, ""}, {"y", true, "f1.1"}}, detail: true, focused: true},
+		{name: "unknown keys are left to the caller", states: []string{"running"},
+			steps: []step{{"q", false, ""}}, focused: true},
+		{name: "empty fleet", steps: []step{{"down", true, ""}, {"enter", true, ""}, {"x", true, ""}, {"y", false, ""}}, focused: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := fleetOf(tc.states...)
+			f.Focus()
+			for i, s := range tc.steps {
+				handled, act := f.Key(key(s.key))
+				if handled != s.handled || act.CancelTask != s.cancel {
+					t.Fatalf("step %d %q: got handled=%v cancel=%q, want handled=%v cancel=%q", i, s.key, handled, act.CancelTask, s.handled, s.cancel)
+				}
+			}
+			if f.sel != tc.sel {
+				t.Errorf("selection %d, want %d", f.sel, tc.sel)
+			}
+			if id, _ := f.Confirming(); id != tc.confirm {
+				t.Errorf("confirming %q, want %q", id, tc.confirm)
+			}
+			if f.DetailOpen() != tc.detail || f.Focused() != tc.focused {
+				t.Errorf("detail=%v focused=%v, want %v %v", f.DetailOpen(), f.Focused(), tc.detail, tc.focused)
+			}
+		})
+	}
+}
+
+func TestFleetCancelQuestionEndsWithTask(t *testing.T) {
+	t.Parallel()
+	f := fleetOf("running")
+	f.Focus()
+	f.Key(key("x"))
+	if _, ok := f.Confirming(); !ok {
+		t.Fatal("x did not ask")
+	}
+	if !strings.Contains(ansi.Strip(f.View(80, 6)), "Cancel task f1.1?") {
+		t.Errorf("the question is not shown:\n%s", ansi.Strip(f.View(80, 6)))
+	}
+	f.Apply(done(100, "f1.1", actors.TaskOK, 5, 0, 0, 0))
+	if handled, act := f.Key(key("y")); handled || act.CancelTask != "" {
+		t.Errorf("y after the task ended: handled=%v cancel=%q", handled, act.CancelTask)
+	}
+}
+
+func TestFleetUnfocusedIgnoresKeys(t *testing.T) {
+	t.Parallel()
+	f := fleetOf("running")
+	if handled, _ := f.Key(key("x")); handled {
+		t.Error("a blurred panel handled a key")
+	}
+}
+
+func TestFleetViewSize(t *testing.T) {
+	t.Parallel()
+	f := goldenFleet()
+	for _, w := range []int{1, 5, 20, 40, 63, 80, 120, 200} {
+		for _, h := range []int{0, 1, 2, 3, 4, 10, 40, 80} {
+			for _, focused := range []bool{false, true} {
+				if focused {
+					f.Focus()
+				} else {
+					f.Blur()
+				}
+				checkFrame(t, f.View(w, h), w, h)
+			}
+		}
+	}
+	f.Focus()
+	f.Key(key("enter"))
+	for _, w := range []int{1, 10, 33, 120} {
+		for _, h := range []int{1, 2, 3, 4, 12, 50} {
+			checkFrame(t, f.View(w, h), w, h)
+		}
+	}
+}
+
+func TestFleetWidePrompt(t *testing.T) {
+	t.Parallel()
+	f := NewFleet()
+	f.SetClock(clockAt(10))
+	f.Apply(queued(1, "f1.1", "探索", "修复登录页面在移动端的布局问题并补充测试用例，确保所有浏览器一致", 0))
+	out := f.View(90, 4)
+	checkFrame(t, out, 90, 4)
+	row := ansi.Strip(strings.Split(out, "\n")[2])
+	if !strings.HasSuffix(row, "…") {
+		t.Errorf("a wide prompt was not cut with an ellipsis: %q", row)
+	}
+	if w := ansi.StringWidth(row); w < 88 {
+		t.Errorf("the row is %d cells; a wide prompt should fill 90 less at most one cell", w)
+	}
+}
+
+func TestFleetScrollKeepsSelection(t *testing.T) {
+	t.Parallel()
+	states := make([]string, 30)
+	for i := range states {
+		states[i] = "queued"
+	}
+	f := fleetOf(states...)
+	f.Focus()
+	for range 25 {
+		f.Key(key("down"))
+		out := ansi.Strip(f.View(60, 8))
+		if !strings.Contains(out, fmt.Sprintf("> queued      f1.%d ", f.sel+1)) {
+			t.Fatalf("selection %d not visible:\n%s", f.sel, out)
+		}
+	}
+	f.Key(key("pgup"))
+	if f.sel != 25-f.page {
+		t.Errorf("pgup moved to %d, want %d (page %d)", f.sel, 25-f.page, f.page)
+	}
+}
+
+func TestFleetColours(t *testing.T) {
+	t.Parallel()
+	f := fleetOf("running", "done")
+	f.Apply(done(50, "f1.1", actors.TaskFailed, 3, 0, 0, 0))
+	out := f.View(100, 4)
+	lines := strings.Split(out, "\n")
+	if !strings.Contains(lines[2], "\x1b[7m") {
+		t.Errorf("the selected row is not reversed: %q", lines[2])
+	}
+	if !strings.Contains(lines[3], "\x1b[32m") {
+		t.Errorf("the ok state is not green: %q", lines[3])
+	}
+	f.Key(key("down")) // not focused: no move
+	f.Focus()
+	f.Key(key("down"))
+	lines = strings.Split(f.View(100, 5), "\n")
+	if !strings.Contains(lines[2], "\x1b[31m") {
+		t.Errorf("the failed state is not red once unselected: %q", lines[2])
+	}
+}
+
+func TestFleetDetail(t *testing.T) {
+	t.Parallel()
+	f := NewFleet()
+	f.SetClock(clockAt(30))
+	f.Apply(queued(1, "f1.1", "explore", "find the config loader", 0))
+	f.Apply(started(2, "f1.1", 2))
+	seq := int64(2)
+	for i := range 300 {
+		seq++
+		f.Apply(delta(seq, "f1.1", fmt.Sprintf("line %d\n", i)))
+	}
+	f.Focus()
+	f.Key(key("enter"))
+	out := ansi.Strip(f.View(40, 8))
+	lines := strings.Split(out, "\n")
+	if lines[len(lines)-2] != "line 299" {
+		t.Errorf("the newest line is not last:\n%s", out)
+	}
+	f.Key(key("home"))
+	out = ansi.Strip(f.View(40, 8))
+	if want := fmt.Sprintf("line %d", 300-maxRingLines); !strings.Contains(out, want+"\n") {
+		t.Errorf("home does not reach the oldest kept line %q:\n%s", want, out)
+	}
+	f.Key(key("end"))
+	if !strings.Contains(ansi.Strip(f.View(40, 8)), "line 299") {
+		t.Error("end does not come back to the newest line")
+	}
+}
+
+func TestRingBounds(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		write func(r *ring)
+		lines int
+		last  string
+	}{
+		{"lines over the count", func(r *ring) {
+			for i := range 1000 {
+				r.write(fmt.Sprintf("l%d\n", i))
+			}
+		}, maxRingLines, "l999"},
+		{"split deltas join", func(r *ring) { r.write("hel"); r.write("lo\nwor"); r.write("ld") }, 2, "world"},
+		{"bytes over the bound", func(r *ring) {
+			for range 100 {
+				r.write(strings.Repeat("x", 1000) + "\n")
+			}
+		}, maxRingBytes / 1000, strings.Repeat("x", 1000)},
+		{"a line that never ends is cut", func(r *ring) {
+			for range 100 {
+				r.write(strings.Repeat("é", 100))
+			}
+		}, 20000/maxLineBytes + 1, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var r ring
+			tc.write(&r)
+			got := r.tail(1 << 20)
+			if len(got) != tc.lines {
+				t.Errorf("%d lines kept, want %d", len(got), tc.lines)
+			}
+			if tc.last != "" && got[len(got)-1] != tc.last {
+				t.Errorf("last line %q, want %q", got[len(got)-1], tc.last)
+			}
+			total := 0
+			for _, l := range got {
+				if len(l) > maxLineBytes {
+					t.Errorf("a line of %d bytes", len(l))
+				}
+				if !utf8.ValidString(l) {
+					t.Errorf("a line cut inside a rune: %q", l)
+				}
+				total += len(l)
+			}
+			if total > maxRingBytes+maxLineBytes {
+				t.Errorf("%d bytes kept", total)
+			}
+		})
+	}
+}
