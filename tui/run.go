@@ -3,8 +3,11 @@ package tui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+
+	tea "charm.land/bubbletea/v2"
 
 	"reasonix/actors"
 	"reasonix/core/session"
@@ -47,9 +50,47 @@ type Options struct {
 
 // Run shows the chat until the user quits or ctx ends, and closes the
 // session it holds (saving its transcript) before returning.
+//
+// The chat runs inline rather than on the alternate screen: finished
+// messages are printed once into the terminal's own scrollback, so they
+// scroll, search and copy like any output, and the mouse is left to the
+// terminal for selecting text. Only the live region (the answer still
+// streaming, running tools, panels, composer, status) is redrawn.
 func Run(ctx context.Context, o Options) error {
 	if o.Open == nil {
 		return errors.New("tui: no session opener")
 	}
-	return errors.New("tui: not built yet")
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	sh := &shared{logger: o.Logger}
+	m := newModel(o, sh)
+	opts := []tea.ProgramOption{tea.WithContext(ctx)}
+	if o.Input != nil {
+		opts = append(opts, tea.WithInput(o.Input))
+	}
+	if o.Output != nil {
+		opts = append(opts, tea.WithOutput(o.Output))
+	}
+	final, err := tea.NewProgram(m, opts...).Run()
+	sh.quitting.Store(true)
+	if fm, ok := final.(*model); ok && fm != nil {
+		m = fm
+	}
+	if m.sub != nil {
+		m.sub.Close()
+	}
+	var closeErr error
+	if m.live != nil {
+		closeErr = m.live.Close(closeTimeout)
+	}
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		// Cancelled from outside (a signal): the session is saved, which
+		// is what ending means.
+		err = nil
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("tui: %w", err), closeErr)
+	}
+	return closeErr
 }

@@ -1,0 +1,229 @@
+package tui
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"reasonix/actors"
+)
+
+// chat is the conversation as the screen holds it: finished blocks go to
+// the scrollback (history remembers them), the answer and reasoning being
+// streamed and the tool calls still running stay in the live region.
+type chat struct {
+	history []string
+
+	// answer is the main session's answer since the last block boundary
+	// (a tool call, the turn's end); it is shown as plain text while it
+	// streams and rendered as Markdown once it is whole.
+	answer strings.Builder
+	// reasoning is the reasoning streamed before it.
+	reasoning     strings.Builder
+	showReasoning bool
+
+	tools []*toolCard
+}
+
+// toolCard is one tool call of the main session.
+type toolCard struct {
+	callID, tool, args string
+	started            time.Time
+	waiting            bool
+}
+
+// apply folds one event into the model.
+func (m *model) apply(ev actors.Event) tea.Cmd {
+	if l, ok := ev.(*actors.Lagged); ok {
+		return m.takeSnapshot(l.Dropped)
+	}
+	// The panels see every event: they pick their tasks' and goals' own.
+	m.fleet.Apply(ev)
+	m.goal.Apply(ev)
+	if meta := metaOf(ev); meta.Task != "" {
+		if a, ok := ev.(*actors.ApprovalRequested); ok {
+			m.approvals = append(m.approvals, a)
+		}
+		if r, ok := ev.(*actors.ApprovalResolved); ok {
+			m.resolved(r.RequestID)
+		}
+		return nil
+	}
+	c := &m.chat
+	switch e := ev.(type) {
+	case *actors.SessionStarted:
+		m.status.model = e.Model
+		m.notice("info", fmt.Sprintf("session %s · %s · %s", e.Session, e.Model, e.Cwd))
+	case *actors.TextDelta:
+		if e.Role == actors.RolePlanner {
+			return nil
+		}
+		if c.reasoning.Len() > 0 {
+			c.flushReasoning(m)
+		}
+		c.answer.WriteString(e.Text)
+	case *actors.ReasoningDelta:
+		if e.Role == actors.RolePlanner {
+			return nil
+		}
+		c.reasoning.WriteString(e.Text)
+	case *actors.ToolWaiting:
+		c.flushText(m)
+		if t := c.card(e.CallID); t != nil {
+			t.waiting = true
+		} else {
+			c.tools = append(c.tools, &toolCard{callID: e.CallID, tool: e.Tool, args: e.Args, started: e.Time, waiting: true})
+		}
+	case *actors.ToolStarted:
+		c.flushText(m)
+		if t := c.card(e.CallID); t != nil {
+			t.waiting, t.started = false, e.Time
+		} else {
+			c.tools = append(c.tools, &toolCard{callID: e.CallID, tool: e.Tool, args: e.Args, started: e.Time})
+		}
+	case *actors.ToolFinished:
+		args := ""
+		if t := c.card(e.CallID); t != nil {
+			args = t.args
+		}
+		c.tools = slices.DeleteFunc(c.tools, func(t *toolCard) bool { return t.callID == e.CallID })
+		m.commit(renderToolDone(e, args, m.width))
+	case *actors.UsageReported:
+		m.status.total = e.Total
+	case *actors.Notice:
+		m.notice(e.Level, e.Message)
+	case *actors.ErrorOccurred:
+		m.notice("error", e.Message)
+	case *actors.TurnStarted:
+		m.status.running = true
+		m.status.queued = max(m.status.queued-1, 0)
+	case *actors.PromptQueued:
+		m.status.queued = max(m.status.queued, e.Position)
+		m.notice("info", fmt.Sprintf("queued (#%d): %s", e.Position, oneLine(e.Prompt, 60)))
+	case *actors.PromptRejected:
+		m.notice("warn", "prompt not taken: "+e.Reason)
+	case *actors.TurnDone:
+		c.flushAll(m)
+		m.status.running = false
+		switch e.Status {
+		case actors.StatusOK:
+		case actors.StatusCancelled:
+			m.notice("warn", "turn cancelled")
+		default:
+			msg := "turn ended: " + e.Status
+			if e.Error != "" {
+				msg += ": " + e.Error
+			}
+			m.notice("error", msg)
+		}
+	case *actors.PostureChanged:
+		m.status.posture = e.Posture
+		m.notice("info", "posture: "+e.Posture)
+	case *actors.ApprovalRequested:
+		c.flushText(m)
+		m.approvals = append(m.approvals, e)
+	case *actors.ApprovalResolved:
+		m.resolved(e.RequestID)
+		if e.Decision == actors.ApproveDeny && e.Reason != "" {
+			m.notice("warn", "denied: "+e.Reason)
+		}
+	case *actors.CompactionStarted:
+		m.notice("info", fmt.Sprintf("compacting: folding %d older messages (%s tokens)", e.Messages, tokens(e.Tokens)))
+	case *actors.Compacted:
+		m.notice("info", fmt.Sprintf("compacted (%s, %s): %s → %s tokens of %s", e.Tier, e.Trigger,
+			tokens(e.TokensBefore), tokens(e.TokensAfter), tokens(e.Window)))
+	case *actors.PlanReady:
+		c.flushAll(m)
+		m.commit(renderPlan(fmt.Sprintf("Plan (round %d)", e.Round), e.Plan, m.width))
+	case *actors.PlanProposed:
+		c.flushAll(m)
+		m.commit(renderPlan("Proposed plan", e.Plan, m.width))
+	case *actors.PlanStep:
+		m.notice("info", fmt.Sprintf("step %s done %s", e.Step, e.Summary))
+	case *actors.GoalStarted:
+		m.notice("info", "goal: "+oneLine(e.Objective, 80))
+	case *actors.GoalEnded:
+		msg := "goal " + e.Status
+		if e.Reason != "" {
+			msg += ": " + e.Reason
+		}
+		m.notice("info", msg)
+	case *actors.MCPServerUpdated:
+		if e.State == actors.MCPFailed {
+			m.notice("warn", fmt.Sprintf("mcp %s failed: %s", e.Server, e.Error))
+		}
+		return m.queryMCP()
+	case *actors.ElicitationRequested:
+		// Forms are not drawn here yet: decline, so the server is not left
+		// waiting, and say so.
+		m.notice("warn", fmt.Sprintf("mcp %s asked for input (%s); the chat cannot show forms yet, declined", e.Server, oneLine(e.Message, 80)))
+		if m.live != nil {
+			_ = m.live.Session().Do(&actors.ElicitationCmd{ID: e.RequestID, Action: "decline"})
+		}
+	}
+	return nil
+}
+
+// resolved drops an approval from the queue once it is answered.
+func (m *model) resolved(id string) {
+	before := len(m.approvals)
+	m.approvals = slices.DeleteFunc(m.approvals, func(a *actors.ApprovalRequested) bool { return a.RequestID == id })
+	if len(m.approvals) != before {
+		m.approval = approvalChoice{}
+	}
+}
+
+func (c *chat) card(callID string) *toolCard {
+	for _, t := range c.tools {
+		if t.callID == callID {
+			return t
+		}
+	}
+	return nil
+}
+
+// flushReasoning commits the reasoning streamed so far.
+func (c *chat) flushReasoning(m *model) {
+	text := strings.TrimSpace(c.reasoning.String())
+	c.reasoning.Reset()
+	if text != "" {
+		m.commit(renderReasoning(text, c.showReasoning, m.width))
+	}
+}
+
+// flushText commits the answer streamed so far, rendered as Markdown now
+// that it is whole.
+func (c *chat) flushText(m *model) {
+	c.flushReasoning(m)
+	text := strings.TrimSpace(c.answer.String())
+	c.answer.Reset()
+	if text != "" {
+		m.commit(renderMarkdown(text, m.width))
+	}
+}
+
+// flushAll ends every block, at a turn's end: tool calls still open lost
+// their results.
+func (c *chat) flushAll(m *model) {
+	c.flushText(m)
+	c.tools = nil
+}
+
+// metaOf reads the Meta every event embeds; actors keeps its accessor
+// unexported, and reflection on the embedded field is the one way in.
+func metaOf(ev actors.Event) actors.Meta {
+	v := reflect.ValueOf(ev)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return actors.Meta{}
+	}
+	f := v.Elem().FieldByName("Meta")
+	if !f.IsValid() {
+		return actors.Meta{}
+	}
+	meta, _ := f.Interface().(actors.Meta)
+	return meta
+}

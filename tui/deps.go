@@ -1,0 +1,46 @@
+package tui
+
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"reasonix/actors"
+)
+
+// The panels are separate widgets (package tui/panel); the model holds
+// them behind these small interfaces so the chat does not depend on how
+// they draw.
+
+// fleetPanel shows the session's subagent tasks.
+type fleetPanel interface {
+	Apply(actors.Event) bool
+	View(width, height int) string
+	// Key handles a key while the panel is focused; cancel names a task
+	// the user asked to stop.
+	Key(tea.KeyPressMsg) (handled bool, cancel string)
+	Len() int
+	Focused() bool
+	Focus()
+	Blur()
+}
+
+// goalPanel shows the active goal.
+type goalPanel interface {
+	Apply(actors.Event) bool
+	Active() bool
+	View(width int) string
+}
+
+// menuItem is one autocomplete entry: Label is shown, Value inserted.
+type menuItem struct {
+	Label, Detail, Value string
+	Dir                  bool
+}
+
+// completionMenu is the autocomplete list above the composer.
+type completionMenu interface {
+	SetItems([]menuItem)
+	Move(delta int)
+	Selected() (menuItem, bool)
+	View(width, rows int) string
+	Len() int
+}

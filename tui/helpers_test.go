@@ -1,0 +1,179 @@
+package tui
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"reasonix/actors"
+	"reasonix/core/config"
+	_ "reasonix/core/provider/openai"
+	"reasonix/core/provider/providertest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden frames in testdata")
+
+// testConfig writes a user config pointing at url into a fresh home and
+// loads it for a fresh workspace.
+func testConfig(t testing.TB, url string) (cfg *config.Config, home, cwd string) {
+	t.Helper()
+	home, cwd = t.TempDir(), t.TempDir()
+	text := `default_model = "fake"
+
+[[providers]]
+name = "fake"
+kind = "openai"
+base_url = "` + url + `"
+models = ["fake-model", "other-model"]
+api_key_env = ""
+
+[sandbox]
+bash = "off"
+
+[environment]
+enabled = false
+`
+	if err := os.WriteFile(config.UserConfigPath(home), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.Options{Home: home, ProjectDir: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, home, cwd
+}
+
+// liveOpener opens real interactive sessions over the model fake, as the
+// chat command does from config.
+func liveOpener(t testing.TB, srv *providertest.Server) (Options, *[]*actors.Live) {
+	t.Helper()
+	cfg, home, cwd := testConfig(t, srv.URL())
+	var opened []*actors.Live
+	o := Options{
+		Cwd: cwd, Home: home,
+		Open: func(ctx context.Context, req OpenRequest) (*actors.Live, []string, error) {
+			b, err := actors.Build(cfg, actors.BuildOptions{Cwd: cwd, Model: req.Model, PermissionMode: req.PermissionMode, Interactive: true, MaxSteps: 8})
+			if err != nil {
+				return nil, nil, err
+			}
+			live, err := actors.StartLive(b, nil)
+			if err == nil {
+				opened = append(opened, live)
+			}
+			return live, nil, err
+		},
+	}
+	t.Cleanup(func() {
+		for _, l := range opened {
+			_ = l.Close(5 * time.Second)
+		}
+	})
+	return o, &opened
+}
+
+// testModel is a model at a fixed size and clock with no session: tests
+// feed it events as a session would.
+func testModel(t testing.TB, width, height int) *model {
+	t.Helper()
+	m := newModel(Options{Cwd: t.TempDir()}, &shared{})
+	m.now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	m.Update(tea.WindowSizeMsg{Width: width, Height: height})
+	m.opening = false
+	m.status.model = "fake/fake-model"
+	return m
+}
+
+// feed hands m events as its subscription would.
+func feed(m *model, evs ...actors.Event) {
+	m.Update(eventsMsg{gen: m.gen, events: evs})
+}
+
+// frame is what the terminal shows: the printed blocks, then the live
+// region, without colours.
+func frame(m *model) string {
+	var b strings.Builder
+	for _, h := range m.chat.history {
+		b.WriteString(h)
+		b.WriteByte('\n')
+	}
+	b.WriteString(m.View().Content)
+	lines := strings.Split(ansi.Strip(b.String()), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// golden compares got with testdata/<name>.golden, rewriting it under
+// -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("frame differs from %s (-update rewrites it)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
+func press(m *model, keys ...string) tea.Cmd {
+	var last tea.Cmd
+	for _, k := range keys {
+		_, last = m.Update(keyMsg(k))
+	}
+	return last
+}
+
+// keyMsg is the key press Bubble Tea decodes for the key named k.
+func keyMsg(k string) tea.KeyPressMsg {
+	switch k {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	case "ctrl+r":
+		return tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl}
+	case "ctrl+f":
+		return tea.KeyPressMsg{Code: 'f', Mod: tea.ModCtrl}
+	}
+	r := []rune(k)
+	return tea.KeyPressMsg{Code: r[0], Text: k}
+}
+
+// typeText types s into m key by key.
+func typeText(m *model, s string) {
+	for _, r := range s {
+		m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+func meta(seq int64) actors.Meta {
+	return actors.Meta{Seq: seq, Session: "s1", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+}

@@ -1,0 +1,196 @@
+package tui
+
+import (
+	"context"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"reasonix/actors"
+	"reasonix/core/ref"
+)
+
+// postures is the order shift+tab cycles through.
+var postures = []string{"ask", "auto", "yolo"}
+
+// key handles one key press: Ctrl-C first, then whatever overlay owns the
+// keyboard, then the chat's own keys, then the composer.
+func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
+	s := k.String()
+	if s == "ctrl+c" {
+		return m.interrupt()
+	}
+	m.quitArmed = false
+	if md := m.activeModal(); md != nil {
+		cmd, done := md.key(m, k)
+		if done && md == m.modal {
+			m.modal = nil
+		}
+		return cmd
+	}
+	if m.fleet.Focused() {
+		if s == "esc" || s == "ctrl+f" {
+			m.fleet.Blur()
+			return nil
+		}
+		if handled, cancel := m.fleet.Key(k); handled {
+			if cancel != "" && m.live != nil {
+				if err := m.live.Session().Do(&actors.CancelTaskCmd{ID: cancel}); err != nil {
+					m.notice("error", err.Error())
+				} else {
+					m.notice("info", "cancelling task "+cancel)
+				}
+			}
+			return nil
+		}
+	}
+	switch s {
+	case "shift+tab":
+		return m.setPosture(next(postures, m.status.posture))
+	case "ctrl+r":
+		m.chat.showReasoning = !m.chat.showReasoning
+		return nil
+	case "ctrl+f":
+		if m.fleet.Len() > 0 {
+			m.fleet.Focus()
+		}
+		return nil
+	}
+	if m.complete.open && m.menu.Len() > 0 {
+		switch s {
+		case "up", "ctrl+p":
+			m.menu.Move(-1)
+			return nil
+		case "down", "ctrl+n":
+			m.menu.Move(1)
+			return nil
+		case "tab", "enter":
+			if cmd, ok := m.accept(); ok {
+				return cmd
+			}
+		case "esc":
+			m.complete.dismiss(m.composer.Value())
+			return nil
+		}
+	}
+	if s == "enter" {
+		return m.submit()
+	}
+	before := m.composer.Value()
+	var cmd tea.Cmd
+	m.composer, cmd = m.composer.Update(k)
+	if m.composer.Value() != before {
+		cmd = tea.Batch(cmd, m.refreshCompletion())
+	}
+	return cmd
+}
+
+// interrupt is Ctrl-C: it cancels a running turn; on an idle prompt the
+// first one warns and the second quits.
+func (m *model) interrupt() tea.Cmd {
+	if m.status.running && m.live != nil {
+		if err := m.live.Session().Do(&actors.CancelCmd{}); err != nil {
+			m.notice("error", err.Error())
+		}
+		m.quitArmed = false
+		return nil
+	}
+	if m.modal != nil {
+		m.modal = nil
+		return nil
+	}
+	if m.composer.Value() != "" {
+		m.composer.Reset()
+		m.complete.close()
+		return nil
+	}
+	if m.quitArmed {
+		return m.quitNow()
+	}
+	m.quitArmed = true
+	return nil
+}
+
+func (m *model) quitNow() tea.Cmd {
+	m.quit = true
+	m.sh.quitting.Store(true)
+	m.chat.flushAll(m)
+	return tea.Quit
+}
+
+func (m *model) setPosture(p string) tea.Cmd {
+	if m.live == nil {
+		return nil
+	}
+	if err := m.live.Session().Do(&actors.SetPostureCmd{Posture: p}); err != nil {
+		m.notice("error", err.Error())
+	}
+	return nil
+}
+
+func next(list []string, cur string) string {
+	for i, s := range list {
+		if s == cur {
+			return list[(i+1)%len(list)]
+		}
+	}
+	return list[0]
+}
+
+// submit sends what the composer holds: a slash command is dispatched
+// here, anything else becomes a prompt once its @ references are read.
+func (m *model) submit() tea.Cmd {
+	input := strings.TrimSpace(m.composer.Value())
+	if input == "" {
+		return nil
+	}
+	m.composer.Reset()
+	m.complete.close()
+	m.layout()
+	if strings.HasPrefix(input, "/") {
+		return m.slash(input)
+	}
+	return m.prompt(input, input)
+}
+
+// prompt shows shown as the user's message and sends text as a turn once
+// its @ references are resolved, off the update loop.
+func (m *model) prompt(shown, text string) tea.Cmd {
+	if m.live == nil {
+		m.notice("warn", "no session is open")
+		return nil
+	}
+	m.commit(renderPrompt(shown, m.width))
+	gen, root := m.gen, m.opts.Cwd
+	if !strings.Contains(text, "@") {
+		// Do only hands the command to the session's mailbox.
+		m.send(text)
+		return nil
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), expandTimeout)
+		defer cancel()
+		res := ref.Expand(ctx, root, text, ref.Options{})
+		return promptReadyMsg{gen: gen, text: res.Text, notices: res.Notices}
+	}
+}
+
+// switchSession closes the current session (saving its transcript) and
+// opens the one req names.
+func (m *model) switchSession(req OpenRequest) tea.Cmd {
+	if req.PermissionMode == "" {
+		req.PermissionMode = m.status.posture
+	}
+	m.chat.flushAll(m)
+	return m.open(req, m.live)
+}
+
+// send starts (or queues) a turn of text.
+func (m *model) send(text string) {
+	if m.live == nil {
+		return
+	}
+	if err := m.live.Session().Do(&actors.PromptCmd{Text: text, Queue: true}); err != nil {
+		m.notice("error", err.Error())
+	}
+}

@@ -1,0 +1,461 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+
+	"reasonix/actors"
+	"reasonix/core/provider"
+)
+
+// Timeouts of the work the model hands to commands. None of it runs on
+// the update loop; these only bound how long a command may hold a
+// goroutine.
+const (
+	openTimeout   = 2 * time.Minute
+	closeTimeout  = 10 * time.Second
+	queryTimeout  = 3 * time.Second
+	expandTimeout = 30 * time.Second
+
+	// eventQueue bounds the model's subscription: a frontend that falls
+	// this far behind rebuilds from a snapshot instead of holding memory.
+	eventQueue = 4096
+	// eventBatch is the most events one message carries, so a burst of
+	// deltas costs one update and one frame rather than one per token.
+	eventBatch = 256
+)
+
+// Messages the model's commands answer with. gen names the session they
+// belong to: an answer for a session that has since been replaced is
+// dropped.
+type (
+	openedMsg struct {
+		gen      int
+		live     *actors.Live
+		warnings []string
+		err      error
+	}
+	eventsMsg struct {
+		gen    int
+		events []actors.Event
+		err    error
+	}
+	snapshotMsg struct {
+		gen  int
+		snap actors.Snapshot
+		lost int64
+	}
+	mcpMsg struct {
+		gen int
+		st  *actors.MCPStatus
+		err error
+	}
+	// promptReadyMsg is a prompt whose @ references are resolved.
+	promptReadyMsg struct {
+		gen     int
+		text    string
+		notices []string
+	}
+	printedMsg struct{}
+)
+
+// shared is what the model's commands and Run see alike: whether the
+// program is ending, so a session that finishes opening after the user
+// quit is closed at once instead of leaking.
+type shared struct {
+	quitting atomic.Bool
+	// late collects such sessions' close errors for the log.
+	logger *slog.Logger
+}
+
+// model is the chat: one Bubble Tea model fed by a live session's events.
+type model struct {
+	opts   Options
+	sh     *shared
+	logger *slog.Logger
+	// now is the clock of elapsed times shown while a tool runs; tests fix
+	// it so frames are reproducible.
+	now func() time.Time
+
+	live *actors.Live
+	gen  int
+	sub  *actors.Subscription
+	req  OpenRequest
+	// opening says a session is being (re)opened.
+	opening bool
+
+	width, height int
+
+	chat   chat
+	status status
+
+	composer textarea.Model
+	menu     completionMenu
+	complete completion
+	fleet    fleetPanel
+	goal     goalPanel
+
+	approvals []*actors.ApprovalRequested
+	approval  approvalChoice
+	modal     modal
+
+	commands commandSet
+
+	// quitArmed is set by a Ctrl-C on an idle prompt; the next one quits.
+	quitArmed bool
+	quit      bool
+
+	// outbox holds finished blocks not yet printed into the scrollback;
+	// printing is set while one print is on its way, so blocks reach the
+	// terminal in order.
+	outbox   []string
+	printing bool
+
+	// cmdCount counts the commands Update returned, for the idle test.
+	cmdCount int
+}
+
+// status is what the status line shows.
+type status struct {
+	model   string
+	posture string
+	effort  string
+	total   provider.Usage
+	running bool
+	queued  int
+}
+
+func newModel(o Options, sh *shared) *model {
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	m := &model{
+		opts:     o,
+		sh:       sh,
+		logger:   logger,
+		now:      time.Now,
+		req:      o.Initial,
+		width:    80,
+		height:   24,
+		composer: newComposer(),
+		menu:     newMenu(),
+		fleet:    newFleet(),
+		goal:     newGoal(),
+	}
+	m.chat.showReasoning = false
+	m.status.posture = o.Initial.PermissionMode
+	if m.status.posture == "" {
+		m.status.posture = "ask"
+	}
+	m.layout()
+	return m
+}
+
+func newComposer() textarea.Model {
+	ta := textarea.New()
+	ta.Prompt = "› "
+	ta.Placeholder = "Ask anything · / for commands · @ for files"
+	ta.ShowLineNumbers = false
+	ta.DynamicHeight = true
+	ta.MinHeight = 1
+	ta.MaxHeight = 6
+	ta.CharLimit = 0
+	// The terminal draws the cursor: a virtual one blinks on a timer,
+	// which would redraw an idle screen twice a second.
+	ta.SetVirtualCursor(false)
+	st := ta.Styles()
+	st.Cursor.Blink = false
+	st.Focused.CursorLine = st.Focused.Text
+	ta.SetStyles(st)
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "alt+enter", "ctrl+j"))
+	ta.Focus()
+	return ta
+}
+
+// Init opens the first session.
+func (m *model) Init() tea.Cmd {
+	return m.open(m.req, nil)
+}
+
+// Update applies one message. It never blocks: anything that waits runs in
+// a command whose answer comes back as a message.
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	cmd = tea.Batch(cmd, m.flush())
+	if cmd != nil {
+		m.cmdCount++
+	}
+	return m, cmd
+}
+
+func (m *model) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
+		m.layout()
+		return nil
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	case tea.PasteMsg:
+		if m.activeModal() != nil {
+			return nil
+		}
+		var cmd tea.Cmd
+		m.composer, cmd = m.composer.Update(msg)
+		m.layout()
+		return tea.Batch(cmd, m.refreshCompletion())
+	case openedMsg:
+		return m.opened(msg)
+	case eventsMsg:
+		if msg.gen != m.gen {
+			return nil
+		}
+		if msg.err != nil {
+			// The subscription ended: the session closed under us.
+			m.logger.Debug("event stream ended", "err", msg.err)
+			return nil
+		}
+		var cmds []tea.Cmd
+		for _, ev := range msg.events {
+			cmds = append(cmds, m.apply(ev))
+		}
+		cmds = append(cmds, m.readEvents())
+		return tea.Batch(cmds...)
+	case snapshotMsg:
+		if msg.gen != m.gen {
+			return nil
+		}
+		m.rebuild(msg.snap, msg.lost)
+		return nil
+	case mcpMsg:
+		if msg.gen != m.gen {
+			return nil
+		}
+		if msg.err != nil {
+			m.logger.Debug("mcp status", "err", msg.err)
+			return nil
+		}
+		m.commands.setMCP(msg.st)
+		return m.refreshCompletion()
+	case commandsMsg:
+		return m.commandsLoaded(msg)
+	case promptReadyMsg:
+		if msg.gen != m.gen || m.live == nil {
+			return nil
+		}
+		for _, n := range msg.notices {
+			m.notice("note", n)
+		}
+		m.send(msg.text)
+		return nil
+	case completionMsg:
+		m.completed(msg)
+		return nil
+	case sessionsMsg:
+		return m.sessionsListed(msg)
+	case printedMsg:
+		m.printing = false
+		return nil
+	}
+	return nil
+}
+
+// flush prints the finished blocks into the terminal's scrollback, one
+// print at a time so they keep their order.
+func (m *model) flush() tea.Cmd {
+	if m.printing || len(m.outbox) == 0 {
+		return nil
+	}
+	text := strings.Join(m.outbox, "\n")
+	m.outbox = nil
+	m.printing = true
+	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
+}
+
+// commit moves a finished block into the scrollback.
+func (m *model) commit(block string) {
+	block = strings.TrimRight(block, "\n")
+	m.chat.history = append(m.chat.history, block)
+	if len(m.chat.history) > maxHistory {
+		m.chat.history = m.chat.history[len(m.chat.history)-maxHistory:]
+	}
+	m.outbox = append(m.outbox, block)
+}
+
+// maxHistory is how many printed blocks the model remembers (for a frame
+// capture); the terminal's scrollback holds the rest.
+const maxHistory = 500
+
+// notice prints a one-line message of the given level.
+func (m *model) notice(level, msg string) {
+	m.commit(renderNotice(level, msg, m.width))
+}
+
+// open closes the current session, if any, and opens the one req names.
+func (m *model) open(req OpenRequest, old *actors.Live) tea.Cmd {
+	m.gen++
+	gen := m.gen
+	if m.sub != nil {
+		m.sub.Close()
+		m.sub = nil
+	}
+	m.live = nil
+	m.opening = true
+	m.req = req
+	m.approvals = nil
+	m.modal = nil
+	m.status.running, m.status.queued = false, 0
+	m.fleet = newFleet()
+	m.goal = newGoal()
+	open, sh, logger := m.opts.Open, m.sh, m.logger
+	return func() tea.Msg {
+		if old != nil {
+			if err := old.Close(closeTimeout); err != nil {
+				logger.Warn("close session", "err", err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+		defer cancel()
+		live, warnings, err := open(ctx, req)
+		if live != nil && sh.quitting.Load() {
+			if cerr := live.Close(closeTimeout); cerr != nil {
+				logger.Warn("close session", "err", cerr)
+			}
+			return nil
+		}
+		return openedMsg{gen: gen, live: live, warnings: warnings, err: err}
+	}
+}
+
+func (m *model) opened(msg openedMsg) tea.Cmd {
+	if msg.gen != m.gen {
+		if msg.live != nil {
+			live, logger := msg.live, m.logger
+			return func() tea.Msg {
+				if err := live.Close(closeTimeout); err != nil {
+					logger.Warn("close session", "err", err)
+				}
+				return nil
+			}
+		}
+		return nil
+	}
+	m.opening = false
+	for _, w := range msg.warnings {
+		m.notice("warn", w)
+	}
+	if msg.err != nil {
+		m.notice("error", "open session: "+msg.err.Error())
+		return nil
+	}
+	m.live = msg.live
+	b := m.live.Built()
+	m.status.model = b.Model.Provider.Name + "/" + b.Model.Model
+	m.status.effort = b.Effort
+	m.status.total = provider.Usage{}
+	for _, w := range b.Warnings {
+		m.notice("warn", w)
+	}
+	// The bus is the session's own and fresh: replaying it from the start
+	// shows everything the session has said, session_started included.
+	m.sub = m.live.Bus().SubscribeFrom(0, eventQueue)
+	return tea.Batch(m.readEvents(), m.queryMCP(), m.loadCommands())
+}
+
+// readEvents waits for the next events of the current session: one, then
+// whatever else is already queued, up to eventBatch.
+func (m *model) readEvents() tea.Cmd {
+	sub, gen := m.sub, m.gen
+	if sub == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		ev, err := sub.Next(context.Background())
+		if err != nil {
+			return eventsMsg{gen: gen, err: err}
+		}
+		batch := []actors.Event{ev}
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		for len(batch) < eventBatch {
+			ev, err := sub.Next(done)
+			if err != nil {
+				break
+			}
+			batch = append(batch, ev)
+			if _, ok := ev.(*actors.Lagged); ok {
+				break
+			}
+		}
+		return eventsMsg{gen: gen, events: batch}
+	}
+}
+
+// queryMCP asks the session for its MCP servers' prompts and resources,
+// for /help and autocomplete.
+func (m *model) queryMCP() tea.Cmd {
+	live, gen := m.live, m.gen
+	if live == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		st, err := live.Session().MCPStatus(queryTimeout)
+		return mcpMsg{gen: gen, st: st, err: err}
+	}
+}
+
+// takeSnapshot rebuilds the model's view of the session after it lost
+// events.
+func (m *model) takeSnapshot(lost int64) tea.Cmd {
+	live, gen := m.live, m.gen
+	if live == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		return snapshotMsg{gen: gen, snap: live.Snapshot(), lost: lost}
+	}
+}
+
+// rebuild replaces what the lost events would have changed with what the
+// snapshot says.
+func (m *model) rebuild(s actors.Snapshot, lost int64) {
+	m.status.running = s.Running
+	m.status.queued = len(s.Queued)
+	if s.Posture != "" {
+		m.status.posture = s.Posture
+	}
+	m.approvals = nil
+	for _, a := range s.Approvals {
+		m.approvals = append(m.approvals, &actors.ApprovalRequested{
+			Meta: actors.Meta{Seq: a.Seq, Session: s.Session, Task: a.Task}, RequestID: a.RequestID,
+			CallID: a.CallID, Tool: a.Tool, Args: a.Args, Reason: a.Reason, Suggestions: a.Suggestions})
+	}
+	m.approval = approvalChoice{}
+	m.fleet = newFleet()
+	for _, t := range s.Tasks {
+		meta := actors.Meta{Session: s.Session, Task: t.ID}
+		m.fleet.Apply(&actors.TaskQueued{Meta: meta, Fleet: t.Fleet, Prompt: t.Prompt, Profile: t.Profile, Writer: t.Writer})
+		if t.State != "queued" {
+			m.fleet.Apply(&actors.TaskStarted{Meta: meta, Fleet: t.Fleet, Model: t.Model})
+		}
+		if t.State == "done" {
+			m.fleet.Apply(&actors.TaskDone{Meta: meta, Fleet: t.Fleet, Status: t.Status, Error: t.Error})
+		}
+	}
+	m.chat.flushAll(m)
+	m.notice("warn", fmt.Sprintf("the screen fell %d events behind; rebuilt from the session's state", lost))
+}
+
+// layout sizes the composer to the terminal.
+func (m *model) layout() {
+	m.composer.SetWidth(max(m.width-1, 10))
+}

@@ -1,0 +1,176 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"charm.land/glamour/v2"
+	"charm.land/glamour/v2/styles"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"reasonix/actors"
+	"reasonix/core/text"
+)
+
+// Styles of the chat. Colours are the terminal's 16 so they follow its
+// theme.
+var (
+	dimStyle     = lipgloss.NewStyle().Foreground(lipgloss.BrightBlack)
+	reasonStyle  = lipgloss.NewStyle().Foreground(lipgloss.BrightBlack).Italic(true)
+	toolStyle    = lipgloss.NewStyle().Foreground(lipgloss.Cyan).Bold(true)
+	errStyle     = lipgloss.NewStyle().Foreground(lipgloss.Red)
+	warnStyle    = lipgloss.NewStyle().Foreground(lipgloss.Yellow)
+	okStyle      = lipgloss.NewStyle().Foreground(lipgloss.Green)
+	userStyle    = lipgloss.NewStyle().Foreground(lipgloss.Blue).Bold(true)
+	statusStyle  = lipgloss.NewStyle().Foreground(lipgloss.BrightBlack)
+	modalBorder  = lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(lipgloss.Yellow).Padding(0, 1)
+	selectStyle  = lipgloss.NewStyle().Reverse(true)
+	headingStyle = lipgloss.NewStyle().Bold(true)
+)
+
+// markdown renderers by wrap width: building one parses a style sheet, so
+// they are kept.
+var (
+	mdMu        sync.Mutex
+	mdRenderers = map[int]*glamour.TermRenderer{}
+)
+
+// renderMarkdown renders a finished answer. A fixed dark style is used
+// rather than asking the terminal for its background, which would write
+// a query behind Bubble Tea's back.
+func renderMarkdown(src string, width int) string {
+	w := max(width-2, 20)
+	mdMu.Lock()
+	defer mdMu.Unlock()
+	r, ok := mdRenderers[w]
+	if !ok {
+		var err error
+		r, err = glamour.NewTermRenderer(glamour.WithStandardStyle(styles.DarkStyle), glamour.WithWordWrap(w))
+		if err != nil {
+			return wrap(src, width)
+		}
+		mdRenderers[w] = r
+	}
+	out, err := r.Render(src)
+	if err != nil {
+		return wrap(src, width)
+	}
+	return strings.Trim(out, "\n")
+}
+
+// wrap breaks plain text to width, wide characters counted as two.
+func wrap(s string, width int) string {
+	return ansi.Wrap(s, max(width, 10), "")
+}
+
+// renderPrompt is the user's message as the scrollback shows it.
+func renderPrompt(s string, width int) string {
+	return userStyle.Render("›") + " " + wrap(s, width-2)
+}
+
+// renderReasoning is a finished stretch of reasoning: dimmed in full, or
+// one line saying it was there when reasoning is hidden.
+func renderReasoning(s string, show bool, width int) string {
+	if !show {
+		return reasonStyle.Render(fmt.Sprintf("✻ thought (%d words; ctrl+r shows reasoning)", len(strings.Fields(s))))
+	}
+	return reasonStyle.Render("✻ " + wrap(s, width-2))
+}
+
+// renderPlan is a plan a planner wrote or a plan-mode session proposes.
+func renderPlan(title, plan string, width int) string {
+	return headingStyle.Render("▣ "+title) + "\n" + renderMarkdown(plan, width)
+}
+
+// renderNotice is one line of news: info dimmed, warnings and errors in
+// their colours.
+func renderNotice(level, msg string, width int) string {
+	switch level {
+	case "error":
+		return errStyle.Render(wrap("✗ "+msg, width))
+	case "warn", "warning":
+		return warnStyle.Render(wrap("! "+msg, width))
+	}
+	return dimStyle.Render(wrap("· "+msg, width))
+}
+
+// renderToolRunning is the live card of a call not yet finished.
+func renderToolRunning(t *toolCard, now time.Time, width int) string {
+	state := "running"
+	if t.waiting {
+		state = "waiting for approval"
+	} else if !t.started.IsZero() && now.After(t.started) {
+		state = "running " + duration(now.Sub(t.started))
+	}
+	return cardLine("◌", t.tool, toolSubject(t.tool, t.args), dimStyle.Render(state), width)
+}
+
+// renderToolDone is the card of a finished call.
+func renderToolDone(e *actors.ToolFinished, args string, width int) string {
+	mark := okStyle.Render("●")
+	if e.IsError {
+		mark = errStyle.Render("●")
+	}
+	line := cardLine(mark, e.Tool, toolSubject(e.Tool, args), dimStyle.Render(duration(time.Duration(e.DurationMS)*time.Millisecond)), width)
+	if e.IsError {
+		line += "\n  " + errStyle.Render(ansi.Truncate(oneLine(e.Output, 400), max(width-4, 10), "…"))
+	}
+	return line
+}
+
+// cardLine is "● tool  subject  detail", the subject cut to fit.
+func cardLine(mark, tool, subject, detail string, width int) string {
+	head := mark + " " + toolStyle.Render(tool)
+	room := width - lipgloss.Width(head) - lipgloss.Width(detail) - 4
+	if subject != "" && room > 4 {
+		head += "  " + ansi.Truncate(subject, room, "…")
+	}
+	return head + "  " + detail
+}
+
+// toolSubject is what a call is about, from its arguments: the command,
+// path, pattern or URL when it has one, else its arguments on one line.
+func toolSubject(tool, args string) string {
+	var fields map[string]any
+	if json.Unmarshal([]byte(args), &fields) == nil {
+		for _, k := range []string{"command", "path", "file_path", "pattern", "query", "url", "description", "prompt"} {
+			if v, ok := fields[k].(string); ok && v != "" {
+				return oneLine(v, 200)
+			}
+		}
+	}
+	return oneLine(args, 200)
+}
+
+// duration shows a tool's time in the precision a person reads.
+func duration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+// tokens shows a token count compactly: 950, 12.3k, 1.2M.
+func tokens(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+}
+
+// oneLine flattens s to one line of at most n runes.
+func oneLine(s string, n int) string { return text.OneLine(s, n) }
+
+// truncateWidth cuts s to w terminal columns, wide characters counted as
+// two.
+func truncateWidth(s string, w int) string { return ansi.Truncate(s, max(w, 1), "…") }

@@ -1,0 +1,265 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"reasonix/actors"
+)
+
+// builtin is a slash command the chat handles itself; none reaches the
+// model.
+type builtin struct {
+	name, args, description string
+}
+
+// builtins are listed by /help and offered by autocomplete, in this order.
+var builtins = []builtin{
+	{"help", "", "list commands"},
+	{"new", "", "start a new session (this one is saved)"},
+	{"clear", "", "discard the context and start fresh (asks first)"},
+	{"compact", "", "fold older messages into a digest now"},
+	{"effort", "", "show the reasoning effort"},
+	{"model", "[name]", "list models, or continue this session on another"},
+	{"mcp", "", "show MCP servers"},
+	{"resume", "[id]", "resume a saved session"},
+	{"goal", "[--research|--simple] <objective> | clear", "start or clear a long goal"},
+	{"posture", "[ask|auto|yolo]", "show or set the approval posture"},
+	{"quit", "", "save and leave"},
+}
+
+// customCommand is a user or project command: a Markdown template sent as
+// the next prompt.
+type customCommand struct {
+	name, description, argHint, source string
+	render                             func(args string) string
+}
+
+// commandSet is every slash command beyond the built-ins.
+type commandSet struct {
+	custom  []customCommand
+	prompts []actors.MCPPromptRef
+	// resources are the MCP resources for @ completion.
+	resources []actors.MCPResourceRef
+	// reported remembers the load problems already shown.
+	reported map[string]bool
+}
+
+func (c *commandSet) setMCP(st *actors.MCPStatus) {
+	c.prompts = st.MCPPrompts()
+	c.resources = st.Resources()
+}
+
+func (c *commandSet) find(name string) (customCommand, bool) {
+	for _, cc := range c.custom {
+		if cc.name == name {
+			return cc, true
+		}
+	}
+	return customCommand{}, false
+}
+
+// commandsMsg answers loadCommands.
+type commandsMsg struct {
+	gen      int
+	custom   []customCommand
+	problems []string
+}
+
+// loadCustom reads the custom commands of home and cwd; it is set where
+// the command package is wired in (commands.go).
+var loadCustom = func(home, cwd string) ([]customCommand, []string) { return nil, nil }
+
+func (m *model) loadCommands() tea.Cmd {
+	home, cwd, gen := m.opts.Home, m.opts.Cwd, m.gen
+	return func() tea.Msg {
+		custom, problems := loadCustom(home, cwd)
+		return commandsMsg{gen: gen, custom: custom, problems: problems}
+	}
+}
+
+func (m *model) commandsLoaded(msg commandsMsg) tea.Cmd {
+	m.commands.custom = msg.custom
+	if m.commands.reported == nil {
+		m.commands.reported = map[string]bool{}
+	}
+	for _, p := range msg.problems {
+		if !m.commands.reported[p] {
+			m.commands.reported[p] = true
+			m.notice("warn", "command skipped: "+p)
+		}
+	}
+	return nil
+}
+
+// slash dispatches one slash command: built-ins, then custom commands,
+// then MCP prompts, which the session expands itself.
+func (m *model) slash(input string) tea.Cmd {
+	name, args, _ := strings.Cut(strings.TrimPrefix(input, "/"), " ")
+	args = strings.TrimSpace(args)
+	switch name {
+	case "help", "?":
+		m.commit(m.helpText())
+		return nil
+	case "new":
+		m.commit(renderPrompt(input, m.width))
+		return m.switchSession(OpenRequest{Model: m.req.Model})
+	case "clear":
+		m.modal = &confirmModal{
+			question: "Discard this conversation's context and start a new session? The transcript stays on disk.",
+			yes: func(m *model) tea.Cmd {
+				m.notice("info", "context cleared")
+				return m.switchSession(OpenRequest{Model: m.req.Model})
+			},
+		}
+		return nil
+	case "compact":
+		if m.live != nil {
+			m.commit(renderPrompt(input, m.width))
+			if err := m.live.Session().Do(&actors.CompactCmd{}); err != nil {
+				m.notice("error", err.Error())
+			}
+		}
+		return nil
+	case "effort":
+		effort := m.status.effort
+		if effort == "" {
+			effort = "the model's default"
+		}
+		m.notice("info", "reasoning effort: "+effort+". It is fixed when a session starts; this chat cannot change it "+
+			"while the session runs (subagents take agent.subagent_effort and subagent_efforts from the config).")
+		return nil
+	case "model":
+		if args == "" {
+			m.commit(m.modelsText())
+			return nil
+		}
+		req := OpenRequest{Model: args}
+		if m.live != nil {
+			// The conversation goes on with the other model.
+			req.Resume = m.live.ID()
+		}
+		m.notice("info", "switching to "+args)
+		return m.switchSession(req)
+	case "mcp":
+		m.modal = m.mcpModal()
+		return nil
+	case "resume":
+		if args != "" {
+			return m.switchSession(OpenRequest{Resume: args})
+		}
+		if m.opts.Sessions == nil {
+			m.notice("warn", "no saved sessions to resume")
+			return nil
+		}
+		list := m.opts.Sessions
+		return func() tea.Msg {
+			l, err := list()
+			return sessionsMsg{list: l, err: err}
+		}
+	case "goal":
+		return m.goalCommand(input, args)
+	case "posture":
+		if args == "" {
+			m.notice("info", "posture: "+m.status.posture+" (ask, auto or yolo; shift+tab cycles)")
+			return nil
+		}
+		if !slices.Contains(postures, args) {
+			m.notice("error", fmt.Sprintf("unknown posture %q: want ask, auto or yolo", args))
+			return nil
+		}
+		return m.setPosture(args)
+	case "quit", "exit":
+		return m.quitNow()
+	}
+	if cc, ok := m.commands.find(name); ok {
+		return m.prompt(input, cc.render(args))
+	}
+	if strings.HasPrefix(name, "mcp__") {
+		// The session renders MCP prompts itself (and says so if the
+		// server or prompt is unknown).
+		return m.prompt(input, input)
+	}
+	m.notice("error", fmt.Sprintf("unknown command /%s (see /help)", name))
+	return nil
+}
+
+func (m *model) goalCommand(input, args string) tea.Cmd {
+	if m.live == nil {
+		return nil
+	}
+	if args == "" {
+		m.notice("info", "usage: /goal [--research|--simple] <objective>, or /goal clear")
+		return nil
+	}
+	m.commit(renderPrompt(input, m.width))
+	var cmd actors.Command
+	if args == "clear" {
+		cmd = &actors.GoalClearCmd{}
+	} else {
+		g := &actors.GoalCmd{Objective: args}
+		for _, s := range []string{"research", "simple"} {
+			if rest, ok := strings.CutPrefix(args, "--"+s+" "); ok {
+				g.Strategy, g.Objective = s, strings.TrimSpace(rest)
+			}
+		}
+		cmd = g
+	}
+	if err := m.live.Session().Do(cmd); err != nil {
+		m.notice("error", err.Error())
+	}
+	return nil
+}
+
+func (m *model) helpText() string {
+	var b strings.Builder
+	b.WriteString(headingStyle.Render("Commands") + "\n")
+	for _, c := range builtins {
+		fmt.Fprintf(&b, "  /%-10s %s\n", strings.TrimSpace(c.name+" "+c.args), dimStyle.Render(c.description))
+	}
+	if len(m.commands.custom) > 0 {
+		b.WriteString(headingStyle.Render("Custom commands") + "\n")
+		for _, c := range m.commands.custom {
+			fmt.Fprintf(&b, "  /%s %s %s\n", c.name, c.argHint, dimStyle.Render(c.description+" ("+c.source+")"))
+		}
+	}
+	if len(m.commands.prompts) > 0 {
+		b.WriteString(headingStyle.Render("MCP prompts") + "\n")
+		for _, p := range m.commands.prompts {
+			fmt.Fprintf(&b, "  /%s %s\n", p.Command(), dimStyle.Render(p.Prompt.Description))
+		}
+	}
+	b.WriteString(headingStyle.Render("Keys") + "\n")
+	for _, k := range keyHelp {
+		fmt.Fprintf(&b, "  %-12s %s\n", k[0], dimStyle.Render(k[1]))
+	}
+	return b.String()
+}
+
+// keyHelp is the key table /help prints.
+var keyHelp = [][2]string{
+	{"enter", "send (or take the highlighted completion)"},
+	{"shift+enter", "new line (also alt+enter, ctrl+j)"},
+	{"ctrl+c", "cancel the running turn; twice on an idle prompt quits"},
+	{"shift+tab", "cycle the posture ask → auto → yolo"},
+	{"ctrl+r", "show or hide reasoning"},
+	{"ctrl+f", "focus the fleet panel (esc leaves it)"},
+	{"tab, ↑/↓", "move in and take from the autocomplete menu"},
+	{"y s a n", "approval: once, session, always, deny"},
+}
+
+func (m *model) modelsText() string {
+	var b strings.Builder
+	b.WriteString(headingStyle.Render("Models") + "  " + dimStyle.Render("current: "+m.status.model) + "\n")
+	if len(m.opts.Models) == 0 {
+		b.WriteString(dimStyle.Render("  no model list configured; /model <provider/model> still works") + "\n")
+	}
+	for _, ref := range m.opts.Models {
+		fmt.Fprintf(&b, "  %s\n", ref)
+	}
+	b.WriteString(dimStyle.Render("/model <name> continues this conversation on that model"))
+	return b.String()
+}
