@@ -1,0 +1,809 @@
+// The Reasonix browser page: a frontend of `reasonix serve` (the HTTP API
+// in SERVE-API). It observes a session through its snapshot and event
+// stream and answers with commands; all state lives in the fold (fold.js),
+// and this module only draws it and sends what the user does.
+
+import { renderMarkdown } from './markdown.js';
+import { newState, fold, historyCutoff, toolSubject, cut } from './fold.js';
+
+const $ = (id) => document.getElementById(id);
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'text') el.textContent = v;
+    else if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children) if (c !== null && c !== undefined) el.append(c);
+  return el;
+}
+
+class HTTPError extends Error {
+  constructor(status, message, retryAfter) {
+    super(message);
+    this.status = status;
+    this.retryAfter = retryAfter;
+  }
+}
+
+// api makes one request with a deadline; a 401 sends the page back to the
+// login form.
+async function api(method, path, body) {
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), 20000);
+  const opt = { method, headers: { Accept: 'application/json' }, credentials: 'same-origin', signal: ctl.signal };
+  if (body !== undefined) {
+    opt.headers['Content-Type'] = 'application/json';
+    opt.body = JSON.stringify(body);
+  }
+  try {
+    const r = await fetch(path, opt);
+    const text = await r.text();
+    let data = {};
+    try {
+      data = text ? JSON.parse(text) : {};
+    } catch {
+      data = { error: text };
+    }
+    if (!r.ok) {
+      if (r.status === 401 && !path.startsWith('/api/login')) showLogin();
+      throw new HTTPError(r.status, data.error || r.status + ' ' + r.statusText, r.headers.get('Retry-After'));
+    }
+    return data;
+  } catch (e) {
+    if (e.name === 'AbortError') throw new HTTPError(0, 'the server did not answer in time');
+    throw e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const page = {
+  auth: { mode: 'none', authenticated: true },
+  sessions: [],
+  id: '', // the open session
+  st: newState(),
+  es: null,
+  gen: 0, // bumps on every open, so late answers for an old session are dropped
+  history: [], // /messages of the open session
+  liveFrom: undefined,
+  fullHistory: false, // after a lag: every message is history
+  shownCutoff: -1,
+  els: new Map(), // item id -> element
+  rows: new Map(), // task id -> <tr>
+  drawQueued: false,
+  retry: 0,
+};
+
+// ---- login ----------------------------------------------------------------
+
+function showLogin() {
+  closeStream();
+  $('boot').hidden = true;
+  $('app').hidden = true;
+  $('login').hidden = false;
+  const pw = page.auth.mode === 'password';
+  $('login-label').textContent = pw ? 'Password' : 'Access token';
+  $('login-input').value = '';
+  $('login-input').focus();
+}
+
+$('login-form').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const err = $('login-error');
+  err.hidden = true;
+  const value = $('login-input').value;
+  const body = page.auth.mode === 'password' ? { password: value } : { token: value };
+  try {
+    await api('POST', '/api/login', body);
+    await boot();
+  } catch (x) {
+    err.textContent = x.status === 429 ? 'Too many attempts; try again in ' + (x.retryAfter || 'a few') + ' seconds.' : x.status === 401 ? 'That ' + (page.auth.mode === 'password' ? 'password' : 'token') + ' was not accepted.' : x.message;
+    err.hidden = false;
+  }
+});
+
+$('logout').addEventListener('click', async () => {
+  try {
+    await api('POST', '/api/logout');
+  } catch {
+    // Signed out either way once the cookie is gone or refused.
+  }
+  page.auth.authenticated = false;
+  showLogin();
+});
+
+// ---- sessions ---------------------------------------------------------------
+
+async function loadSessions() {
+  try {
+    const data = await api('GET', '/api/sessions');
+    page.sessions = data.sessions || [];
+  } catch (e) {
+    if (e.status === 401) return;
+    page.sessions = [];
+  }
+  drawSessions();
+  if (page.id) drawStatus();
+}
+
+function drawSessions() {
+  const ul = $('session-list');
+  ul.replaceChildren();
+  if (!page.sessions.length) ul.append(h('li', { class: 'meta', text: 'No sessions yet.' }));
+  for (const s of page.sessions) {
+    const title = s.title || s.id;
+    const li = h('li', { 'data-testid': 'session-item', 'data-id': s.id, 'data-live': s.live ? 'true' : 'false', class: s.id === page.id ? 'current' : '', tabindex: '0', role: 'button', 'aria-label': (s.live ? 'Open ' : 'Resume ') + title },
+      h('span', { class: 's-title' }, h('span', { class: 'dot' + (s.running ? ' running' : s.live ? ' live' : '') }), cut(title, 60)),
+      h('span', { class: 's-meta', text: (s.live ? 'live' : 'saved') + (s.updated ? ' · ' + when(s.updated) : '') }));
+    if (s.live) li.append(h('button', { type: 'button', 'data-testid': 'close-session', 'aria-label': 'Close ' + title, text: 'Close', onclick: (e) => { e.stopPropagation(); closeSession(s.id); } }));
+    else li.append(h('button', { type: 'button', 'data-testid': 'resume-session', 'aria-label': 'Resume ' + title, text: 'Resume', onclick: (e) => { e.stopPropagation(); resume(s.id); } }));
+    const go = () => (s.live ? open(s.id) : resume(s.id));
+    li.addEventListener('click', go);
+    li.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' || e.key === ' ') {
+        e.preventDefault();
+        go();
+      }
+    });
+    ul.append(li);
+  }
+}
+
+function when(t) {
+  const d = new Date(t);
+  if (isNaN(d)) return '';
+  const today = new Date().toDateString() === d.toDateString();
+  return today ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : d.toLocaleDateString();
+}
+
+$('new-session').addEventListener('click', async () => {
+  try {
+    const data = await api('POST', '/api/sessions', {});
+    await loadSessions();
+    open(data.id);
+  } catch (e) {
+    flash('Could not start a session: ' + e.message);
+  }
+});
+
+async function resume(id) {
+  try {
+    const data = await api('POST', '/api/sessions', { resume: id });
+    await loadSessions();
+    open(data.id || id);
+  } catch (e) {
+    flash('Could not resume ' + id + ': ' + e.message);
+  }
+}
+
+async function closeSession(id) {
+  try {
+    await api('DELETE', '/api/sessions/' + encodeURIComponent(id));
+  } catch (e) {
+    flash('Could not close ' + id + ': ' + e.message);
+  }
+  if (id === page.id) {
+    closeStream();
+    page.st.closed = true;
+    page.st.changed.add('status');
+    draw();
+  }
+  loadSessions();
+}
+
+// flash shows a message from the page itself (not from the session).
+function flash(text) {
+  const el = h('div', { class: 'error', 'data-testid': 'page-error', role: 'alert', text });
+  $('items').append(el);
+  scrollDown(true);
+}
+
+// ---- opening a session -----------------------------------------------------------
+
+function closeStream() {
+  if (page.es) page.es.close();
+  page.es = null;
+}
+
+function resetView() {
+  page.st = newState();
+  page.els.clear();
+  page.rows.clear();
+  page.history = [];
+  page.liveFrom = undefined;
+  page.shownCutoff = -1;
+  $('items').replaceChildren();
+  $('history').replaceChildren();
+  $('fleet-rows').replaceChildren();
+  $('approvals').replaceChildren();
+  $('elicitations').replaceChildren();
+}
+
+// open shows session id: its info and snapshot, the transcript for what no
+// event replays, then the event stream from the start of the bus's history.
+async function open(id, { afterLag = false } = {}) {
+  const gen = ++page.gen;
+  closeStream();
+  resetView();
+  page.id = id;
+  page.fullHistory = afterLag;
+  if (location.hash !== '#s=' + encodeURIComponent(id)) history.replaceState(null, '', '#s=' + encodeURIComponent(id));
+  $('empty').hidden = true;
+  drawSessions();
+  try {
+    const info = await api('GET', '/api/sessions/' + encodeURIComponent(id));
+    if (gen !== page.gen) return;
+    page.st.info = { model: info.model || '', cwd: info.cwd || '', effort: info.effort || '' };
+    if (info.posture) page.st.posture = info.posture;
+    if (info.snapshot) fold(page.st, { ...info.snapshot, type: 'snapshot' });
+  } catch (e) {
+    if (gen !== page.gen) return;
+    if (e.status === 404) {
+      page.id = '';
+      $('empty').hidden = false;
+      flash('Session ' + id + ' is not open here.');
+      return;
+    }
+    flash('Could not load the session: ' + e.message);
+  }
+  try {
+    const m = await api('GET', '/api/sessions/' + encodeURIComponent(id) + '/messages');
+    if (gen !== page.gen) return;
+    page.history = m.messages || [];
+    page.liveFrom = typeof m.live_from === 'number' ? m.live_from : undefined;
+  } catch (e) {
+    if (gen !== page.gen) return;
+    page.history = [];
+  }
+  connect(gen, afterLag ? null : 0);
+  page.st.changed.add('status');
+  draw();
+}
+
+// connect opens the event stream. since null asks only for what follows the
+// snapshot; a reconnect by EventSource itself sends Last-Event-ID instead.
+function connect(gen, since) {
+  const url = '/api/sessions/' + encodeURIComponent(page.id) + '/events' + (since === null ? '' : '?since=' + since);
+  const es = new EventSource(url);
+  page.es = es;
+  es.onopen = () => {
+    page.retry = 0;
+  };
+  es.onmessage = (m) => {
+    if (gen !== page.gen) return;
+    let ev;
+    try {
+      ev = JSON.parse(m.data);
+    } catch {
+      return;
+    }
+    if (ev.type === 'lagged') {
+      // The bus no longer reaches back far enough: rebuild from the
+      // snapshot and the transcript, then follow what comes after.
+      open(page.id, { afterLag: true });
+      return;
+    }
+    fold(page.st, ev);
+    if (ev.type === 'session_closed') {
+      closeStream();
+      loadSessions();
+    } else if (ev.type === 'turn_done' && !ev.task) {
+      loadSessions();
+    }
+    draw();
+  };
+  es.onerror = () => {
+    if (gen !== page.gen || es.readyState !== EventSource.CLOSED) return;
+    // The server refused the stream (401, 404, 5xx) or the browser gave
+    // up: find out why before trying again from the last event folded.
+    page.es = null;
+    recover(gen);
+  };
+}
+
+async function recover(gen) {
+  try {
+    const a = await api('GET', '/api/auth');
+    if (!a.authenticated && a.mode !== 'none') {
+      page.auth = a;
+      showLogin();
+      return;
+    }
+    await api('GET', '/api/sessions/' + encodeURIComponent(page.id));
+  } catch (e) {
+    if (gen !== page.gen) return;
+    if (e.status === 404) {
+      page.st.closed = true;
+      page.st.changed.add('status');
+      draw();
+      loadSessions();
+      return;
+    }
+  }
+  if (gen !== page.gen || page.st.closed) return;
+  page.retry = Math.min(page.retry + 1, 6);
+  setTimeout(() => {
+    if (gen === page.gen && !page.es && !page.st.closed) connect(gen, page.st.seq);
+  }, 500 * 2 ** page.retry);
+}
+
+// ---- commands -----------------------------------------------------------------
+
+async function command(cmd) {
+  if (!page.id) throw new Error('no session is open');
+  return api('POST', '/api/sessions/' + encodeURIComponent(page.id) + '/commands', cmd);
+}
+
+async function send(cmd, what) {
+  try {
+    await command(cmd);
+    return true;
+  } catch (e) {
+    flash((what || cmd.type) + ' failed: ' + e.message);
+    return false;
+  }
+}
+
+$('composer').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const ta = $('prompt');
+  const text = ta.value;
+  if (!text.trim()) return;
+  ta.disabled = true;
+  if (await send({ type: 'prompt', text }, 'Sending')) ta.value = '';
+  ta.disabled = !page.id || page.st.closed;
+  ta.focus();
+});
+
+$('prompt').addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    $('composer').requestSubmit();
+  }
+});
+
+$('cancel-turn').addEventListener('click', () => send({ type: 'cancel' }, 'Cancel'));
+$('compact').addEventListener('click', () => send({ type: 'compact' }, 'Compact'));
+$('posture').addEventListener('change', (e) => send({ type: 'set_posture', posture: e.target.value }, 'Posture change'));
+$('goal-form').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const objective = $('goal-input').value;
+  if (!objective.trim()) return;
+  if (await send({ type: 'goal', objective }, 'Starting the goal')) $('goal-input').value = '';
+});
+$('goal-clear').addEventListener('click', () => send({ type: 'goal_clear' }, 'Clearing the goal'));
+
+// ---- drawing ----------------------------------------------------------------------
+
+function draw() {
+  if (page.drawQueued) return;
+  page.drawQueued = true;
+  requestAnimationFrame(() => {
+    page.drawQueued = false;
+    drawNow();
+  });
+}
+
+function nearBottom() {
+  const log = $('log');
+  return log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+}
+
+function scrollDown(force) {
+  const log = $('log');
+  if (force || page.stick) log.scrollTop = log.scrollHeight;
+}
+
+function drawNow() {
+  const st = page.st;
+  page.stick = nearBottom();
+  const changed = st.changed;
+  st.changed = new Set();
+  const byID = new Map();
+  for (const it of st.items.slice(-changed.size - 1)) byID.set(it.id, it);
+  for (const key of changed) {
+    if (key[0] !== 'i') continue;
+    const item = byID.get(key) || st.items.find((x) => x.id === key);
+    if (item) drawItem(item);
+  }
+  if (changed.has('status')) drawStatus();
+  if (changed.has('approvals')) drawApprovals();
+  if (changed.has('elicitations')) drawElicitations();
+  if (changed.has('tasks')) drawFleet();
+  if (changed.has('goal')) drawGoal();
+  if (changed.has('mcp')) drawMCP();
+  const cutoff = page.fullHistory ? page.history.length : historyCutoff(page.history, page.liveFrom, st.replayedTurns);
+  if (cutoff !== page.shownCutoff) drawHistory(cutoff);
+  scrollDown(false);
+}
+
+function drawHistory(cutoff) {
+  page.shownCutoff = cutoff;
+  const box = $('history');
+  box.replaceChildren();
+  for (const m of page.history.slice(0, cutoff)) {
+    if (m.role === 'user') box.append(h('div', { class: 'msg user', 'data-testid': 'history-user', text: m.text || '' }));
+    else if (m.role === 'assistant') {
+      if (!m.text) continue;
+      const md = h('div', { class: 'md', 'data-testid': 'answer' });
+      md.innerHTML = renderMarkdown(m.text);
+      box.append(h('article', { class: 'msg assistant', 'data-testid': 'history-assistant' }, md));
+    } else if (m.role === 'tool') {
+      box.append(h('div', { class: 'tool', 'data-state': 'done', 'data-testid': 'history-tool' },
+        h('div', { class: 't-head' }, h('span', { class: 't-name', text: m.tool || 'tool' }), h('span', { class: 't-subject' }), h('span', { class: 't-state', text: 'done' })),
+        m.text ? h('details', {}, h('summary', { text: 'output' }), h('pre', { text: cut(m.text, 4096) })) : null));
+    }
+  }
+}
+
+function drawItem(item) {
+  let el = page.els.get(item.id);
+  const fresh = !el;
+  switch (item.kind) {
+    case 'user':
+      if (fresh) el = h('div', { class: 'msg user', 'data-testid': 'user-message' });
+      el.textContent = item.text;
+      break;
+    case 'assistant': {
+      if (fresh) {
+        el = h('article', { class: 'msg assistant', 'data-testid': 'assistant-message' },
+          item.role ? h('div', { class: 'who', text: item.role }) : null,
+          h('details', { class: 'reasoning', 'data-testid': 'reasoning', hidden: true }, h('summary', { text: 'Reasoning' }), h('div')),
+          h('div', { class: 'md', 'data-testid': 'answer' }));
+      }
+      const r = el.querySelector('details.reasoning');
+      r.hidden = !item.reasoning;
+      r.lastChild.textContent = item.reasoning;
+      // Model text: renderMarkdown escapes every character of it first.
+      el.querySelector('.md').innerHTML = renderMarkdown(item.text);
+      break;
+    }
+    case 'tool':
+      el = drawTool(el, item);
+      break;
+    case 'plan': {
+      if (fresh) el = h('article', { class: 'msg plan', 'data-testid': 'plan' }, h('div', { class: 'who', text: item.title }), h('div', { class: 'md' }));
+      el.querySelector('.md').innerHTML = renderMarkdown(item.text);
+      break;
+    }
+    case 'error':
+      if (fresh) el = h('div', { class: 'error', 'data-testid': 'error', role: 'alert' });
+      el.textContent = item.text;
+      break;
+    default:
+      if (fresh) el = h('div', { class: 'notice ' + (item.level || ''), 'data-testid': 'notice' });
+      el.textContent = item.text;
+  }
+  if (fresh) {
+    page.els.set(item.id, el);
+    $('items').append(el);
+  }
+}
+
+function toolStateText(t) {
+  switch (t.state) {
+    case 'waiting':
+      return 'waiting for approval';
+    case 'running':
+      return t.progress ? 'running · ' + t.progress : 'running';
+    case 'blocked':
+      return t.decision === 'deny' ? 'denied · blocked' : 'blocked';
+    case 'error':
+      return 'error';
+  }
+  return t.decision && t.decision !== 'deny' ? 'done · approved ' + t.decision : 'done';
+}
+
+function drawTool(el, t) {
+  if (!el) {
+    el = h('div', { class: 'tool', 'data-testid': 'tool-card', 'data-call': t.call, 'data-tool': t.tool },
+      h('div', { class: 't-head' }, h('span', { class: 't-name' }), h('span', { class: 't-subject' }), h('span', { class: 't-state', 'data-testid': 'tool-state' }), h('span', { class: 'meta t-dur', 'data-testid': 'tool-duration' })),
+      h('details', { hidden: true }, h('summary', { text: 'output' }), h('pre', { 'data-testid': 'tool-output' })));
+  }
+  el.dataset.state = t.state;
+  el.querySelector('.t-name').textContent = t.tool;
+  const subject = t.subject || toolSubject(t.tool, t.args);
+  el.querySelector('.t-subject').textContent = subject;
+  el.querySelector('.t-subject').title = subject;
+  el.querySelector('.t-state').textContent = toolStateText(t);
+  el.querySelector('.t-dur').textContent = t.durationMS !== null && t.durationMS !== undefined ? duration(t.durationMS) : '';
+  const d = el.querySelector('details');
+  d.hidden = !t.output;
+  d.lastChild.textContent = t.output;
+  // An error is worth seeing without a click.
+  if (t.state === 'error' || t.state === 'blocked') d.open = true;
+  return el;
+}
+
+function duration(ms) {
+  if (ms < 1000) return ms + ' ms';
+  const s = ms / 1000;
+  if (s < 60) return s.toFixed(s < 10 ? 1 : 0) + ' s';
+  const m = Math.floor(s / 60);
+  return m + 'm' + String(Math.floor(s % 60)).padStart(2, '0') + 's';
+}
+
+function tokens(n) {
+  if (!n) return '0';
+  return n < 10000 ? String(n) : (n / 1000).toFixed(n < 100000 ? 1 : 0) + 'k';
+}
+
+function drawStatus() {
+  const st = page.st;
+  const live = !!page.id && !st.closed;
+  const s = page.sessions.find((x) => x.id === page.id);
+  $('session-title').textContent = page.id ? cut((s && s.title) || page.id, 80) : 'No session';
+  const meta = [st.info.model, st.info.cwd].filter(Boolean).join(' · ');
+  $('session-meta').textContent = meta;
+  let status = !page.id ? '' : st.closed ? 'closed' : st.running ? 'working…' : 'idle';
+  if (st.usage) {
+    const u = st.usage;
+    status += ' · ' + tokens(u.total_tokens) + ' tokens';
+    if (u.prompt_tokens) status += ' · ' + ((100 * (u.cache_hit_tokens || 0)) / u.prompt_tokens).toFixed(0) + '% cache';
+  }
+  $('status').textContent = status;
+  $('status').dataset.state = st.closed ? 'closed' : st.running ? 'running' : 'idle';
+  $('prompt').disabled = !live;
+  $('send').disabled = !live;
+  $('cancel-turn').disabled = !live || !st.running;
+  $('compact').disabled = !live;
+  $('posture').disabled = !live;
+  if (st.posture) $('posture').value = st.posture;
+  $('goal-input').disabled = !live;
+  $('goal-form').querySelector('button[type=submit]').disabled = !live;
+  $('goal-clear').disabled = !live || !st.goal;
+  const q = $('queued');
+  q.hidden = !st.queued.length;
+  q.textContent = st.queued.length ? 'Queued: ' + st.queued.map((p) => '“' + cut(p, 60) + '”').join(', ') : '';
+}
+
+function drawApprovals() {
+  const box = $('approvals');
+  const open = new Set();
+  for (const a of page.st.approvals.values()) {
+    open.add(a.request_id);
+    if (box.querySelector('[data-request-id="' + CSS.escape(a.request_id) + '"]')) continue;
+    box.append(approvalCard(a));
+  }
+  for (const card of [...box.children]) if (!open.has(card.dataset.requestId)) card.remove();
+}
+
+function prettyArgs(args) {
+  try {
+    return JSON.stringify(JSON.parse(args), null, 2);
+  } catch {
+    return args || '';
+  }
+}
+
+function approvalCard(a) {
+  const title = 'Allow ' + a.tool + (a.task ? ' (task ' + a.task + ')' : '') + '?';
+  const hid = 'ap-' + a.request_id.replace(/[^\w-]/g, '_');
+  const err = h('p', { class: 'err', role: 'alert', hidden: true });
+  const suggestions = a.suggestions || [];
+  const rule = suggestions.length > 1 ? h('select', { 'data-testid': 'approval-rule', 'aria-label': 'Rule to remember' }, ...suggestions.map((s) => h('option', { value: s, text: s }))) : null;
+  const buttons = h('div', { class: 'buttons' });
+  const card = h('section', { class: 'approval', role: 'alertdialog', 'aria-labelledby': hid, 'data-testid': 'approval', 'data-request-id': a.request_id, 'data-tool': a.tool },
+    h('h3', { id: hid, text: title }),
+    a.reason ? h('p', { class: 'meta', 'data-testid': 'approval-reason', text: a.reason }) : null,
+    h('pre', { 'data-testid': 'approval-args', text: prettyArgs(a.args) }),
+    rule ? h('label', { class: 'meta' }, 'Remember as ', rule) : suggestions.length === 1 ? h('p', { class: 'meta', text: 'Rule: ' + suggestions[0] }) : null,
+    buttons, err);
+  const decisions = a.once_only ? ['once', 'deny'] : ['once', 'session', 'always', 'deny'];
+  const label = { once: 'Allow once', session: 'Allow for this session', always: 'Always allow', deny: 'Deny' };
+  for (const d of decisions) {
+    buttons.append(h('button', { type: 'button', class: d === 'deny' ? 'deny' : d === 'once' ? 'primary' : '', 'data-testid': 'approve-' + d, text: label[d], onclick: async () => {
+      for (const b of buttons.children) b.disabled = true;
+      err.hidden = true;
+      const cmd = { type: 'approve', id: a.request_id, decision: d };
+      if (rule && (d === 'session' || d === 'always')) cmd.rule = rule.value;
+      try {
+        await command(cmd);
+        card.dataset.answered = d;
+      } catch (e) {
+        err.textContent = 'Could not answer: ' + e.message;
+        err.hidden = false;
+        for (const b of buttons.children) b.disabled = false;
+      }
+    } }));
+  }
+  return card;
+}
+
+function drawElicitations() {
+  const box = $('elicitations');
+  const open = new Set();
+  for (const e of page.st.elicitations.values()) {
+    open.add(e.request_id);
+    if (box.querySelector('[data-request-id="' + CSS.escape(e.request_id) + '"]')) continue;
+    box.append(elicitationCard(e));
+  }
+  for (const card of [...box.children]) if (!open.has(card.dataset.requestId)) card.remove();
+}
+
+function elicitationCard(e) {
+  const hid = 'el-' + e.request_id.replace(/[^\w-]/g, '_');
+  const fields = [];
+  let schema = e.schema;
+  if (typeof schema === 'string') {
+    try {
+      schema = JSON.parse(schema);
+    } catch {
+      schema = null;
+    }
+  }
+  const form = h('form', {});
+  const props = (schema && schema.properties) || {};
+  for (const [name, p] of Object.entries(props)) {
+    const type = p.type === 'boolean' ? 'checkbox' : p.type === 'number' || p.type === 'integer' ? 'number' : 'text';
+    const input = h('input', { type, name, 'aria-label': p.title || name, required: (schema.required || []).includes(name) && type !== 'checkbox' });
+    if (p.default !== undefined) type === 'checkbox' ? (input.checked = !!p.default) : (input.value = p.default);
+    fields.push([name, p, input]);
+    form.append(h('label', { class: 'meta' }, (p.title || name) + (p.description ? ' — ' + p.description : '') + ' ', input));
+  }
+  const card = h('section', { class: 'approval', role: 'alertdialog', 'aria-labelledby': hid, 'data-testid': 'elicitation', 'data-request-id': e.request_id },
+    h('h3', { id: hid, text: e.server + ' asks' }),
+    h('p', { text: e.message || '' }));
+  if (e.mode === 'url' && e.url) {
+    const a = document.createElement('a');
+    a.textContent = e.url;
+    if (/^https?:/i.test(e.url)) {
+      a.href = e.url;
+      a.rel = 'noopener noreferrer';
+      a.target = '_blank';
+    }
+    card.append(h('p', {}, a));
+  } else if (fields.length) card.append(form);
+  const answer = async (action) => {
+    const cmd = { type: 'elicitation', id: e.request_id, action };
+    if (action === 'accept' && fields.length) {
+      if (!form.reportValidity()) return;
+      cmd.content = {};
+      for (const [name, p, input] of fields) {
+        if (input.type === 'checkbox') cmd.content[name] = input.checked;
+        else if (input.value !== '') cmd.content[name] = input.type === 'number' ? Number(input.value) : input.value;
+      }
+    }
+    if (await send(cmd, 'Answering ' + e.server)) {
+      page.st.elicitations.delete(e.request_id);
+      card.remove();
+    }
+  };
+  card.append(h('div', { class: 'buttons' },
+    h('button', { type: 'button', class: 'primary', 'data-testid': 'elicit-accept', text: 'Accept', onclick: () => answer('accept') }),
+    h('button', { type: 'button', 'data-testid': 'elicit-decline', text: 'Decline', onclick: () => answer('decline') }),
+    h('button', { type: 'button', 'data-testid': 'elicit-cancel', text: 'Cancel', onclick: () => answer('cancel') })));
+  return card;
+}
+
+function taskElapsed(row, now) {
+  if (row.state === 'done') return row.durationMS !== null ? duration(row.durationMS) : '';
+  if (row.state === 'running' && row.started) return duration(Math.max(0, now - row.started));
+  return '';
+}
+
+function drawFleet() {
+  const body = $('fleet-rows');
+  const now = Date.now();
+  let running = 0, queued = 0, done = 0;
+  for (const row of page.st.tasks.values()) {
+    let tr = page.rows.get(row.id);
+    if (!tr) {
+      tr = h('tr', { 'data-testid': 'fleet-row', 'data-task': row.id },
+        h('td', { class: 'f-id' }), h('td', { class: 'f-state', 'data-field': 'state' }), h('td', { 'data-field': 'profile' }), h('td', { class: 'f-tool', 'data-field': 'tool' }),
+        h('td', { 'data-field': 'tokens' }), h('td', { 'data-field': 'cache' }), h('td', { 'data-field': 'elapsed' }), h('td', {}));
+      page.rows.set(row.id, tr);
+      body.append(tr);
+    }
+    if (row.state === 'running') running++;
+    else if (row.state === 'done') done++;
+    else queued++;
+    tr.dataset.state = row.state;
+    tr.dataset.status = row.status || '';
+    const c = tr.children;
+    c[0].textContent = row.id;
+    c[0].title = row.prompt;
+    c[1].textContent = row.state === 'done' ? row.status || 'done' : row.state;
+    c[1].title = row.error || '';
+    c[2].textContent = (row.profile || '—') + (row.writer ? ' ✎' : '');
+    c[3].textContent = row.tool || '';
+    c[4].textContent = tokens(row.tokens);
+    c[5].textContent = row.cachePct === null || row.cachePct === undefined ? '' : row.cachePct.toFixed(0) + '%';
+    c[6].textContent = taskElapsed(row, now);
+    const cancellable = row.state !== 'done' && !page.st.closed;
+    let btn = c[7].firstChild;
+    if (cancellable && !btn) {
+      btn = h('button', { type: 'button', 'data-testid': 'cancel-task', 'aria-label': 'Cancel task ' + row.id, text: '✕', onclick: async () => {
+        btn.disabled = true;
+        if (!(await send({ type: 'cancel_task', id: row.id }, 'Cancelling ' + row.id))) btn.disabled = false;
+      } });
+      c[7].append(btn);
+    } else if (!cancellable && btn) btn.remove();
+  }
+  const n = page.st.tasks.size;
+  $('fleet-count').textContent = n ? n + ' tasks · ' + done + ' done · ' + running + ' running · ' + queued + ' queued' : '';
+}
+
+// Running tasks' clocks tick without events.
+setInterval(() => {
+  const now = Date.now();
+  for (const row of page.st.tasks.values()) {
+    if (row.state !== 'running') continue;
+    const tr = page.rows.get(row.id);
+    if (tr) tr.children[6].textContent = taskElapsed(row, now);
+  }
+}, 1000);
+
+function drawGoal() {
+  const g = page.st.goal;
+  const box = $('goal');
+  box.replaceChildren();
+  if (!g) {
+    box.append(h('p', { class: 'meta', text: 'No goal.' }));
+    return;
+  }
+  const limits = [];
+  limits.push('turn ' + g.turn + (g.maxTurns ? '/' + g.maxTurns : ''));
+  limits.push(tokens(g.tokens) + (g.maxTokens ? '/' + tokens(g.maxTokens) : '') + ' tokens');
+  limits.push(duration(g.elapsedMS || 0) + (g.maxTimeMS ? '/' + duration(g.maxTimeMS) : ''));
+  if (g.todo) limits.push('todo ' + g.todoDone + '/' + g.todo);
+  box.append(
+    h('p', { class: 'g-obj', 'data-testid': 'goal-objective', text: cut(g.objective, 300) }),
+    h('p', { class: 'meta' }, h('span', { 'data-testid': 'goal-status', 'data-status': g.status, text: g.status + (g.report && g.status === 'running' ? ' (' + g.report + ')' : '') }), ' · ' + (g.strategy || '') + ' · ' + limits.join(' · ')),
+    g.reason ? h('p', { class: 'err', text: g.reason }) : null,
+    g.summary ? h('p', { 'data-testid': 'goal-summary', text: cut(g.summary, 600) }) : null);
+  $('goal-clear').disabled = !page.id || page.st.closed;
+}
+
+function drawMCP() {
+  const ul = $('mcp');
+  ul.replaceChildren();
+  if (!page.st.mcp.size) {
+    ul.append(h('li', { class: 'meta', text: 'None.' }));
+    return;
+  }
+  for (const m of [...page.st.mcp.values()].sort((a, b) => a.server.localeCompare(b.server))) {
+    const counts = [m.tools + ' tools', m.prompts ? m.prompts + ' prompts' : '', m.resources ? m.resources + ' resources' : ''].filter(Boolean).join(', ');
+    ul.append(h('li', { 'data-testid': 'mcp-server', 'data-server': m.server, 'data-state': m.state },
+      h('strong', { text: m.server }), h('span', { class: 'm-state', text: m.state }),
+      h('div', { class: 'meta', text: [m.source, counts, m.failures ? m.failures + ' failures' : '', m.error || ''].filter(Boolean).join(' · ') })));
+  }
+}
+
+// ---- start --------------------------------------------------------------------------
+
+async function boot() {
+  try {
+    page.auth = await api('GET', '/api/auth');
+  } catch (e) {
+    $('boot').textContent = 'The server is not answering: ' + e.message;
+    return;
+  }
+  if (!page.auth.authenticated && page.auth.mode !== 'none') {
+    showLogin();
+    return;
+  }
+  $('boot').hidden = true;
+  $('login').hidden = true;
+  $('app').hidden = false;
+  await loadSessions();
+  const m = /^#s=(.+)$/.exec(location.hash);
+  const want = m ? decodeURIComponent(m[1]) : '';
+  if (want && page.sessions.some((s) => s.id === want && s.live)) open(want);
+  else if (want && page.sessions.some((s) => s.id === want)) resume(want);
+  else {
+    const live = page.sessions.find((s) => s.live);
+    if (live) open(live.id);
+    else drawStatus();
+  }
+}
+
+setInterval(() => {
+  if (!$('app').hidden && document.visibilityState === 'visible') loadSessions();
+}, 15000);
+
+boot();
