@@ -5,6 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"reasonix/core/command"
 	"reasonix/core/ref"
 )
 
@@ -103,8 +104,8 @@ func (m *model) slashItems(prefix string) []menuItem {
 			items = append(items, menuItem{Label: "/" + name, Detail: detail, Value: "/" + name})
 		}
 	}
-	for _, b := range builtins {
-		add(b.name, b.description)
+	for _, b := range command.Builtins {
+		add(b.Name, b.Description)
 	}
 	for _, c := range m.commands.custom {
 		add(c.name, c.description)

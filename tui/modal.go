@@ -142,11 +142,11 @@ func (approvalModal) key(m *model, k tea.KeyPressMsg) (tea.Cmd, bool) {
 			m.notice("error", err.Error())
 		}
 	}
-	label := approvalAnswers[pick].label
+	label := strings.ToLower(approvalAnswers[pick].label)
 	if cmd.Rule != "" {
 		label += " " + cmd.Rule
 	}
-	m.notice("info", fmt.Sprintf("%s: %s", a.Tool, strings.ToLower(label)))
+	m.notice("info", fmt.Sprintf("%s: %s", a.Tool, label))
 	return nil, false
 }
 

@@ -148,9 +148,8 @@ func newModel(o Options, sh *shared) *model {
 		height:   24,
 		composer: newComposer(),
 		menu:     newMenu(),
-		fleet:    newFleet(),
-		goal:     newGoal(),
 	}
+	m.fleet, m.goal = newFleet(m.clock), newGoal(m.clock)
 	m.chat.showReasoning = false
 	m.status.posture = o.Initial.PermissionMode
 	if m.status.posture == "" {
@@ -159,6 +158,10 @@ func newModel(o Options, sh *shared) *model {
 	m.layout()
 	return m
 }
+
+// clock reads m.now late, so a test that fixes the clock after the
+// panels exist still fixes theirs.
+func (m *model) clock() time.Time { return m.now() }
 
 func newComposer() textarea.Model {
 	ta := textarea.New()
@@ -314,8 +317,7 @@ func (m *model) open(req OpenRequest, old *actors.Live) tea.Cmd {
 	m.approvals = nil
 	m.modal = nil
 	m.status.running, m.status.queued = false, 0
-	m.fleet = newFleet()
-	m.goal = newGoal()
+	m.fleet, m.goal = newFleet(m.clock), newGoal(m.clock)
 	open, sh, logger := m.opts.Open, m.sh, m.logger
 	return func() tea.Msg {
 		if old != nil {
@@ -440,7 +442,7 @@ func (m *model) rebuild(s actors.Snapshot, lost int64) {
 			CallID: a.CallID, Tool: a.Tool, Args: a.Args, Reason: a.Reason, Suggestions: a.Suggestions})
 	}
 	m.approval = approvalChoice{}
-	m.fleet = newFleet()
+	m.fleet = newFleet(m.clock)
 	for _, t := range s.Tasks {
 		meta := actors.Meta{Session: s.Session, Task: t.ID}
 		m.fleet.Apply(&actors.TaskQueued{Meta: meta, Fleet: t.Fleet, Prompt: t.Prompt, Profile: t.Profile, Writer: t.Writer})

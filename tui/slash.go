@@ -8,28 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"reasonix/actors"
+	"reasonix/core/command"
 )
-
-// builtin is a slash command the chat handles itself; none reaches the
-// model.
-type builtin struct {
-	name, args, description string
-}
-
-// builtins are listed by /help and offered by autocomplete, in this order.
-var builtins = []builtin{
-	{"help", "", "list commands"},
-	{"new", "", "start a new session (this one is saved)"},
-	{"clear", "", "discard the context and start fresh (asks first)"},
-	{"compact", "", "fold older messages into a digest now"},
-	{"effort", "", "show the reasoning effort"},
-	{"model", "[name]", "list models, or continue this session on another"},
-	{"mcp", "", "show MCP servers"},
-	{"resume", "[id]", "resume a saved session"},
-	{"goal", "[--research|--simple] <objective> | clear", "start or clear a long goal"},
-	{"posture", "[ask|auto|yolo]", "show or set the approval posture"},
-	{"quit", "", "save and leave"},
-}
 
 // customCommand is a user or project command: a Markdown template sent as
 // the next prompt.
@@ -69,9 +49,21 @@ type commandsMsg struct {
 	problems []string
 }
 
-// loadCustom reads the custom commands of home and cwd; it is set where
-// the command package is wired in (commands.go).
-var loadCustom = func(home, cwd string) ([]customCommand, []string) { return nil, nil }
+// loadCustom reads the custom commands of the user's and the project's
+// commands directories.
+func loadCustom(home, cwd string) ([]customCommand, []string) {
+	cmds, problems := command.Load(command.Dirs(home, cwd)...)
+	out := make([]customCommand, 0, len(cmds))
+	for _, c := range cmds {
+		out = append(out, customCommand{name: c.Name, description: c.Description, argHint: c.ArgumentHint,
+			source: c.Source, render: c.Render})
+	}
+	var msgs []string
+	for _, p := range problems {
+		msgs = append(msgs, p.String())
+	}
+	return out, msgs
+}
 
 func (m *model) loadCommands() tea.Cmd {
 	home, cwd, gen := m.opts.Home, m.opts.Cwd, m.gen
@@ -98,7 +90,11 @@ func (m *model) commandsLoaded(msg commandsMsg) tea.Cmd {
 // slash dispatches one slash command: built-ins, then custom commands,
 // then MCP prompts, which the session expands itself.
 func (m *model) slash(input string) tea.Cmd {
-	name, args, _ := strings.Cut(strings.TrimPrefix(input, "/"), " ")
+	name, args, ok := command.Split(input)
+	if !ok {
+		// "/usr/bin is slow" is a message, not a command.
+		return m.prompt(input, input)
+	}
 	args = strings.TrimSpace(args)
 	switch name {
 	case "help", "?":
@@ -217,8 +213,8 @@ func (m *model) goalCommand(input, args string) tea.Cmd {
 func (m *model) helpText() string {
 	var b strings.Builder
 	b.WriteString(headingStyle.Render("Commands") + "\n")
-	for _, c := range builtins {
-		fmt.Fprintf(&b, "  /%-10s %s\n", strings.TrimSpace(c.name+" "+c.args), dimStyle.Render(c.description))
+	for _, c := range command.Builtins {
+		fmt.Fprintf(&b, "  /%-10s %s\n", strings.TrimSpace(c.Name+" "+c.Args), dimStyle.Render(c.Description))
 	}
 	if len(m.commands.custom) > 0 {
 		b.WriteString(headingStyle.Render("Custom commands") + "\n")

@@ -1,0 +1,304 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"reasonix/actors"
+	"reasonix/core/session"
+)
+
+// TestComposerOwnership holds the modal/composer rule: a modal overlay
+// hides the composer, an input-owned one keeps it, and the status line is
+// always last.
+func TestComposerOwnership(t *testing.T) {
+	approval := &actors.ApprovalRequested{Meta: meta(1), RequestID: "r1", Tool: "bash", Args: `{"command":"ls"}`}
+	cases := []struct {
+		name     string
+		setup    func(m *model)
+		composer bool
+		want     string
+	}{
+		{"idle", func(*model) {}, true, ""},
+		{"approval", func(m *model) { feed(m, approval) }, false, partModal},
+		{"mcp", func(m *model) { press(m); m.slash("/mcp") }, false, partModal},
+		{"resume", func(m *model) { m.sessionsListed(sessionsMsg{list: []session.Summary{{ID: "abc"}}}) }, false, partModal},
+		{"clear confirm", func(m *model) { m.slash("/clear") }, false, partModal},
+		{"slash autocomplete", func(m *model) { typeText(m, "/he") }, true, partMenu},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := testModel(t, 80, 24)
+			c.setup(m)
+			parts := partNames(m)
+			if got := hasPart(m, partComposer); got != c.composer {
+				t.Errorf("composer shown = %v, want %v (parts %v)", got, c.composer, parts)
+			}
+			if m.hideComposer() == c.composer {
+				t.Errorf("hideComposer() = %v with parts %v", m.hideComposer(), parts)
+			}
+			if c.want != "" && !hasPart(m, c.want) {
+				t.Errorf("no %s part in %v", c.want, parts)
+			}
+			if parts[len(parts)-1] != partStatus {
+				t.Errorf("status is not the last row: %v", parts)
+			}
+		})
+	}
+}
+
+// TestApprovalAnswers checks the keys of the approval modal and that a
+// once_only request offers only once and deny.
+func TestApprovalAnswers(t *testing.T) {
+	req := func(onceOnly bool) *actors.ApprovalRequested {
+		return &actors.ApprovalRequested{Meta: meta(1), RequestID: "r1", Tool: "bash", Args: `{"command":"go test ./..."}`,
+			Suggestions: []string{"Bash(go test ./...)", "Bash(go test:*)"}, OnceOnly: onceOnly}
+	}
+	m := testModel(t, 80, 24)
+	feed(m, req(true))
+	got := frame(m)
+	if strings.Contains(got, "Allow for this session") || strings.Contains(got, "Always allow") || !strings.Contains(got, "Deny") {
+		t.Errorf("a once_only approval offers more than once/deny:\n%s", got)
+	}
+	press(m, "s") // not offered: nothing happens
+	if len(m.approvals) != 1 {
+		t.Fatal("a key the request does not offer answered it")
+	}
+	press(m, "n")
+	if len(m.approvals) != 0 || !hasPart(m, partComposer) {
+		t.Fatalf("deny left the modal open: %v", partNames(m))
+	}
+
+	m = testModel(t, 80, 24)
+	feed(m, req(false), &actors.ApprovalRequested{Meta: actors.Meta{Seq: 2, Session: "s1", Task: "t7"}, RequestID: "r2", Tool: "write_file",
+		Args: `{"path":"a.go"}`})
+	press(m, "tab", "a")
+	if !strings.Contains(ansi.Strip(m.chat.history[len(m.chat.history)-1]), "always allow (saved) Bash(go test:*)") {
+		t.Errorf("always with the prefix scope was not what was answered: %q", m.chat.history)
+	}
+	if got := frame(m); !strings.Contains(got, "Task t7 wants to run write_file") {
+		t.Errorf("a subagent's approval does not say which task asks:\n%s", got)
+	}
+	feed(m, &actors.ApprovalResolved{Meta: meta(3), RequestID: "r2", Decision: actors.ApproveDeny})
+	if len(m.approvals) != 0 {
+		t.Errorf("approval_resolved did not close the request")
+	}
+}
+
+// TestCtrlC: the first Ctrl-C on an idle prompt warns, the second quits;
+// any other key in between disarms it.
+func TestCtrlC(t *testing.T) {
+	m := testModel(t, 80, 24)
+	if cmd := press(m, "ctrl+c"); isQuit(cmd) {
+		t.Fatal("the first Ctrl-C quit")
+	}
+	if !strings.Contains(frame(m), "press Ctrl-C again to quit") {
+		t.Errorf("no warning after the first Ctrl-C:\n%s", frame(m))
+	}
+	press(m, "x", "ctrl+c") // typing, then Ctrl-C clears the input
+	if m.composer.Value() != "" || m.quitArmed {
+		t.Fatalf("Ctrl-C with input: value %q, armed %v", m.composer.Value(), m.quitArmed)
+	}
+	press(m, "ctrl+c")
+	if cmd := press(m, "ctrl+c"); !isQuit(cmd) {
+		t.Fatal("the second Ctrl-C on an idle prompt did not quit")
+	}
+}
+
+func isQuit(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	return containsQuit(cmd())
+}
+
+func containsQuit(msg tea.Msg) bool {
+	switch msg := msg.(type) {
+	case tea.QuitMsg:
+		return true
+	case tea.BatchMsg:
+		for _, c := range msg {
+			if c != nil && containsQuit(c()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestWideCharacters: CJK text in the composer is measured in terminal
+// columns, so no line of the frame is wider than the terminal and the
+// cursor sits after the text.
+func TestWideCharacters(t *testing.T) {
+	const width = 30
+	m := testModel(t, width, 20)
+	typeText(m, "你好世界，这是一个很长的中文句子需要换行显示")
+	for _, line := range strings.Split(m.View().Content, "\n") {
+		if w := lipgloss.Width(line); w > width {
+			t.Errorf("line %q is %d columns wide, over %d", ansi.Strip(line), w, width)
+		}
+	}
+	m = testModel(t, width, 20)
+	typeText(m, "你好")
+	v := m.View()
+	if v.Cursor == nil {
+		t.Fatal("no cursor")
+	}
+	// "› " is two columns, each CJK character two more.
+	if v.Cursor.X != 2+4 {
+		t.Errorf("cursor at column %d, want 6", v.Cursor.X)
+	}
+	lines := strings.Split(v.Content, "\n")
+	if row := ansi.Strip(lines[v.Cursor.Y]); !strings.Contains(row, "你好") {
+		t.Errorf("cursor row %d is %q, not the composer", v.Cursor.Y, row)
+	}
+}
+
+// TestSlashDispatch covers the commands that need no session and the
+// custom commands loaded from disk.
+func TestSlashDispatch(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	dir := filepath.Join(cwd, ".reasonix", "commands")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "review.md"), []byte("---\ndescription: Review the diff\n---\nReview $ARGUMENTS carefully.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bad.md"), []byte("---\ndescription: unterminated\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := testModel(t, 100, 30)
+	m.opts.Home, m.opts.Cwd = home, cwd
+	msg := m.loadCommands()()
+	m.Update(msg)
+	m.Update(msg) // a reload reports a problem only once
+	help := func() string { m.slash("/help"); return ansi.Strip(m.chat.history[len(m.chat.history)-1]) }
+	h := help()
+	for _, want := range []string{"/compact", "/resume", "/review", "Review the diff"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("/help lacks %q:\n%s", want, h)
+		}
+	}
+	typeText(m, "/rev")
+	if it, ok := m.menu.Selected(); !ok || it.Value != "/review" {
+		t.Errorf("autocomplete for /rev = %+v, %v", it, ok)
+	}
+	if cc, ok := m.commands.find("review"); !ok || cc.render("auth.go") != "Review auth.go carefully.\n" && cc.render("auth.go") != "Review auth.go carefully." {
+		t.Errorf("custom command render = %q", cc.render("auth.go"))
+	}
+	problems := 0
+	for _, h := range m.chat.history {
+		if strings.Contains(h, "bad.md") {
+			problems++
+		}
+	}
+	if problems != 1 {
+		t.Errorf("the broken command file was reported %d times, want once", problems)
+	}
+	m.slash("/nonsense")
+	if last := ansi.Strip(m.chat.history[len(m.chat.history)-1]); !strings.Contains(last, "unknown command /nonsense") {
+		t.Errorf("unknown command: %q", last)
+	}
+	m.slash("/posture sideways")
+	if last := ansi.Strip(m.chat.history[len(m.chat.history)-1]); !strings.Contains(last, "want ask, auto or yolo") {
+		t.Errorf("bad posture: %q", last)
+	}
+}
+
+// TestAtCompletion lists one directory level, descends into a directory
+// and completes a file into the composer.
+func TestAtCompletion(t *testing.T) {
+	cwd := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cwd, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"src/main.go", "README.md"} {
+		if err := os.WriteFile(filepath.Join(cwd, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := testModel(t, 80, 24)
+	m.opts.Cwd = cwd
+	run := func(cmd tea.Cmd) {
+		for cmd != nil {
+			msg := cmd()
+			if _, ok := msg.(completionMsg); !ok {
+				return
+			}
+			_, cmd = m.Update(msg)
+		}
+	}
+	m.composer.SetValue("look at @")
+	run(m.refreshCompletion())
+	if !hasPart(m, partMenu) || !hasPart(m, partComposer) {
+		t.Fatalf("@ menu: parts %v", partNames(m))
+	}
+	var labels []string
+	for range m.menu.Len() {
+		it, _ := m.menu.Selected()
+		labels = append(labels, it.Value)
+		m.menu.Move(1)
+	}
+	if strings.Join(labels, " ") != "@README.md @src/" && strings.Join(labels, " ") != "@src/ @README.md" {
+		t.Fatalf("top level = %v", labels)
+	}
+	for it, _ := m.menu.Selected(); it.Value != "@src/"; it, _ = m.menu.Selected() {
+		m.menu.Move(1)
+	}
+	cmd, ok := m.accept()
+	if !ok {
+		t.Fatal("accepting a directory did nothing")
+	}
+	run(cmd)
+	if m.composer.Value() != "look at @src/" || !m.complete.open {
+		t.Fatalf("after descending: %q open=%v", m.composer.Value(), m.complete.open)
+	}
+	if _, ok := m.accept(); !ok || m.composer.Value() != "look at @src/main.go " {
+		t.Fatalf("after taking the file: %q", m.composer.Value())
+	}
+	if hasPart(m, partMenu) {
+		t.Error("the menu stays open after a file was taken")
+	}
+}
+
+// TestReasoningToggle: ctrl+r shows the reasoning being streamed, and the
+// next finished stretch is printed in full.
+func TestReasoningToggle(t *testing.T) {
+	m := testModel(t, 80, 24)
+	feed(m, &actors.ReasoningDelta{Meta: meta(1), Text: "considering the options"})
+	if strings.Contains(frame(m), "considering") {
+		t.Error("hidden reasoning is shown")
+	}
+	press(m, "ctrl+r")
+	if !strings.Contains(frame(m), "considering the options") {
+		t.Error("ctrl+r does not show the reasoning")
+	}
+	feed(m, &actors.TextDelta{Meta: meta(2), Text: "answer"})
+	if last := ansi.Strip(m.chat.history[len(m.chat.history)-1]); !strings.Contains(last, "considering the options") {
+		t.Errorf("shown reasoning printed as %q", last)
+	}
+}
+
+// TestLaggedRebuilds: a lagged subscription takes the session's snapshot
+// and rebuilds approvals and tasks from it.
+func TestLaggedRebuilds(t *testing.T) {
+	m := testModel(t, 80, 24)
+	m.Update(snapshotMsg{gen: m.gen, lost: 12, snap: actors.Snapshot{
+		Session: "s1", Running: true, Queued: []string{"next"}, Posture: "auto",
+		Approvals: []actors.PendingApproval{{RequestID: "r9", Tool: "bash", Args: `{"command":"make"}`}},
+		Tasks:     []actors.TaskSnapshot{{ID: "t1", State: "running"}, {ID: "t2", State: "done", Status: "ok"}},
+	}})
+	if len(m.approvals) != 1 || m.fleet.Len() != 2 || m.status.posture != "auto" || !m.status.running || m.status.queued != 1 {
+		t.Fatalf("rebuilt: approvals %d, tasks %d, status %+v", len(m.approvals), m.fleet.Len(), m.status)
+	}
+	if !strings.Contains(frame(m), "12 events behind") {
+		t.Errorf("the lag is not reported:\n%s", frame(m))
+	}
+}
