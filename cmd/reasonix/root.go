@@ -100,6 +100,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	root.AddCommand(NewCmdFleet(f, nil))
 	root.AddCommand(NewCmdHistory(f, nil, nil))
 	root.AddCommand(NewCmdGoal(f))
+	root.AddCommand(NewCmdServe(f, nil))
 	return root
 }
 

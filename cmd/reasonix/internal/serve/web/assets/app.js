@@ -237,6 +237,11 @@ async function open(id, { afterLag = false } = {}) {
   try {
     const info = await api('GET', '/api/sessions/' + encodeURIComponent(id));
     if (gen !== page.gen) return;
+    if (info.live === false) {
+      // A saved session: open means resume it.
+      resume(id);
+      return;
+    }
     page.st.info = { model: info.model || '', cwd: info.cwd || '', effort: info.effort || '' };
     if (info.posture) page.st.posture = info.posture;
     if (info.snapshot) fold(page.st, { ...info.snapshot, type: 'snapshot' });
@@ -425,17 +430,32 @@ function drawHistory(cutoff) {
   page.shownCutoff = cutoff;
   const box = $('history');
   box.replaceChildren();
+  const calls = new Map(); // call_id -> the card its result fills in
   for (const m of page.history.slice(0, cutoff)) {
-    if (m.role === 'user') box.append(h('div', { class: 'msg user', 'data-testid': 'history-user', text: m.text || '' }));
-    else if (m.role === 'assistant') {
+    if (m.role === 'user') {
+      box.append(h('div', { class: 'msg user', 'data-testid': 'history-user', text: m.text || '' }));
+    } else if (m.role === 'assistant' && m.tool) {
+      const t = { call: m.call_id, tool: m.tool, args: m.args || '', subject: toolSubject(m.tool, m.args), state: 'done', decision: '', output: '', durationMS: null, progress: '' };
+      const el = drawTool(null, t);
+      el.dataset.testid = 'history-tool';
+      if (m.call_id) calls.set(m.call_id, [el, t]);
+      box.append(el);
+    } else if (m.role === 'assistant') {
       if (!m.text) continue;
       const md = h('div', { class: 'md', 'data-testid': 'answer' });
       md.innerHTML = renderMarkdown(m.text);
       box.append(h('article', { class: 'msg assistant', 'data-testid': 'history-assistant' }, md));
     } else if (m.role === 'tool') {
-      box.append(h('div', { class: 'tool', 'data-state': 'done', 'data-testid': 'history-tool' },
-        h('div', { class: 't-head' }, h('span', { class: 't-name', text: m.tool || 'tool' }), h('span', { class: 't-subject' }), h('span', { class: 't-state', text: 'done' })),
-        m.text ? h('details', {}, h('summary', { text: 'output' }), h('pre', { text: cut(m.text, 4096) })) : null));
+      let [el, t] = calls.get(m.call_id) || [null, null];
+      if (!t) {
+        t = { call: m.call_id, tool: m.tool || 'tool', args: '', subject: '', state: 'done', decision: '', output: '', durationMS: null, progress: '' };
+        el = drawTool(null, t);
+        el.dataset.testid = 'history-tool';
+        box.append(el);
+      }
+      t.output = cut(m.text || '', 4096);
+      t.state = t.output.startsWith('Blocked:') ? 'blocked' : 'done';
+      drawTool(el, t);
     }
   }
 }

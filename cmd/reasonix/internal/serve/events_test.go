@@ -1,0 +1,221 @@
+package serve
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"reasonix/actors"
+	"reasonix/core/provider/providertest"
+)
+
+// longTurn is a reply that streams as many small deltas.
+func longTurn(n int) providertest.Turn {
+	return providertest.Turn{Text: strings.Repeat("ab", n), ChunkBytes: 2}
+}
+
+// seqs are the ids of msgs, which must all have one.
+func seqs(t *testing.T, msgs []message) []int64 {
+	t.Helper()
+	out := make([]int64, len(msgs))
+	for i, m := range msgs {
+		if !m.HasID {
+			t.Fatalf("message %d (%s) has no id", i, m.Data)
+		}
+		n, err := strconv.ParseInt(m.ID, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := int64(m.field("seq").(float64)); got != n {
+			t.Fatalf("message id %d, seq %d", n, got)
+		}
+		out[i] = n
+	}
+	return out
+}
+
+func TestEventsSnapshotFirst(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.newSession()
+	h.fake.Push(providertest.Turn{Text: "hello"})
+	h.prompt(id, "hi")
+	s := h.stream(id, "?since=0")
+	snap := s.must()
+	if snap.kind() != "snapshot" || snap.HasID {
+		t.Fatalf("first message %+v, want the snapshot without an id", snap)
+	}
+	if snap.field("session") != id {
+		t.Fatalf("snapshot of session %v", snap.field("session"))
+	}
+	msgs := s.until("turn_done")
+	got := seqs(t, msgs)
+	for i := range got {
+		if got[i] != int64(i+1) {
+			t.Fatalf("replay from 0: seqs %v, want 1, 2, 3…", got)
+		}
+	}
+	var text strings.Builder
+	for _, m := range msgs {
+		if m.kind() == "text_delta" {
+			text.WriteString(m.field("text").(string))
+		}
+	}
+	if text.String() != "hello" {
+		t.Fatalf("streamed text %q", text.String())
+	}
+
+	// Without since, only what follows the snapshot comes, and the
+	// snapshot says where that is.
+	s2 := h.stream(id, "")
+	snap = s2.must()
+	at := int64(snap.field("seq").(float64))
+	if at < got[len(got)-1] || snap.field("running") != false {
+		t.Fatalf("snapshot after the turn: %s", snap.Data)
+	}
+	h.fake.Push(providertest.Turn{Text: "again"})
+	h.prompt(id, "once more")
+	next := s2.until("turn_done")
+	if first := seqs(t, next)[0]; first != at+1 {
+		t.Fatalf("first event after a snapshot at %d is %d", at, first)
+	}
+}
+
+func TestEventsReplayAfterReconnect(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.newSession()
+	h.fake.Push(longTurn(200))
+
+	// A page reads a few events of the turn, loses its connection, and
+	// reconnects with the Last-Event-ID its EventSource kept.
+	a := h.stream(id, "")
+	if m := a.must(); m.kind() != "snapshot" {
+		t.Fatalf("first message %s", m.Data)
+	}
+	h.prompt(id, "stream a lot")
+	var first []message
+	for range 5 {
+		first = append(first, a.must())
+	}
+	a.close()
+	last := first[len(first)-1].ID
+	b := h.stream(id, "", withHeader("Last-Event-ID", last))
+	if m := b.must(); m.kind() != "snapshot" {
+		t.Fatalf("first message on reconnect %s", m.Data)
+	}
+	rest := b.until("turn_done")
+
+	// Everything the bus published from the first event read on, as a
+	// fresh replay sees it.
+	all := seqs(t, h.stream(id, "?since=0").until("turn_done")[1:])
+	got := append(seqs(t, first), seqs(t, rest)...)
+	i := 0
+	for i < len(all) && all[i] != got[0] {
+		i++
+	}
+	wantSeqs := all[i:]
+	if len(got) != len(wantSeqs) {
+		t.Fatalf("read %d events across the reconnect, the bus has %d from the first: %v vs %v", len(got), len(wantSeqs), got, wantSeqs)
+	}
+	for j := range got {
+		if got[j] != wantSeqs[j] {
+			t.Fatalf("event %d: seq %d, want %d (a gap or a duplicate)", j, got[j], wantSeqs[j])
+		}
+	}
+	deltas := 0
+	for _, m := range rest {
+		if m.kind() == "text_delta" {
+			deltas++
+		}
+	}
+	if deltas < 100 {
+		t.Fatalf("only %d deltas after the reconnect: the turn was not streamed in pieces", deltas)
+	}
+}
+
+func TestEventsLaggedWhenHistoryIsGone(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{busOpts: []actors.BusOption{actors.WithHistory(4)}})
+	id := h.newSession()
+	h.fake.Push(longTurn(50))
+	h.prompt(id, "stream")
+	h.stream(id, "").until("turn_done")
+
+	s := h.stream(id, "?since=0")
+	if m := s.must(); m.kind() != "snapshot" {
+		t.Fatalf("first message %s", m.Data)
+	}
+	lag := s.must()
+	if lag.kind() != "lagged" || lag.field("since_seq") != float64(1) || lag.field("session") != id {
+		t.Fatalf("second message %s, want lagged from seq 1", lag.Data)
+	}
+	until := int64(lag.field("until_seq").(float64))
+	if lag.ID != strconv.FormatInt(until, 10) {
+		t.Fatalf("lagged id %q, want its until_seq %d", lag.ID, until)
+	}
+	// What the bus still holds follows, without a gap.
+	rest := seqs(t, s.until("turn_done"))
+	if rest[0] != until+1 || len(rest) != 4 {
+		t.Fatalf("after the lag: %v, want the 4 retained events from %d", rest, until+1)
+	}
+}
+
+func TestEventsEndWithTheSession(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.newSession()
+	s := h.stream(id, "")
+	s.must()
+	want(t, h.req("DELETE", "/api/sessions/"+id, nil), http.StatusNoContent)
+	var last message
+	for {
+		m, err := s.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = m
+	}
+	if last.kind() != "session_closed" || last.field("session") != id {
+		t.Fatalf("last message %+v, want session_closed", last)
+	}
+	want(t, h.req("GET", "/api/sessions/"+id+"/events", nil), http.StatusNotFound)
+}
+
+func TestEventsPing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{ping: 20 * time.Millisecond})
+	id := h.newSession()
+	s := h.stream(id, "")
+	s.must()
+	// An idle stream gets a ping comment on every interval; the read is
+	// bounded by the stream's own deadline.
+	for pings := 0; pings < 2; {
+		line, err := s.rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		switch line {
+		case ": ping\n":
+			pings++
+		case "\n":
+		default:
+			t.Fatalf("idle stream sent %q", line)
+		}
+	}
+}
+
+func TestEventsBadSince(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.newSession()
+	want(t, h.req("GET", "/api/sessions/"+id+"/events?since=x", nil), http.StatusBadRequest)
+	want(t, h.req("GET", "/api/sessions/"+id+"/events", nil, withHeader("Last-Event-ID", "-3")), http.StatusBadRequest)
+	want(t, h.req("GET", "/api/sessions/nope/events", nil), http.StatusNotFound)
+}

@@ -1,0 +1,230 @@
+package serve
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"reasonix/core/provider/providertest"
+)
+
+type listed struct {
+	Sessions []struct {
+		ID, Cwd, Title, Model, Updated string
+		Live, Running                  bool
+	}
+}
+
+func TestSessionLifecycle(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	var l listed
+	decode(t, h.req("GET", "/api/sessions", nil), http.StatusOK, &l)
+	if len(l.Sessions) != 0 {
+		t.Fatalf("sessions of an empty workspace: %+v", l)
+	}
+
+	id := h.newSession()
+	h.fake.Push(providertest.Turn{Text: "the answer"})
+	s := h.stream(id, "")
+	s.must()
+	h.prompt(id, "what is it?\nsecond line")
+	s.until("turn_done")
+
+	decode(t, h.req("GET", "/api/sessions", nil), http.StatusOK, &l)
+	if len(l.Sessions) != 1 {
+		t.Fatalf("listed %+v", l)
+	}
+	got := l.Sessions[0]
+	if got.ID != id || !got.Live || got.Running || got.Cwd != h.cwd || got.Title != "what is it? second line" ||
+		got.Model != "fake/fake-model" || got.Updated == "" {
+		t.Fatalf("live session listed as %+v", got)
+	}
+
+	var detail struct {
+		ID, Model, Transcript string
+		Live                  bool
+		Snapshot              struct {
+			Session string
+			Seq     int64
+			Running bool
+		}
+	}
+	decode(t, h.req("GET", "/api/sessions/"+id, nil), http.StatusOK, &detail)
+	if !detail.Live || detail.Snapshot.Session != id || detail.Snapshot.Seq == 0 || !strings.HasSuffix(detail.Transcript, id+".jsonl") {
+		t.Fatalf("detail %+v", detail)
+	}
+
+	// A second session runs beside the first.
+	other := h.newSession()
+	if other == id {
+		t.Fatal("a new session reused the id")
+	}
+	decode(t, h.req("GET", "/api/sessions", nil), http.StatusOK, &l)
+	if len(l.Sessions) != 2 {
+		t.Fatalf("two live sessions listed as %+v", l)
+	}
+
+	// Closed, it is saved: listed as not live, with its conversation.
+	want(t, h.req("DELETE", "/api/sessions/"+id, nil), http.StatusNoContent)
+	want(t, h.req("DELETE", "/api/sessions/"+id, nil), http.StatusNotFound)
+	want(t, h.req("POST", "/api/sessions/"+id+"/commands", map[string]any{"type": "cancel"}), http.StatusNotFound)
+	decode(t, h.req("GET", "/api/sessions", nil), http.StatusOK, &l)
+	var saved bool
+	for _, s := range l.Sessions {
+		if s.ID == id {
+			saved = !s.Live && s.Title == "what is it? second line" && s.Model == "fake/fake-model"
+		}
+	}
+	if !saved {
+		t.Fatalf("the closed session is not listed as saved: %+v", l)
+	}
+	var msgs struct {
+		Messages []struct{ Role, Text string }
+	}
+	decode(t, h.req("GET", "/api/sessions/"+id+"/messages", nil), http.StatusOK, &msgs)
+	if len(msgs.Messages) != 2 || msgs.Messages[0].Role != "user" || msgs.Messages[1].Text != "the answer" {
+		t.Fatalf("messages of the saved session: %+v", msgs)
+	}
+	var sd struct{ Live bool }
+	decode(t, h.req("GET", "/api/sessions/"+id, nil), http.StatusOK, &sd)
+	if sd.Live {
+		t.Fatal("a closed session described as live")
+	}
+
+	// Resumed, it carries on with its conversation; asking again returns
+	// the same live session.
+	var opened struct{ ID string }
+	decode(t, h.req("POST", "/api/sessions", map[string]string{"resume": id}), http.StatusCreated, &opened)
+	if opened.ID != id {
+		t.Fatalf("resumed %q, want %q", opened.ID, id)
+	}
+	decode(t, h.req("POST", "/api/sessions", map[string]string{"resume": id}), http.StatusOK, &opened)
+	h.fake.Push(providertest.Turn{Text: "still here"})
+	s = h.stream(id, "")
+	s.must()
+	h.prompt(id, "and now?")
+	s.until("turn_done")
+	reqs := h.fake.Requests()
+	if last := reqs[len(reqs)-1]; !strings.Contains(string(last.Body), "the answer") {
+		t.Fatal("the resumed session's request does not carry the earlier turn")
+	}
+	decode(t, h.req("GET", "/api/sessions/"+id+"/messages", nil), http.StatusOK, &msgs)
+	if len(msgs.Messages) != 4 {
+		t.Fatalf("messages after the resumed turn: %+v", msgs)
+	}
+
+	want(t, h.req("POST", "/api/sessions", map[string]string{"resume": "no-such-session"}), http.StatusNotFound)
+	want(t, h.req("POST", "/api/sessions", map[string]string{"resume": "../" + id}), http.StatusNotFound)
+	want(t, h.req("POST", "/api/sessions", `{"resume":1}`), http.StatusBadRequest)
+	want(t, h.req("POST", "/api/sessions", map[string]string{"model": "no-such-model"}), http.StatusBadRequest)
+	want(t, h.req("GET", "/api/sessions/nope", nil), http.StatusNotFound)
+	want(t, h.req("GET", "/api/sessions/nope/messages", nil), http.StatusNotFound)
+	want(t, h.req("GET", "/api/nope", nil), http.StatusNotFound)
+}
+
+func TestSessionModel(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	var out struct{ ID string }
+	decode(t, h.req("POST", "/api/sessions", map[string]string{"model": "other-model"}), http.StatusCreated, &out)
+	var detail struct{ Model string }
+	decode(t, h.req("GET", "/api/sessions/"+out.ID, nil), http.StatusOK, &detail)
+	if detail.Model != "fake/other-model" {
+		t.Fatalf("model %q", detail.Model)
+	}
+}
+
+func TestCommands(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.newSession()
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		msg        string
+	}{
+		{"not json", `{`, http.StatusBadRequest, "command"},
+		{"unknown type", `{"type":"launch"}`, http.StatusBadRequest, "unknown type"},
+		{"unknown field", `{"type":"prompt","text":"x","txet":"y"}`, http.StatusBadRequest, "unknown field"},
+		{"empty prompt", `{"type":"prompt","text":"  "}`, http.StatusBadRequest, "empty"},
+		{"bad posture", `{"type":"set_posture","posture":"reckless"}`, http.StatusBadRequest, "posture"},
+		{"posture", `{"type":"set_posture","posture":"auto"}`, http.StatusAccepted, ""},
+		{"cancel", `{"type":"cancel"}`, http.StatusAccepted, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := want(t, h.req("POST", "/api/sessions/"+id+"/commands", tc.body), tc.status)
+			if !strings.Contains(b, tc.msg) {
+				t.Fatalf("answer %q does not say %q", b, tc.msg)
+			}
+		})
+	}
+}
+
+func TestPromptExpandsReferences(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	if err := os.WriteFile(filepath.Join(h.cwd, "notes.txt"), []byte("remember the milk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := h.newSession()
+	h.fake.Push(providertest.Turn{Text: "ok"})
+	s := h.stream(id, "")
+	s.must()
+	h.prompt(id, "read @notes.txt please")
+	s.until("turn_done")
+	reqs := h.fake.Requests()
+	if got := reqs[len(reqs)-1].LastUser(); !strings.Contains(got, "remember the milk") || !strings.Contains(got, "read @notes.txt please") {
+		t.Fatalf("the model got %q, want the file's text and the prompt", got)
+	}
+}
+
+// TestShutdownClosesEverything stops a server with sessions open, one of
+// them mid-turn with a stream attached: the stream ends with
+// session_closed, the transcripts are saved and no goroutine is left.
+func TestShutdownClosesEverything(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	h := newHarness(t, harnessOpts{})
+	id := h.newSession()
+	h.newSession()
+	h.fake.Push(providertest.Turn{Text: "never finished", Stall: true})
+	s := h.stream(id, "")
+	s.must()
+	h.prompt(id, "stall")
+	for {
+		if m := s.must(); m.kind() == "turn_started" {
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for {
+		m, err := s.next()
+		if err != nil {
+			break
+		}
+		kinds = append(kinds, m.kind())
+	}
+	if len(kinds) == 0 || kinds[len(kinds)-1] != "session_closed" {
+		t.Fatalf("the stream ended with %v, want session_closed last", kinds)
+	}
+	s.close()
+	if _, err := os.Stat(filepath.Join(h.home, "projects")); err != nil {
+		t.Fatalf("no transcripts: %v", err)
+	}
+	// Opening after shutdown is refused rather than leaked.
+	if _, status, err := h.srv.open(ctx, OpenRequest{}); err == nil || status != http.StatusServiceUnavailable {
+		t.Fatalf("open after shutdown: %d %v", status, err)
+	}
+	h.fake.Close()
+}
