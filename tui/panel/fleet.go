@@ -7,6 +7,7 @@ import (
 
 	"reasonix/actors"
 	"reasonix/core/provider"
+	"reasonix/core/text"
 )
 
 // Task states as the fleet panel shows them; a done task also has the
@@ -36,6 +37,8 @@ type Fleet struct {
 	seq   int64
 	tasks []*task
 	index map[string]*task
+	// idWidth is the id column: the widest id, within its bounds.
+	idWidth int
 	// counts partitions the tasks by bucket (see task.bucket), kept as
 	// each task changes state so the header never counts rows.
 	counts [bucketCount]int
@@ -64,6 +67,12 @@ type task struct {
 	tokens                            int
 	cachePct                          float64
 	hasCache                          bool
+	// turns and cost are task_done's; budget and endpoint the latest
+	// task_started or task_done gave.
+	turns    int
+	cost     float64
+	budget   *actors.Budget
+	endpoint *provider.LimiterStats
 	// open holds the task's tool calls started and not yet finished, in
 	// start order; the last one is the row's current tool.
 	open  []openCall
@@ -72,6 +81,18 @@ type task struct {
 	// valid while it matches.
 	version uint64
 	cache   rowCache
+	// promptFit is the prompt cut to promptWidth cells, kept because
+	// cutting wide text by grapheme is the costly part of a row.
+	promptFit   string
+	promptWidth int
+}
+
+// fitPrompt is the prompt cut to w cells.
+func (t *task) fitPrompt(w int) string {
+	if w != t.promptWidth || t.promptFit == "" {
+		t.promptFit, t.promptWidth = fit(t.prompt, w), w
+	}
+	return t.promptFit
 }
 
 type openCall struct{ id, tool string }
@@ -104,7 +125,7 @@ func (t *task) bucket() int {
 // NewFleet returns an empty fleet panel on the wall clock; SetClock
 // replaces it.
 func NewFleet() *Fleet {
-	return &Fleet{now: time.Now, index: map[string]*task{}, page: 10}
+	return &Fleet{now: time.Now, index: map[string]*task{}, page: 10, idWidth: minIDWidth}
 }
 
 // SetClock sets the clock the elapsed column is measured against, so a
@@ -117,8 +138,9 @@ func (f *Fleet) Len() int { return len(f.tasks) }
 // Focus gives the panel the keyboard.
 func (f *Fleet) Focus() { f.focused = true }
 
-// Blur takes the keyboard away; an unanswered cancel question is dropped.
-func (f *Fleet) Blur() { f.focused, f.confirm = false, "" }
+// Blur takes the keyboard away; an unanswered cancel question is dropped
+// and the detail closes, since only a focused panel can close it.
+func (f *Fleet) Blur() { f.focused, f.confirm, f.detail, f.back = false, "", false, 0 }
 
 // Focused reports whether the panel has the keyboard.
 func (f *Fleet) Focused() bool { return f.focused }
@@ -153,6 +175,7 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 	case *actors.TaskQueued:
 		t := f.task(m.Task)
 		t.fleet, t.prompt, t.profile, t.writer = e.Fleet, clean(e.Prompt), clean(e.Profile), e.Writer
+		t.promptFit = ""
 		t.queuedAt = e.Time
 		if t.state == "" {
 			f.setState(t, stateQueued, "")
@@ -165,6 +188,7 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 			return false
 		}
 		t.fleet, t.model, t.startedAt = e.Fleet, clean(e.Model), e.Time
+		t.budget, t.endpoint = e.Budget, e.Endpoint
 		f.setState(t, stateRunning, "")
 		t.version++
 		return true
@@ -183,7 +207,7 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 	case *actors.ToolStarted:
 		t = f.running(m.Task, t)
 		t.open = append(t.open, openCall{id: e.CallID, tool: clean(e.Tool)})
-		t.lines.line("[" + clean(e.Tool) + "] " + clean(e.Args))
+		t.lines.line("[" + clean(e.Tool) + "] " + clean(text.Prefix(e.Args, maxLineBytes)))
 	case *actors.ToolFinished:
 		t = f.running(m.Task, t)
 		for i := len(t.open) - 1; i >= 0; i-- {
@@ -233,6 +257,13 @@ func (f *Fleet) taskDone(t *task, e *actors.TaskDone) {
 	t.doneAt = e.Time
 	t.duration = time.Duration(e.DurationMS) * time.Millisecond
 	t.err, t.overBudget = clean(e.Error), e.OverBudget
+	t.turns, t.cost = e.Turns, e.Cost
+	if e.Budget != nil {
+		t.budget = e.Budget
+	}
+	if e.Endpoint != nil {
+		t.endpoint = e.Endpoint
+	}
 	if n := tokensOf(e.Usage); n > 0 {
 		t.tokens = n
 	}
@@ -250,12 +281,45 @@ func (f *Fleet) taskDone(t *task, e *actors.TaskDone) {
 	t.version++
 }
 
+// Restore replaces the panel's tasks with a snapshot's, for a frontend
+// that attaches late or fell behind (lagged): the rows are rebuilt in the
+// snapshot's order, and events up to its Seq are then skipped as already
+// folded. A snapshot carries no times, tokens or text, so those columns
+// stay empty until the tasks' next events. Focus, the selected task (when
+// it is still there) and the detail are kept.
+func (f *Fleet) Restore(s actors.Snapshot) {
+	keep, _ := f.Selected()
+	f.tasks, f.index, f.counts, f.idWidth = nil, map[string]*task{}, [bucketCount]int{}, minIDWidth
+	f.sel, f.top, f.confirm = 0, 0, ""
+	for _, ts := range s.Tasks {
+		t := f.task(ts.ID)
+		t.fleet, t.prompt, t.profile, t.model, t.writer = ts.Fleet, clean(ts.Prompt), clean(ts.Profile), clean(ts.Model), ts.Writer
+		t.err = clean(ts.Error)
+		switch ts.State {
+		case stateQueued, stateRunning:
+			f.setState(t, ts.State, "")
+		default:
+			f.setState(t, stateDone, ts.Status)
+		}
+	}
+	for i, t := range f.tasks {
+		if t.id == keep {
+			f.sel = i
+		}
+	}
+	if f.selected() == nil {
+		f.detail = false
+	}
+	f.seq = s.Seq
+}
+
 // task is the row of id, appended on first sight.
 func (f *Fleet) task(id string) *task {
 	if t, ok := f.index[id]; ok {
 		return t
 	}
 	t := &task{id: clean(id)}
+	f.idWidth = min(max(f.idWidth, cells(t.id)), maxIDWidth)
 	f.index[id] = t
 	f.tasks = append(f.tasks, t)
 	return t

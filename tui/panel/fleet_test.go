@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"reasonix/actors"
@@ -454,5 +455,79 @@ func TestRingBounds(t *testing.T) {
 				t.Errorf("%d bytes kept", total)
 			}
 		})
+	}
+}
+
+func TestFleetRestore(t *testing.T) {
+	t.Parallel()
+	f := fleetOf("running", "running")
+	f.Focus()
+	f.Key(key("down"))
+	f.Restore(actors.Snapshot{Seq: 40, Tasks: []actors.TaskSnapshot{
+		{ID: "f1.1", State: "done", Status: actors.TaskOK},
+		{ID: "f1.2", State: "running"},
+		{ID: "f1.3", State: "queued", Prompt: "third"},
+	}})
+	want := []rowSum{{ID: "f1.1", State: "ok"}, {ID: "f1.2", State: "running"}, {ID: "f1.3", State: "queued"}}
+	if got := summarize(f); !slices.Equal(got, want) {
+		t.Errorf("rows %+v, want %+v", got, want)
+	}
+	if id, _ := f.Selected(); id != "f1.2" {
+		t.Errorf("selection moved to %q", id)
+	}
+	if r, q, d, x := f.Counts(); [4]int{r, q, d, x} != [4]int{1, 1, 1, 0} {
+		t.Errorf("counts %v", [4]int{r, q, d, x})
+	}
+	if f.Apply(done(40, "f1.2", actors.TaskFailed, 1, 0, 0, 0)) {
+		t.Error("an event the snapshot already holds was applied")
+	}
+	if !f.Apply(done(41, "f1.2", actors.TaskFailed, 1, 0, 0, 0)) {
+		t.Error("the event after the snapshot was skipped")
+	}
+}
+
+func TestFleetHeight(t *testing.T) {
+	t.Parallel()
+	f := fleetOf("running", "queued", "done")
+	if got := f.Height(40); got != 5 {
+		t.Errorf("Height = %d, want 5 (header, names, 3 rows)", got)
+	}
+	out := ansi.Strip(f.View(80, f.Height(40)))
+	for _, want := range []string{"STATE", "f1.1", "f1.2", "f1.3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("a panel of its own Height lacks %q:\n%s", want, out)
+		}
+	}
+	f.Focus()
+	if got := f.Height(40); got != 6 {
+		t.Errorf("focused Height = %d, want 6", got)
+	}
+	if got := f.Height(3); got != 3 {
+		t.Errorf("Height(3) = %d", got)
+	}
+	// Len+1 rows, the caller's own rule, still shows every task.
+	f.Blur()
+	out = ansi.Strip(f.View(80, f.Len()+1))
+	if !strings.Contains(out, "f1.3") {
+		t.Errorf("Len+1 lines hide a task:\n%s", out)
+	}
+}
+
+func TestPaintMatchesLipgloss(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p     paint
+		style lipgloss.Style
+	}{
+		{styleSelected, lipgloss.NewStyle().Reverse(true)},
+		{styleOK, lipgloss.NewStyle().Foreground(lipgloss.Green)},
+		{styleFaint, lipgloss.NewStyle().Faint(true)},
+		{styleHeader, lipgloss.NewStyle().Bold(true)},
+	} {
+		for _, s := range []string{"ok", "a b  c ", "检查 x", "…"} {
+			if got, want := tc.p.Render(s), tc.style.Render(s); got != want {
+				t.Errorf("paint %q = %q, lipgloss %q", s, got, want)
+			}
+		}
 	}
 }

@@ -56,8 +56,10 @@ func (f *Fleet) View(width, height int) string {
 	if footer != "" && body > 1 {
 		body--
 	}
-	idW := f.idWidth()
-	if body > 2 {
+	idW := f.idWidth
+	// The column names cost a row: they are shown when every task still
+	// fits below them, or when the panel is tall enough to spare one.
+	if body > 2 && (body > len(f.tasks) || body >= 8) {
 		lines = append(lines, fit(styleFaint.Render(columnNames(idW)), width))
 		body--
 	}
@@ -74,6 +76,21 @@ func (f *Fleet) View(width, height int) string {
 		lines = append(lines, fit(footer, width))
 	}
 	return joinLines(lines, height)
+}
+
+// Height is how many lines View needs to show every task with its
+// header, column names and, while focused or asking, the key line; at
+// most limit. A caller sizing the panel to its content passes the result
+// to View.
+func (f *Fleet) Height(limit int) int {
+	h := 1 + len(f.tasks)
+	if len(f.tasks) > 0 {
+		h++
+	}
+	if f.focused || f.confirm != "" {
+		h++
+	}
+	return min(h, limit)
 }
 
 // scrollTo keeps the selection inside the body rows shown.
@@ -121,27 +138,20 @@ func (f *Fleet) footer(detail bool) string {
 	if !f.focused {
 		return ""
 	}
-	if detail {
-		return styleFaint.Render("esc back · ↑/↓ pgup/pgdown scroll · x cancel")
+	cancel := ""
+	if t := f.selected(); t != nil && t.state != stateDone {
+		cancel = " · x cancel"
 	}
-	return styleFaint.Render("↑/↓ select · enter detail · x cancel · esc leave")
+	if detail {
+		return styleFaint.Render("esc back · ↑/↓ pgup/pgdown scroll" + cancel)
+	}
+	return styleFaint.Render("↑/↓ select · enter detail" + cancel + " · esc leave")
 }
 
 func columnNames(idW int) string {
 	return "  " + pad("STATE", stateWidth) + " " + pad("TASK", idW) + " " + pad("PROFILE", profileWidth) + " " +
 		pad("TOOL", toolWidth) + " " + padLeft("TOKENS", tokensWidth) + " " + padLeft("CACHE", cacheWidth) + " " +
 		padLeft("TIME", timeWidth) + " PROMPT"
-}
-
-func (f *Fleet) idWidth() int {
-	w := minIDWidth
-	for _, t := range f.tasks {
-		w = max(w, ansi.StringWidth(t.id))
-		if w >= maxIDWidth {
-			return maxIDWidth
-		}
-	}
-	return w
 }
 
 // elapsed is how long the task has been in its state that matters: its
@@ -211,18 +221,18 @@ func renderRow(t *task, width, idW int, selected bool, d time.Duration, timed bo
 	state := pad(stateLabel(t), stateWidth)
 	rest := " " + pad(t.id, idW) + " " + pad(t.profile, profileWidth) + " " + pad(tool, toolWidth) + " " +
 		padLeft(tokens, tokensWidth) + " " + padLeft(cache, cacheWidth) + " " + padLeft(el, timeWidth) + " "
-	fixed := ansi.StringWidth(marker) + stateWidth + ansi.StringWidth(rest)
+	fixed := cells(marker) + stateWidth + cells(rest)
 	if selected || width < fixed {
 		line := fit(marker+state+rest+t.prompt, width)
 		if selected {
-			if n := width - ansi.StringWidth(line); n > 0 {
-				line += strings.Repeat(" ", n)
+			if n := width - cells(line); n > 0 {
+				line += spaces(n)
 			}
 			return styleSelected.Render(line)
 		}
 		return line
 	}
-	prompt := fit(t.prompt, width-fixed)
+	prompt := t.fitPrompt(width - fixed)
 	if prompt != "" {
 		prompt = styleFaint.Render(prompt)
 	}
@@ -245,7 +255,7 @@ func stateLabel(t *task) string {
 	return t.status
 }
 
-func stateStyle(t *task) interface{ Render(...string) string } {
+func stateStyle(t *task) paint {
 	switch t.bucket() {
 	case bucketQueued:
 		return styleQueued
@@ -268,6 +278,9 @@ func (f *Fleet) viewDetail(width, height int) string {
 	lines = append(lines, fit(styleHeader.Render(detailHeader(t, f.now())), width))
 	if height > 2 && t.prompt != "" {
 		lines = append(lines, fit(styleFaint.Render(t.prompt), width))
+	}
+	if s := detailInfo(t); s != "" && height > 4 {
+		lines = append(lines, fit(styleFaint.Render(s), width))
 	}
 	if s := detailStatus(t); s != "" && height > 3 {
 		lines = append(lines, fit(s, width))
@@ -297,9 +310,6 @@ func detailHeader(t *task, now time.Time) string {
 	if t.profile != "" {
 		parts = append(parts, t.profile)
 	}
-	if t.model != "" {
-		parts = append(parts, t.model)
-	}
 	if t.tokens > 0 {
 		parts = append(parts, formatTokens(t.tokens)+" tokens")
 	}
@@ -308,6 +318,49 @@ func detailHeader(t *task, now time.Time) string {
 	}
 	if d, ok := t.elapsed(now); ok {
 		parts = append(parts, formatDuration(d))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// detailInfo is the task's model, turns, cost, ceilings and endpoint,
+// what the row has no room for.
+func detailInfo(t *task) string {
+	var parts []string
+	if t.model != "" {
+		parts = append(parts, t.model)
+	}
+	if t.writer {
+		parts = append(parts, "writer")
+	}
+	if t.turns > 0 {
+		parts = append(parts, strconv.Itoa(t.turns)+" turns")
+	}
+	if t.cost > 0 {
+		parts = append(parts, "cost "+strconv.FormatFloat(t.cost, 'f', 4, 64))
+	}
+	if b := t.budget; b != nil && !b.IsZero() {
+		var caps []string
+		if b.Tokens > 0 {
+			caps = append(caps, formatTokens(b.Tokens)+" tokens")
+		}
+		if b.Turns > 0 {
+			caps = append(caps, strconv.Itoa(b.Turns)+" turns")
+		}
+		if b.Seconds > 0 {
+			caps = append(caps, formatDuration(time.Duration(b.Seconds)*time.Second))
+		}
+		if b.Cost > 0 {
+			caps = append(caps, "cost "+strconv.FormatFloat(b.Cost, 'f', -1, 64))
+		}
+		parts = append(parts, "budget "+strings.Join(caps, ", "))
+	}
+	if e := t.endpoint; e != nil {
+		s := "endpoint window " + strconv.Itoa(e.Window) + "/" + strconv.Itoa(e.Max) + ", " +
+			strconv.Itoa(e.InFlight) + " in flight, " + strconv.Itoa(e.Waiting) + " waiting"
+		if e.Throttled > 0 {
+			s += ", " + strconv.FormatInt(e.Throttled, 10) + " throttled"
+		}
+		parts = append(parts, s)
 	}
 	return strings.Join(parts, " · ")
 }
@@ -333,7 +386,7 @@ func wrapTail(lines []string, width, n int) []string {
 	var rev []string
 	for i := len(lines) - 1; i >= 0 && len(rev) < n; i-- {
 		l := clean(lines[i])
-		if ansi.StringWidth(l) <= width {
+		if cells(l) <= width {
 			rev = append(rev, l)
 			continue
 		}

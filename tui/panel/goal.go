@@ -196,12 +196,15 @@ func (g *Goal) View(width int) string {
 	lines = append(lines, fit("Objective: "+oneLine(g.objective), width))
 	switch {
 	case g.status != goal.StatusRunning && g.reason != "":
-		lines = append(lines, fit(styleWarn.Render(goalStatusWord(g.status)+": "+oneLine(g.reason)), width))
+		lines = append(lines, fit(styleWarn.Render(reasonLabel(g.status)+oneLine(g.reason)), width))
 	case g.summary != "":
 		lines = append(lines, fit(styleFaint.Render("Last: "+oneLine(g.summary)), width))
 	}
 	if g.nudged || g.noProgress > 0 {
-		s := "No progress for " + strconv.Itoa(g.noProgress) + " rounds"
+		s := "No progress for " + strconv.Itoa(g.noProgress) + " round"
+		if g.noProgress != 1 {
+			s += "s"
+		}
 		if g.nudged {
 			s += "; the next turn reassesses"
 		}
@@ -212,7 +215,7 @@ func (g *Goal) View(width int) string {
 }
 
 func (g *Goal) statusLine() string {
-	parts := []string{"Goal", goalStatusWord(g.status)}
+	parts := []string{"Goal", g.status}
 	if g.strategy != "" {
 		parts = append(parts, g.strategy)
 	}
@@ -242,16 +245,18 @@ func (g *Goal) statusLine() string {
 	return strings.Join(parts, " · ")
 }
 
-func goalStatusWord(s string) string {
-	switch s {
-	case goal.StatusBlocked:
-		return "blocked, waiting for you"
-	case goal.StatusPaused:
-		return "paused, waiting for you"
+// reasonLabel introduces why a goal is not running: a blocked or paused
+// goal waits for the user's next prompt.
+func reasonLabel(status string) string {
+	switch status {
+	case goal.StatusBlocked, goal.StatusPaused:
+		return "Waiting for you: "
 	case goal.StatusLimit:
-		return "stopped at a limit"
+		return "Limit: "
+	case goal.StatusFailed:
+		return "Failed: "
 	}
-	return s
+	return "Reason: "
 }
 
 // todoLines is the list, or its counts when the list is not known, in a

@@ -6,6 +6,7 @@ import (
 
 	"reasonix/actors"
 	"reasonix/core/goal"
+	"reasonix/core/provider"
 )
 
 // goldenFleet is a 64-task fleet in every state, on a clock fixed at
@@ -42,10 +43,17 @@ func goldenFleet() *Fleet {
 			}
 			if st == actors.TaskOverBudget {
 				d.OverBudget = "tokens"
+				d.Budget = &actors.Budget{Tokens: 6000}
+				d.Turns, d.Cost = 7, 0.0123
 			}
 			f.Apply(d)
 		case i < 52: // running
-			f.Apply(started(next(), id, float64(300+i)))
+			st := started(next(), id, float64(300+i))
+			if i == 40 {
+				st.Budget = &actors.Budget{Tokens: 50_000, Turns: 20}
+				st.Endpoint = &provider.LimiterStats{Endpoint: "http://127.0.0.1:1/v1/chat/completions", Window: 8, Max: 32, InFlight: 6, Waiting: 2}
+			}
+			f.Apply(st)
 			f.Apply(usage(next(), id, 2000+i*10, 1000, 2100+i*33))
 			if i%2 == 0 {
 				f.Apply(toolStart(next(), id, "c1", tools[i%len(tools)], `{"path":"x"}`))
@@ -109,6 +117,19 @@ func TestGoldenFleetDetail(t *testing.T) {
 	golden(t, "fleet_detail_scrolled", scrolled)
 }
 
+func TestGoldenFleetDetailDone(t *testing.T) {
+	t.Parallel()
+	f := goldenFleet()
+	f.Focus()
+	for range 6 {
+		f.Key(key("down"))
+	}
+	f.Key(key("enter"))
+	out := f.View(100, 7)
+	checkFrame(t, out, 100, 7)
+	golden(t, "fleet_detail_over_budget", out)
+}
+
 func goldenGoal() *Goal {
 	g := NewGoal()
 	g.SetClock(clockAt(400))
@@ -128,6 +149,15 @@ func TestGoldenGoal(t *testing.T) {
 	t.Parallel()
 	out := goldenGoal().View(72)
 	golden(t, "goal", out)
+}
+
+func TestGoldenGoalBlocked(t *testing.T) {
+	t.Parallel()
+	g := goldenGoal()
+	g.Apply(&actors.GoalEnded{Meta: mt(5, "", 360), Goal: "g-20260304-1", Status: goal.StatusBlocked,
+		Reason: "the staging database password is needed to run the integration suite", Turns: 8, Tokens: 460_000, ElapsedMS: 360_000})
+	out := g.View(72)
+	golden(t, "goal_blocked", out)
 }
 
 func TestGoldenMenu(t *testing.T) {

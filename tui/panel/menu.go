@@ -2,8 +2,6 @@ package panel
 
 import (
 	"strings"
-
-	"github.com/charmbracelet/x/ansi"
 )
 
 // Item is one entry of the autocomplete menu.
@@ -85,9 +83,11 @@ func (m *Menu) View(width, rows int) string {
 	}
 	m.top = min(max(m.top, 0), len(m.items)-n)
 	shown := m.items[m.top : m.top+n]
+	// The label column fits every item, not only those shown, so it does
+	// not shift as the selection scrolls.
 	labelW := 0
-	for _, it := range shown {
-		labelW = max(labelW, ansi.StringWidth(menuLabel(it)))
+	for _, it := range m.items {
+		labelW = max(labelW, cells(menuLabel(it)))
 	}
 	labelW = min(labelW, max(width/2-2, 1))
 	lines := make([]string, n)
@@ -112,11 +112,11 @@ func (m *Menu) View(width, rows int) string {
 			lines[i] = styleSelected.Render(padRight(fit(head+detail, width), width))
 			continue
 		}
-		if ansi.StringWidth(head) >= width {
+		if cells(head) >= width {
 			lines[i] = fit(head, width)
 			continue
 		}
-		lines[i] = head + styleFaint.Render(fit(detail, width-ansi.StringWidth(head)))
+		lines[i] = head + styleFaint.Render(fit(detail, width-cells(head)))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -131,7 +131,7 @@ func menuLabel(it Item) string {
 
 // padRight fills s with spaces to w cells, for a highlight bar.
 func padRight(s string, w int) string {
-	if n := w - ansi.StringWidth(s); n > 0 {
+	if n := w - cells(s); n > 0 {
 		return s + strings.Repeat(" ", n)
 	}
 	return s

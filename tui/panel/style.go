@@ -10,18 +10,38 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// Styles are built once: a style's Render is the costly part of a frame,
-// so per-row work only concatenates what they produce.
+// Styles are reduced once to the sequences they put around a line
+// (paint): a Render per cell would be most of a frame's cost.
 var (
-	styleHeader   = lipgloss.NewStyle().Bold(true)
-	styleFaint    = lipgloss.NewStyle().Faint(true)
-	styleSelected = lipgloss.NewStyle().Reverse(true)
-	styleQueued   = lipgloss.NewStyle().Foreground(lipgloss.BrightBlack)
-	styleRunning  = lipgloss.NewStyle().Foreground(lipgloss.Cyan)
-	styleOK       = lipgloss.NewStyle().Foreground(lipgloss.Green)
-	styleFailed   = lipgloss.NewStyle().Foreground(lipgloss.Red)
-	styleWarn     = lipgloss.NewStyle().Foreground(lipgloss.Yellow)
+	styleHeader   = paintOf(lipgloss.NewStyle().Bold(true))
+	styleFaint    = paintOf(lipgloss.NewStyle().Faint(true))
+	styleSelected = paintOf(lipgloss.NewStyle().Reverse(true))
+	styleQueued   = paintOf(lipgloss.NewStyle().Foreground(lipgloss.BrightBlack))
+	styleRunning  = paintOf(lipgloss.NewStyle().Foreground(lipgloss.Cyan))
+	styleOK       = paintOf(lipgloss.NewStyle().Foreground(lipgloss.Green))
+	styleFailed   = paintOf(lipgloss.NewStyle().Foreground(lipgloss.Red))
+	styleWarn     = paintOf(lipgloss.NewStyle().Foreground(lipgloss.Yellow))
 )
+
+// paint is a text-only lipgloss style (attributes and colours; no
+// padding, margins, borders or width) as the sequence it opens a line with
+// and the one it closes it with.
+type paint struct{ pre, post string }
+
+func paintOf(s lipgloss.Style) paint {
+	const mark = "X"
+	r := s.Render(mark)
+	i := strings.Index(r, mark)
+	return paint{pre: r[:i], post: r[i+len(mark):]}
+}
+
+// Render paints one line of text; the empty string stays empty.
+func (p paint) Render(s string) string {
+	if s == "" {
+		return ""
+	}
+	return p.pre + s + p.post
+}
 
 // ellipsis marks text cut to fit the screen.
 const ellipsis = "…"
@@ -33,27 +53,57 @@ func fit(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if ansi.StringWidth(s) <= w {
+	n, plain := measure(s)
+	if n <= w {
 		return s
 	}
+	if plain {
+		return s[:w-1] + ellipsis
+	}
 	return ansi.Truncate(s, w, ellipsis)
+}
+
+// cells is how many terminal cells s takes.
+func cells(s string) int {
+	n, _ := measure(s)
+	return n
+}
+
+// measure is cells with a fast path: printable ASCII is one cell a byte
+// (plain is true then), anything else is measured by grapheme.
+func measure(s string) (n int, plain bool) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return ansi.StringWidth(s), false
+		}
+	}
+	return len(s), true
 }
 
 // pad cuts s to w cells and fills it with spaces to exactly w, for
 // columns.
 func pad(s string, w int) string {
 	s = fit(s, w)
-	if n := w - ansi.StringWidth(s); n > 0 {
-		return s + strings.Repeat(" ", n)
+	if n := w - cells(s); n > 0 {
+		return s + spaces(n)
 	}
 	return s
+}
+
+// spaces is n blanks, without allocating for column-sized n.
+func spaces(n int) string {
+	const blanks = "                                                                "
+	if n <= len(blanks) {
+		return blanks[:n]
+	}
+	return strings.Repeat(" ", n)
 }
 
 // padLeft is pad aligned right, for numbers.
 func padLeft(s string, w int) string {
 	s = fit(s, w)
-	if n := w - ansi.StringWidth(s); n > 0 {
-		return strings.Repeat(" ", n) + s
+	if n := w - cells(s); n > 0 {
+		return spaces(n) + s
 	}
 	return s
 }

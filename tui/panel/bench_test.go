@@ -1,0 +1,115 @@
+package panel
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"reasonix/actors"
+)
+
+// benchFleet is 64 running tasks and, per frame, the events a busy fleet
+// sends between two frames: for each task a text delta, and for every
+// other task a tool call started or finished and a usage report.
+func benchFleet() (*Fleet, []actors.Event, *time.Time) {
+	now := t0
+	f := NewFleet()
+	f.SetClock(func() time.Time { return now })
+	var seq int64
+	for i := range 64 {
+		id := fmt.Sprintf("f1.%d", i+1)
+		seq++
+		f.Apply(queued(seq, id, "explore", fmt.Sprintf("Audit package %d for unchecked errors and report every finding", i), 0))
+		seq++
+		f.Apply(started(seq, id, 1))
+	}
+	var frame []actors.Event
+	for i := range 64 {
+		id := fmt.Sprintf("f1.%d", i+1)
+		frame = append(frame, delta(0, id, "some streamed words of the answer "))
+		if i%8 == 0 {
+			frame = append(frame, delta(0, id, "and the end of a line\n"))
+		}
+		if i%2 == 0 {
+			frame = append(frame, toolStart(0, id, "c1", "read_file", `{"path":"core/config/load.go"}`), usage(0, id, 4000, 3500, 4400))
+		} else {
+			frame = append(frame, toolEnd(0, id, "c1", "read_file", false))
+		}
+	}
+	return f, frame, &now
+}
+
+// BenchmarkFleetFrame is one frame of a 64-task fleet: the frame's events
+// applied, then View(120, 40), the clock moving 50 ms a frame.
+func BenchmarkFleetFrame(b *testing.B) {
+	f, frame, now := benchFleet()
+	seq := int64(1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, ev := range frame {
+			seq++
+			setSeq(ev, seq)
+			f.Apply(ev)
+		}
+		*now = now.Add(50 * time.Millisecond)
+		_ = f.View(120, 40)
+	}
+	b.ReportMetric(float64(len(frame)), "events/frame")
+}
+
+// BenchmarkFleetFrameDetail is the same with the detail view open.
+func BenchmarkFleetFrameDetail(b *testing.B) {
+	f, frame, now := benchFleet()
+	f.Focus()
+	f.Key(key("enter"))
+	seq := int64(1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, ev := range frame {
+			seq++
+			setSeq(ev, seq)
+			f.Apply(ev)
+		}
+		*now = now.Add(50 * time.Millisecond)
+		_ = f.View(120, 40)
+	}
+}
+
+// BenchmarkFleetApply is one event folded in, no rendering.
+func BenchmarkFleetApply(b *testing.B) {
+	f, frame, _ := benchFleet()
+	seq := int64(1000)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		ev := frame[i%len(frame)]
+		i++
+		seq++
+		setSeq(ev, seq)
+		f.Apply(ev)
+	}
+}
+
+// BenchmarkFleetView is View(120, 40) of a 64-task fleet whose rows did
+// not change since the last frame but whose clock moved a second.
+func BenchmarkFleetView(b *testing.B) {
+	f, _, now := benchFleet()
+	b.ReportAllocs()
+	for b.Loop() {
+		*now = now.Add(time.Second)
+		_ = f.View(120, 40)
+	}
+}
+
+func setSeq(ev actors.Event, seq int64) {
+	switch e := ev.(type) {
+	case *actors.TextDelta:
+		e.Seq = seq
+	case *actors.ToolStarted:
+		e.Seq = seq
+	case *actors.ToolFinished:
+		e.Seq = seq
+	case *actors.UsageReported:
+		e.Seq = seq
+	}
+}
