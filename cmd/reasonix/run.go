@@ -218,6 +218,7 @@ func runRun(f *Factory, opts *RunOptions) error {
 		prompt:   opts.Prompt,
 		format:   opts.OutputFormat,
 		commands: commandStream(f, opts),
+		prep:     newPromptPrep(cfg.Home, cwd),
 	})
 	if b.Spec.Goal != nil {
 		return opts.Goal.exit(err, b.Spec.Goal.Dir, b.Spec.Agent.Session)

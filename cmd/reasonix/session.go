@@ -55,6 +55,9 @@ type headlessTurn struct {
 	// commands, when set, is a stream of JSON commands (one per line) that
 	// drives the session until it ends; prompt, if any, runs first.
 	commands io.Reader
+	// prep, when set, expands each prompt (custom commands, @references)
+	// before the session sees it.
+	prep *promptPrep
 }
 
 // forceKillTimeout bounds how long a second interrupt waits for the killed
@@ -136,11 +139,12 @@ func runHeadless(f *Factory, t headlessTurn) error {
 	}
 
 	var done *actors.TurnDone
+	prepare := t.preparer(f.Stderr, bus, spec.Agent.Session)
 	if t.commands != nil {
 		done, err = driveCommands(turnCtx, commandDriver{sess: sess, bus: bus, sub: sub, session: spec.Agent.Session,
-			each: each, interrupted: interrupted}, t.commands, t.prompt)
+			each: each, interrupted: interrupted, prepare: prepare}, t.commands, t.prompt)
 	} else {
-		sess.Run(t.prompt)
+		sess.Run(prepare(turnCtx, t.prompt))
 		done, err = actors.WaitTurn(turnCtx, sub, spec.Agent.Session, each)
 	}
 	// The clean stop can hang on a tool or server that ignores it, so it
@@ -226,6 +230,9 @@ type commandDriver struct {
 	// interrupted is closed at the first SIGINT: the driver then ends
 	// with the turn that was running.
 	interrupted <-chan struct{}
+	// prepare readies a prompt's text for the session (see
+	// headlessTurn.preparer); nil sends prompts as they came.
+	prepare func(context.Context, string) string
 }
 
 // driveCommands feeds the session one JSON command per line of r (see
@@ -238,8 +245,12 @@ type commandDriver struct {
 // The reader goroutine cannot be stopped while it waits on r (a read from
 // stdin does not take a context); it ends at EOF, or with the process.
 func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first string) (*actors.TurnDone, error) {
+	prepare := d.prepare
+	if prepare == nil {
+		prepare = func(_ context.Context, s string) string { return s }
+	}
 	if first != "" {
-		d.sess.Run(first)
+		d.sess.Run(prepare(ctx, first))
 	}
 	eof := make(chan struct{})
 	go func() {
@@ -256,6 +267,11 @@ func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first stri
 				continue
 			}
 			cmd, err := actors.DecodeCommand(line)
+			if p, ok := cmd.(*actors.PromptCmd); ok && err == nil {
+				// Expanding reads files: it runs here, off the event loop,
+				// and each prompt is ready before the next line is read.
+				p.Text = prepare(ctx, p.Text)
+			}
 			if err == nil {
 				err = d.sess.Do(cmd)
 			}
