@@ -113,3 +113,14 @@ func setSeq(ev actors.Event, seq int64) {
 		e.Seq = seq
 	}
 }
+
+// BenchmarkFleetViewUnchanged is View(120, 40) when nothing changed since
+// the last frame: every row comes from its cache.
+func BenchmarkFleetViewUnchanged(b *testing.B) {
+	f, _, _ := benchFleet()
+	_ = f.View(120, 40)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = f.View(120, 40)
+	}
+}

@@ -203,13 +203,13 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 		// does not bring it back.
 		return false
 	}
+	fresh := t == nil || t.state != stateRunning
+	t = f.running(m.Task, t, m.Time)
 	switch e := ev.(type) {
 	case *actors.ToolStarted:
-		t = f.running(m.Task, t)
 		t.open = append(t.open, openCall{id: e.CallID, tool: clean(e.Tool)})
 		t.lines.line("[" + clean(e.Tool) + "] " + clean(text.Prefix(e.Args, maxLineBytes)))
 	case *actors.ToolFinished:
-		t = f.running(m.Task, t)
 		for i := len(t.open) - 1; i >= 0; i-- {
 			if t.open[i].id == e.CallID {
 				t.open = append(t.open[:i], t.open[i+1:]...)
@@ -220,32 +220,35 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 			t.lines.line("[" + clean(e.Tool) + "] failed")
 		}
 	case *actors.UsageReported:
-		t = f.running(m.Task, t)
 		t.tokens = tokensOf(e.Total)
 		if e.Total.PromptTokens > 0 {
 			t.cachePct, t.hasCache = 100*float64(e.Total.CacheHitTokens)/float64(e.Total.PromptTokens), true
 		}
 	case *actors.TextDelta:
-		t = f.running(m.Task, t)
 		t.lines.write(e.Text)
-		// The row does not show text: only an open detail of this task
-		// changes.
-		return f.detail && f.selected() == t
-	default:
-		return false
+		// The row does not show text: only a row just made or started,
+		// or an open detail of this task, changes.
+		if fresh {
+			t.version++
+		}
+		return fresh || (f.detail && f.selected() == t)
 	}
 	t.version++
 	return true
 }
 
-// running is the task of id, made running if this is its first sight: an
-// event of the task's own work means it started.
-func (f *Fleet) running(id string, t *task) *task {
+// running is the task of id, made running if this is its first sight or
+// it was queued: an event of the task's own work means it started, at
+// that event's time if task_started was missed.
+func (f *Fleet) running(id string, t *task, at time.Time) *task {
 	if t == nil {
 		t = f.task(id)
 	}
 	if t.state != stateRunning {
 		f.setState(t, stateRunning, "")
+		if t.startedAt.IsZero() {
+			t.startedAt = at
+		}
 	}
 	return t
 }

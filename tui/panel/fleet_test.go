@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
@@ -156,9 +157,12 @@ func TestFleetApplyChanged(t *testing.T) {
 	}{
 		{queued(1, "f1.1", "", "a", 0), true},
 		{queued(1, "f1.1", "", "a", 0), false}, // duplicate
-		{delta(2, "f1.1", "text"), false},      // rows show no text
-		{toolStart(3, "f1.1", "c1", "bash", "{}"), true},
-		{&actors.TurnStarted{Meta: mt(4, "", 0)}, false},
+		{started(2, "f1.1", 1), true},
+		{delta(3, "f1.1", "text"), false}, // rows show no text
+		{toolStart(4, "f1.1", "c1", "bash", "{}"), true},
+		{&actors.TurnStarted{Meta: mt(5, "", 0)}, false},
+		{delta(6, "f1.2", "first sight"), true}, // a new row
+		{delta(7, "f1.2", "more"), false},
 	}
 	for i, s := range steps {
 		if got := f.Apply(s.ev); got != s.want {
@@ -167,7 +171,7 @@ func TestFleetApplyChanged(t *testing.T) {
 	}
 	f.Focus()
 	f.Key(key("enter"))
-	if !f.Apply(delta(5, "f1.1", "more")) {
+	if !f.Apply(delta(8, "f1.1", "more")) {
 		t.Error("text of the task whose detail is open did not report a change")
 	}
 }
@@ -528,6 +532,89 @@ func TestPaintMatchesLipgloss(t *testing.T) {
 			if got, want := tc.p.Render(s), tc.style.Render(s); got != want {
 				t.Errorf("paint %q = %q, lipgloss %q", s, got, want)
 			}
+		}
+	}
+}
+
+func TestFleetTextStaysBounded(t *testing.T) {
+	t.Parallel()
+	f := NewFleet()
+	chunk := strings.Repeat("word ", 40) + "\n" + strings.Repeat("x", 700)
+	seq := int64(0)
+	for round := range 400 {
+		for i := range 64 {
+			seq++
+			f.Apply(delta(seq, fmt.Sprintf("f1.%d", i+1), chunk+fmt.Sprint(round)))
+		}
+	}
+	for _, tk := range f.tasks {
+		held := tk.lines.open.Len()
+		for i := range tk.lines.len() {
+			held += len(tk.lines.at(i))
+		}
+		if held > maxRingBytes+maxLineBytes || tk.lines.len() > maxRingLines {
+			t.Fatalf("task %s holds %d bytes in %d lines", tk.id, held, tk.lines.len())
+		}
+		if held < maxRingBytes/2 {
+			t.Fatalf("task %s kept only %d bytes of its text", tk.id, held)
+		}
+	}
+}
+
+func TestFleetElapsed(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		events []actors.Event
+		want   string // "" for no time known
+	}{
+		{"queued waits", []actors.Event{queued(1, "a", "", "p", 10)}, "50s"},
+		{"running since start", []actors.Event{queued(1, "a", "", "p", 0), started(2, "a", 20)}, "40s"},
+		{"done from duration_ms", []actors.Event{started(1, "a", 0), done(2, "a", actors.TaskOK, 30, 125_000, 0, 0)}, "2m05s"},
+		{"done from the stamps", []actors.Event{started(1, "a", 5), done(2, "a", actors.TaskOK, 35, 0, 0, 0)}, "30s"},
+		{"start missed: the first work event", []actors.Event{queued(1, "a", "", "p", 0), &actors.ToolStarted{Meta: mt(2, "a", 45), CallID: "c", Tool: "bash"}}, "15s"},
+		{"no times", []actors.Event{&actors.TaskQueued{Meta: actors.Meta{Seq: 1, Task: "a"}}}, ""},
+		{"long run", []actors.Event{&actors.TaskStarted{Meta: actors.Meta{Seq: 1, Task: "a", Time: at(60 - 7384)}}}, "2h03m"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := NewFleet()
+			f.SetClock(clockAt(60))
+			for _, ev := range tc.events {
+				f.Apply(ev)
+			}
+			d, ok := f.tasks[0].elapsed(at(60))
+			got := ""
+			if ok {
+				got = formatDuration(d)
+			}
+			if got != tc.want {
+				t.Errorf("elapsed %q, want %q", got, tc.want)
+			}
+			row := ansi.Strip(strings.Split(f.View(120, 2), "\n")[1])
+			if tc.want != "" && !strings.Contains(row, " "+tc.want+" ") {
+				t.Errorf("row lacks %q: %q", tc.want, row)
+			}
+		})
+	}
+}
+
+func TestFormat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		got, want string
+	}{
+		{formatTokens(0), "0"}, {formatTokens(999), "999"}, {formatTokens(1000), "1.0k"}, {formatTokens(12_345), "12.3k"},
+		{formatTokens(412_345), "412k"}, {formatTokens(2_000_000), "2.0M"}, {formatTokens(250_000_000), "250M"},
+		{formatDuration(0), "0s"}, {formatDuration(59 * time.Second), "59s"}, {formatDuration(61 * time.Second), "1m01s"},
+		{formatDuration(3600 * time.Second), "1h00m"}, {formatDuration(-time.Second), "0s"},
+		{fit("abcdef", 4), "abc…"}, {fit("abc", 3), "abc"}, {fit("检查检查", 5), "检查…"}, {fit("x", 0), ""},
+		{pad("ab", 4), "ab  "}, {padLeft("ab", 4), "  ab"}, {pad("检查x", 4), "检… "},
+		{clean("a\tb\x1b[31mc\x1b[0m\x07d\ne"), "a    bcd e"}, {clean("plain"), "plain"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
 	}
 }
