@@ -56,7 +56,6 @@ func (m *model) apply(ev actors.Event) tea.Cmd {
 	c := &m.chat
 	switch e := ev.(type) {
 	case *actors.SessionStarted:
-		m.status.model = e.Model
 		m.notice("info", fmt.Sprintf("session %s · %s · %s", e.Session, e.Model, e.Cwd))
 	case *actors.TextDelta:
 		if e.Role == actors.RolePlanner {

@@ -16,6 +16,7 @@ import (
 	"reasonix/core/config"
 	_ "reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
+	_ "reasonix/core/tool/builtin"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden frames in testdata")

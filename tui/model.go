@@ -144,8 +144,8 @@ func newModel(o Options, sh *shared) *model {
 		logger:   logger,
 		now:      time.Now,
 		req:      o.Initial,
-		width:    80,
-		height:   24,
+		width:    defaultWidth,
+		height:   defaultHeight,
 		composer: newComposer(),
 		menu:     newMenu(),
 	}
@@ -203,6 +203,10 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
+		if msg.Width <= 0 || msg.Height <= 0 {
+			// Not a terminal (a pipe): keep the default size.
+			return nil
+		}
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
 		m.layout()
 		return nil

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
 
 	"reasonix/actors"
 	"reasonix/core/session"
@@ -48,6 +49,12 @@ type Options struct {
 	Output io.Writer
 }
 
+// The size drawn at when the output is not a terminal.
+const (
+	defaultWidth  = 80
+	defaultHeight = 24
+)
+
 // Run shows the chat until the user quits or ctx ends, and closes the
 // session it holds (saving its transcript) before returning.
 //
@@ -71,6 +78,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.Output != nil {
 		opts = append(opts, tea.WithOutput(o.Output))
+		if f, ok := o.Output.(interface{ Fd() uintptr }); !ok || !term.IsTerminal(f.Fd()) {
+			// Nothing to ask for a size (a pipe, a test): draw at the
+			// classic one rather than not at all.
+			opts = append(opts, tea.WithWindowSize(defaultWidth, defaultHeight))
+		}
 	}
 	final, err := tea.NewProgram(m, opts...).Run()
 	sh.quitting.Store(true)

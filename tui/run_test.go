@@ -1,0 +1,113 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"reasonix/core/provider/providertest"
+)
+
+// syncBuffer is the terminal's output, read while the program writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ansi.Strip(s.b.String())
+}
+
+// waitOutput waits until the output holds want, failing after a deadline.
+func waitOutput(t *testing.T, out *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the screen never showed %q; it holds:\n%s", want, out.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
+	}
+}
+
+// TestRunSession drives Run over a real session and the model fake: a
+// prompt, a bash call the user approves from the modal, the answer as
+// Markdown, and two Ctrl-C to leave, after which the transcript is closed
+// with both turns' messages in it.
+func TestRunSession(t *testing.T) {
+	srv := providertest.Start(t)
+	srv.Push(
+		providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "bash", Arguments: `{"command":"echo approved-and-ran"}`}}},
+		providertest.Turn{Text: "It printed **approved-and-ran**."},
+	)
+	o, opened := liveOpener(t, srv)
+	inR, inW := io.Pipe()
+	out := &syncBuffer{}
+	o.Input, o.Output = inR, out
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, o) }()
+	defer inW.Close()
+
+	waitOutput(t, out, "posture ask")
+	if _, err := io.WriteString(inW, "run the echo\r"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, out, "wants to run bash")
+	if _, err := io.WriteString(inW, "y"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, out, "It printed approved-and-ran.")
+	waitOutput(t, out, "idle")
+	if _, err := io.WriteString(inW, "\x03"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, out, "press Ctrl-C again to quit")
+	if _, err := io.WriteString(inW, "\x03"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Run did not return after the second Ctrl-C")
+	}
+	screen := out.String()
+	for _, want := range []string{"› run the echo", "● bash  echo approved-and-ran", "bash: allow once"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, screen)
+		}
+	}
+	if len(*opened) != 1 {
+		t.Fatalf("%d sessions opened, want 1", len(*opened))
+	}
+	live := (*opened)[0]
+	data, err := os.ReadFile(live.Built().Spec.Transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "approved-and-ran") {
+		t.Errorf("the transcript lacks the turn:\n%s", data)
+	}
+	if reqs := srv.Requests(); len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), "approved-and-ran") {
+		t.Errorf("the second request does not carry the tool's output (%d requests)", len(reqs))
+	}
+}
