@@ -69,18 +69,30 @@ func Load(dirs ...string) ([]Command, []Problem) {
 func loadDir(dir, source string) ([]Command, []Problem) {
 	var cmds []Command
 	var problems []Problem
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, []Problem{{Path: dir, Err: err}}
+	case !info.IsDir():
+		return nil, []Problem{{Path: dir, Err: errors.New("not a directory")}}
+	}
+	// The trailing separator makes the walk start from where a symlinked
+	// commands directory (kept in a dotfiles repository, say) points;
+	// symlinked directories below it are not followed.
+	err = filepath.WalkDir(dir+string(filepath.Separator), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if path == dir && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
 			problems = append(problems, Problem{Path: path, Err: err})
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if path != dir && strings.HasPrefix(d.Name(), ".") && d.Name() != ".md" {
+		if d.IsDir() && filepath.Clean(path) == filepath.Clean(dir) {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") && d.Name() != ".md" {
 			if d.IsDir() {
 				return fs.SkipDir
 			}

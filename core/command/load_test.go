@@ -144,3 +144,30 @@ func TestFind(t *testing.T) {
 		t.Fatal("Find c")
 	}
 }
+
+func TestLoadSymlinkedDirectory(t *testing.T) {
+	t.Parallel()
+	real, home := t.TempDir(), t.TempDir()
+	write(t, real, map[string]string{"deploy.md": "Deploy $1", "ops/ping.md": "Ping"})
+	link := filepath.Join(home, "commands")
+	if err := os.Symlink(real, link); err != nil {
+		t.Skipf("symlinks unavailable: %v", err)
+	}
+	cmds, problems := Load(link)
+	if len(problems) != 0 || len(cmds) != 2 || cmds[0].Name != "deploy" || cmds[1].Name != "ops:ping" {
+		t.Fatalf("cmds %+v, problems %v", cmds, problems)
+	}
+	if cmds[0].Path != filepath.Join(link, "deploy.md") {
+		t.Fatalf("path %q", cmds[0].Path)
+	}
+}
+
+func TestLoadNotADirectory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"commands": "a file"})
+	cmds, problems := Load(filepath.Join(dir, "commands"))
+	if len(cmds) != 0 || len(problems) != 1 {
+		t.Fatalf("cmds %+v, problems %v", cmds, problems)
+	}
+}

@@ -1,6 +1,7 @@
 package ref
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,10 @@ const (
 	DefaultMaxDirEntries = 500
 	DefaultMaxTotalBytes = 1 << 20
 )
+
+// maxCandidates bounds the @words one message may have looked up on
+// disk: a pasted log full of @-handles costs a bounded number of stats.
+const maxCandidates = 1000
 
 // sniffBytes is how much of a file decides whether it is binary: a NUL
 // byte in it (or invalid UTF-8 anywhere in what is read) marks the file
@@ -75,7 +80,12 @@ type Result struct {
 func Expand(ctx context.Context, root, input string, o Options) Result {
 	o = o.withDefaults()
 	x := expander{ctx: ctx, root: root, o: o, budget: o.MaxTotalBytes, seen: map[string]bool{}}
-	for _, c := range scan(input) {
+	cands := scan(input)
+	if len(cands) > maxCandidates {
+		x.notice("only the first %d @words were checked for files", maxCandidates)
+		cands = cands[:maxCandidates]
+	}
+	for _, c := range cands {
 		if ctx.Err() != nil {
 			break
 		}
@@ -182,11 +192,14 @@ func (x *expander) file(p, full string, size int64) {
 		return
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	// Sized from the stat so a file is read in one go; the byte past the
+	// limit, if any, says the file is longer.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(size, 0), limit)+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		x.notice("could not read @%s: %v", p, err)
 		return
 	}
+	data := buf.Bytes()
 	cut := int64(len(data)) > limit
 	content := string(data)
 	if cut {
@@ -199,6 +212,7 @@ func (x *expander) file(p, full string, size int64) {
 		return
 	}
 	var b strings.Builder
+	b.Grow(len(content) + len(attr) + 128)
 	if cut {
 		fmt.Fprintf(&b, "<file path=\"%s\" truncated=\"true\">\n", attr)
 	} else {

@@ -342,3 +342,32 @@ func FuzzExpand(f *testing.F) {
 		}
 	})
 }
+
+func TestExpandCandidateCap(t *testing.T) {
+	t.Parallel()
+	root := tree(t, map[string]string{"late.txt": "late"})
+	input := strings.Repeat("@nobody ", maxCandidates) + "@late.txt"
+	res := Expand(context.Background(), root, input, Options{})
+	if res.Text != input || len(res.Files) != 0 || len(res.Notices) != 1 {
+		t.Fatalf("Files %q, Notices %q", res.Files, res.Notices)
+	}
+}
+
+func BenchmarkExpand(b *testing.B) {
+	root := b.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "f.go"), []byte(strings.Repeat("line of code\n", 2000)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct{ name, input string }{
+		{"no refs 4KiB", strings.Repeat("plain words ", 340)},
+		{"100 misses", strings.Repeat("@nobody ", 100)},
+		{"one 26KB file", "read @f.go please"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Expand(context.Background(), root, bc.input, Options{})
+			}
+		})
+	}
+}
