@@ -28,6 +28,11 @@ const maxScan = 10000
 // dir lists the tree under full depth-first, one entry per line relative
 // to the directory named, "/" after directories.
 func (x *expander) dir(p, full string) {
+	if x.budget <= 0 {
+		x.add(p, fmt.Sprintf(`<dir path="%s" omitted="true"/>`, escapeAttr(p)))
+		x.notice("@%s left out: the references of this message reached %d bytes", p, x.o.MaxTotalBytes)
+		return
+	}
 	l := lister{x: x, max: x.o.MaxDirEntries}
 	l.walk(full, "")
 	var b strings.Builder

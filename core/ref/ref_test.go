@@ -177,6 +177,7 @@ func TestExpandCaps(t *testing.T) {
 		"runes.txt": strings.Repeat("é", 10), // 2 bytes each
 		"b.txt":     strings.Repeat("b", 30),
 		"c.txt":     strings.Repeat("c", 30),
+		"d/x":       "",
 	})
 	t.Run("per file", func(t *testing.T) {
 		t.Parallel()
@@ -196,16 +197,17 @@ func TestExpandCaps(t *testing.T) {
 	})
 	t.Run("total", func(t *testing.T) {
 		t.Parallel()
-		res := Expand(context.Background(), root, "@b.txt @c.txt @big.txt", Options{MaxTotalBytes: 50})
+		res := Expand(context.Background(), root, "@b.txt @c.txt @big.txt @d", Options{MaxTotalBytes: 50})
 		blocks := []string{
 			"<file path=\"b.txt\">\n" + strings.Repeat("b", 30) + "\n</file>",
 			"<file path=\"c.txt\" truncated=\"true\">\n" + strings.Repeat("c", 20) + "\n[truncated: showing the first 20 of 30 bytes]\n</file>",
 			"<file path=\"big.txt\" size=\"100\" omitted=\"true\"/>",
+			"<dir path=\"d\" omitted=\"true\"/>",
 		}
-		if want := strings.Join(blocks, "\n\n") + "\n\n@b.txt @c.txt @big.txt"; res.Text != want {
+		if want := strings.Join(blocks, "\n\n") + "\n\n@b.txt @c.txt @big.txt @d"; res.Text != want {
 			t.Fatalf("Text = %q, want %q", res.Text, want)
 		}
-		if len(res.Notices) != 1 || !strings.Contains(res.Notices[0], "@big.txt left out") {
+		if len(res.Notices) != 2 || !strings.Contains(res.Notices[0], "@big.txt left out") || !strings.Contains(res.Notices[1], "@d left out") {
 			t.Fatalf("Notices = %q", res.Notices)
 		}
 	})
