@@ -7,6 +7,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"reasonix/core/text"
 )
 
 // The parts of the bottom region, top to bottom.
@@ -114,7 +116,10 @@ func (m *model) liveChat(rows int) string {
 		}
 	}
 	if c.answer.Len() > 0 {
-		lines = append(lines, strings.Split(wrap(strings.TrimLeft(c.answer.String(), "\n"), m.width-1), "\n")...)
+		// Only the tail can be seen: wrapping just that keeps a frame's
+		// cost flat however long the answer grows.
+		tail := text.Suffix(c.answer.String(), rows*m.width*4)
+		lines = append(lines, strings.Split(wrap(strings.TrimLeft(tail, "\n"), m.width-1), "\n")...)
 	}
 	now := m.now()
 	for _, t := range c.tools {
