@@ -4,23 +4,39 @@ import (
 	"context"
 	"strings"
 
+	"reasonix/core/command"
 	"reasonix/core/ref"
 )
 
-// expandPrompt turns what the user typed into what the session gets, as
-// `run` does for its prompt: local @path references are expanded against
-// the workspace. notices are what the expansion reports (a file that could
-// not be read, a reference cut short). It runs in the request's goroutine,
-// never in an actor.
+// expandPrompt turns what the user typed into the text of the turn, as
+// `run` does: a custom slash command (/name args, from the user's and the
+// workspace's commands directories) is rendered, then the local @path
+// references of the text are resolved against the workspace and put
+// before it as blocks. Any other slash command (a built-in, an MCP prompt
+// /mcp__server__prompt, an unknown name) goes as typed: the session acts
+// on it, and a block put before it would hide the command. The warnings
+// say what could not be read; the turn goes on without it.
 //
-// A slash command goes to the session as typed: the session expands
-// /mcp__ prompts and /goal itself, and blocks put before them would hide
-// the command. Custom commands (core/command) are rendered at this one
-// call site once that package is in the tree.
-func (s *Server) expandPrompt(ctx context.Context, cwd, text string) (string, []string) {
-	if strings.HasPrefix(strings.TrimSpace(text), "/") {
-		return text, nil
+// It reads files, so it runs in the request's goroutine, never in an
+// actor. The commands are read again at each prompt that could name one:
+// a server runs for days, and a command file edited meanwhile is what the
+// user expects to run.
+func (s *Server) expandPrompt(ctx context.Context, cwd, input string) (string, []string) {
+	var warnings []string
+	if name, args, ok := command.Split(input); ok {
+		if command.IsBuiltin(name) || strings.HasPrefix(name, "mcp__") {
+			return input, nil
+		}
+		cmds, problems := command.Load(command.Dirs(s.opts.Home, cwd)...)
+		for _, p := range problems {
+			warnings = append(warnings, "custom command skipped: "+p.String())
+		}
+		c, found := command.Find(cmds, name)
+		if !found {
+			return input, warnings
+		}
+		input = c.Render(args)
 	}
-	res := ref.Expand(ctx, cwd, text, ref.Options{})
-	return res.Text, res.Notices
+	res := ref.Expand(ctx, cwd, input, ref.Options{})
+	return res.Text, append(warnings, res.Notices...)
 }

@@ -219,7 +219,11 @@ func (s *Server) handleOpen(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, err.Error())
 		return
 	}
-	writeJSON(w, status, map[string]any{"id": e.id, "warnings": e.warns})
+	warns := e.warns
+	if warns == nil {
+		warns = []string{}
+	}
+	writeJSON(w, status, map[string]any{"id": e.id, "warnings": warns})
 }
 
 // saved reports whether id is one of the workspace's saved sessions.

@@ -185,6 +185,51 @@ func TestPromptExpandsReferences(t *testing.T) {
 	}
 }
 
+// TestPromptCustomCommand: a custom command of the workspace is rendered
+// before the session sees it, with the @reference in its body expanded;
+// a broken command file beside it comes back on the stream as a notice.
+func TestPromptCustomCommand(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	dir := filepath.Join(h.cwd, ".reasonix", "commands")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"review.md": "---\ndescription: review\n---\nReview @notes.md for $1.",
+		"broken.md": "---\ndescription: never closed\nbody",
+		"../../notes.md": "# Notes\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := h.newSession()
+	h.fake.Push(providertest.Turn{Text: "reviewed"}, providertest.Turn{Text: "as typed"})
+	s := h.stream(id, "")
+	s.must()
+	h.prompt(id, "/review Ada")
+	var notices []string
+	for _, m := range s.until("turn_done") {
+		if m.kind() == "notice" {
+			notices = append(notices, m.field("message").(string))
+		}
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "broken.md") {
+		t.Fatalf("notices %q, want one about broken.md", notices)
+	}
+	// An unknown command goes as typed, references and all.
+	h.prompt(id, "/nosuch @notes.md")
+	s.until("turn_done")
+	reqs := h.fake.Requests()
+	if got, want := reqs[0].LastUser(), "<file path=\"notes.md\">\n# Notes\n</file>\n\nReview @notes.md for Ada."; got != want {
+		t.Fatalf("the model got\n%q\nwant\n%q", got, want)
+	}
+	if got := reqs[1].LastUser(); got != "/nosuch @notes.md" {
+		t.Fatalf("an unknown command reached the model as %q", got)
+	}
+}
+
 // TestShutdownClosesEverything stops a server with sessions open, one of
 // them mid-turn with a stream attached: the stream ends with
 // session_closed, the transcripts are saved and no goroutine is left.
