@@ -9,9 +9,11 @@ import (
 )
 
 // benchFleet is 64 running tasks and, per frame, the events a busy fleet
-// sends between two frames: for each task a text delta, and for every
-// other task a tool call started or finished and a usage report.
-func benchFleet() (*Fleet, []actors.Event, *time.Time) {
+// sends between two frames: for each task a text delta (every eighth also
+// ending a line), and a tool call started or finished, half the tasks
+// starting while the other half finish, so the frames alternate; half the
+// tasks also report usage.
+func benchFleet() (*Fleet, [2][]actors.Event, *time.Time) {
 	now := t0
 	f := NewFleet()
 	f.SetClock(func() time.Time { return now })
@@ -23,30 +25,34 @@ func benchFleet() (*Fleet, []actors.Event, *time.Time) {
 		seq++
 		f.Apply(started(seq, id, 1))
 	}
-	var frame []actors.Event
-	for i := range 64 {
-		id := fmt.Sprintf("f1.%d", i+1)
-		frame = append(frame, delta(0, id, "some streamed words of the answer "))
-		if i%8 == 0 {
-			frame = append(frame, delta(0, id, "and the end of a line\n"))
-		}
-		if i%2 == 0 {
-			frame = append(frame, toolStart(0, id, "c1", "read_file", `{"path":"core/config/load.go"}`), usage(0, id, 4000, 3500, 4400))
-		} else {
-			frame = append(frame, toolEnd(0, id, "c1", "read_file", false))
+	var frames [2][]actors.Event
+	for k := range frames {
+		for i := range 64 {
+			id := fmt.Sprintf("f1.%d", i+1)
+			frames[k] = append(frames[k], delta(0, id, "some streamed words of the answer "))
+			if i%8 == 0 {
+				frames[k] = append(frames[k], delta(0, id, "and the end of a line\n"))
+			}
+			if (i+k)%2 == 0 {
+				frames[k] = append(frames[k], toolStart(0, id, "c1", "read_file", `{"path":"core/config/load.go"}`), usage(0, id, 4000, 3500, 4400))
+			} else {
+				frames[k] = append(frames[k], toolEnd(0, id, "c1", "read_file", false))
+			}
 		}
 	}
-	return f, frame, &now
+	return f, frames, &now
 }
 
 // BenchmarkFleetFrame is one frame of a 64-task fleet: the frame's events
 // applied, then View(120, 40), the clock moving 50 ms a frame.
 func BenchmarkFleetFrame(b *testing.B) {
-	f, frame, now := benchFleet()
+	f, frames, now := benchFleet()
 	seq := int64(1000)
 	b.ReportAllocs()
+	n := 0
 	for b.Loop() {
-		for _, ev := range frame {
+		n++
+		for _, ev := range frames[n%2] {
 			seq++
 			setSeq(ev, seq)
 			f.Apply(ev)
@@ -54,18 +60,20 @@ func BenchmarkFleetFrame(b *testing.B) {
 		*now = now.Add(50 * time.Millisecond)
 		_ = f.View(120, 40)
 	}
-	b.ReportMetric(float64(len(frame)), "events/frame")
+	b.ReportMetric(float64(len(frames[0])), "events/frame")
 }
 
 // BenchmarkFleetFrameDetail is the same with the detail view open.
 func BenchmarkFleetFrameDetail(b *testing.B) {
-	f, frame, now := benchFleet()
+	f, frames, now := benchFleet()
 	f.Focus()
 	f.Key(key("enter"))
 	seq := int64(1000)
 	b.ReportAllocs()
+	n := 0
 	for b.Loop() {
-		for _, ev := range frame {
+		n++
+		for _, ev := range frames[n%2] {
 			seq++
 			setSeq(ev, seq)
 			f.Apply(ev)
@@ -77,12 +85,13 @@ func BenchmarkFleetFrameDetail(b *testing.B) {
 
 // BenchmarkFleetApply is one event folded in, no rendering.
 func BenchmarkFleetApply(b *testing.B) {
-	f, frame, _ := benchFleet()
+	f, frames, _ := benchFleet()
+	all := append(frames[0], frames[1]...)
 	seq := int64(1000)
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		ev := frame[i%len(frame)]
+		ev := all[i%len(all)]
 		i++
 		seq++
 		setSeq(ev, seq)

@@ -207,6 +207,14 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 	t = f.running(m.Task, t, m.Time)
 	switch e := ev.(type) {
 	case *actors.ToolStarted:
+		// A call is open once, however often its start is repeated
+		// without a seq; a task has a handful open at most.
+		for i, c := range t.open {
+			if c.id == e.CallID {
+				t.open = append(t.open[:i], t.open[i+1:]...)
+				break
+			}
+		}
 		t.open = append(t.open, openCall{id: e.CallID, tool: clean(e.Tool)})
 		t.lines.line("[" + clean(e.Tool) + "] " + clean(text.Prefix(e.Args, maxLineBytes)))
 	case *actors.ToolFinished:

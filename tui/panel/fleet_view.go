@@ -221,12 +221,14 @@ func renderRow(t *task, width, idW int, selected bool, d time.Duration, timed bo
 	state := pad(stateLabel(t), stateWidth)
 	rest := " " + pad(t.id, idW) + " " + pad(t.profile, profileWidth) + " " + pad(tool, toolWidth) + " " +
 		padLeft(tokens, tokensWidth) + " " + padLeft(cache, cacheWidth) + " " + padLeft(el, timeWidth) + " "
-	fixed := cells(marker) + stateWidth + cells(rest)
+	// Every column is padded to its width, so the fixed part's width is
+	// known without measuring it.
+	fixed := 2 + stateWidth + idW + profileWidth + toolWidth + tokensWidth + cacheWidth + timeWidth + 7
 	if selected || width < fixed {
-		line := fit(marker+state+rest+t.prompt, width)
+		line, n := fitCells(marker+state+rest+t.prompt, width)
 		if selected {
-			if n := width - cells(line); n > 0 {
-				line += spaces(n)
+			if n < width {
+				line += spaces(width - n)
 			}
 			return styleSelected.Render(line)
 		}

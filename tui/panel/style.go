@@ -50,17 +50,24 @@ const ellipsis = "…"
 // anything was cut. It measures graphemes, so wide characters and ANSI
 // sequences are counted as the terminal shows them.
 func fit(s string, w int) string {
+	s, _ = fitCells(s, w)
+	return s
+}
+
+// fitCells is fit that also returns the cells the result takes.
+func fitCells(s string, w int) (string, int) {
 	if w <= 0 {
-		return ""
+		return "", 0
 	}
 	n, plain := measure(s)
 	if n <= w {
-		return s
+		return s, n
 	}
 	if plain {
-		return s[:w-1] + ellipsis
+		return s[:w-1] + ellipsis, w
 	}
-	return ansi.Truncate(s, w, ellipsis)
+	s = ansi.Truncate(s, w, ellipsis)
+	return s, cells(s)
 }
 
 // cells is how many terminal cells s takes.
@@ -83,9 +90,9 @@ func measure(s string) (n int, plain bool) {
 // pad cuts s to w cells and fills it with spaces to exactly w, for
 // columns.
 func pad(s string, w int) string {
-	s = fit(s, w)
-	if n := w - cells(s); n > 0 {
-		return s + spaces(n)
+	s, n := fitCells(s, w)
+	if n < w {
+		return s + spaces(w-n)
 	}
 	return s
 }
@@ -101,9 +108,9 @@ func spaces(n int) string {
 
 // padLeft is pad aligned right, for numbers.
 func padLeft(s string, w int) string {
-	s = fit(s, w)
-	if n := w - cells(s); n > 0 {
-		return spaces(n) + s
+	s, n := fitCells(s, w)
+	if n < w {
+		return spaces(w-n) + s
 	}
 	return s
 }
@@ -145,7 +152,12 @@ func joinLines(lines []string, n int) string {
 	if n <= 0 {
 		return ""
 	}
+	size := n
+	for _, l := range lines[:min(len(lines), n)] {
+		size += len(l)
+	}
 	var b strings.Builder
+	b.Grow(size)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte('\n')
