@@ -142,8 +142,11 @@ func TestEventsLaggedWhenHistoryIsGone(t *testing.T) {
 	h := newHarness(t, harnessOpts{busOpts: []actors.BusOption{actors.WithHistory(4)}})
 	id := h.newSession()
 	h.fake.Push(longTurn(50))
+	// The stream is attached before the prompt, so it sees the turn end.
+	first := h.stream(id, "")
+	first.must()
 	h.prompt(id, "stream")
-	h.stream(id, "").until("turn_done")
+	first.until("turn_done")
 
 	s := h.stream(id, "?since=0")
 	if m := s.must(); m.kind() != "snapshot" {

@@ -196,8 +196,8 @@ func TestPromptCustomCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]string{
-		"review.md": "---\ndescription: review\n---\nReview @notes.md for $1.",
-		"broken.md": "---\ndescription: never closed\nbody",
+		"review.md":      "---\ndescription: review\n---\nReview @notes.md for $1.",
+		"broken.md":      "---\ndescription: never closed\nbody",
 		"../../notes.md": "# Notes\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
