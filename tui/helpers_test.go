@@ -53,13 +53,22 @@ enabled = false
 
 // liveOpener opens real interactive sessions over the model fake, as the
 // chat command does from config.
+// It opens a new session whatever the request: resuming is the opener's
+// business (cmd/reasonix), and what the chat asks is in *reqs.
 func liveOpener(t testing.TB, srv *providertest.Server) (Options, *[]*actors.Live) {
+	o, opened, _ := liveOpenerReqs(t, srv)
+	return o, opened
+}
+
+func liveOpenerReqs(t testing.TB, srv *providertest.Server) (Options, *[]*actors.Live, *[]OpenRequest) {
 	t.Helper()
 	cfg, home, cwd := testConfig(t, srv.URL())
 	var opened []*actors.Live
+	var reqs []OpenRequest
 	o := Options{
 		Cwd: cwd, Home: home,
 		Open: func(ctx context.Context, req OpenRequest) (*actors.Live, []string, error) {
+			reqs = append(reqs, req)
 			b, err := actors.Build(cfg, actors.BuildOptions{Cwd: cwd, Model: req.Model, PermissionMode: req.PermissionMode, Interactive: true, MaxSteps: 8})
 			if err != nil {
 				return nil, nil, err
@@ -76,7 +85,7 @@ func liveOpener(t testing.TB, srv *providertest.Server) (Options, *[]*actors.Liv
 			_ = l.Close(5 * time.Second)
 		}
 	})
-	return o, &opened
+	return o, &opened, &reqs
 }
 
 // testModel is a model at a fixed size and clock with no session: tests

@@ -29,18 +29,21 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	if m.fleet.Focused() {
-		if s == "esc" || s == "ctrl+f" {
+		if s == "ctrl+f" {
 			m.fleet.Blur()
 			return nil
 		}
-		if handled, cancel := m.fleet.Key(k); handled {
-			if cancel != "" && m.live != nil {
-				if err := m.live.Session().Do(&actors.CancelTaskCmd{ID: cancel}); err != nil {
-					m.notice("error", err.Error())
-				} else {
-					m.notice("info", "cancelling task "+cancel)
-				}
+		handled, cancel := m.fleet.Key(k)
+		if cancel != "" && m.live != nil {
+			if err := m.live.Session().Do(&actors.CancelTaskCmd{ID: cancel}); err != nil {
+				m.notice("error", err.Error())
+			} else {
+				m.notice("info", "cancelling task "+cancel)
 			}
+		}
+		if handled || (s != "shift+tab" && s != "ctrl+r") {
+			// The focused panel owns the keys; only the chat's own
+			// shortcuts reach past it.
 			return nil
 		}
 	}

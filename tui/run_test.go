@@ -111,3 +111,94 @@ func TestRunSession(t *testing.T) {
 		t.Errorf("the second request does not carry the tool's output (%d requests)", len(reqs))
 	}
 }
+
+// chatRun is Run in the background with its terminal as a pipe and a
+// buffer.
+type chatRun struct {
+	in   *io.PipeWriter
+	out  *syncBuffer
+	done chan error
+}
+
+func startRun(t *testing.T, o Options) *chatRun {
+	t.Helper()
+	inR, inW := io.Pipe()
+	r := &chatRun{in: inW, out: &syncBuffer{}, done: make(chan error, 1)}
+	o.Input, o.Output = inR, r.out
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	go func() { r.done <- Run(ctx, o) }()
+	t.Cleanup(func() { inW.Close() })
+	return r
+}
+
+func (r *chatRun) typeKeys(t *testing.T, s string) {
+	t.Helper()
+	if _, err := io.WriteString(r.in, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (r *chatRun) quit(t *testing.T) {
+	t.Helper()
+	r.typeKeys(t, "\x03")
+	waitOutput(t, r.out, "press Ctrl-C again to quit")
+	r.typeKeys(t, "\x03")
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after the second Ctrl-C")
+	}
+}
+
+// TestRunSwitchesSessions: /new and /model close the session they leave
+// and open the next with what the user asked, each announced on screen.
+func TestRunSwitchesSessions(t *testing.T) {
+	srv := providertest.Start(t)
+	o, opened, reqs := liveOpenerReqs(t, srv)
+	o.Initial = OpenRequest{PermissionMode: "auto"}
+	r := startRun(t, o)
+	waitOutput(t, r.out, "posture auto")
+	waitOutput(t, r.out, "· session ")
+	r.typeKeys(t, "/new\r")
+	waitSessions(t, r.out, 2)
+	r.typeKeys(t, "/model other-model\r")
+	waitOutput(t, r.out, "switching to other-model")
+	waitSessions(t, r.out, 3)
+	waitOutput(t, r.out, "fake/other-model")
+	r.quit(t)
+
+	want := []OpenRequest{
+		{PermissionMode: "auto"},
+		{PermissionMode: "auto"},
+		{Model: "other-model", Resume: (*opened)[1].ID(), PermissionMode: "auto"},
+	}
+	if len(*reqs) != len(want) {
+		t.Fatalf("open requests %+v, want %+v", *reqs, want)
+	}
+	for i := range want {
+		if (*reqs)[i] != want[i] {
+			t.Errorf("open request %d = %+v, want %+v", i, (*reqs)[i], want[i])
+		}
+	}
+	for i, l := range *opened {
+		if _, err := l.Session().Busy(time.Second); err == nil {
+			t.Errorf("session %d is still running after the chat left it", i)
+		}
+	}
+}
+
+// waitSessions waits until n session_started notices are on screen.
+func waitSessions(t *testing.T, out *syncBuffer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Count(out.String(), "· session ") < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d sessions announced:\n%s", n, out.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
+	}
+}
