@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -37,6 +38,11 @@ type entry struct {
 	title string
 	// warns are what opening the session reported, for the page to show.
 	warns []string
+	// liveFrom is how many /messages entries the transcript held when the
+	// session went live: those no event on its bus replays. base is their
+	// digest, to tell when a compaction has rewritten them since.
+	liveFrom int
+	base     [32]byte
 }
 
 func newEntry(id string) *entry {
@@ -285,6 +291,9 @@ func (s *Server) open(ctx context.Context, req OpenRequest) (*entry, int, error)
 		e = newEntry(live.ID())
 	}
 	e.live, e.warns = live, warns
+	if req.Resume != "" {
+		e.liveFrom, e.base = s.history(ctx, live)
+	}
 	close(e.ready)
 	s.mu.Lock()
 	closing := s.closing
@@ -302,6 +311,30 @@ func (s *Server) open(ctx context.Context, req OpenRequest) (*entry, int, error)
 		e.setTitle(firstPrompt(live.Built().Transcript.Path()))
 	}
 	return e, http.StatusCreated, nil
+}
+
+// history is the digest of the conversation a resumed session starts
+// with, once what opening it appended (a repaired turn) is on disk.
+func (s *Server) history(ctx context.Context, live *actors.Live) (int, [32]byte) {
+	store := live.Built().Transcript
+	written := make(chan struct{})
+	store.Barrier(func(error) { close(written) })
+	select {
+	case <-written:
+	case <-ctx.Done():
+		return -1, [32]byte{}
+	}
+	_, msgs, _, err := session.Load(store.Path())
+	if err != nil {
+		return -1, [32]byte{}
+	}
+	conv := conversation(msgs)
+	return len(conv), digest(conv)
+}
+
+func digest(conv []messageJSON) [32]byte {
+	data, _ := json.Marshal(conv)
+	return sha256.Sum256(data)
 }
 
 // handleDelete closes a session; its transcript is saved and it stays
@@ -330,10 +363,11 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if e := s.live(r.Context(), id); e != nil {
 		b := e.live.Built()
+		snap := e.live.Snapshot()
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": id, "cwd": b.Spec.Cwd, "model": modelName(b), "effort": b.Effort,
 			"transcript": b.Transcript.Path(), "live": true, "title": e.getTitle(),
-			"snapshot": e.live.Snapshot(),
+			"posture": posture(b, snap), "snapshot": snap,
 		})
 		return
 	}
@@ -346,6 +380,18 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 		"id": id, "cwd": s.opts.Cwd, "model": sum.Model, "transcript": sum.Path, "live": false,
 		"title": firstPrompt(sum.Path),
 	})
+}
+
+// posture is the session's approval posture now: the last one a
+// posture_changed set, else the one it started with.
+func posture(b *actors.Built, snap actors.Snapshot) string {
+	if snap.Posture != "" {
+		return snap.Posture
+	}
+	if p := string(b.Spec.Agent.Permissions.Posture); p != "" {
+		return p
+	}
+	return "ask"
 }
 
 func (s *Server) savedSummary(id string) (session.Summary, bool) {
@@ -393,7 +439,8 @@ type messageJSON struct {
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var path string
-	if e := s.live(r.Context(), id); e != nil {
+	e := s.live(r.Context(), id)
+	if e != nil {
 		path = e.live.Built().Transcript.Path()
 	} else if sum, ok := s.savedSummary(id); ok {
 		path = sum.Path
@@ -406,7 +453,16 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": conversation(msgs)})
+	conv := conversation(msgs)
+	// A saved session has no bus: every message is history.
+	liveFrom := len(conv)
+	if e != nil {
+		liveFrom = e.liveFrom
+		if liveFrom > len(conv) || (liveFrom > 0 && digest(conv[:liveFrom]) != e.base) {
+			liveFrom = -1 // compacted since: the page cannot split it
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": conv, "live_from": liveFrom})
 }
 
 // conversation turns a transcript's messages into the page's entries; the

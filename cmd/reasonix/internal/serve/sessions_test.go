@@ -97,6 +97,13 @@ func TestSessionLifecycle(t *testing.T) {
 	if sd.Live {
 		t.Fatal("a closed session described as live")
 	}
+	var savedMsgs struct {
+		LiveFrom int `json:"live_from"`
+	}
+	decode(t, h.req("GET", "/api/sessions/"+id+"/messages", nil), http.StatusOK, &savedMsgs)
+	if savedMsgs.LiveFrom != 2 {
+		t.Fatalf("a saved session's live_from is %d, want all of its 2 messages", savedMsgs.LiveFrom)
+	}
 
 	// Resumed, it carries on with its conversation; asking again returns
 	// the same live session.
@@ -115,9 +122,13 @@ func TestSessionLifecycle(t *testing.T) {
 	if last := reqs[len(reqs)-1]; !strings.Contains(string(last.Body), "the answer") {
 		t.Fatal("the resumed session's request does not carry the earlier turn")
 	}
-	decode(t, h.req("GET", "/api/sessions/"+id+"/messages", nil), http.StatusOK, &msgs)
-	if len(msgs.Messages) != 4 {
-		t.Fatalf("messages after the resumed turn: %+v", msgs)
+	var resumed struct {
+		Messages []struct{ Role, Text string }
+		LiveFrom int `json:"live_from"`
+	}
+	decode(t, h.req("GET", "/api/sessions/"+id+"/messages", nil), http.StatusOK, &resumed)
+	if len(resumed.Messages) != 4 || resumed.LiveFrom != 2 {
+		t.Fatalf("messages after the resumed turn: %+v, want 4 with the bus from the 3rd", resumed)
 	}
 
 	want(t, h.req("POST", "/api/sessions", map[string]string{"resume": "no-such-session"}), http.StatusNotFound)
@@ -272,4 +283,25 @@ func TestShutdownClosesEverything(t *testing.T) {
 		t.Fatalf("open after shutdown: %d %v", status, err)
 	}
 	h.fake.Close()
+}
+
+func TestSessionPosture(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.newSession()
+	var d struct{ Posture string }
+	decode(t, h.req("GET", "/api/sessions/"+id, nil), http.StatusOK, &d)
+	if d.Posture != "ask" {
+		t.Fatalf("posture at start %q, want ask", d.Posture)
+	}
+	s := h.stream(id, "")
+	s.must()
+	want(t, h.req("POST", "/api/sessions/"+id+"/commands", map[string]string{"type": "set_posture", "posture": "yolo"}), http.StatusAccepted)
+	s.until("posture_changed")
+	// The snapshot has folded the change once the next stream attaches.
+	h.stream(id, "").must()
+	decode(t, h.req("GET", "/api/sessions/"+id, nil), http.StatusOK, &d)
+	if d.Posture != "yolo" {
+		t.Fatalf("posture after set_posture %q, want yolo", d.Posture)
+	}
 }
