@@ -30,7 +30,7 @@ import (
 const browserWait = 60 * time.Second
 
 // browser is one headless Chromium with one tab, owned by a test.
-type browser struct {
+type browserTab struct {
 	t         *testing.T
 	ctx       context.Context // the tab's chromedp context
 	artifacts string
@@ -40,8 +40,8 @@ type browser struct {
 	exceptions []string // uncaught page exceptions, in order
 }
 
-// newBrowser starts Chromium for t; t.Cleanup closes it and waits for it.
-func newBrowser(t *testing.T) *browser {
+// newBrowserTab starts Chromium for t; t.Cleanup closes it and waits for it.
+func newBrowserTab(t *testing.T) *browserTab {
 	t.Helper()
 	exe := testenv.Need(t, "chromium")
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -59,7 +59,7 @@ func newBrowser(t *testing.T) *browser {
 	)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(func(string, ...any) {}))
-	b := &browser{t: t, ctx: ctx, artifacts: artifactDir(t)}
+	b := &browserTab{t: t, ctx: ctx, artifacts: browserArtifactDir(t)}
 	// The first action starts the browser; it must not carry a timeout, which
 	// would stop the browser with it.
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
@@ -77,7 +77,7 @@ func newBrowser(t *testing.T) *browser {
 				return
 			}
 			b.mu.Lock()
-			b.exceptions = append(b.exceptions, exceptionText(ev.ExceptionDetails))
+			b.exceptions = append(b.exceptions, pageExceptionText(ev.ExceptionDetails))
 			b.mu.Unlock()
 		}
 	}()
@@ -92,7 +92,7 @@ func newBrowser(t *testing.T) *browser {
 	return b
 }
 
-func exceptionText(d *runtime.ExceptionDetails) string {
+func pageExceptionText(d *runtime.ExceptionDetails) string {
 	if d == nil {
 		return "exception"
 	}
@@ -104,7 +104,7 @@ func exceptionText(d *runtime.ExceptionDetails) string {
 }
 
 // noExceptions fails the test when the page threw anything uncaught.
-func (b *browser) noExceptions() {
+func (b *browserTab) noExceptions() {
 	b.t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -113,8 +113,8 @@ func (b *browser) noExceptions() {
 	}
 }
 
-// artifactDir is where a test's screenshots go.
-func artifactDir(t *testing.T) string {
+// browserArtifactDir is where a test's screenshots go.
+func browserArtifactDir(t *testing.T) string {
 	t.Helper()
 	root := os.Getenv("REASONIX_TEST_ARTIFACTS")
 	if root == "" {
@@ -128,7 +128,7 @@ func artifactDir(t *testing.T) string {
 }
 
 // do runs steps with the wait deadline, failing the test with what.
-func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+func (b *browserTab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
 	defer cancel()
@@ -139,7 +139,7 @@ func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 }
 
 // waitJS waits until expr is truthy in the page.
-func (b *browser) waitJS(what, expr string) {
+func (b *browserTab) waitJS(what, expr string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, browserWait+5*time.Second)
 	defer cancel()
@@ -150,7 +150,7 @@ func (b *browser) waitJS(what, expr string) {
 }
 
 // eval evaluates expr in the page and decodes its value into T.
-func eval[T any](b *browser, expr string) T {
+func pageEval[T any](b *browserTab, expr string) T {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, browserWait)
 	defer cancel()
@@ -162,11 +162,11 @@ func eval[T any](b *browser, expr string) T {
 }
 
 // shot saves a full-page screenshot named after the step and logs its path.
-func (b *browser) shot(step string) {
+func (b *browserTab) shot(step string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
-	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	buf, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		b.t.Logf("screenshot %s: %v", step, err)
 		return
@@ -181,17 +181,17 @@ func (b *browser) shot(step string) {
 }
 
 // sel quotes s as a CSS attribute value.
-func sel(s string) string {
+func cssString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
-// jsString quotes s as a JavaScript string literal.
-func jsString(s string) string {
+// jsLiteral quotes s as a JavaScript string literal.
+func jsLiteral(s string) string {
 	return "`" + strings.NewReplacer("\\", "\\\\", "`", "\\`", "$", "\\$").Replace(s) + "`"
 }
 
-// served is a running `reasonix serve`.
-type served struct {
+// browserServer is a running `reasonix serve`.
+type browserServer struct {
 	url   string // the root URL, without a token
 	token string
 	cmd   *exec.Cmd
@@ -200,20 +200,20 @@ type served struct {
 	out strings.Builder // everything it printed
 }
 
-func (s *served) output() string {
+func (s *browserServer) output() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.out.String()
 }
 
-// listenRE finds the URL the server prints when it is ready.
-var listenRE = regexp.MustCompile(`https?://[^\s"'<>]+`)
+// browserListenRE finds the URL the server prints when it is ready.
+var browserListenRE = regexp.MustCompile(`https?://[^\s"'<>]+`)
 
 // serve starts the binary as a token-protected server on a free loopback
 // port of e's workspace and waits for the address it prints. t.Cleanup
 // interrupts it (it saves transcripts on the way out) and kills it if it
 // does not stop.
-func (e *e2e) serve(t *testing.T, extra ...string) *served {
+func (e *e2e) browserServe(t *testing.T, extra ...string) *browserServer {
 	t.Helper()
 	token := "browser-test-token-0123456789"
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--auth", "token", "--token", token}, extra...)
@@ -225,7 +225,7 @@ func (e *e2e) serve(t *testing.T, extra ...string) *served {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start serve: %v", err)
 	}
-	s := &served{token: token, cmd: cmd}
+	s := &browserServer{token: token, cmd: cmd}
 	found := make(chan string, 1)
 	var readers sync.WaitGroup
 	readers.Add(1)
@@ -238,7 +238,7 @@ func (e *e2e) serve(t *testing.T, extra ...string) *served {
 			s.mu.Lock()
 			s.out.WriteString(line + "\n")
 			s.mu.Unlock()
-			if u := listenRE.FindString(line); u != "" && !sent && (strings.Contains(strings.ToLower(line), "listen") || strings.Contains(u, "token=") || strings.Contains(strings.ToLower(line), "serving")) {
+			if u := browserListenRE.FindString(line); u != "" && !sent && (strings.Contains(strings.ToLower(line), "listen") || strings.Contains(u, "token=") || strings.Contains(strings.ToLower(line), "serving")) {
 				found <- u
 				sent = true
 			}

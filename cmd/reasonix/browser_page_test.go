@@ -12,38 +12,38 @@ import (
 )
 
 // The page's pure parts (the Markdown renderer and the event fold) are
-// checked here in Chromium against the files as they are embedded, served
+// checked here in Chromium against the files as they are embedded, browserServer
 // by a small test server; everything that needs the real server is in
 // e2e_browser_test.go.
 
-const webDir = "internal/serve/web"
+const pageWebDir = "internal/serve/web"
 
-// harnessPage loads the page's modules without the page itself.
-const harnessPage = `<!doctype html><meta charset="utf-8"><title>harness</title><body><div id="out"></div>
+// pageHarness loads the page's modules without the page itself.
+const pageHarness = `<!doctype html><meta charset="utf-8"><title>harness</title><body><div id="out"></div>
 <script type="module">
 import * as md from '/assets/markdown.js';
 import * as fold from '/assets/fold.js';
 window.md = md; window.foldlib = fold; window.ready = true;
 </script>`
 
-// openHarness serves the web directory plus the harness and opens it.
-func openHarness(t *testing.T) *browser {
+// openPageHarness serves the web directory plus the harness and opens it.
+func openPageHarness(t *testing.T) *browserTab {
 	t.Helper()
 	mux := http.NewServeMux()
-	mux.Handle("/assets/", http.FileServer(http.Dir(webDir)))
+	mux.Handle("/assets/", http.FileServer(http.Dir(pageWebDir)))
 	mux.HandleFunc("/harness.html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(harnessPage))
+		_, _ = w.Write([]byte(pageHarness))
 	})
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
-	b := newBrowser(t)
+	b := newBrowserTab(t)
 	b.do("open the harness", chromedp.Navigate(ts.URL+"/harness.html"))
 	b.waitJS("the modules", "window.ready === true")
 	return b
 }
 
-type rendered struct {
+type pageRendered struct {
 	HTML     string   `json:"html"`
 	Text     string   `json:"text"`
 	Tags     []string `json:"tags"`
@@ -55,12 +55,12 @@ type rendered struct {
 // render runs the renderer on src in the page, puts its HTML into the
 // document and reports what that created, after giving any injected
 // handler (onerror of a broken image, a script) the chance to run.
-func render(b *browser, src string) rendered {
+func renderInPage(b *browserTab, src string) pageRendered {
 	b.t.Helper()
-	return eval[rendered](b, `(async () => {
+	return pageEval[pageRendered](b, `(async () => {
   window.__x = false;
   const out = document.getElementById('out');
-  out.innerHTML = md.renderMarkdown(`+jsString(src)+`);
+  out.innerHTML = md.renderMarkdown(`+jsLiteral(src)+`);
   // Broken images fire onerror within a task or two; wait for the load
   // attempts of whatever was created to settle.
   await Promise.all([...out.querySelectorAll('img,iframe,object,embed,video,audio,link')].map((el) => new Promise((ok) => { el.addEventListener('error', ok); el.addEventListener('load', ok); })));
@@ -81,12 +81,12 @@ func render(b *browser, src string) rendered {
 // none of it may become an element, an attribute or a script that runs,
 // and it reads back as the literal text the model wrote.
 func TestBrowserMarkdownEscapesModelText(t *testing.T) {
-	b := openHarness(t)
+	b := openPageHarness(t)
 	allowed := map[string]bool{"p": true, "br": true, "pre": true, "code": true, "strong": true, "em": true, "del": true, "a": true, "ul": true, "ol": true, "li": true, "blockquote": true, "hr": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true}
 	allowedAttrs := map[string]bool{"href": true, "rel": true, "target": true, "class": true, "start": true}
 	cases := []struct {
 		name, src string
-		text      string // a substring the rendered text must hold
+		text      string // a substring the pageRendered text must hold
 	}{
 		{"img onerror", `<img src=x onerror="window.__x=true">`, `<img src=x onerror="window.__x=true">`},
 		{"script", `<script>window.__x=true</script>`, `<script>window.__x=true</script>`},
@@ -108,7 +108,7 @@ func TestBrowserMarkdownEscapesModelText(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := render(b, c.src)
+			r := renderInPage(b, c.src)
 			if r.Executed {
 				t.Errorf("injected code ran; html %s", r.HTML)
 			}
@@ -137,7 +137,7 @@ func TestBrowserMarkdownEscapesModelText(t *testing.T) {
 
 // TestBrowserMarkdownRenders checks the Markdown the page understands.
 func TestBrowserMarkdownRenders(t *testing.T) {
-	b := openHarness(t)
+	b := openPageHarness(t)
 	cases := []struct {
 		name, src string
 		html      []string // substrings of the HTML, in order
@@ -156,7 +156,7 @@ func TestBrowserMarkdownRenders(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := render(b, c.src)
+			r := renderInPage(b, c.src)
 			at := 0
 			for _, want := range c.html {
 				i := strings.Index(r.HTML[at:], want)
@@ -171,7 +171,7 @@ func TestBrowserMarkdownRenders(t *testing.T) {
 }
 
 // foldedTasks is what the fleet view shows per task.
-type foldedTask struct {
+type pageFoldTask struct {
 	ID     string `json:"id"`
 	State  string `json:"state"`
 	Status string `json:"status"`
@@ -179,21 +179,21 @@ type foldedTask struct {
 	Tokens int    `json:"tokens"`
 }
 
-type foldResult struct {
-	Tasks     []foldedTask `json:"tasks"`
-	Approvals []string     `json:"approvals"`
-	Items     []string     `json:"items"`
-	Text      string       `json:"text"`
-	Dups      int          `json:"dups"`
+type pageFoldResult struct {
+	Tasks     []pageFoldTask `json:"tasks"`
+	Approvals []string       `json:"approvals"`
+	Items     []string       `json:"items"`
+	Text      string         `json:"text"`
+	Dups      int            `json:"dups"`
 }
 
-// runFold folds the snapshot (if any) and the events in a fresh state.
-func runFold(b *browser, snapshot string, events []string) foldResult {
+// runPageFold folds the snapshot (if any) and the events in a fresh state.
+func runPageFold(b *browserTab, snapshot string, events []string) pageFoldResult {
 	b.t.Helper()
 	if snapshot == "" {
 		snapshot = "null"
 	}
-	return eval[foldResult](b, fmt.Sprintf(`(() => {
+	return pageEval[pageFoldResult](b, fmt.Sprintf(`(() => {
   const st = foldlib.newState();
   const snap = %s;
   if (snap) foldlib.fold(st, {...snap, type: 'snapshot'});
@@ -213,7 +213,7 @@ func runFold(b *browser, snapshot string, events []string) foldResult {
 // stream equals the one a page that loads later builds from the snapshot
 // plus the replay, and a reconnect's repeated events change nothing.
 func TestBrowserFoldRebuildsTheSameView(t *testing.T) {
-	b := openHarness(t)
+	b := openPageHarness(t)
 	events := []string{
 		`{"type":"session_started","seq":1,"model":"m","cwd":"/w"}`,
 		`{"type":"turn_started","seq":2,"prompt":"fan out"}`,
@@ -231,8 +231,8 @@ func TestBrowserFoldRebuildsTheSameView(t *testing.T) {
 		`{"type":"task_done","seq":14,"task":"f1.1","fleet":"f1","status":"ok","duration_ms":900,"usage":{"prompt_tokens":40,"total_tokens":50}}`,
 		`{"type":"approval_requested","seq":15,"task":"f1.2","request_id":"s/f1.2/s2","call_id":"s2","tool":"write_file","args":"{}","reason":"writes"}`,
 	}
-	whole := runFold(b, "", events)
-	want := []foldedTask{{"f1.1", "done", "ok", "", 50}, {"f1.2", "running", "", "ls", 0}, {"f1.3", "queued", "", "", 0}}
+	whole := runPageFold(b, "", events)
+	want := []pageFoldTask{{"f1.1", "done", "ok", "", 50}, {"f1.2", "running", "", "ls", 0}, {"f1.3", "queued", "", "", 0}}
 	if fmt.Sprint(whole.Tasks) != fmt.Sprint(want) {
 		t.Fatalf("tasks from the whole stream = %+v, want %+v", whole.Tasks, want)
 	}
@@ -258,19 +258,19 @@ func TestBrowserFoldRebuildsTheSameView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	late := runFold(b, string(sj), events)
+	late := runPageFold(b, string(sj), events)
 	if fmt.Sprint(late.Tasks) != fmt.Sprint(whole.Tasks) || fmt.Sprint(late.Items) != fmt.Sprint(whole.Items) || late.Text != whole.Text || fmt.Sprint(late.Approvals) != fmt.Sprint(whole.Approvals) {
 		t.Fatalf("late page folded %+v\nwhole stream folded %+v", late, whole)
 	}
 
 	// A reconnect repeats what the page already has: duplicates are dropped.
-	again := runFold(b, "", append(events, events[3:]...))
+	again := runPageFold(b, "", append(events, events[3:]...))
 	if again.Dups != len(events)-3 || again.Text != whole.Text || fmt.Sprint(again.Tasks) != fmt.Sprint(whole.Tasks) {
 		t.Fatalf("after a repeated replay: %+v", again)
 	}
 
 	// The snapshot alone (after a lag) still gives every row.
-	alone := runFold(b, string(sj), nil)
+	alone := runPageFold(b, string(sj), nil)
 	if len(alone.Tasks) != 3 || alone.Tasks[2].State != "queued" {
 		t.Fatalf("snapshot alone = %+v", alone.Tasks)
 	}

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"reasonix/core/provider/providertest"
+)
+
+// These tests run the real binary as `reasonix serve` against the model
+// fake and drive the page it serves in headless Chromium, as a user would:
+// sign in with the token, start a session, type, click.
+
+// browserSignedIn starts serve for e, opens the page in a fresh browser, signs in
+// with the token (after one wrong try) and starts a new session.
+func browserSignedIn(t *testing.T, e *e2e) (*browserServer, *browserTab) {
+	t.Helper()
+	s := e.browserServe(t)
+	b := newBrowserTab(t)
+	b.do("open the page", chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)))
+	b.shot("login")
+	b.do("a wrong token", chromedp.SendKeys(chromedp.CSS(`[data-testid=login-input]`), "not-the-token"), chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-error]`)))
+	if msg := pageEval[string](b, `document.querySelector('[data-testid=login-error]').textContent`); !strings.Contains(msg, "not accepted") {
+		t.Errorf("wrong token message = %q", msg)
+	}
+	b.do("sign in", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=login-input]').value = ''`), chromedp.SendKeys(chromedp.CSS(`[data-testid=login-input]`), s.token),
+		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=new-session]`)))
+	b.do("new session", chromedp.Click(chromedp.CSS(`[data-testid=new-session]`)))
+	b.waitJS("the session to open", `!document.querySelector('[data-testid=composer]').disabled && document.querySelector('[data-testid=session-item].current') !== null`)
+	b.shot("new-session")
+	return s, b
+}
+
+// prompt types text into the composer and sends it with Enter.
+func (b *browserTab) prompt(text string) {
+	b.t.Helper()
+	b.do("type "+text, chromedp.SendKeys(chromedp.CSS(`[data-testid=composer]`), text+kb.Enter))
+	b.waitJS("the prompt to be sent", `document.querySelector('[data-testid=composer]').value === ''`)
+}
+
+// TestE2EBrowserStreamedAnswer: a prompt typed in the page reaches the
+// model; the streamed answer is pageRendered as Markdown, its reasoning is
+// collapsed, and HTML in the model's text stays text.
+func TestE2EBrowserStreamedAnswer(t *testing.T) {
+	e := newE2E(t)
+	answer := "Here is **the answer**: `42`.\n\n```\nx := <b>1</b>\n```\n\n- one\n- two\n\n<img src=x onerror=\"window.__pwned=true\"><script>window.__pwned=true</script>"
+	e.srv.Push(providertest.Turn{Reasoning: "Let me think about this.", Text: answer, ChunkBytes: 5})
+	_, b := browserSignedIn(t, e)
+	b.prompt("what is the answer?")
+	b.waitJS("the streamed answer", `(() => { const s = document.querySelector('[data-testid=assistant-message] [data-testid=answer] strong'); return s && s.textContent === 'the answer' && document.querySelector('[data-testid=status]').dataset.state === 'idle'; })()`)
+	b.shot("answer")
+	type view struct {
+		User, Code, Text string
+		Items, Bad       int
+		ReasoningOpen    bool
+		Reasoning        string
+		Pwned            bool
+	}
+	v := pageEval[view](b, `(() => {
+  const log = document.querySelector('[data-testid=chat]');
+  const msg = log.querySelector('[data-testid=assistant-message]');
+  const r = msg.querySelector('[data-testid=reasoning]');
+  return {
+    User: log.querySelector('[data-testid=user-message]').textContent,
+    Code: msg.querySelector('pre code').textContent,
+    Text: msg.querySelector('[data-testid=answer]').textContent,
+    Items: msg.querySelectorAll('li').length,
+    Bad: log.querySelectorAll('img,script,iframe,svg,[onerror]').length,
+    ReasoningOpen: r.open, Reasoning: r.textContent,
+    Pwned: window.__pwned === true,
+  };
+})()`)
+	if v.User != "what is the answer?" {
+		t.Errorf("user message = %q", v.User)
+	}
+	if v.Code != "x := <b>1</b>" || v.Items != 2 {
+		t.Errorf("code block %q, %d list items", v.Code, v.Items)
+	}
+	if v.Bad != 0 || v.Pwned || !strings.Contains(v.Text, `<img src=x onerror="window.__pwned=true"><script>`) {
+		t.Errorf("model HTML was not kept as text: %d elements, ran %v, text %q", v.Bad, v.Pwned, v.Text)
+	}
+	if v.ReasoningOpen || !strings.Contains(v.Reasoning, "Let me think about this.") {
+		t.Errorf("reasoning open %v, text %q", v.ReasoningOpen, v.Reasoning)
+	}
+	if reqs := e.srv.Requests(); len(reqs) != 1 || reqs[0].LastUser() != "what is the answer?" {
+		t.Errorf("the model got %d requests", len(reqs))
+	}
+	b.noExceptions()
+}
+
+// TestE2EBrowserApproveAndDeny: a write asked for in the page is approved
+// once and the file is written; a second is denied, the card says so and
+// the file never appears.
+func TestE2EBrowserApproveAndDeny(t *testing.T) {
+	e := newE2E(t)
+	e.srv.Push(
+		providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "w1", Name: "write_file", Arguments: `{"path":"approved.txt","content":"written from the browser"}`}}},
+		providertest.Turn{Text: "Wrote approved.txt."},
+		providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "w2", Name: "write_file", Arguments: `{"path":"denied.txt","content":"must not exist"}`}}},
+		providertest.Turn{Text: "Understood, not writing it."},
+	)
+	_, b := browserSignedIn(t, e)
+
+	b.prompt("write approved.txt")
+	b.do("the approval", chromedp.WaitVisible(chromedp.CSS(`[data-testid=approval][data-tool=write_file]`)))
+	b.shot("approval-asked")
+	type card struct {
+		Args    string
+		Buttons []string
+	}
+	c := pageEval[card](b, `(() => { const c = document.querySelector('[data-testid=approval]'); return { Args: c.querySelector('[data-testid=approval-args]').textContent, Buttons: [...c.querySelectorAll('button')].map((x) => x.dataset.testid) }; })()`)
+	if !strings.Contains(c.Args, "approved.txt") || strings.Join(c.Buttons, ",") != "approve-once,approve-session,approve-always,approve-deny" {
+		t.Errorf("approval card = %+v", c)
+	}
+	b.do("approve once", chromedp.Click(chromedp.CSS(`[data-testid=approval] [data-testid=approve-once]`)))
+	b.waitJS("the write to finish", `(() => { const c = document.querySelector('[data-testid=tool-card][data-call=w1]'); return c && c.dataset.state === 'done' && !document.querySelector('[data-testid=approval]') && document.querySelector('[data-testid=status]').dataset.state === 'idle'; })()`)
+	b.shot("approved")
+	if got, err := os.ReadFile(filepath.Join(e.work, "approved.txt")); err != nil || string(got) != "written from the browser" {
+		t.Fatalf("approved.txt = %q, %v", got, err)
+	}
+	subject := pageEval[string](b, `document.querySelector('[data-testid=tool-card][data-call=w1] .t-subject').textContent`)
+	if subject != "approved.txt" {
+		t.Errorf("tool card subject = %q", subject)
+	}
+
+	b.prompt("write denied.txt")
+	b.do("the second approval", chromedp.WaitVisible(chromedp.CSS(`[data-testid=approval][data-tool=write_file]`)))
+	b.do("deny", chromedp.Click(chromedp.CSS(`[data-testid=approval] [data-testid=approve-deny]`)))
+	b.waitJS("the denial", `(() => { const c = document.querySelector('[data-testid=tool-card][data-call=w2]'); return c && c.dataset.state === 'blocked' && document.querySelector('[data-testid=status]').dataset.state === 'idle'; })()`)
+	b.shot("denied")
+	state := pageEval[string](b, `document.querySelector('[data-testid=tool-card][data-call=w2]').textContent`)
+	if !strings.Contains(state, "denied") || !strings.Contains(state, "Blocked") {
+		t.Errorf("denied card reads %q", state)
+	}
+	if _, err := os.Stat(filepath.Join(e.work, "denied.txt")); !os.IsNotExist(err) {
+		t.Fatalf("denied.txt exists (err %v): the denied write ran", err)
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != 4 || !strings.HasPrefix(reqs[3].Last().Content, "Blocked: denied by the user") {
+		t.Fatalf("the model did not see the denial: %d requests", len(reqs))
+	}
+	b.noExceptions()
+}
+
+// pageFleetRow is one row of the page's fleet table.
+type pageFleetRow struct {
+	ID     string `json:"id"`
+	State  string `json:"state"`
+	Status string `json:"status"`
+	Tokens string `json:"tokens"`
+}
+
+const readPageRows = `[...document.querySelectorAll('[data-testid=fleet-row]')].map((r) => ({id: r.dataset.task, state: r.dataset.state, status: r.dataset.status, tokens: r.querySelector('[data-field=tokens]').textContent}))`
+
+// TestE2EBrowserFleetSurvivesReload watches a 12-task fleet from the page.
+// Half its tasks are held by the model fake, so the fleet is mid-way
+// (tasks done, running and queued) when the page reloads: the reloaded page
+// shows the same rows. A queued task is cancelled from its row, the held
+// ones are let go, and every row ends, as the fleet's result says.
+func TestE2EBrowserFleetSurvivesReload(t *testing.T) {
+	gate := make(chan struct{})
+	held := make(chan string, 12)
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if !isSubagent(req) {
+			if len(toolResults(req)) == 0 {
+				return providertest.Turn{Text: "Fanning out.", ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(12, nil)}}}
+			}
+			return providertest.Turn{Text: "parent summarised the fleet"}
+		}
+		task := req.FirstUser()
+		var n int
+		if _, err := fmt.Sscanf(task, "task %d", &n); err == nil && n > 6 {
+			held <- task
+			<-gate // released by the test, or by its cleanup
+		}
+		return providertest.Turn{Text: "done with " + task}
+	}))
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release) // before the fake closes: its handlers must return
+	e.writeConfig("max_retries = 0\n\n[agent]\nmax_subagent_concurrency = 3\n")
+	_, b := browserSignedIn(t, e)
+
+	b.prompt("fan out")
+	// Starting a fleet is itself a call that asks.
+	b.do("the fleet's approval", chromedp.WaitVisible(chromedp.CSS(`[data-testid=approval][data-tool=fleet]`)))
+	b.do("approve the fleet", chromedp.Click(chromedp.CSS(`[data-testid=approval] [data-testid=approve-once]`)))
+	// The run slots are all taken by held tasks: nothing moves until the
+	// test lets them go.
+	deadline := time.After(browserWait)
+	for range 3 {
+		select {
+		case <-held:
+		case <-deadline:
+			b.shot("failed-held")
+			t.Fatalf("three held tasks did not reach the model")
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range e.srv.Requests() {
+		if isSubagent(r) {
+			seen[r.FirstUser()] = true
+		}
+	}
+	done, queued := len(seen)-3, 12-len(seen)
+	counts := func(state string) string {
+		return fmt.Sprintf(`[...document.querySelectorAll('[data-testid=fleet-row][data-state=%s]')].length`, state)
+	}
+	steady := fmt.Sprintf(`document.querySelectorAll('[data-testid=fleet-row]').length === 12 && %s === 3 && %s === %d && %s === %d`, counts("running"), counts("done"), done, counts("queued"), queued)
+	b.waitJS("the fleet mid-way", steady)
+	b.shot("fleet-midway")
+	before := pageEval[[]pageFleetRow](b, readPageRows)
+	for _, r := range before {
+		if r.State == "done" && (r.Status != "ok" || r.Tokens == "0") {
+			t.Errorf("finished row %+v", r)
+		}
+	}
+	if n := pageEval[int](b, `document.querySelectorAll('[data-testid=tool-card][data-tool=fleet][data-state=running]').length`); n != 1 {
+		t.Errorf("%d running fleet cards", n)
+	}
+
+	b.do("reload", chromedp.Reload())
+	b.waitJS("the rows after the reload", steady+` && document.querySelector('[data-testid=tool-card][data-tool=fleet]') !== null`)
+	b.shot("fleet-reloaded")
+	after := pageEval[[]pageFleetRow](b, readPageRows)
+	if fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("rows after the reload:\n%+v\nbefore:\n%+v", after, before)
+	}
+
+	// Cancel the last queued task from its row.
+	var victim string
+	for _, r := range after {
+		if r.State == "queued" {
+			victim = r.ID
+		}
+	}
+	b.do("cancel "+victim, chromedp.Click(chromedp.CSS(`[data-testid=fleet-row][data-task=`+cssString(victim)+`] [data-testid=cancel-task]`)))
+	b.waitJS("the cancelled row", `document.querySelector('[data-testid=fleet-row][data-task=`+cssString(victim)+`]').dataset.status === 'cancelled'`)
+
+	release()
+	b.waitJS("the fleet's end", `document.querySelectorAll('[data-testid=fleet-row][data-state=done]').length === 12 && [...document.querySelectorAll('[data-testid=answer]')].some((a) => a.textContent.includes('parent summarised the fleet'))`)
+	b.shot("fleet-done")
+	final := pageEval[[]pageFleetRow](b, readPageRows)
+	for _, r := range final {
+		want := "ok"
+		if r.ID == victim {
+			want = "cancelled"
+		}
+		if r.Status != want {
+			t.Errorf("row %s ended %q, want %q", r.ID, r.Status, want)
+		}
+	}
+	var last providertest.Request
+	for _, r := range e.srv.Requests() {
+		if !isSubagent(r) {
+			last = r
+		}
+	}
+	if res := toolResults(last); len(res) != 1 || !strings.HasPrefix(res[0].Content, "12 tasks: 11 ok, 0 failed, 0 timed out, 1 cancelled") {
+		t.Errorf("fleet result = %+v", res)
+	}
+	if n := pageEval[int](b, `document.querySelectorAll('[data-testid=cancel-task]').length`); n != 0 {
+		t.Errorf("%d cancel buttons left on finished rows", n)
+	}
+	b.noExceptions()
+}
