@@ -148,6 +148,7 @@ func goldenGoal() *Goal {
 func TestGoldenGoal(t *testing.T) {
 	t.Parallel()
 	out := goldenGoal().View(72)
+	checkLines(t, out, 72)
 	golden(t, "goal", out)
 }
 
@@ -157,6 +158,7 @@ func TestGoldenGoalBlocked(t *testing.T) {
 	g.Apply(&actors.GoalEnded{Meta: mt(5, "", 360), Goal: "g-20260304-1", Status: goal.StatusBlocked,
 		Reason: "the staging database password is needed to run the integration suite", Turns: 8, Tokens: 460_000, ElapsedMS: 360_000})
 	out := g.View(72)
+	checkLines(t, out, 72)
 	golden(t, "goal_blocked", out)
 }
 
@@ -174,5 +176,6 @@ func TestGoldenMenu(t *testing.T) {
 	})
 	m.Move(4)
 	out := m.View(50, 4)
+	checkLines(t, out, 50)
 	golden(t, "menu", out)
 }

@@ -71,9 +71,21 @@ func checkFrame(t *testing.T, s string, width, height int) {
 	if len(lines) != height {
 		t.Fatalf("got %d lines, want %d:\n%s", len(lines), height, ansi.Strip(s))
 	}
-	for i, l := range lines {
+	checkLines(t, s, width)
+}
+
+// checkLines fails unless every line of s is at most width cells and
+// closes the styles it opens.
+func checkLines(t *testing.T, s string, width int) {
+	t.Helper()
+	for i, l := range strings.Split(s, "\n") {
 		if w := ansi.StringWidth(l); w > width {
 			t.Fatalf("line %d is %d cells, more than %d: %q", i, w, width, ansi.Strip(l))
+		}
+		// A style opened on a line is closed on it, so nothing bleeds
+		// into what the caller draws next.
+		if j := strings.LastIndex(l, "\x1b["); j >= 0 && !strings.HasPrefix(l[j:], "\x1b[m") {
+			t.Fatalf("line %d leaves a style open: %q", i, l)
 		}
 	}
 }

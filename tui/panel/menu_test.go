@@ -86,11 +86,7 @@ func TestMenuWidth(t *testing.T) {
 		{Label: "b", Detail: strings.Repeat("d", 100), Value: "y"},
 	})
 	for _, w := range []int{1, 4, 10, 25, 60} {
-		for i, l := range strings.Split(m.View(w, 2), "\n") {
-			if got := ansi.StringWidth(l); got > w {
-				t.Errorf("width %d: line %d is %d cells: %q", w, i, got, ansi.Strip(l))
-			}
-		}
+		checkLines(t, m.View(w, 2), w)
 	}
 	if first := strings.Split(m.View(60, 2), "\n")[0]; !strings.Contains(first, "\x1b[7m") {
 		t.Errorf("the selected line is not highlighted: %q", first)
