@@ -367,6 +367,9 @@ func (m *model) opened(msg openedMsg) tea.Cmd {
 	b := m.live.Built()
 	m.status.model = b.Model.Provider.Name + "/" + b.Model.Model
 	m.status.effort = b.Effort
+	if p := string(b.Spec.Agent.Permissions.Posture); p != "" {
+		m.status.posture = p
+	}
 	m.status.total = provider.Usage{}
 	for _, w := range b.Warnings {
 		m.notice("warn", w)

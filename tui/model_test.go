@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"reasonix/actors"
+	"reasonix/core/mcp"
 	"reasonix/core/session"
 )
 
@@ -300,5 +301,48 @@ func TestLaggedRebuilds(t *testing.T) {
 	}
 	if !strings.Contains(frame(m), "12 events behind") {
 		t.Errorf("the lag is not reported:\n%s", frame(m))
+	}
+}
+
+// TestMCPCommands: the session's MCP prompts are offered as slash
+// commands and listed by /help; its resources sit beside the top-level @
+// entries.
+func TestMCPCommands(t *testing.T) {
+	m := testModel(t, 100, 30)
+	m.Update(mcpMsg{gen: m.gen, st: &actors.MCPStatus{Servers: []actors.MCPServerStatus{
+		{Name: "docs", State: actors.MCPReady,
+			Prompts:   []mcp.Prompt{{Name: "summarise", Description: "Summarise a page"}},
+			Resources: []mcp.Resource{{URI: "guide/intro", Name: "Intro"}}},
+		{Name: "down", State: actors.MCPFailed, Prompts: []mcp.Prompt{{Name: "hidden"}}},
+	}}})
+	typeText(m, "/mcp__")
+	if it, ok := m.menu.Selected(); !ok || it.Value != "/mcp__docs__summarise" || m.menu.Len() != 1 {
+		t.Errorf("autocomplete for /mcp__ = %+v (%d items)", it, m.menu.Len())
+	}
+	m.composer.Reset()
+	m.slash("/help")
+	if h := ansi.Strip(m.chat.history[len(m.chat.history)-1]); !strings.Contains(h, "/mcp__docs__summarise") || strings.Contains(h, "hidden") {
+		t.Errorf("/help MCP prompts:\n%s", h)
+	}
+	m.opts.Cwd = t.TempDir()
+	m.composer.SetValue("@")
+	msg := m.refreshCompletion()().(completionMsg)
+	m.Update(msg)
+	if it, ok := m.menu.Selected(); !ok || it.Value != "@docs:guide/intro" {
+		t.Errorf("@ menu in an empty workspace = %+v, want the MCP resource", it)
+	}
+}
+
+// TestGoalPanel: the goal panel is drawn while a goal is active, above the
+// composer.
+func TestGoalPanel(t *testing.T) {
+	m := testModel(t, 80, 24)
+	feed(m, &actors.GoalStarted{Meta: meta(1), Goal: "g1", Objective: "make the build green", Strategy: "simple", MaxTurns: 20})
+	if !hasPart(m, partGoal) || !strings.Contains(frame(m), "make the build green") {
+		t.Fatalf("no goal panel: %v\n%s", partNames(m), frame(m))
+	}
+	feed(m, &actors.GoalEnded{Meta: meta(2), Goal: "g1", Status: "complete"})
+	if hasPart(m, partGoal) {
+		t.Error("the goal panel stays after the goal ended")
 	}
 }

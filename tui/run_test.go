@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -200,5 +201,28 @@ func waitSessions(t *testing.T, out *syncBuffer, n int) {
 			t.Fatalf("fewer than %d sessions announced:\n%s", n, out.String())
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
+	}
+}
+
+// TestRunExpandsReferences: an @path in a prompt reaches the model as the
+// file's content, read before the prompt was sent.
+func TestRunExpandsReferences(t *testing.T) {
+	srv := providertest.Start(t)
+	srv.Push(providertest.Turn{Text: "read it"})
+	o, _ := liveOpener(t, srv)
+	if err := os.WriteFile(filepath.Join(o.Cwd, "notes.txt"), []byte("content-only-in-the-file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := startRun(t, o)
+	waitOutput(t, r.out, "· session ")
+	r.typeKeys(t, "summarise @notes.txt please\r")
+	waitOutput(t, r.out, "read it")
+	r.quit(t)
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if user := reqs[0].LastUser(); !strings.Contains(user, "content-only-in-the-file") || !strings.Contains(user, "summarise @notes.txt please") {
+		t.Errorf("the prompt sent was %q", user)
 	}
 }
