@@ -194,6 +194,9 @@ func (g *Goal) View(width int) string {
 	}
 	lines := []string{fit(styleHeader.Render(g.statusLine()), width)}
 	lines = append(lines, fit("Objective: "+oneLine(g.objective), width))
+	if g.research != "" {
+		lines = append(lines, fit(styleFaint.Render("Notes: "+clean(g.research)), width))
+	}
 	switch {
 	case g.status != goal.StatusRunning && g.reason != "":
 		lines = append(lines, fit(styleWarn.Render(reasonLabel(g.status)+oneLine(g.reason)), width))
@@ -216,6 +219,10 @@ func (g *Goal) View(width int) string {
 
 func (g *Goal) statusLine() string {
 	parts := []string{"Goal", g.status}
+	if g.status == goal.StatusRunning && g.report == goal.StatusBlocked {
+		// The model said blocked, not yet often enough to stop the goal.
+		parts[1] += " (reported blocked)"
+	}
 	if g.strategy != "" {
 		parts = append(parts, g.strategy)
 	}

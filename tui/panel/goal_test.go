@@ -39,6 +39,10 @@ func TestGoalFold(t *testing.T) {
 		{"stopped ends it", []actors.Event{start, ended(2, goal.StatusStopped)}, false, "stopped", 4, ""},
 		{"answer to blocked goes on", []actors.Event{start, progress(2, 2), ended(3, goal.StatusBlocked),
 			&actors.GoalStarted{Meta: mt(4, "", 50), Goal: id, Strategy: goal.StrategySimple, Resumed: true, MaxTurns: 10}}, true, "running", 4, "turn 4/10"},
+		{"reported blocked, still running", []actors.Event{start, &actors.GoalProgressed{Meta: mt(2, "", 1), Goal: id, Turn: 1, Report: "blocked"}},
+			true, "running", 1, "Goal · running (reported blocked) · simple"},
+		{"research notes", []actors.Event{&actors.GoalStarted{Meta: mt(1, "", 0), Goal: id, Strategy: goal.StrategyResearch, Research: "/w/.reasonix/autoresearch/20260304-100000-x"}},
+			true, "running", 0, "Notes: /w/.reasonix/autoresearch/20260304-100000-x"},
 		{"a subagent's events are not the goal's", []actors.Event{&actors.GoalStarted{Meta: mt(1, "f1.1", 0), Goal: id}}, false, "", 0, ""},
 	}
 	for _, tc := range cases {
