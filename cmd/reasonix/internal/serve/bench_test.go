@@ -37,7 +37,9 @@ func BenchmarkSSEFanout(b *testing.B) {
 
 	type result struct {
 		events int
-		err    error
+		// done is the turn_done's seq: the same for every client.
+		done int64
+		err  error
 	}
 	turnDone := make([]chan result, benchClients)
 	var wg sync.WaitGroup
@@ -96,7 +98,7 @@ func BenchmarkSSEFanout(b *testing.B) {
 						}
 					}
 					if strings.HasPrefix(s, `data: {"type":"turn_done"`) {
-						turnDone[i] <- result{events: n}
+						turnDone[i] <- result{events: n, done: last}
 						n = 0
 					}
 				}
@@ -116,19 +118,27 @@ func BenchmarkSSEFanout(b *testing.B) {
 	total := 0
 	start := time.Now()
 	b.ResetTimer()
-	for range b.N {
+	for turn := range b.N {
 		h.fake.Push(providertest.Turn{Text: text, ChunkBytes: 2})
 		h.prompt(id, "stream")
-		perTurn := -1
+		perTurn, doneSeq := -1, int64(-1)
 		for i := range benchClients {
 			select {
 			case r := <-turnDone[i]:
 				if r.err != nil {
 					b.Fatal(r.err)
 				}
-				if perTurn >= 0 && r.events != perTurn {
+				// Each client's seqs are consecutive (checked as they
+				// come), so ending at the same turn_done means none missed
+				// one. The first turn's counts may differ by what the
+				// session published while the clients were connecting.
+				if doneSeq >= 0 && r.done != doneSeq {
+					b.Fatalf("client %d ended the turn at seq %d, another at %d", i, r.done, doneSeq)
+				}
+				if turn > 0 && perTurn >= 0 && r.events != perTurn {
 					b.Fatalf("client %d got %d events, another %d", i, r.events, perTurn)
 				}
+				doneSeq = r.done
 				if r.events < benchDeltas {
 					b.Fatalf("client %d got %d events for %d deltas", i, r.events, benchDeltas)
 				}
