@@ -9,7 +9,9 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -185,40 +187,8 @@ func TestE2EServe(t *testing.T) {
 	e.srv.Push(providertest.Turn{Text: "served answer"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd, _, stderr := e.command(ctx, "serve", "--addr", "127.0.0.1:0", "--auth", "token")
-	pr, pw := io.Pipe()
-	cmd.Stdout = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); pw.Close() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	lines := make(chan string, 16)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var addr, url, token string
-	for addr == "" || url == "" {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("serve ended before printing its address; stderr:\n%s", stderr)
-			}
-			if m := listeningRe.FindStringSubmatch(line); m != nil {
-				addr = m[1]
-			}
-			if m := openRe.FindStringSubmatch(line); m != nil {
-				url, token = m[1], m[2]
-			}
-		case <-ctx.Done():
-			t.Fatalf("no address printed; stderr:\n%s", stderr)
-		}
-	}
+	sp := startServe(ctx, t, e, "--addr", "127.0.0.1:0", "--auth", "token")
+	addr, url, token, cmd, exited, stderr := sp.addr, sp.url, sp.token, sp.cmd, sp.exited, sp.stderr
 	if strings.HasSuffix(addr, ":0") || !strings.HasPrefix(url, "http://"+addr+"/") {
 		t.Fatalf("printed %q and %q", addr, url)
 	}
@@ -325,5 +295,103 @@ func TestE2EServe(t *testing.T) {
 	data, err := os.ReadFile(e.transcripts()[0])
 	if err != nil || !bytes.Contains(data, []byte("served answer")) {
 		t.Fatalf("transcript does not hold the answer: %v", err)
+	}
+}
+
+// served is a `reasonix serve` process started by a test.
+type served struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	exited chan error
+	// addr is the address it printed it listens on; url and token the
+	// address to open in token mode.
+	addr, url, token string
+}
+
+// startServe starts the binary with serve and args and waits for it to
+// print its address (and, when wantURL, the token URL). It is killed at
+// the end of the test if it is still running.
+func startServe(ctx context.Context, t *testing.T, e *e2e, args ...string) *served {
+	t.Helper()
+	cmd, _, stderr := e.command(ctx, append([]string{"serve"}, args...)...)
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sp := &served{cmd: cmd, stderr: stderr, exited: make(chan error, 1)}
+	go func() { sp.exited <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	wantURL := slices.Contains(args, "token")
+	for sp.addr == "" || (wantURL && sp.url == "") {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve ended before printing its address; stderr:\n%s", stderr)
+			}
+			if m := listeningRe.FindStringSubmatch(line); m != nil {
+				sp.addr = m[1]
+			}
+			if m := openRe.FindStringSubmatch(line); m != nil {
+				sp.url, sp.token = m[1], m[2]
+			}
+		case <-ctx.Done():
+			t.Fatalf("no address printed; stderr:\n%s", stderr)
+		}
+	}
+	// The rest of stdout is drained so the process never blocks on it.
+	go func() {
+		for range lines {
+		}
+	}()
+	return sp
+}
+
+// TestE2EServePassword starts the binary in password mode with a
+// password for the run: the right one logs in, a wrong one does not, and
+// SIGTERM stops it cleanly.
+func TestE2EServePassword(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sp := startServe(ctx, t, e, "--addr", "127.0.0.1:0", "--password", "correct horse")
+	base := "http://" + sp.addr
+	login := func(pw string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/login", strings.NewReader(`{"password":"`+pw+`"}`))
+		req.Header.Set("Origin", base)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := login("wrong"); r.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("wrong password: %d", r.StatusCode)
+	}
+	r := login("correct horse")
+	if r.StatusCode != http.StatusNoContent || len(r.Cookies()) != 1 || r.Cookies()[0].Name != "reasonix_auth" {
+		t.Fatalf("right password: %d %v", r.StatusCode, r.Header.Values("Set-Cookie"))
+	}
+	if err := sp.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-sp.exited:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v\n%s", err, sp.stderr)
+		}
+	case <-ctx.Done():
+		t.Fatal("serve did not stop after SIGTERM")
 	}
 }
