@@ -47,6 +47,8 @@ type harness struct {
 	cfg        *config.Config
 	// busOpts are given to every session's bus.
 	busOpts []actors.BusOption
+	// entered and release hold Open (harnessOpts).
+	entered, release chan struct{}
 
 	mu     sync.Mutex
 	opened int
@@ -58,12 +60,15 @@ type harnessOpts struct {
 	ping              time.Duration
 	now               func() time.Time
 	busOpts           []actors.BusOption
+	// entered, when set, is told each time Open starts; Open then waits
+	// for release.
+	entered, release chan struct{}
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
 	t.Helper()
 	fake := providertest.Start(t)
-	h := &harness{t: t, fake: fake, home: t.TempDir(), cwd: t.TempDir(), busOpts: o.busOpts}
+	h := &harness{t: t, fake: fake, home: t.TempDir(), cwd: t.TempDir(), busOpts: o.busOpts, entered: o.entered, release: o.release}
 	text := `default_model = "fake"
 
 [[providers]]
@@ -140,6 +145,10 @@ func testAssets(t testing.TB) fs.FS {
 // open is the server's Open: a new session, or a saved one resumed as
 // `run --resume` does.
 func (h *harness) open(ctx context.Context, req OpenRequest) (*actors.Live, []string, error) {
+	if h.entered != nil {
+		h.entered <- struct{}{}
+		<-h.release
+	}
 	o := actors.BuildOptions{Cwd: h.cwd, Model: req.Model, Interactive: true}
 	if req.Resume != "" {
 		path := filepath.Join(session.ProjectDir(h.home, h.cwd), req.Resume+".jsonl")

@@ -166,6 +166,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// isClosing reports whether Shutdown has begun.
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
 // routes is the server's one handler: every request passes the Host check,
 // then the Origin check for a state-changing method, then authentication
 // for everything but the page, /healthz and the login endpoints.

@@ -246,6 +246,12 @@ func (s *Server) saved(id string) bool {
 // the first instead of racing it for the transcript.
 func (s *Server) open(ctx context.Context, req OpenRequest) (*entry, int, error) {
 	var pending *entry
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil, http.StatusServiceUnavailable, errors.New("the server is shutting down")
+	}
+	s.mu.Unlock()
 	if req.Resume != "" {
 		s.mu.Lock()
 		if s.closing {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -281,6 +282,51 @@ func TestShutdownClosesEverything(t *testing.T) {
 	// Opening after shutdown is refused rather than leaked.
 	if _, status, err := h.srv.open(ctx, OpenRequest{}); err == nil || status != http.StatusServiceUnavailable {
 		t.Fatalf("open after shutdown: %d %v", status, err)
+	}
+	h.fake.Close()
+}
+
+// TestShutdownClosesLateSessions: a session whose opening was under way
+// when the shutdown began is closed as it arrives, and its request is
+// answered 503.
+func TestShutdownClosesLateSessions(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	entered, release := make(chan struct{}), make(chan struct{})
+	h := newHarness(t, harnessOpts{entered: entered, release: release})
+	answer := make(chan int, 1)
+	go func() {
+		resp := h.req("POST", "/api/sessions", map[string]any{})
+		resp.Body.Close()
+		answer <- resp.StatusCode
+	}()
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- h.srv.Shutdown(ctx) }()
+	// Shutdown waits for the open request, which it cannot finish alone.
+	for !h.srv.isClosing() {
+		select {
+		case err := <-stopped:
+			t.Fatalf("shutdown returned before the open request finished: %v", err)
+		case <-ctx.Done():
+			t.Fatal("shutdown never began")
+		default:
+			runtime.Gosched()
+		}
+	}
+	close(release)
+	if status := <-answer; status != http.StatusServiceUnavailable {
+		t.Fatalf("the late open was answered %d", status)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	opened := h.opened
+	h.mu.Unlock()
+	if opened != 1 {
+		t.Fatalf("%d sessions opened, want the one", opened)
 	}
 	h.fake.Close()
 }
