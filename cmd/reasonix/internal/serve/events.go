@@ -14,7 +14,7 @@ import (
 	"reasonix/actors"
 )
 
-// StreamBound is how many unread events one event stream may hold before
+// DefaultStreamBound is how many unread events one event stream may hold before
 // the oldest are dropped and the page is sent a lagged event. It equals
 // what the bus keeps (actors.DefaultHistory), so a page replaying all of
 // the retained history (?since=0) fits without lagging, while a browser
@@ -22,7 +22,7 @@ import (
 // shares with every reader: about 80 KB of queue, never a copy of the
 // stream. A lossless subscription would instead let one stalled tab grow
 // the server's memory without bound.
-const StreamBound = actors.DefaultHistory
+const DefaultStreamBound = actors.DefaultHistory
 
 // streamWriteTimeout bounds each write to an event stream: a browser that
 // has not taken a write in this long is cut off, and reconnects from its
@@ -62,7 +62,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !explicit {
 		since = snap.Seq
 	}
-	sub := bus.SubscribeFrom(since, StreamBound)
+	sub := bus.SubscribeFrom(since, s.opts.StreamBound)
 	defer sub.Close()
 
 	h := w.Header()

@@ -1,10 +1,15 @@
 package serve
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -221,4 +226,99 @@ func TestEventsBadSince(t *testing.T) {
 	want(t, h.req("GET", "/api/sessions/"+id+"/events?since=x", nil), http.StatusBadRequest)
 	want(t, h.req("GET", "/api/sessions/"+id+"/events", nil, withHeader("Last-Event-ID", "-3")), http.StatusBadRequest)
 	want(t, h.req("GET", "/api/sessions/nope/events", nil), http.StatusNotFound)
+}
+
+// stalledWriter is a browser that stops reading: its first write blocks
+// until the test lets it go.
+type stalledWriter struct {
+	header  http.Header
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+
+	mu  sync.Mutex
+	out bytes.Buffer
+}
+
+func (w *stalledWriter) Header() http.Header { return w.header }
+func (w *stalledWriter) WriteHeader(int)     {}
+func (w *stalledWriter) Flush()              {}
+
+func (w *stalledWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() {
+		close(w.entered)
+		<-w.release
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.Write(p)
+}
+
+// TestEventsSlowReaderLags: a stream whose browser stops reading holds no
+// more than its bound; once it reads again it is told with a lagged event
+// what it lost, and the events it still holds follow in order.
+func TestEventsSlowReaderLags(t *testing.T) {
+	t.Parallel()
+	const bound = 8
+	h := newHarness(t, harnessOpts{streamBound: bound})
+	id := h.newSession()
+	e := h.srv.live(context.Background(), id)
+	w := &stalledWriter{header: http.Header{}, entered: make(chan struct{}), release: make(chan struct{})}
+	r := httptest.NewRequest("GET", "/api/sessions/"+id+"/events", nil)
+	r.SetPathValue("id", id)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.srv.handleEvents(w, r)
+	}()
+	<-w.entered // the snapshot is being written, the subscription is in place
+	bus := e.live.Bus()
+	from := bus.LastSeq() + 1
+	const published = 50
+	for i := range published {
+		bus.Publish(&actors.Notice{Meta: actors.Meta{Session: id}, Level: "info", Message: "n" + strconv.Itoa(i)})
+	}
+	close(w.release)
+	if err := e.close(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+
+	s := &sse{t: t, rd: bufio.NewReader(bytes.NewReader(w.out.Bytes()))}
+	if m := s.must(); m.kind() != "snapshot" {
+		t.Fatalf("first message %s", m.Data)
+	}
+	lag := s.must()
+	if lag.kind() != "lagged" || int64(lag.field("since_seq").(float64)) != from {
+		t.Fatalf("after the stall: %s, want lagged from %d", lag.Data, from)
+	}
+	until := int64(lag.field("until_seq").(float64))
+	var kept []message
+	for {
+		m := s.must()
+		if m.kind() == "session_closed" {
+			break
+		}
+		kept = append(kept, m)
+	}
+	got := seqs(t, kept)
+	if len(got) == 0 || got[0] != until+1 {
+		t.Fatalf("after the lag: %v, want them from %d", got, until+1)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] != got[i-1]+1 {
+			t.Fatalf("a gap after the lag: %v", got)
+		}
+	}
+	// What the stream held while stalled is its bound; only the events
+	// the closing published came after.
+	notices := 0
+	for _, m := range kept {
+		if m.kind() == "notice" {
+			notices++
+		}
+	}
+	if notices > bound || until < from+published-bound-1 {
+		t.Fatalf("held %d notices with a bound of %d (lagged until %d)", notices, bound, until)
+	}
 }

@@ -63,6 +63,7 @@ type harnessOpts struct {
 	// entered, when set, is told each time Open starts; Open then waits
 	// for release.
 	entered, release chan struct{}
+	streamBound      int
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -100,7 +101,7 @@ enabled = false
 		Sessions: func() ([]session.Summary, error) { return session.List(session.ProjectDir(h.home, h.cwd)) },
 		Cwd:      h.cwd, Home: h.home,
 		AuthMode: o.mode, Token: o.token, PasswordHash: o.hash, BehindProxy: o.behindProxy,
-		PingInterval: o.ping, Now: o.now,
+		PingInterval: o.ping, Now: o.now, StreamBound: o.streamBound,
 		Assets: testAssets(t),
 	})
 	if err != nil {

@@ -58,6 +58,9 @@ type Options struct {
 	PingInterval time.Duration
 	// CloseTimeout bounds the closing of one session; zero means 10 s.
 	CloseTimeout time.Duration
+	// StreamBound is how many unread events one event stream holds before
+	// it lags; zero means DefaultStreamBound.
+	StreamBound int
 	// Now is the clock of the login rate limit; nil means time.Now.
 	Now func() time.Time
 }
@@ -99,6 +102,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.CloseTimeout <= 0 {
 		opts.CloseTimeout = 10 * time.Second
+	}
+	if opts.StreamBound <= 0 {
+		opts.StreamBound = DefaultStreamBound
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
