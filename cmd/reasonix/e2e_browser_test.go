@@ -48,15 +48,32 @@ func (b *browserTab) prompt(text string) {
 }
 
 // TestE2EBrowserStreamedAnswer: a prompt typed in the page reaches the
-// model; the streamed answer is pageRendered as Markdown, its reasoning is
-// collapsed, and HTML in the model's text stays text.
+// model and its answer shows while it streams (the fake stalls mid-reply
+// until the turn is cancelled from the page); the next answer is rendered
+// as Markdown, its reasoning collapsed, and HTML in the model's text stays
+// text.
 func TestE2EBrowserStreamedAnswer(t *testing.T) {
 	e := newE2E(t)
+	partial := "This reply stops half-way and waits."
 	answer := "Here is **the answer**: `42`.\n\n```\nx := <b>1</b>\n```\n\n- one\n- two\n\n<img src=x onerror=\"window.__pwned=true\"><script>window.__pwned=true</script>"
-	e.srv.Push(providertest.Turn{Reasoning: "Let me think about this.", Text: answer, ChunkBytes: 5})
+	e.srv.Push(
+		providertest.Turn{Text: partial, ChunkBytes: 4, Stall: true, FaultAfterEvents: 4},
+		providertest.Turn{Reasoning: "Let me think about this.", Text: answer, ChunkBytes: 5},
+	)
 	_, b := browserSignedIn(t, e)
+
+	b.prompt("start streaming")
+	b.waitJS("part of the answer", `(() => { const a = document.querySelector('[data-testid=assistant-message] [data-testid=answer]'); return a && a.textContent.length > 0 && document.querySelector('[data-testid=status]').dataset.state === 'running'; })()`)
+	b.shot("streaming")
+	got := pageEval[string](b, `document.querySelector('[data-testid=assistant-message] [data-testid=answer]').textContent`)
+	if got == partial || !strings.HasPrefix(partial, got) {
+		t.Errorf("while streaming the page shows %q, want a proper start of %q", got, partial)
+	}
+	b.do("cancel the turn", chromedp.Click(chromedp.CSS(`[data-testid=cancel-turn]`)))
+	b.waitJS("the cancelled turn", `document.querySelector('[data-testid=status]').dataset.state === 'idle' && [...document.querySelectorAll('[data-testid=notice]')].some((n) => n.textContent.includes('cancelled'))`)
+
 	b.prompt("what is the answer?")
-	b.waitJS("the streamed answer", `(() => { const s = document.querySelector('[data-testid=assistant-message] [data-testid=answer] strong'); return s && s.textContent === 'the answer' && document.querySelector('[data-testid=status]').dataset.state === 'idle'; })()`)
+	b.waitJS("the streamed answer", `(() => { const s = document.querySelector('[data-testid=assistant-message]:last-of-type [data-testid=answer] strong'); return s && s.textContent === 'the answer' && document.querySelector('[data-testid=status]').dataset.state === 'idle'; })()`)
 	b.shot("answer")
 	type view struct {
 		User, Code, Text string
@@ -67,10 +84,12 @@ func TestE2EBrowserStreamedAnswer(t *testing.T) {
 	}
 	v := pageEval[view](b, `(() => {
   const log = document.querySelector('[data-testid=chat]');
-  const msg = log.querySelector('[data-testid=assistant-message]');
+  const msgs = log.querySelectorAll('[data-testid=assistant-message]');
+  const msg = msgs[msgs.length - 1];
   const r = msg.querySelector('[data-testid=reasoning]');
+  const users = log.querySelectorAll('[data-testid=user-message]');
   return {
-    User: log.querySelector('[data-testid=user-message]').textContent,
+    User: users[users.length - 1].textContent,
     Code: msg.querySelector('pre code').textContent,
     Text: msg.querySelector('[data-testid=answer]').textContent,
     Items: msg.querySelectorAll('li').length,
@@ -91,7 +110,7 @@ func TestE2EBrowserStreamedAnswer(t *testing.T) {
 	if v.ReasoningOpen || !strings.Contains(v.Reasoning, "Let me think about this.") {
 		t.Errorf("reasoning open %v, text %q", v.ReasoningOpen, v.Reasoning)
 	}
-	if reqs := e.srv.Requests(); len(reqs) != 1 || reqs[0].LastUser() != "what is the answer?" {
+	if reqs := e.srv.Requests(); len(reqs) != 2 || reqs[0].LastUser() != "start streaming" || reqs[1].LastUser() != "what is the answer?" {
 		t.Errorf("the model got %d requests", len(reqs))
 	}
 	b.noExceptions()
@@ -148,6 +167,105 @@ func TestE2EBrowserApproveAndDeny(t *testing.T) {
 	if len(reqs) != 4 || !strings.HasPrefix(reqs[3].Last().Content, "Blocked: denied by the user") {
 		t.Fatalf("the model did not see the denial: %d requests", len(reqs))
 	}
+	b.noExceptions()
+}
+
+// TestE2EBrowserCloseAndResume: a session closed from the list stays
+// listed as saved; resuming it shows its conversation from the transcript,
+// carries on with it, and a reload shows each message once — the part
+// before the resume from the transcript, the rest replayed from the bus.
+func TestE2EBrowserCloseAndResume(t *testing.T) {
+	e := newE2E(t)
+	e.srv.Push(providertest.Turn{Text: "the first answer"}, providertest.Turn{Text: "the answer after resuming"})
+	_, b := browserSignedIn(t, e)
+	b.prompt("first question")
+	b.waitJS("the first answer", `[...document.querySelectorAll('[data-testid=assistant-message]')].some((a) => a.textContent.includes('the first answer')) && document.querySelector('[data-testid=status]').dataset.state === 'idle'`)
+	id := pageEval[string](b, `document.querySelector('[data-testid=session-item].current').dataset.id`)
+	item := `[data-testid=session-item][data-id=` + cssString(id) + `]`
+
+	b.do("close the session", chromedp.Click(chromedp.CSS(item+` [data-testid=close-session]`)))
+	b.waitJS("the session saved", `(() => { const i = document.querySelector(`+jsLiteral(item)+`); return i && i.dataset.live === 'false' && document.querySelector('[data-testid=status]').dataset.state === 'closed' && document.querySelector('[data-testid=composer]').disabled; })()`)
+	b.shot("closed")
+
+	b.do("resume it", chromedp.Click(chromedp.CSS(item+` [data-testid=resume-session]`)))
+	b.waitJS("the resumed session", `!document.querySelector('[data-testid=composer]').disabled && document.querySelectorAll('[data-testid=history-user]').length === 1`)
+	b.shot("resumed")
+	type chat struct {
+		HistoryUser, HistoryAnswer, User, Answer []string
+	}
+	read := func() chat {
+		return pageEval[chat](b, `(() => {
+  const texts = (sel) => [...document.querySelectorAll(sel)].map((e) => e.textContent.trim());
+  return {
+    HistoryUser: texts('[data-testid=history-user]'), HistoryAnswer: texts('[data-testid=history-assistant]'),
+    User: texts('[data-testid=user-message]'), Answer: texts('[data-testid=assistant-message] [data-testid=answer]'),
+  };
+})()`)
+	}
+	if c := read(); fmt.Sprint(c) != fmt.Sprint(chat{[]string{"first question"}, []string{"the first answer"}, []string{}, []string{}}) {
+		t.Errorf("resumed page shows %+v", c)
+	}
+
+	b.prompt("second question")
+	b.waitJS("the answer after resuming", `[...document.querySelectorAll('[data-testid=assistant-message]')].some((a) => a.textContent.includes('the answer after resuming')) && document.querySelector('[data-testid=status]').dataset.state === 'idle'`)
+	b.do("reload", chromedp.Reload())
+	b.waitJS("the reloaded chat", `document.querySelectorAll('[data-testid=history-user]').length + document.querySelectorAll('[data-testid=user-message]').length >= 2 && document.querySelector('[data-testid=status]').dataset.state === 'idle'`)
+	b.shot("reloaded")
+	want := chat{[]string{"first question"}, []string{"the first answer"}, []string{"second question"}, []string{"the answer after resuming"}}
+	if c := read(); fmt.Sprint(c) != fmt.Sprint(want) {
+		t.Errorf("reloaded page shows %+v, want %+v", c, want)
+	}
+	reqs := e.srv.Requests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), "first question") {
+		t.Fatalf("the resumed session did not carry the conversation on (%d requests)", len(reqs))
+	}
+	b.noExceptions()
+}
+
+// TestE2EBrowserGoalMCPAndPosture: the side panel shows the configured
+// MCP server ready with its tools; a goal started from the goal form runs
+// two goal turns and ends complete with the model's summary; the posture
+// switch changes the session's posture.
+func TestE2EBrowserGoalMCPAndPosture(t *testing.T) {
+	e := newE2E(t, providertest.WithResponder(func(r providertest.Request) providertest.Turn {
+		if r.Last().Role != "user" {
+			return providertest.Turn{Text: "noted"}
+		}
+		turns := 0
+		for _, m := range r.Messages {
+			if m.Role == "user" && strings.HasPrefix(m.Content, "[Active goal") {
+				turns++
+			}
+		}
+		if turns <= 1 {
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "goal", Arguments: `{"status":"in_progress","summary":"looked around"}`}}}
+		}
+		return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "goal", Arguments: `{"status":"complete","summary":"the **objective** is met"}`}}}
+	}))
+	e.writeConfig(fmt.Sprintf("\n[[plugins]]\nname = \"example\"\ncommand = %q\n", pluginBinary(t)))
+	_, b := browserSignedIn(t, e)
+
+	b.waitJS("the MCP server", `(() => { const m = document.querySelector('[data-testid=mcp-server][data-server=example]'); return m && m.dataset.state === 'ready' && m.textContent.includes('2 tools'); })()`)
+
+	b.do("start a goal", chromedp.SendKeys(chromedp.CSS(`[data-testid=goal-input]`), "tidy the workspace"), chromedp.Click(chromedp.CSS(`[data-testid=goal-start]`)))
+	b.waitJS("the goal's end", `(() => { const s = document.querySelector('[data-testid=goal-status]'); return s && s.dataset.status === 'complete' && document.querySelector('[data-testid=status]').dataset.state === 'idle'; })()`)
+	b.shot("goal-complete")
+	type goalView struct{ Objective, Summary, Bold, Meta, All string }
+	g := pageEval[goalView](b, `(() => { const s = document.querySelector('[data-testid=goal-summary]'); return { Objective: document.querySelector('[data-testid=goal-objective]').textContent, Summary: s.textContent, Bold: s.querySelector('strong').textContent, Meta: document.querySelector('[data-testid=goal-status]').parentElement.textContent, All: document.querySelector('[data-testid=goal]').textContent }; })()`)
+	if g.Objective != "tidy the workspace" || g.Summary != "the objective is met" || g.Bold != "objective" || !strings.Contains(g.Meta, "turn 2") || strings.Contains(g.All, "null") {
+		t.Errorf("goal panel = %+v", g)
+	}
+	if n := pageEval[int](b, `[...document.querySelectorAll('[data-testid=tool-card][data-tool=goal] .t-subject')].filter((s) => s.textContent.startsWith('complete: ')).length`); n != 1 {
+		t.Errorf("%d goal cards say complete", n)
+	}
+
+	b.do("switch posture", chromedp.SetValue(chromedp.CSS(`[data-testid=posture]`), "auto"), chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=posture]').dispatchEvent(new Event('change'))`))
+	// The page shows what the session says, so a reload proves the change
+	// reached it.
+	b.waitJS("the posture change", `document.querySelector('[data-testid=posture]').value === 'auto'`)
+	b.do("reload", chromedp.Reload())
+	b.waitJS("the posture after a reload", `!document.querySelector('[data-testid=posture]').disabled && document.querySelector('[data-testid=posture]').value === 'auto'`)
+	b.shot("posture-auto")
 	b.noExceptions()
 }
 

@@ -318,7 +318,9 @@ async function recover(gen) {
       showLogin();
       return;
     }
-    await api('GET', '/api/sessions/' + encodeURIComponent(page.id));
+    const info = await api('GET', '/api/sessions/' + encodeURIComponent(page.id));
+    // A session that is only saved now was closed behind the page's back.
+    if (info.live === false) throw new HTTPError(404, 'closed');
   } catch (e) {
     if (gen !== page.gen) return;
     if (e.status === 404) {
@@ -773,9 +775,14 @@ function drawGoal() {
   if (g.todo) limits.push('todo ' + g.todoDone + '/' + g.todo);
   box.append(
     h('p', { class: 'g-obj', 'data-testid': 'goal-objective', text: cut(g.objective, 300) }),
-    h('p', { class: 'meta' }, h('span', { 'data-testid': 'goal-status', 'data-status': g.status, text: g.status + (g.report && g.status === 'running' ? ' (' + g.report + ')' : '') }), ' · ' + (g.strategy || '') + ' · ' + limits.join(' · ')),
-    g.reason ? h('p', { class: 'err', text: g.reason }) : null,
-    g.summary ? h('p', { 'data-testid': 'goal-summary', text: cut(g.summary, 600) }) : null);
+    h('p', { class: 'meta' }, h('span', { 'data-testid': 'goal-status', 'data-status': g.status, text: g.status + (g.report && g.status === 'running' ? ' (' + g.report + ')' : '') }), ' · ' + (g.strategy || '') + ' · ' + limits.join(' · ')));
+  if (g.reason) box.append(h('p', { class: 'err', 'data-testid': 'goal-reason', text: g.reason }));
+  if (g.summary) {
+    const md = h('div', { class: 'md', 'data-testid': 'goal-summary' });
+    // The summary is the model's words: escaped by the renderer.
+    md.innerHTML = renderMarkdown(cut(g.summary, 2000));
+    box.append(md);
+  }
   $('goal-clear').disabled = !page.id || page.st.closed;
 }
 

@@ -65,6 +65,8 @@ export function toolSubject(tool, args) {
   for (const k of ['path', 'file_path', 'command', 'pattern', 'query', 'url', 'uri', 'prompt', 'objective', 'name', 'server']) {
     if (typeof a[k] === 'string' && a[k] !== '') return cut(a[k], 120);
   }
+  // A report (goal, complete_step): its status and what it says.
+  if (typeof a.summary === 'string' || typeof a.status === 'string') return cut([a.status, a.summary].filter((x) => typeof x === 'string' && x !== '').join(': '), 120);
   return '';
 }
 
