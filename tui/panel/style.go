@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -116,20 +117,33 @@ func padLeft(s string, w int) string {
 }
 
 // clean makes text from a model or a tool safe to measure and print on
-// one line: escape sequences go, tabs become spaces and other control
-// characters are dropped. Text that needs none of it is returned as is.
+// one line: invalid UTF-8 becomes U+FFFD (a stray byte could swallow the
+// escape sequence after it), escape sequences go, tabs become spaces and
+// other control characters are dropped. Text that needs none of it is
+// returned as is.
 func clean(s string) string {
 	dirty := false
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				dirty = true
+				break
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || (r >= 0x80 && r < 0xa0) {
 			dirty = true
 			break
 		}
+		i += size
 	}
 	if !dirty {
 		return s
 	}
-	s = ansi.Strip(s)
+	s = ansi.Strip(strings.ToValidUTF8(s, "\uFFFD"))
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
