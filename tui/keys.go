@@ -160,6 +160,11 @@ func (m *model) submit() tea.Cmd {
 // its @ references are resolved, off the update loop.
 func (m *model) prompt(shown, text string) tea.Cmd {
 	if m.live == nil {
+		if m.opening {
+			// Typed while the session opens: it goes out once it is open.
+			m.early = append(m.early, [2]string{shown, text})
+			return nil
+		}
 		m.notice("warn", "no session is open")
 		return nil
 	}

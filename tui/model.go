@@ -89,8 +89,10 @@ type model struct {
 	gen  int
 	sub  *actors.Subscription
 	req  OpenRequest
-	// opening says a session is being (re)opened.
+	// opening says a session is being (re)opened; early holds the
+	// prompts (shown, sent) submitted meanwhile.
 	opening bool
+	early   [][2]string
 
 	width, height int
 
@@ -361,6 +363,10 @@ func (m *model) opened(msg openedMsg) tea.Cmd {
 	}
 	if msg.err != nil {
 		m.notice("error", "open session: "+msg.err.Error())
+		if len(m.early) > 0 {
+			m.notice("warn", fmt.Sprintf("%d prompt(s) typed meanwhile not sent", len(m.early)))
+			m.early = nil
+		}
 		return nil
 	}
 	m.live = msg.live
@@ -377,7 +383,12 @@ func (m *model) opened(msg openedMsg) tea.Cmd {
 	// The bus is the session's own and fresh: replaying it from the start
 	// shows everything the session has said, session_started included.
 	m.sub = m.live.Bus().SubscribeFrom(0, eventQueue)
-	return tea.Batch(m.readEvents(), m.queryMCP(), m.loadCommands())
+	cmds := []tea.Cmd{m.readEvents(), m.queryMCP(), m.loadCommands()}
+	for _, p := range m.early {
+		cmds = append(cmds, m.prompt(p[0], p[1]))
+	}
+	m.early = nil
+	return tea.Batch(cmds...)
 }
 
 // readEvents waits for the next events of the current session: one, then

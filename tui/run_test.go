@@ -169,7 +169,8 @@ func TestRunSwitchesSessions(t *testing.T) {
 	r.typeKeys(t, "/model other-model\r")
 	waitOutput(t, r.out, "switching to other-model")
 	waitSessions(t, r.out, 3)
-	waitOutput(t, r.out, "fake/other-model")
+	// Printed whole, unlike the status line, which is redrawn by its changes.
+	waitOutput(t, r.out, "· other-model ·")
 	r.quit(t)
 
 	want := []OpenRequest{
@@ -208,7 +209,9 @@ func waitSessions(t *testing.T, out *syncBuffer, n int) {
 // file's content, read before the prompt was sent.
 func TestRunExpandsReferences(t *testing.T) {
 	srv := providertest.Start(t)
-	srv.Push(providertest.Turn{Text: "read it"})
+	// Markdown: the rendered form is printed at turn_done, so seeing it
+	// means the turn is over.
+	srv.Push(providertest.Turn{Text: "read **it**"})
 	o, _ := liveOpener(t, srv)
 	if err := os.WriteFile(filepath.Join(o.Cwd, "notes.txt"), []byte("content-only-in-the-file"), 0o644); err != nil {
 		t.Fatal(err)
