@@ -269,6 +269,25 @@ func TestBrowserFoldRebuildsTheSameView(t *testing.T) {
 		t.Fatalf("after a repeated replay: %+v", again)
 	}
 
+	// A page rebuilt after a lag joins a turn mid-stream: the turn's end
+	// carries the whole text, which replaces the part it saw; a page that
+	// saw the turn start keeps what it streamed.
+	joined := pageEval[[]string](b, `(() => {
+  const out = [];
+  for (const rebuilt of [true, false]) {
+    const st = foldlib.newState();
+    st.rebuilt = rebuilt;
+    foldlib.fold(st, {type: 'snapshot', seq: 40, running: true, prompt: 'p'});
+    foldlib.fold(st, {type: 'text_delta', seq: 41, text: 'end of it.'});
+    foldlib.fold(st, {type: 'turn_done', seq: 42, status: 'ok', text: 'The start and the end of it.'});
+    out.push(st.items.filter((i) => i.kind === 'assistant').map((i) => i.text).join('|'));
+  }
+  return out;
+})()`)
+	if fmt.Sprint(joined) != "[The start and the end of it. end of it.]" {
+		t.Errorf("joined mid-turn: %q", joined)
+	}
+
 	// The snapshot alone (after a lag) still gives every row.
 	alone := runPageFold(b, string(sj), nil)
 	if len(alone.Tasks) != 3 || alone.Tasks[2].State != "queued" {

@@ -222,6 +222,33 @@ func TestE2EBrowserCloseAndResume(t *testing.T) {
 	b.noExceptions()
 }
 
+// TestE2EBrowserLaggedRebuild: an answer streamed in more pieces than the
+// server's event history keeps. A page loaded afterwards asks for the whole
+// history, is told it lags, and rebuilds from the transcript: the answer
+// shows once and whole.
+func TestE2EBrowserLaggedRebuild(t *testing.T) {
+	e := newE2E(t)
+	long := strings.Repeat("word ", 2400) + "THE END"
+	e.srv.Push(providertest.Turn{Text: long, ChunkBytes: 1})
+	_, b := browserSignedIn(t, e)
+	b.prompt("say a lot")
+	b.waitJS("the long answer", `document.querySelector('[data-testid=status]').dataset.state === 'idle' && [...document.querySelectorAll('[data-testid=answer]')].some((a) => a.textContent.includes('THE END'))`)
+	b.do("reload", chromedp.Reload())
+	b.waitJS("the rebuilt chat", `Number(document.querySelector('[data-testid=chat]').dataset.rebuilds || 0) >= 1 && document.querySelector('[data-testid=status]').dataset.state === 'idle' && document.querySelectorAll('[data-testid=history-assistant]').length > 0`)
+	b.shot("rebuilt")
+	type view struct {
+		Users, Answers []string
+	}
+	v := pageEval[view](b, `(() => {
+  const texts = (sel) => [...document.querySelectorAll(sel)].map((e) => e.textContent.trim());
+  return { Users: texts('[data-testid=history-user], [data-testid=user-message]'), Answers: texts('[data-testid=history-assistant], [data-testid=assistant-message] [data-testid=answer]') };
+})()`)
+	if fmt.Sprint(v.Users) != "[say a lot]" || len(v.Answers) != 1 || v.Answers[0] != long {
+		t.Errorf("after the rebuild: users %q, %d answers (first %d chars)", v.Users, len(v.Answers), len(strings.Join(v.Answers, "")))
+	}
+	b.noExceptions()
+}
+
 // TestE2EBrowserGoalMCPAndPosture: the side panel shows the configured
 // MCP server ready with its tools; a goal started from the goal form runs
 // two goal turns and ends complete with the model's summary; the posture

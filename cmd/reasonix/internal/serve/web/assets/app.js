@@ -76,6 +76,7 @@ const page = {
   rows: new Map(), // task id -> <tr>
   drawQueued: false,
   retry: 0,
+  lags: 0, // rebuilds after a lagged event, shown as data-rebuilds on the log
 };
 
 // ---- login ----------------------------------------------------------------
@@ -231,6 +232,7 @@ async function open(id, { afterLag = false } = {}) {
   resetView();
   page.id = id;
   page.fullHistory = afterLag;
+  page.st.rebuilt = afterLag;
   if (location.hash !== '#s=' + encodeURIComponent(id)) history.replaceState(null, '', '#s=' + encodeURIComponent(id));
   $('empty').hidden = true;
   drawSessions();
@@ -289,6 +291,8 @@ function connect(gen, since) {
     if (ev.type === 'lagged') {
       // The bus no longer reaches back far enough: rebuild from the
       // snapshot and the transcript, then follow what comes after.
+      page.lags++;
+      $('log').dataset.rebuilds = String(page.lags);
       open(page.id, { afterLag: true });
       return;
     }

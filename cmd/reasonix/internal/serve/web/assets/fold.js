@@ -26,6 +26,10 @@ export function newState() {
     usage: null, // the main session's running total
     replayedTurns: 0, // main-session turn_started events at or below snapSeq
     lagged: false,
+    // rebuilt: this state was built after a lag, from a snapshot taken
+    // mid-way; a turn it joins has streamed text it never saw.
+    rebuilt: false,
+    sawTurn: false,
     closed: false,
     nextID: 1,
   };
@@ -227,6 +231,7 @@ function foldMain(st, ev) {
       const q = st.queued.indexOf(st.prompt);
       if (q >= 0) st.queued.splice(q, 1);
       if (ev.seq && ev.seq <= st.snapSeq) st.replayedTurns++;
+      st.sawTurn = true;
       add(st, 'user', { text: ev.prompt || '', role: ev.role || '' });
       st.cur = null;
       st.turnText = false;
@@ -242,7 +247,7 @@ function foldMain(st, ev) {
       break;
     case 'text_delta':
     case 'reasoning_delta': {
-      if (!st.cur || st.cur.role !== (ev.role || '')) st.cur = add(st, 'assistant', { text: '', reasoning: '', role: ev.role || '' });
+      if (!st.cur || st.cur.role !== (ev.role || '')) st.cur = add(st, 'assistant', { text: '', reasoning: '', role: ev.role || '', partial: st.rebuilt && !st.sawTurn });
       if (ev.type === 'text_delta') {
         st.cur.text += ev.text || '';
         st.turnText = true;
@@ -297,6 +302,12 @@ function foldMain(st, ev) {
       st.running = false;
       st.prompt = '';
       if (!st.turnText && ev.text) add(st, 'assistant', { text: ev.text, reasoning: '', role: ev.role || '' });
+      else if (st.cur && st.cur.partial && ev.text && ev.text.endsWith(st.cur.text)) {
+        // Joined mid-stream after a lag: the turn's own record is whole.
+        st.cur.text = ev.text;
+        st.cur.partial = false;
+        touch(st, st.cur);
+      }
       if (ev.status && ev.status !== 'ok') add(st, ev.status === 'failed' ? 'error' : 'notice', { level: 'warn', text: 'Turn ' + ev.status + (ev.error ? ': ' + ev.error : '') });
       st.cur = null;
       st.turnText = false;
