@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"reasonix/actors"
+	"reasonix/core/mcp"
 )
 
 // chat is the conversation as the screen holds it: finished blocks go to
@@ -161,7 +162,7 @@ func (m *model) apply(ev actors.Event) tea.Cmd {
 		// waiting, and say so.
 		m.notice("warn", fmt.Sprintf("mcp %s asked for input (%s); the chat cannot show forms yet, declined", e.Server, oneLine(e.Message, 80)))
 		if m.live != nil {
-			_ = m.live.Session().Do(&actors.ElicitationCmd{ID: e.RequestID, Action: "decline"})
+			_ = m.live.Session().Do(&actors.ElicitationCmd{ID: e.RequestID, Action: mcp.ElicitDecline})
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ func TestGoldenApprovalModal(t *testing.T) {
 	if strings.Contains(got, "› Ask anything") || hasPart(m, partComposer) {
 		t.Errorf("the composer is drawn under the approval modal:\n%s", got)
 	}
-	if !strings.Contains(got, "scope: Bash(git push:*)") {
+	if !strings.Contains(got, "● Bash(git push:*)") {
 		t.Errorf("the prefix scope is not offered:\n%s", got)
 	}
 }

@@ -73,9 +73,6 @@ func (approvalModal) view(m *model, width int) string {
 	for i, idx := range answers {
 		ans := approvalAnswers[idx]
 		line := fmt.Sprintf("[%s] %s", ans.key, ans.label)
-		if (idx == 1 || idx == 2) && len(a.Suggestions) > 0 {
-			line += "  " + scopeStyle(a.Suggestions, m.approval.scope)
-		}
 		if i == m.approval.answer {
 			line = selectStyle.Render("› " + line)
 		} else {
@@ -83,22 +80,32 @@ func (approvalModal) view(m *model, width int) string {
 		}
 		b.WriteString(line + "\n")
 	}
+	if !a.OnceOnly && len(a.Suggestions) > 0 {
+		b.WriteString(scopeLines(a.Suggestions, m.approval.scope, width))
+	}
 	if len(m.approvals) > 1 {
-		fmt.Fprintf(&b, "%s", dimStyle.Render(fmt.Sprintf("%d more waiting", len(m.approvals)-1)))
+		b.WriteString(dimStyle.Render(fmt.Sprintf("%d more waiting", len(m.approvals)-1)) + "\n")
 	}
 	hint := "↑/↓ enter · y s a n"
 	if len(a.Suggestions) > 1 && !a.OnceOnly {
 		hint += " · tab scope"
 	}
-	b.WriteString("\n" + dimStyle.Render(hint))
-	return strings.TrimRight(b.String(), "\n")
+	return strings.TrimRight(b.String(), "\n") + "\n" + dimStyle.Render(hint)
 }
 
-// scopeStyle shows the rule a session or always answer grants; a Bash
-// prefix rule is the scope worth noticing.
-func scopeStyle(suggestions []string, i int) string {
-	s := suggestions[i%len(suggestions)]
-	return dimStyle.Render("scope: ") + s
+// scopeLines lists the rules a session or always answer may grant, the
+// chosen one marked: a Bash prefix rule is the scope worth noticing.
+func scopeLines(suggestions []string, i, width int) string {
+	var b strings.Builder
+	b.WriteString(dimStyle.Render("scope of s and a:") + "\n")
+	for j, s := range suggestions {
+		mark := "○ "
+		if j == i%len(suggestions) {
+			mark = "● "
+		}
+		b.WriteString("  " + truncateWidth(mark+s, width-2) + "\n")
+	}
+	return b.String()
 }
 
 func (approvalModal) key(m *model, k tea.KeyPressMsg) (tea.Cmd, bool) {
