@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"reasonix/actors"
@@ -71,7 +72,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// Proxies that buffer responses (nginx) would hold the stream back.
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	out := &sseWriter{rc: http.NewResponseController(w), bw: bufio.NewWriterSize(w, 32<<10)}
+	out := &sseWriter{rc: http.NewResponseController(w), bw: bufio.NewWriterSize(w, 32<<10), enc: e.enc}
 	if err := out.snapshot(snap); err != nil || out.flush() != nil {
 		return
 	}
@@ -157,6 +158,8 @@ func streamSince(r *http.Request) (since int64, explicit bool, err error) {
 type sseWriter struct {
 	rc *http.ResponseController
 	bw *bufio.Writer
+	// enc is the session's shared encodings; nil encodes every event.
+	enc *encodeCache
 }
 
 func (o *sseWriter) deadline() {
@@ -182,18 +185,40 @@ func (o *sseWriter) message(id string, data []byte) error {
 // event writes one bus event with its seq as the message id. A lagged
 // event is made for this stream alone, so it can be given the session.
 func (o *sseWriter) event(ev actors.Event, session string) error {
-	if l, ok := ev.(*actors.Lagged); ok && l.Session == "" {
-		l.Session = session
+	if l, ok := ev.(*actors.Lagged); ok {
+		if l.Session == "" {
+			l.Session = session
+		}
+		x, err := encode(ev)
+		if err != nil {
+			return nil
+		}
+		return o.message(x.id, x.data)
 	}
-	data, err := actors.Encode(ev)
+	x, err := o.enc.get(ev)
 	if err != nil {
 		return nil // an event that cannot be encoded is left out, not fatal
 	}
-	return o.message(strconv.FormatInt(seqOf(data), 10), data)
+	return o.message(x.id, x.data)
 }
 
-// seqOf reads "seq" back from an encoded event, which has it near the
-// front; the Event interface does not expose it.
+// encoded is an event's wire form and its message id.
+type encoded struct {
+	data []byte
+	id   string
+}
+
+func encode(ev actors.Event) (encoded, error) {
+	data, err := actors.Encode(ev)
+	if err != nil {
+		return encoded{}, err
+	}
+	return encoded{data: data, id: strconv.FormatInt(seqOf(data), 10)}, nil
+}
+
+// seqOf reads "seq" back from an encoded event, which has it right after
+// "type" (Meta comes first in every event); the Event interface does not
+// expose it.
 func seqOf(data []byte) int64 {
 	i := bytes.Index(data, []byte(`"seq":`))
 	if i < 0 {
@@ -206,6 +231,55 @@ func seqOf(data []byte) int64 {
 	}
 	n, _ := strconv.ParseInt(string(rest[:j]), 10, 64)
 	return n
+}
+
+// encodeCacheSize is how many recent events of a session keep their wire
+// form: enough for every stream of a session that keeps up to find the
+// event it is writing, a few hundred KB at most.
+const encodeCacheSize = 4096
+
+// encodeCache keeps the wire form of a session's recent events, so that
+// the streams of many tabs encode each event once rather than once each.
+// Events are immutable once published and shared by pointer between the
+// subscribers, so the pointer is the key. A nil cache encodes every time.
+type encodeCache struct {
+	mu   sync.Mutex
+	m    map[actors.Event]encoded
+	ring []actors.Event
+	next int
+}
+
+func newEncodeCache() *encodeCache {
+	return &encodeCache{m: make(map[actors.Event]encoded, encodeCacheSize), ring: make([]actors.Event, encodeCacheSize)}
+}
+
+// get returns ev's wire form, encoding it on its first request. Two
+// streams asking at once may both encode it; the result is the same.
+func (c *encodeCache) get(ev actors.Event) (encoded, error) {
+	if c == nil {
+		return encode(ev)
+	}
+	c.mu.Lock()
+	x, ok := c.m[ev]
+	c.mu.Unlock()
+	if ok {
+		return x, nil
+	}
+	x, err := encode(ev)
+	if err != nil {
+		return x, err
+	}
+	c.mu.Lock()
+	if _, ok := c.m[ev]; !ok {
+		if old := c.ring[c.next]; old != nil {
+			delete(c.m, old)
+		}
+		c.ring[c.next] = ev
+		c.next = (c.next + 1) % len(c.ring)
+		c.m[ev] = x
+	}
+	c.mu.Unlock()
+	return x, nil
 }
 
 // snapshot writes the snapshot message, which has no id: the browser's

@@ -322,3 +322,41 @@ func TestEventsSlowReaderLags(t *testing.T) {
 		t.Fatalf("held %d notices with a bound of %d (lagged until %d)", notices, bound, until)
 	}
 }
+
+// TestEncodeCacheIsBounded: the shared encodings keep only the latest
+// events, each encoded once, and give each its own seq as the id.
+func TestEncodeCacheIsBounded(t *testing.T) {
+	t.Parallel()
+	bus := actors.NewBus()
+	sub := bus.Subscribe()
+	defer sub.Close()
+	c := newEncodeCache()
+	const n = encodeCacheSize + 100
+	for i := range n {
+		bus.Publish(&actors.TextDelta{Meta: actors.Meta{Session: "s"}, Text: strconv.Itoa(i)})
+	}
+	var first actors.Event
+	for i := range n {
+		ev, err := sub.Next(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = ev
+		}
+		x, err := c.get(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := c.get(ev)
+		if x.id != strconv.Itoa(i+1) || &again.data[0] != &x.data[0] {
+			t.Fatalf("event %d: id %q, cached %v", i, x.id, &again.data[0] == &x.data[0])
+		}
+	}
+	if len(c.m) != encodeCacheSize {
+		t.Fatalf("the cache holds %d events, want %d", len(c.m), encodeCacheSize)
+	}
+	if _, ok := c.m[first]; ok {
+		t.Fatal("the oldest event is still cached")
+	}
+}

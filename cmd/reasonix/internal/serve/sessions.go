@@ -43,11 +43,13 @@ type entry struct {
 	// digest, to tell when a compaction has rewritten them since.
 	liveFrom int
 	base     [32]byte
+	// enc is shared by the session's event streams.
+	enc *encodeCache
 }
 
 func newEntry(id string) *entry {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &entry{id: id, ready: make(chan struct{}), ctx: ctx, cancel: cancel}
+	return &entry{id: id, ready: make(chan struct{}), ctx: ctx, cancel: cancel, enc: newEncodeCache()}
 }
 
 // close closes the session, then ends its event streams, which drain what
