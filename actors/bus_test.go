@@ -494,3 +494,17 @@ func TestLaggedEncode(t *testing.T) {
 		}
 	}
 }
+
+func TestMetaOf(t *testing.T) {
+	want := Meta{Seq: 7, Session: "s1", Task: "f1.2", Role: RoleExecutor}
+	if got := MetaOf(&TodoUpdated{Meta: want}); got != want {
+		t.Fatalf("MetaOf = %+v, want %+v", got, want)
+	}
+	var nilEvent *TextDelta
+	if got := MetaOf(nilEvent); got != (Meta{}) {
+		t.Fatalf("MetaOf(nil *TextDelta) = %+v", got)
+	}
+	if got := MetaOf(nil); got != (Meta{}) {
+		t.Fatalf("MetaOf(nil) = %+v", got)
+	}
+}

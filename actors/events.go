@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
 	"reasonix/core/provider"
@@ -32,6 +33,16 @@ type Meta struct {
 }
 
 func (m *Meta) meta() *Meta { return m }
+
+// MetaOf is a copy of the Meta e carries (zero for a nil e), for a
+// frontend that routes events by session, task or seq without a type
+// switch over every kind.
+func MetaOf(e Event) Meta {
+	if v := reflect.ValueOf(e); e == nil || v.Kind() == reflect.Pointer && v.IsNil() {
+		return Meta{}
+	}
+	return *e.meta()
+}
 
 // SessionStarted opens a session's stream.
 type SessionStarted struct {

@@ -242,6 +242,7 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 		g.active = rec
 		g.box.seed(rec.Todo)
 		g.begin(c, rec, true)
+		g.publish(&TodoUpdated{Items: append([]goal.Item{}, rec.Todo...)})
 		g.issue(c, goal.Resumed)
 		return
 	}
@@ -264,6 +265,7 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 	g.active = rec
 	g.box.seed(nil)
 	g.begin(c, rec, false)
+	g.publish(&TodoUpdated{Items: []goal.Item{}})
 	g.issue(c, "Start working on the goal.")
 }
 

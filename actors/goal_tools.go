@@ -26,8 +26,8 @@ type goalBox struct {
 	report *goalReport
 	todo   []goal.Item
 	fresh  bool
-	// onTodo, when set, is told each list the todo tool or a resume sets;
-	// it must not block (the controller publishes an event).
+	// onTodo, when set, is told each list the todo tool sets; it must not
+	// block (the controller publishes an event).
 	onTodo func([]goal.Item)
 }
 
@@ -65,7 +65,6 @@ func (b *goalBox) seed(items []goal.Item) {
 	b.mu.Lock()
 	b.todo, b.fresh, b.report = items, false, nil
 	b.mu.Unlock()
-	b.told(items)
 }
 
 func (b *goalBox) list() []goal.Item {

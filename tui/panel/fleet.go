@@ -464,29 +464,14 @@ func tokensOf(u provider.Usage) int {
 }
 
 // metaOf is the Meta of the events the panels fold, nil for the rest
-// (Event hides its Meta behind an unexported method).
+// (a task's notice does not make a row).
 func metaOf(ev actors.Event) *actors.Meta {
-	switch e := ev.(type) {
-	case *actors.TaskQueued:
-		return &e.Meta
-	case *actors.TaskStarted:
-		return &e.Meta
-	case *actors.TaskDone:
-		return &e.Meta
-	case *actors.ToolStarted:
-		return &e.Meta
-	case *actors.ToolFinished:
-		return &e.Meta
-	case *actors.UsageReported:
-		return &e.Meta
-	case *actors.TextDelta:
-		return &e.Meta
-	case *actors.GoalStarted:
-		return &e.Meta
-	case *actors.GoalProgressed:
-		return &e.Meta
-	case *actors.GoalEnded:
-		return &e.Meta
+	switch ev.(type) {
+	case *actors.TaskQueued, *actors.TaskStarted, *actors.TaskDone, *actors.ToolStarted, *actors.ToolFinished,
+		*actors.UsageReported, *actors.TextDelta, *actors.GoalStarted, *actors.GoalProgressed, *actors.GoalEnded,
+		*actors.TodoUpdated:
+		m := actors.MetaOf(ev)
+		return &m
 	}
 	return nil
 }

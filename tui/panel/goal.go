@@ -1,7 +1,6 @@
 package panel
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -16,10 +15,9 @@ const maxTodoShown = 10
 
 // Goal is the goal panel, shown while a goal is the session's active one:
 // its status, turn, what it used of its budgets and its todo list. It
-// folds goal_started, goal_progress and goal_ended; the todo list itself
-// is on no event, so it is taken from the main session's successful todo
-// tool calls (the arguments of a call the tool accepted are the new list).
-// A Goal is not safe for concurrent use.
+// folds goal_started, goal_progress, goal_ended and todo_updated (the
+// whole list each time the todo tool sets it, and the list a goal starts
+// or resumes with). A Goal is not safe for concurrent use.
 type Goal struct {
 	now    func() time.Time
 	seq    int64
@@ -48,19 +46,15 @@ type Goal struct {
 	noProgress              int
 	nudged                  bool
 
-	// todo is the list as the last accepted todo call set it; todoKnown
-	// is false when the goal holds a list no event showed (a resumed
-	// goal before its first todo call).
+	// todo is the list the last todo_updated gave; todoKnown is false
+	// while the goal holds a list no event showed yet.
 	todo      []goal.Item
 	todoKnown bool
-	// pending holds the items of todo calls started and not yet
-	// finished, by call id.
-	pending map[string][]goal.Item
 }
 
 // NewGoal returns a goal panel with no goal, on the wall clock.
 func NewGoal() *Goal {
-	return &Goal{now: time.Now, pending: map[string][]goal.Item{}}
+	return &Goal{now: time.Now}
 }
 
 // SetClock sets the clock a running goal's time is counted on against.
@@ -112,11 +106,17 @@ func (g *Goal) Apply(ev actors.Event) (changed bool) {
 		g.turn, g.tokens = e.Turns, e.Tokens
 		g.elapsed, g.elapsedAt, g.elapsedKnown = time.Duration(e.ElapsedMS)*time.Millisecond, e.Time, true
 		g.active = e.Status != goal.StatusComplete && e.Status != goal.StatusStopped
-		clear(g.pending)
-	case *actors.ToolStarted:
-		return g.todoStarted(e)
-	case *actors.ToolFinished:
-		return g.todoFinished(e)
+	case *actors.TodoUpdated:
+		if !g.active {
+			return false
+		}
+		items := make([]goal.Item, len(e.Items))
+		for i, it := range e.Items {
+			it.Content = clean(it.Content)
+			items[i] = it
+		}
+		g.todo, g.todoKnown = items, true
+		g.todoCount, g.todoDone = len(items), len(goal.Completions(items))
 	default:
 		return false
 	}
@@ -129,7 +129,6 @@ func (g *Goal) started(e *actors.GoalStarted) {
 	g.objective, g.strategy, g.resumed, g.research = clean(e.Objective), e.Strategy, e.Resumed, e.Research
 	g.maxTurns, g.maxTokens, g.maxTime = e.MaxTurns, e.MaxTokens, time.Duration(e.MaxTimeMS)*time.Millisecond
 	g.reason, g.nudged = "", false
-	clear(g.pending)
 	if e.Resumed && same {
 		// The same goal goes on (an answer to blocked, goal resume): what
 		// it used and its list carry over; its clock starts again now.
@@ -148,39 +147,6 @@ func (g *Goal) started(e *actors.GoalStarted) {
 	}
 	g.elapsed, g.elapsedAt, g.elapsedKnown = 0, e.Time, true
 	g.todoKnown = true
-}
-
-// todoStarted keeps the list a todo call proposes until the tool accepts
-// it; a call with no items only reads the list.
-func (g *Goal) todoStarted(e *actors.ToolStarted) bool {
-	if !g.active || e.Tool != goal.ToolTodo {
-		return false
-	}
-	var args struct {
-		Items []goal.Item `json:"items"`
-	}
-	if json.Unmarshal([]byte(e.Args), &args) != nil || args.Items == nil {
-		return false
-	}
-	g.pending[e.CallID] = args.Items
-	return false
-}
-
-func (g *Goal) todoFinished(e *actors.ToolFinished) bool {
-	items, ok := g.pending[e.CallID]
-	if !ok {
-		return false
-	}
-	delete(g.pending, e.CallID)
-	if e.IsError {
-		return false
-	}
-	for i := range items {
-		items[i].Content = clean(items[i].Content)
-	}
-	g.todo, g.todoKnown = items, true
-	g.todoCount, g.todoDone = len(items), len(goal.Completions(items))
-	return true
 }
 
 // View renders the panel in as many lines as it needs (at most

@@ -67,28 +67,25 @@ func TestGoalFold(t *testing.T) {
 	}
 }
 
-func TestGoalTodoFromToolCalls(t *testing.T) {
+func TestGoalTodoFromEvents(t *testing.T) {
 	t.Parallel()
 	g := NewGoal()
 	g.SetClock(clockAt(5))
-	g.Apply(&actors.GoalStarted{Meta: mt(1, "", 0), Goal: "g1", Objective: "x"})
-	list := `{"items":[{"content":"one","status":"in_progress"},{"content":"two","status":"pending"}]}`
+	two := []goal.Item{{Content: "one", Status: goal.TodoInProgress}, {Content: "two", Status: goal.TodoPending}}
 	steps := []struct {
 		ev      actors.Event
 		changed bool
 		want    int
 	}{
-		{&actors.ToolStarted{Meta: mt(2, "", 1), CallID: "a", Tool: goal.ToolTodo, Args: list}, false, 0},
-		{&actors.ToolFinished{Meta: mt(3, "", 1), CallID: "a", Tool: goal.ToolTodo}, true, 2},
-		// a refused list leaves the accepted one
-		{&actors.ToolStarted{Meta: mt(4, "", 1), CallID: "b", Tool: goal.ToolTodo, Args: `{"items":[{"content":"z","status":"completed"}]}`}, false, 2},
-		{&actors.ToolFinished{Meta: mt(5, "", 1), CallID: "b", Tool: goal.ToolTodo, IsError: true}, false, 2},
-		// a read (no items) changes nothing
-		{&actors.ToolStarted{Meta: mt(6, "", 1), CallID: "c", Tool: goal.ToolTodo, Args: `{}`}, false, 2},
-		{&actors.ToolFinished{Meta: mt(7, "", 1), CallID: "c", Tool: goal.ToolTodo}, false, 2},
-		// a subagent's todo is not the goal's
-		{&actors.ToolStarted{Meta: mt(8, "f1.1", 1), CallID: "d", Tool: goal.ToolTodo, Args: list}, false, 2},
-		{&actors.ToolFinished{Meta: mt(9, "f1.1", 1), CallID: "d", Tool: goal.ToolTodo}, false, 2},
+		// no goal yet: a list is not shown
+		{&actors.TodoUpdated{Meta: mt(1, "", 0), Items: two}, false, 0},
+		{&actors.GoalStarted{Meta: mt(2, "", 0), Goal: "g1", Objective: "x"}, true, 0},
+		{&actors.TodoUpdated{Meta: mt(3, "", 1), Items: two}, true, 2},
+		// a subagent's list is not the goal's
+		{&actors.TodoUpdated{Meta: mt(4, "f1.1", 1), Items: two[:1]}, false, 2},
+		// a duplicate (replayed) event is skipped
+		{&actors.TodoUpdated{Meta: mt(3, "", 1), Items: two[:1]}, false, 2},
+		{&actors.TodoUpdated{Meta: mt(5, "", 1), Items: []goal.Item{}}, true, 0},
 	}
 	for i, s := range steps {
 		if got := g.Apply(s.ev); got != s.changed {
@@ -96,12 +93,6 @@ func TestGoalTodoFromToolCalls(t *testing.T) {
 		}
 		if len(g.todo) != s.want {
 			t.Errorf("step %d: %d items, want %d", i, len(g.todo), s.want)
-		}
-	}
-	out := ansi.Strip(g.View(60))
-	for _, want := range []string{"Todo 0/2 done", "[~] one", "[ ] two"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("view lacks %q:\n%s", want, out)
 		}
 	}
 }
@@ -144,8 +135,7 @@ func TestGoalLongTodoWindow(t *testing.T) {
 		b.WriteString(`{"content":"item ` + itoa(int64(i)) + `","status":"` + st + `"}`)
 	}
 	b.WriteString(`]}`)
-	g.Apply(&actors.ToolStarted{Meta: mt(2, "", 0), CallID: "a", Tool: goal.ToolTodo, Args: b.String()})
-	g.Apply(&actors.ToolFinished{Meta: mt(3, "", 0), CallID: "a", Tool: goal.ToolTodo})
+	g.Apply(todoUpdated(mt(2, "", 0), b.String()))
 	out := ansi.Strip(g.View(60))
 	for _, want := range []string{"[~] item 20", "… 17 above", "… 5 more", "Todo 20/30 done"} {
 		if !strings.Contains(out, want) {

@@ -138,8 +138,7 @@ func goldenGoal() *Goal {
 	items := `{"items":[{"content":"Reproduce the failures","status":"completed"},{"content":"Fix the races","status":"pending"},` +
 		`{"content":"scheduler: guard the slot map","status":"completed","level":1},{"content":"bus: close subscribers once","status":"in_progress","level":1},` +
 		`{"content":"Run the whole suite three times","status":"pending"}]}`
-	g.Apply(&actors.ToolStarted{Meta: mt(2, "", 10), CallID: "t1", Tool: goal.ToolTodo, Args: items})
-	g.Apply(&actors.ToolFinished{Meta: mt(3, "", 10), CallID: "t1", Tool: goal.ToolTodo})
+	g.Apply(todoUpdated(mt(2, "", 10), items))
 	g.Apply(&actors.GoalProgressed{Meta: mt(4, "", 300), Goal: "g-20260304-1", Turn: 7, Tokens: 412_345, ElapsedMS: 300_000,
 		Report: "in_progress", Summary: "Two of three races fixed; the bus one remains.", Todo: 5, TodoDone: 2})
 	return g

@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"reasonix/actors"
+	"reasonix/core/goal"
 	"reasonix/core/provider"
 )
 
@@ -109,4 +111,16 @@ func golden(t *testing.T, name, frame string) {
 	if got != string(want) {
 		t.Errorf("%s differs from the golden file (rerun with -update if intended)\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
+}
+
+// todoUpdated is a todo_updated event with the items of a todo call's
+// arguments, {"items":[…]}.
+func todoUpdated(m actors.Meta, args string) *actors.TodoUpdated {
+	var a struct {
+		Items []goal.Item `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(args), &a); err != nil {
+		panic(err)
+	}
+	return &actors.TodoUpdated{Meta: m, Items: a.Items}
 }
