@@ -23,10 +23,18 @@ func (r MCPRef) String() string { return r.Server + ":" + r.URI }
 // server is one of servers, once each, in order of appearance. A
 // reference starts a word; trailing sentence punctuation is not part of
 // the URI. Anything else (an email address, an unknown server) stays
-// literal text.
+// literal text. The <file> and <dir> blocks a frontend attached for @path
+// references are skipped: what a file says is not the user asking for a
+// resource.
 func FindMCPRefs(input string, servers []string) []MCPRef {
 	var out []MCPRef
 	for i := 0; i < len(input); i++ {
+		if i == 0 || input[i-1] == '\n' {
+			if end := attachedBlockEnd(input[i:]); end > 0 {
+				i += end - 1
+				continue
+			}
+		}
 		if input[i] != '@' || i > 0 && !startsWord(input[i-1]) {
 			continue
 		}
@@ -54,6 +62,26 @@ func FindMCPRefs(input string, servers []string) []MCPRef {
 		i += colon + len(uri)
 	}
 	return out
+}
+
+// attachedBlockEnd is the length of the <file …>…</file> or <dir …>…</dir>
+// block (or self-closing element) s starts with, as core/ref writes them,
+// or 0 when s does not start with one.
+func attachedBlockEnd(s string) int {
+	for _, tag := range []string{"file", "dir"} {
+		if !strings.HasPrefix(s, "<"+tag+" path=\"") {
+			continue
+		}
+		line, _, _ := strings.Cut(s, "\n")
+		if strings.HasSuffix(line, "/>") {
+			return len(line)
+		}
+		if end := strings.Index(s, "\n</"+tag+">"); end >= 0 {
+			return end + len("\n</"+tag+">")
+		}
+		return len(s) // unterminated: nothing after it is the user's
+	}
+	return 0
 }
 
 func startsWord(prev byte) bool {

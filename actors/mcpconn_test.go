@@ -238,6 +238,10 @@ func TestFindMCPRefs(t *testing.T) {
 		{"unknown @other:thing", nil},
 		{"no uri @docs: here", nil},
 		{"@docs", nil},
+		// What an attached file or listing says is not a reference.
+		{"<file path=\"n.md\">\nsee @docs:secret\n</file>\n\nsummarise @n.md and @docs:a", []MCPRef{{"docs", "a"}}},
+		{"<dir path=\"d\">\n@fs:x/\n</dir>\n<file path=\"b\" binary=\"true\" size=\"3\"/>\n@fs:y", []MCPRef{{"fs", "y"}}},
+		{"text first\n<file path=\"x\">\n@docs:inline\n</file>", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
