@@ -351,3 +351,46 @@ func TestSessionPosture(t *testing.T) {
 		t.Fatalf("posture after set_posture %q, want yolo", d.Posture)
 	}
 }
+
+// TestApprovalOverTheAPI: a write the model asks for waits for the page's
+// answer, which the page sees in the stream and in the snapshot; a deny
+// is carried out (nothing written) and the turn goes on.
+func TestApprovalOverTheAPI(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.newSession()
+	h.fake.Push(
+		providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "write_file", Arguments: `{"path":"x.txt","content":"hi"}`}}},
+		providertest.Turn{Text: "left it alone"},
+	)
+	s := h.stream(id, "")
+	s.must()
+	h.prompt(id, "write x.txt")
+	var req message
+	for _, m := range s.until("approval_requested") {
+		req = m
+	}
+	reqID, _ := req.field("request_id").(string)
+	if req.field("tool") != "write_file" || reqID == "" {
+		t.Fatalf("approval request %s", req.Data)
+	}
+	// A page that attaches now finds the question in the snapshot.
+	snap := h.stream(id, "").must()
+	if !strings.Contains(snap.Data, reqID) {
+		t.Fatalf("the snapshot does not hold the pending approval: %s", snap.Data)
+	}
+	want(t, h.req("POST", "/api/sessions/"+id+"/commands", map[string]string{"type": "approve", "id": reqID, "decision": "deny"}), http.StatusAccepted)
+	var resolved, done message
+	for _, m := range s.until("turn_done") {
+		if m.kind() == "approval_resolved" {
+			resolved = m
+		}
+		done = m
+	}
+	if resolved.field("decision") != "deny" || done.field("text") != "left it alone" {
+		t.Fatalf("resolved %s, done %s", resolved.Data, done.Data)
+	}
+	if _, err := os.Stat(filepath.Join(h.cwd, "x.txt")); !os.IsNotExist(err) {
+		t.Fatalf("a denied write happened: %v", err)
+	}
+}
