@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -116,7 +115,6 @@ func (m *model) interrupt() tea.Cmd {
 
 func (m *model) quitNow() tea.Cmd {
 	m.quit = true
-	m.sh.quitting.Store(true)
 	m.chat.flushAll(m)
 	return tea.Quit
 }
@@ -175,9 +173,13 @@ func (m *model) prompt(shown, text string) tea.Cmd {
 		m.send(text)
 		return nil
 	}
+	sh := m.sh
 	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), expandTimeout)
-		defer cancel()
+		ctx, end, ok := sh.begin(expandTimeout)
+		if !ok {
+			return nil
+		}
+		defer end()
 		res := ref.Expand(ctx, root, text, ref.Options{})
 		return promptReadyMsg{gen: gen, text: res.Text, notices: res.Notices}
 	}

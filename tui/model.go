@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -67,13 +67,59 @@ type (
 	printedMsg struct{}
 )
 
-// shared is what the model's commands and Run see alike: whether the
-// program is ending, so a session that finishes opening after the user
-// quit is closed at once instead of leaking.
+// shared tracks the session work the model's commands do (opening and
+// closing sessions, reading @ references), so Run can end it: shutdown
+// cancels what is in flight and waits for it, and refuses new work.
 type shared struct {
-	quitting atomic.Bool
-	// late collects such sessions' close errors for the log.
-	logger *slog.Logger
+	mu      sync.Mutex
+	closed  bool
+	next    int
+	cancels map[int]context.CancelFunc
+	work    sync.WaitGroup
+}
+
+// begin registers one piece of work bounded by timeout. ok is false once
+// Run is ending: the work must not start.
+func (s *shared) begin(timeout time.Duration) (ctx context.Context, end func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	if s.cancels == nil {
+		s.cancels = map[int]context.CancelFunc{}
+	}
+	s.next++
+	id := s.next
+	s.cancels[id] = cancel
+	s.work.Add(1)
+	return ctx, func() {
+		cancel()
+		s.mu.Lock()
+		delete(s.cancels, id)
+		s.mu.Unlock()
+		s.work.Done()
+	}, true
+}
+
+// ending says Run is ending: a session that finished opening now is
+// closed at once.
+func (s *shared) ending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// shutdown cancels the work in flight, waits for it and refuses more.
+func (s *shared) shutdown() {
+	s.mu.Lock()
+	s.closed = true
+	for _, cancel := range s.cancels {
+		cancel()
+	}
+	s.mu.Unlock()
+	s.work.Wait()
 }
 
 // model is the chat: one Bubble Tea model fed by a live session's events.
@@ -86,9 +132,13 @@ type model struct {
 	now func() time.Time
 
 	live *actors.Live
-	gen  int
-	sub  *actors.Subscription
-	req  OpenRequest
+	// closing are the sessions left by a switch; the command switching
+	// closes each, and Run closes them again (Close waits for the first)
+	// so none outlives the chat.
+	closing map[int]*actors.Live
+	gen     int
+	sub     *actors.Subscription
+	req     OpenRequest
 	// opening says a session is being (re)opened; early holds the
 	// prompts (shown, sent) submitted meanwhile.
 	opening bool
@@ -324,17 +374,26 @@ func (m *model) open(req OpenRequest, old *actors.Live) tea.Cmd {
 	m.modal = nil
 	m.status.running, m.status.queued = false, 0
 	m.fleet, m.goal = newFleet(m.clock), newGoal(m.clock)
+	if old != nil {
+		if m.closing == nil {
+			m.closing = map[int]*actors.Live{}
+		}
+		m.closing[gen] = old
+	}
 	open, sh, logger := m.opts.Open, m.sh, m.logger
 	return func() tea.Msg {
+		ctx, end, ok := sh.begin(openTimeout)
+		if !ok {
+			return nil
+		}
+		defer end()
 		if old != nil {
 			if err := old.Close(closeTimeout); err != nil {
 				logger.Warn("close session", "err", err)
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-		defer cancel()
 		live, warnings, err := open(ctx, req)
-		if live != nil && sh.quitting.Load() {
+		if live != nil && sh.ending() {
 			if cerr := live.Close(closeTimeout); cerr != nil {
 				logger.Warn("close session", "err", cerr)
 			}
@@ -345,17 +404,30 @@ func (m *model) open(req OpenRequest, old *actors.Live) tea.Cmd {
 }
 
 func (m *model) opened(msg openedMsg) tea.Cmd {
+	// The command that opened it closed the session it replaced first.
+	delete(m.closing, msg.gen)
 	if msg.gen != m.gen {
-		if msg.live != nil {
-			live, logger := msg.live, m.logger
-			return func() tea.Msg {
-				if err := live.Close(closeTimeout); err != nil {
-					logger.Warn("close session", "err", err)
-				}
+		// Opened for a switch the user has since replaced: close it, and
+		// keep it for Run in case the chat ends first.
+		if msg.live == nil {
+			return nil
+		}
+		live, sh, logger := msg.live, m.sh, m.logger
+		if m.closing == nil {
+			m.closing = map[int]*actors.Live{}
+		}
+		m.closing[msg.gen] = live
+		return func() tea.Msg {
+			_, end, ok := sh.begin(closeTimeout)
+			if !ok {
 				return nil
 			}
+			defer end()
+			if err := live.Close(closeTimeout); err != nil {
+				logger.Warn("close session", "err", err)
+			}
+			return nil
 		}
-		return nil
 	}
 	m.opening = false
 	for _, w := range msg.warnings {

@@ -70,7 +70,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	sh := &shared{logger: o.Logger}
+	sh := &shared{}
 	m := newModel(o, sh)
 	opts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if o.Input != nil {
@@ -85,7 +85,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	final, err := tea.NewProgram(m, opts...).Run()
-	sh.quitting.Store(true)
+	sh.shutdown()
 	if fm, ok := final.(*model); ok && fm != nil {
 		m = fm
 	}
@@ -95,6 +95,10 @@ func Run(ctx context.Context, o Options) error {
 	var closeErr error
 	if m.live != nil {
 		closeErr = m.live.Close(closeTimeout)
+	}
+	for _, l := range m.closing {
+		// Already closed by the switch, or closing: Close waits for it.
+		_ = l.Close(closeTimeout)
 	}
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		// Cancelled from outside (a signal): the session is saved, which
