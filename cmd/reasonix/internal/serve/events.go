@@ -2,7 +2,6 @@ package serve
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -213,24 +212,7 @@ func encode(ev actors.Event) (encoded, error) {
 	if err != nil {
 		return encoded{}, err
 	}
-	return encoded{data: data, id: strconv.FormatInt(seqOf(data), 10)}, nil
-}
-
-// seqOf reads "seq" back from an encoded event, which has it right after
-// "type" (Meta comes first in every event); the Event interface does not
-// expose it.
-func seqOf(data []byte) int64 {
-	i := bytes.Index(data, []byte(`"seq":`))
-	if i < 0 {
-		return 0
-	}
-	rest := data[i+len(`"seq":`):]
-	j := 0
-	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-		j++
-	}
-	n, _ := strconv.ParseInt(string(rest[:j]), 10, 64)
-	return n
+	return encoded{data: data, id: strconv.FormatInt(actors.MetaOf(ev).Seq, 10)}, nil
 }
 
 // encodeCacheSize is how many recent events of a session keep their wire
