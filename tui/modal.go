@@ -228,17 +228,35 @@ func (c *confirmModal) key(m *model, k tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// mcpModal lists the MCP servers as the session's snapshot has them.
-func (m *model) mcpModal() modal {
-	l := &listModal{title: "MCP servers", empty: "no MCP servers configured"}
-	if m.live != nil {
-		for _, s := range m.live.Snapshot().MCP {
-			row := fmt.Sprintf("%-16s %-10s %d tools · %d prompts · %d resources", s.Server, s.State, s.Tools, s.Prompts, s.Resources)
-			if s.Error != "" {
-				row += " · " + oneLine(s.Error, 80)
-			}
-			l.rows = append(l.rows, row)
+// mcpServersMsg carries the MCP servers of the session's snapshot for
+// the /mcp modal.
+type mcpServersMsg struct {
+	gen     int
+	servers []actors.MCPServerState
+}
+
+// listMCP takes the session's snapshot in a command (it waits on the
+// session's view) and answers with its MCP servers.
+func (m *model) listMCP() tea.Cmd {
+	live, gen := m.live, m.gen
+	return func() tea.Msg {
+		var servers []actors.MCPServerState
+		if live != nil {
+			servers = live.Snapshot().MCP
 		}
+		return mcpServersMsg{gen: gen, servers: servers}
+	}
+}
+
+// mcpModal lists the MCP servers.
+func mcpModal(servers []actors.MCPServerState) modal {
+	l := &listModal{title: "MCP servers", empty: "no MCP servers configured"}
+	for _, s := range servers {
+		row := fmt.Sprintf("%-16s %-10s %d tools · %d prompts · %d resources", s.Server, s.State, s.Tools, s.Prompts, s.Resources)
+		if s.Error != "" {
+			row += " · " + oneLine(s.Error, 80)
+		}
+		l.rows = append(l.rows, row)
 	}
 	return l
 }

@@ -319,6 +319,11 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case completionMsg:
 		m.completed(msg)
 		return nil
+	case mcpServersMsg:
+		if msg.gen == m.gen {
+			m.modal = mcpModal(msg.servers)
+		}
+		return nil
 	case sessionsMsg:
 		return m.sessionsListed(msg)
 	case printedMsg:

@@ -28,7 +28,9 @@ func TestComposerOwnership(t *testing.T) {
 	}{
 		{"idle", func(*model) {}, true, ""},
 		{"approval", func(m *model) { feed(m, approval) }, false, partModal},
-		{"mcp", func(m *model) { press(m); m.slash("/mcp") }, false, partModal},
+		{"mcp", func(m *model) {
+			m.Update(m.slash("/mcp")())
+		}, false, partModal},
 		{"resume", func(m *model) { m.sessionsListed(sessionsMsg{list: []session.Summary{{ID: "abc"}}}) }, false, partModal},
 		{"clear confirm", func(m *model) { m.slash("/clear") }, false, partModal},
 		{"slash autocomplete", func(m *model) { typeText(m, "/he") }, true, partMenu},
@@ -323,6 +325,18 @@ func TestMCPCommands(t *testing.T) {
 	m.slash("/help")
 	if h := ansi.Strip(m.chat.history[len(m.chat.history)-1]); !strings.Contains(h, "/mcp__docs__summarise") || strings.Contains(h, "hidden") {
 		t.Errorf("/help MCP prompts:\n%s", h)
+	}
+	m.Update(mcpServersMsg{gen: m.gen, servers: []actors.MCPServerState{
+		{Server: "docs", State: "ready", Tools: 3, Prompts: 1, Resources: 1},
+		{Server: "down", State: "failed", Error: "exit status 1"},
+	}})
+	if got := frame(m); !strings.Contains(got, "docs             ready      3 tools · 1 prompts · 1 resources") ||
+		!strings.Contains(got, "exit status 1") || hasPart(m, partComposer) {
+		t.Errorf("/mcp modal:\n%s", got)
+	}
+	press(m, "esc")
+	if !hasPart(m, partComposer) {
+		t.Fatal("esc did not close the /mcp modal")
 	}
 	m.opts.Cwd = t.TempDir()
 	m.composer.SetValue("@")

@@ -141,8 +141,7 @@ func (m *model) slash(input string) tea.Cmd {
 		m.notice("info", "switching to "+args)
 		return m.switchSession(req)
 	case "mcp":
-		m.modal = m.mcpModal()
-		return nil
+		return m.listMCP()
 	case "resume":
 		if args != "" {
 			return m.switchSession(OpenRequest{Resume: args})

@@ -162,7 +162,22 @@ func (m *model) statusLine() string {
 		parts = append(parts, "goal active")
 	}
 	if n := m.fleet.Len(); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d task(s)", n))
+		if c, ok := m.fleet.(interface {
+			Counts() (running, queued, done, failed int)
+		}); ok {
+			running, queued, done, failed := c.Counts()
+			f := fmt.Sprintf("fleet %d running", running)
+			if queued > 0 {
+				f += fmt.Sprintf(", %d queued", queued)
+			}
+			f += fmt.Sprintf(", %d/%d done", done+failed, n)
+			if failed > 0 {
+				f += fmt.Sprintf(" (%d failed)", failed)
+			}
+			parts = append(parts, f)
+		} else {
+			parts = append(parts, fmt.Sprintf("%d task(s)", n))
+		}
 	}
 	line := strings.Join(nonEmpty(parts), " · ")
 	hint := "shift+tab posture · ctrl+r reasoning"
