@@ -40,6 +40,27 @@ func browserSignedIn(t *testing.T, e *e2e) (*browserServer, *browserTab) {
 	return s, b
 }
 
+// TestE2EBrowserTokenAddress: opening the address with ?token= signs in
+// and drops the token from the address bar; signing out brings the login
+// form back, also after a reload.
+func TestE2EBrowserTokenAddress(t *testing.T) {
+	e := newE2E(t)
+	s := e.browserServe(t)
+	b := newBrowserTab(t)
+	b.do("open the token address", chromedp.Navigate(s.url+"/?token="+s.token), chromedp.WaitVisible(chromedp.CSS(`[data-testid=new-session]`)))
+	b.shot("signed-in")
+	if loc := pageEval[string](b, `location.href`); strings.Contains(loc, "token") {
+		t.Errorf("the address still holds the token: %s", loc)
+	}
+	b.do("sign out", chromedp.Click(chromedp.CSS(`[data-testid=logout]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)))
+	b.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)))
+	b.shot("signed-out")
+	if n := pageEval[int](b, `fetch('/api/sessions').then((r) => r.status)`); n != 401 {
+		t.Errorf("after signing out /api/sessions answers %d", n)
+	}
+	b.noExceptions()
+}
+
 // prompt types text into the composer and sends it with Enter.
 func (b *browserTab) prompt(text string) {
 	b.t.Helper()
