@@ -59,7 +59,16 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "snapshot: "+err.Error())
 		return
 	}
-	if !explicit {
+	// An id past the session's last event was not given by this bus: the
+	// page kept it from an earlier run of the server, whose seqs the
+	// resumed session's new bus starts over. Its view is of another
+	// stream, so it is told to rebuild, and the stream goes on from the
+	// snapshot.
+	var foreign *actors.Lagged
+	if explicit && since > snap.Seq {
+		foreign = &actors.Lagged{Meta: actors.Meta{Seq: snap.Seq, Time: time.Now(), Session: id}, SinceSeq: snap.Seq, UntilSeq: snap.Seq}
+	}
+	if !explicit || foreign != nil {
 		since = snap.Seq
 	}
 	sub := bus.SubscribeFrom(since, s.opts.StreamBound)
@@ -72,7 +81,13 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	out := &sseWriter{rc: http.NewResponseController(w), bw: bufio.NewWriterSize(w, 32<<10), enc: e.enc}
-	if err := out.snapshot(snap); err != nil || out.flush() != nil {
+	if err := out.snapshot(snap); err != nil {
+		return
+	}
+	if foreign != nil && out.event(foreign, id) != nil {
+		return
+	}
+	if out.flush() != nil {
 		return
 	}
 

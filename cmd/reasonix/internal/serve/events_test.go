@@ -360,3 +360,25 @@ func TestEncodeCacheIsBounded(t *testing.T) {
 		t.Fatal("the oldest event is still cached")
 	}
 }
+
+// TestEventsForeignLastEventID: a Last-Event-ID this session's bus never
+// gave (the page kept it across a restart of the server) is answered with
+// a lagged event whose id is the snapshot's seq, and the stream goes on
+// from there.
+func TestEventsForeignLastEventID(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.newSession()
+	s := h.stream(id, "", withHeader("Last-Event-ID", "999999"))
+	snap := s.must()
+	at := int64(snap.field("seq").(float64))
+	lag := s.must()
+	if lag.kind() != "lagged" || lag.ID != strconv.FormatInt(at, 10) || lag.field("session") != id {
+		t.Fatalf("after a foreign id: %+v, want lagged with id %d", lag, at)
+	}
+	h.fake.Push(providertest.Turn{Text: "fresh"})
+	h.prompt(id, "go on")
+	if got := seqs(t, s.until("turn_done")); got[0] != at+1 {
+		t.Fatalf("the stream went on from %d, want %d", got[0], at+1)
+	}
+}
