@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"reasonix/actors"
 	"reasonix/core/mcp"
+	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
 )
 
@@ -358,5 +360,36 @@ func TestGoalPanel(t *testing.T) {
 	feed(m, &actors.GoalEnded{Meta: meta(2), Goal: "g1", Status: "complete"})
 	if hasPart(m, partGoal) {
 		t.Error("the goal panel stays after the goal ended")
+	}
+}
+
+// TestFleetCancel: the fleet panel focused with ctrl+f cancels the
+// selected task after confirmation, through the session's cancel_task.
+func TestFleetCancel(t *testing.T) {
+	srv := providertest.Start(t)
+	o, _ := liveOpener(t, srv)
+	live, _, err := o.Open(context.Background(), OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fleetModel(t, 3)
+	m.Update(openedMsg{gen: m.gen, live: live})
+	if m.sub != nil {
+		defer m.sub.Close()
+	}
+	if got := m.statusLine(); !strings.Contains(ansi.Strip(got), "fleet 3 running, 0/3 done") {
+		t.Errorf("status line %q", ansi.Strip(got))
+	}
+	press(m, "ctrl+f", "down", "x")
+	if !strings.Contains(frame(m), "Cancel task t01?") {
+		t.Fatalf("no confirmation:\n%s", frame(m))
+	}
+	press(m, "y")
+	if last := ansi.Strip(m.chat.history[len(m.chat.history)-1]); last != "· cancelling task t01" {
+		t.Errorf("after confirming: %q", last)
+	}
+	press(m, "ctrl+f")
+	if m.fleet.Focused() || m.View().Cursor == nil {
+		t.Error("ctrl+f did not give the keyboard back to the composer")
 	}
 }
