@@ -44,6 +44,16 @@ var errNoTerminal = errors.New(`the chat needs a terminal (stdin and stdout); fo
 // subcommand declares what it takes.
 func setupChat(root *cobra.Command, f *Factory, runF func(*ChatOptions) error) {
 	opts := &ChatOptions{}
+	root.Long = `Reasonix is a coding agent for OpenAI-compatible models. Without a command,
+on a terminal, it starts the chat in the workspace: type a request and press
+Enter, / for commands, @ to attach a file. Ctrl-C cancels a running turn;
+pressed twice on an idle chat, it quits.
+
+The chat needs a terminal for stdin and stdout; to run one task without one,
+use reasonix run "…".
+
+Exit codes: 0 quit, 1 the chat failed, 2 usage or config error (or no
+terminal), 130 ended by SIGTERM or SIGHUP (the session is saved first).`
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
 			return usageErrorf("unknown command %q for reasonix (see reasonix --help)", args[0])

@@ -1,0 +1,369 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"reasonix/core/provider/providertest"
+)
+
+// The tests in this file drive bare `reasonix`, the chat TUI, in a real
+// terminal (tmux_test.go) against the model fake: what the user types
+// reaches the model as the session would send it, and what the model and
+// the session do shows on the screen.
+
+// The status line names the model and says "idle" once the chat has
+// opened its session and waits for input.
+const (
+	tuiReady = "fake-model"
+	tuiIdle  = "idle"
+	// tuiQuitArmed is the status hint after one Ctrl-C on an idle chat.
+	tuiQuitArmed = "press Ctrl-C again to quit"
+)
+
+// openTUI starts the chat in e's workspace and waits until it is ready for
+// input. Keys sent before that would reach a terminal not yet in raw mode.
+func openTUI(t *testing.T, e *e2e, args ...string) *tmuxTerm {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the chat is tested in tmux")
+	}
+	m := startTUI(t, e, args...)
+	m.waitFor("the chat to start", func(s string) bool { return strings.Contains(s, tuiReady) && strings.Contains(s, tuiIdle) })
+	return m
+}
+
+// send types a line and presses Enter.
+func (m *tmuxTerm) send(line string) {
+	m.t.Helper()
+	m.typeText(line)
+	m.keys("Enter")
+}
+
+// quit presses Ctrl-C twice on an idle chat and checks that the first
+// only asks for the second, which quits with exit 0, and that nothing was
+// written to stderr: the TUI owns the terminal.
+func (m *tmuxTerm) quit() {
+	m.t.Helper()
+	m.waitFor("the chat to be idle", func(s string) bool { return strings.Contains(s, tuiIdle) })
+	m.keys("C-c")
+	m.waitFor("the quit hint", func(s string) bool { return strings.Contains(s, tuiQuitArmed) })
+	m.keys("C-c")
+	if code := m.waitExit(); code != 0 {
+		m.t.Fatalf("exit %d after Ctrl-C twice, want 0; the screen:\n%s\n--- stderr\n%s", code, m.scrollback(), m.stderrText())
+	}
+	if s := m.stderrText(); s != "" {
+		m.t.Errorf("reasonix wrote to stderr behind the TUI:\n%s", s)
+	}
+}
+
+// lastRequest is the fake's last recorded request from the session itself
+// (not a subagent's).
+func lastRequest(t *testing.T, e *e2e) providertest.Request {
+	t.Helper()
+	reqs := e.srv.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if !isSubagent(reqs[i]) {
+			return reqs[i]
+		}
+	}
+	t.Fatal("the model got no request")
+	return providertest.Request{}
+}
+
+// waitRequests waits until the fake has recorded n requests.
+func waitRequests(t *testing.T, e *e2e, n int) []providertest.Request {
+	t.Helper()
+	reqs, err := e.srv.WaitRequests(n, tuiWait)
+	if err != nil {
+		t.Fatalf("waiting for %d model requests: %v", n, err)
+	}
+	return reqs
+}
+
+// TestE2ETUIPromptAndAnswer types a prompt, sees the answer stream onto
+// the screen, quits, and finds the conversation in the transcript.
+func TestE2ETUIPromptAndAnswer(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	const answer = "Forty-two, counted twice over."
+	e.srv.Push(providertest.Turn{Text: answer, ChunkDelay: 20 * time.Millisecond})
+	m := openTUI(t, e)
+	m.send("what is the answer?")
+	m.waitText("what is the answer?", answer)
+	if got := lastRequest(t, e).LastUser(); got != "what is the answer?" {
+		t.Errorf("the model got %q", got)
+	}
+	t.Logf("the chat after one turn:\n%s", m.screen())
+	m.quit()
+	ts := e.transcripts()
+	if len(ts) != 1 {
+		t.Fatalf("transcripts = %v, want one", ts)
+	}
+	b, err := os.ReadFile(ts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "what is the answer?") || !strings.Contains(string(b), answer) {
+		t.Errorf("the transcript lacks the turn:\n%s", b)
+	}
+}
+
+// TestE2ETUIDeniedWrite: under the default ask posture the model's
+// write_file waits for the user; `n` denies it, the screen says so, the
+// file is never written and the model is told the call was blocked.
+func TestE2ETUIDeniedWrite(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if len(toolResults(req)) == 0 {
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "w", Name: "write_file",
+				Arguments: `{"path":"out.txt","content":"must not be written"}`}}}
+		}
+		return providertest.Turn{Text: "Understood, I left out.txt alone."}
+	}))
+	m := openTUI(t, e)
+	m.send("write out.txt")
+	m.waitFor("the approval question", func(s string) bool {
+		low := strings.ToLower(s)
+		return strings.Contains(s, "write_file") && strings.Contains(s, "out.txt") &&
+			(strings.Contains(low, "allow") || strings.Contains(low, "approve"))
+	})
+	if _, err := os.Stat(filepath.Join(e.work, "out.txt")); !os.IsNotExist(err) {
+		t.Fatalf("out.txt exists before the user answered (%v)", err)
+	}
+	m.typeText("n")
+	m.waitLog(`"denied" or "blocked"`, func(s string) bool {
+		low := strings.ToLower(s)
+		return strings.Contains(low, "denied") || strings.Contains(low, "blocked")
+	})
+	m.waitText("Understood, I left out.txt alone.")
+	if _, err := os.Stat(filepath.Join(e.work, "out.txt")); !os.IsNotExist(err) {
+		t.Errorf("out.txt was written (%v)", err)
+	}
+	res := toolResults(lastRequest(t, e))
+	if len(res) != 1 || res[0].ToolCallID != "w" || !strings.Contains(res[0].Content, "Blocked: denied by the user") {
+		t.Errorf("the model was not told the write was denied: %+v", res)
+	}
+	m.quit()
+}
+
+// reviewCommand is a project command with frontmatter and $ARGUMENTS.
+const reviewCommand = `---
+description: Review the staged diff
+argument-hint: [focus-area]
+---
+Review the staged diff. Focus on $ARGUMENTS, list bugs with file:line.
+`
+
+// TestE2ETUIHelp: /help lists the built-in commands and the project's
+// custom command with its description, and never reaches the model.
+func TestE2ETUIHelp(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	writeFile(t, filepath.Join(e.work, ".reasonix", "commands", "review.md"), reviewCommand, 0o644)
+	m := openTUI(t, e)
+	m.send("/help")
+	m.waitText("/compact", "/new", "/clear", "/help", "/review", "Review the staged diff")
+	if n := e.srv.Count(); n != 0 {
+		t.Errorf("/help sent %d request(s) to the model", n)
+	}
+}
+
+// TestE2ETUICustomCommand: /review's body, with $ARGUMENTS filled in, is
+// the user turn the model gets.
+func TestE2ETUICustomCommand(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	writeFile(t, filepath.Join(e.work, ".reasonix", "commands", "review.md"), reviewCommand, 0o644)
+	e.srv.Push(providertest.Turn{Text: "No bugs in the diff."})
+	m := openTUI(t, e)
+	m.send("/review error handling")
+	m.waitText("No bugs in the diff.")
+	got := lastRequest(t, e).LastUser()
+	if !strings.Contains(got, "Review the staged diff. Focus on error handling, list bugs with file:line.") ||
+		strings.Contains(got, "$ARGUMENTS") || strings.Contains(got, "description:") {
+		t.Errorf("the model got %q, want the rendered body of review.md", got)
+	}
+}
+
+// TestE2ETUIFileReference: @note.txt reaches the model as the file's
+// contents in a <file> block, with the message it was part of.
+func TestE2ETUIFileReference(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	writeFile(t, filepath.Join(e.work, "note.txt"), "remember the milk\n", 0o644)
+	e.srv.Push(providertest.Turn{Text: "Milk, noted."})
+	m := openTUI(t, e)
+	m.typeText("summarise @note.txt")
+	// The @ menu completes the path; a space ends the reference.
+	m.typeText(" please")
+	m.keys("Enter")
+	m.waitText("Milk, noted.")
+	got := lastRequest(t, e).LastUser()
+	if !strings.Contains(got, `<file path="note.txt">`) || !strings.Contains(got, "remember the milk") || !strings.Contains(got, "summarise") {
+		t.Errorf("the model got %q, want note.txt in a <file> block and the message", got)
+	}
+}
+
+// fleetRow matches a row of the fleet panel: the state, then the task id.
+var fleetRow = regexp.MustCompile(`(?m)^[> ]*(queued|running|ok|failed|cancelled)\s+f1\.(\d+)\s`)
+
+// fleetRows adds the rows on screen to rows, task number to state.
+func fleetRows(screen string, rows map[int]string) {
+	for _, row := range fleetRow.FindAllStringSubmatch(screen, -1) {
+		n, _ := strconv.Atoi(row[2])
+		rows[n] = row[1]
+	}
+}
+
+// TestE2ETUIFleetPanel: a 16-task fleet, allowed with y, shows in the
+// fleet panel and all 16 end there: the header counts 16 done, and
+// walking the panel's rows (it shows a page of them) finds every task ok.
+// The parent's answer to the fleet is held back until then, so the panel
+// is looked at while its turn still runs.
+func TestE2ETUIFleetPanel(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if isSubagent(req) {
+			return providertest.Turn{Text: "done with " + req.FirstUser(), ChunkDelay: 10 * time.Millisecond}
+		}
+		if len(toolResults(req)) == 0 {
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(16, nil)}}}
+		}
+		select {
+		case <-release:
+		case <-time.After(tuiWait):
+		}
+		return providertest.Turn{Text: "All sixteen tasks came back."}
+	}))
+	m := openTUI(t, e)
+	m.send("fan out")
+	// A fleet can write, so under the default posture it is asked first.
+	m.waitFor("the fleet's approval", func(s string) bool {
+		return strings.Contains(s, "wants to run fleet") && strings.Contains(s, "[y] Allow once")
+	})
+	m.typeText("y")
+	const header = "Fleet  16 tasks"
+	m.waitFor("the fleet panel", func(s string) bool { return strings.Contains(s, header) })
+	final := m.waitFor("all 16 tasks done", func(s string) bool {
+		return strings.Contains(s, header) && strings.Contains(s, "0 running · 0 queued · 16 done · 0 failed")
+	})
+	t.Logf("the fleet panel:\n%s", final)
+	// The panel shows a page of rows; focused, it walks them one by one.
+	rows := map[int]string{}
+	fleetRows(final, rows)
+	m.keys("C-f")
+	for i := 2; i <= 16; i++ {
+		m.keys("Down")
+		fleetRows(m.waitFor(fmt.Sprintf("row %d selected", i), func(s string) bool {
+			return strings.Contains(s, fmt.Sprintf("[%d/16]", i))
+		}), rows)
+	}
+	for i := 1; i <= 16; i++ {
+		if rows[i] != "ok" {
+			t.Errorf("task f1.%d: row state %q, want ok", i, rows[i])
+		}
+	}
+	m.keys("Escape")
+	free()
+	m.waitText("All sixteen tasks came back.")
+	res := toolResults(lastRequest(t, e))
+	if len(res) != 1 || !strings.HasPrefix(res[0].Content, "16 tasks: 16 ok") {
+		t.Errorf("the parent's fleet result = %+v", res)
+	}
+}
+
+// TestE2ETUICtrlC: Ctrl-C on a running turn cancels it, and the chat
+// stays; Ctrl-C twice on the idle chat quits: exit 0, and neither
+// reasonix nor anything it started (a sleep its tool abandoned on
+// cancellation, an MCP server) is left.
+func TestE2ETUICtrlC(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("finds the processes through /proc")
+	}
+	marker := sleepMarker(402)
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		return providertest.Turn{ToolCalls: []providertest.ToolCall{e2eSleep(marker, false)}}
+	}))
+	plugin := pluginBinary(t)
+	e.writeConfig(fmt.Sprintf("\n[[plugins]]\nname = \"example\"\ncommand = %q\n", plugin))
+	m := openTUI(t, e)
+	m.send("sleep a while")
+	var children []int
+	pollUntil(t, tuiWait, "the sleep and the MCP server under reasonix", func() bool {
+		children = descendants(m.pid)
+		sleeps := sleepersWithArg(marker)
+		return len(sleeps) == 1 && slices.Contains(children, sleeps[0]) && slices.ContainsFunc(children, isProgram(plugin))
+	})
+	m.waitFor("the turn running", func(s string) bool { return strings.Contains(s, "running") })
+	m.keys("C-c")
+	m.waitFor("the turn cancelled", func(s string) bool { return strings.Contains(s, tuiIdle) })
+	if dead, code := m.exited(); dead {
+		t.Fatalf("Ctrl-C on a running turn ended the chat (exit %d)", code)
+	}
+	m.quit()
+	if processAlive(m.pid) {
+		t.Errorf("reasonix (pid %d) is still alive", m.pid)
+	}
+	pollUntil(t, tuiWait, "no process reasonix started", func() bool {
+		return !slices.ContainsFunc(children, processAlive) && len(sleepersWithArg(marker)) == 0
+	})
+}
+
+// TestE2ETUISignalClosesSession: SIGTERM or SIGHUP (the terminal gone)
+// while a turn runs closes the session: exit 130, the transcript keeps
+// the prompt, and the process the turn's tool started is killed.
+func TestE2ETUISignalClosesSession(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("finds the processes through /proc")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			marker := sleepMarker(403)
+			e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{e2eSleep(marker, false)}}
+			}))
+			m := openTUI(t, e)
+			m.send("sleep until told")
+			pollUntil(t, tuiWait, "the sleep under reasonix", func() bool {
+				s := sleepersWithArg(marker)
+				return len(s) == 1 && slices.Contains(descendants(m.pid), s[0])
+			})
+			if err := syscall.Kill(m.pid, sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := m.waitExit(); code != exitInterrupted {
+				t.Fatalf("exit %d after %v, want %d; the screen:\n%s", code, sig, exitInterrupted, m.scrollback())
+			}
+			pollUntil(t, tuiWait, "no sleep left", func() bool { return len(sleepersWithArg(marker)) == 0 })
+			ts := e.transcripts()
+			if len(ts) != 1 {
+				t.Fatalf("transcripts = %v, want one", ts)
+			}
+			b, err := os.ReadFile(ts[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), "sleep until told") {
+				t.Errorf("the transcript lacks the prompt:\n%s", b)
+			}
+		})
+	}
+}
