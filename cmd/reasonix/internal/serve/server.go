@@ -87,6 +87,8 @@ type Server struct {
 	mu      sync.Mutex
 	lives   map[string]*entry
 	closing bool
+	// titles are the first prompts of saved transcripts, by path.
+	titles map[string]string
 }
 
 // New checks opts and returns a server that is not yet listening.
@@ -119,7 +121,7 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("serve: page assets: %w", err)
 		}
 	}
-	s := &Server{opts: opts, log: opts.Logger, auth: auth, assets: assets, lives: map[string]*entry{}}
+	s := &Server{opts: opts, log: opts.Logger, auth: auth, assets: assets, lives: map[string]*entry{}, titles: map[string]string{}}
 	s.http = &http.Server{
 		Handler: s.routes(),
 		// No ReadTimeout or WriteTimeout: they would cut event streams.

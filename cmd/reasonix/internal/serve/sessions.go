@@ -156,7 +156,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		if st, err := os.Stat(sum.Path); err == nil {
 			at = st.ModTime()
 		}
-		title := firstPrompt(sum.Path)
+		title := s.title(sum.Path)
 		if title == "" {
 			title = sum.LastPrompt
 		}
@@ -386,7 +386,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": id, "cwd": s.opts.Cwd, "model": sum.Model, "transcript": sum.Path, "live": false,
-		"title": firstPrompt(sum.Path),
+		"title": s.title(sum.Path),
 	})
 }
 
@@ -499,6 +499,24 @@ func conversation(msgs []provider.Message) []messageJSON {
 		}
 	}
 	return out
+}
+
+// title is the first prompt of the transcript at path, read once: it
+// never changes after it is written, and the page lists the sessions
+// after every turn.
+func (s *Server) title(path string) string {
+	s.mu.Lock()
+	t, ok := s.titles[path]
+	s.mu.Unlock()
+	if ok {
+		return t
+	}
+	if t = firstPrompt(path); t != "" {
+		s.mu.Lock()
+		s.titles[path] = t
+		s.mu.Unlock()
+	}
+	return t
 }
 
 // firstPromptLines bounds how far into a transcript firstPrompt looks: the
