@@ -43,7 +43,12 @@ func (m *model) hideComposer() bool { return m.activeModal() != nil }
 func (m *model) bottomRows() []bottomPart {
 	var parts []bottomPart
 	if m.fleet.Len() > 0 {
-		parts = append(parts, bottomPart{partFleet, m.fleet.View(m.width, min(m.fleet.Len()+1, fleetRows))})
+		rows := fleetRows
+		if m.fleet.Focused() {
+			// Focused, it may take half the screen to browse.
+			rows = max(fleetRows, m.height/2)
+		}
+		parts = append(parts, bottomPart{partFleet, m.fleet.View(m.width, min(m.fleet.Len()+2, rows))})
 	}
 	if m.goal.Active() {
 		parts = append(parts, bottomPart{partGoal, m.goal.View(m.width)})
