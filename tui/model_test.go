@@ -393,3 +393,31 @@ func TestFleetCancel(t *testing.T) {
 		t.Error("ctrl+f did not give the keyboard back to the composer")
 	}
 }
+
+// TestMenuSteadyWhileStreaming: with the menu open, streamed tokens
+// change the answer above it but never the menu, the composer or their
+// height.
+func TestMenuSteadyWhileStreaming(t *testing.T) {
+	m := testModel(t, 80, 30)
+	feed(m, &actors.TurnStarted{Meta: meta(1), Prompt: "x"})
+	typeText(m, "/")
+	bottom := func() string {
+		var b strings.Builder
+		for _, p := range m.bottomRows() {
+			if p.name == partMenu || p.name == partComposer {
+				b.WriteString(p.text + "\n")
+			}
+		}
+		return b.String()
+	}
+	before := bottom()
+	if !strings.Contains(before, "/clear") {
+		t.Fatalf("menu not open:\n%s", before)
+	}
+	for i := range 50 {
+		feed(m, &actors.TextDelta{Meta: meta(int64(i + 2)), Text: "token "})
+		if got := bottom(); got != before {
+			t.Fatalf("delta %d changed the menu or composer:\n%s\nwas\n%s", i, got, before)
+		}
+	}
+}
