@@ -29,6 +29,8 @@ const (
 	tuiIdle  = "idle"
 	// tuiQuitArmed is the status hint after one Ctrl-C on an idle chat.
 	tuiQuitArmed = "press Ctrl-C again to quit"
+	// tuiComposer is the empty composer's placeholder.
+	tuiComposer = "Ask anything"
 )
 
 // openTUI starts the chat in e's workspace and waits until it is ready for
@@ -91,20 +93,37 @@ func waitRequests(t *testing.T, e *e2e, n int) []providertest.Request {
 	return reqs
 }
 
-// TestE2ETUIPromptAndAnswer types a prompt, sees the answer stream onto
-// the screen, quits, and finds the conversation in the transcript.
+// TestE2ETUIPromptAndAnswer types a prompt and sees the answer stream
+// onto the screen: the first reply stops mid-stream with the connection
+// held open, so what is on screen is what has streamed so far; Ctrl-C
+// cancels that turn and the chat stays. The second reply streams whole.
+// After quitting, the transcript holds the conversation.
 func TestE2ETUIPromptAndAnswer(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
+	const partial = "Let me count: one, two,"
 	const answer = "Forty-two, counted twice over."
-	e.srv.Push(providertest.Turn{Text: answer, ChunkDelay: 20 * time.Millisecond})
+	e.srv.Push(
+		// One event is the role, one each piece of ChunkBytes: the stream
+		// stops after the first two pieces, the rest never comes.
+		providertest.Turn{Text: partial + " and the rest never arrives.", ChunkBytes: 12, FaultAfterEvents: 3, Stall: true},
+		providertest.Turn{Text: answer, ChunkDelay: 20 * time.Millisecond},
+	)
 	m := openTUI(t, e)
+	m.send("count for me")
+	s := m.waitFor("the answer so far", func(s string) bool { return strings.Contains(s, partial) })
+	if strings.Contains(s, "never arrives") || !strings.Contains(s, "running") {
+		t.Fatalf("the screen should show the answer so far while the turn runs:\n%s", s)
+	}
+	m.keys("C-c")
+	m.waitFor("the turn cancelled", func(s string) bool { return strings.Contains(s, tuiIdle) })
+
 	m.send("what is the answer?")
 	m.waitText("what is the answer?", answer)
 	if got := lastRequest(t, e).LastUser(); got != "what is the answer?" {
 		t.Errorf("the model got %q", got)
 	}
-	t.Logf("the chat after one turn:\n%s", m.screen())
+	t.Logf("the chat after the turns:\n%s", m.scrollback())
 	m.quit()
 	ts := e.transcripts()
 	if len(ts) != 1 {
@@ -114,8 +133,10 @@ func TestE2ETUIPromptAndAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "what is the answer?") || !strings.Contains(string(b), answer) {
-		t.Errorf("the transcript lacks the turn:\n%s", b)
+	for _, want := range []string{"count for me", "what is the answer?", answer} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the transcript lacks %q:\n%s", want, b)
+		}
 	}
 }
 
@@ -133,11 +154,15 @@ func TestE2ETUIDeniedWrite(t *testing.T) {
 	}))
 	m := openTUI(t, e)
 	m.send("write out.txt")
-	m.waitFor("the approval question", func(s string) bool {
+	s := m.waitFor("the approval question", func(s string) bool {
 		low := strings.ToLower(s)
 		return strings.Contains(s, "write_file") && strings.Contains(s, "out.txt") &&
 			(strings.Contains(low, "allow") || strings.Contains(low, "approve"))
 	})
+	// The question owns the keyboard: no composer is drawn under it.
+	if strings.Contains(s, tuiComposer) {
+		t.Errorf("the composer is shown under the approval question:\n%s", s)
+	}
 	if _, err := os.Stat(filepath.Join(e.work, "out.txt")); !os.IsNotExist(err) {
 		t.Fatalf("out.txt exists before the user answered (%v)", err)
 	}
@@ -146,7 +171,12 @@ func TestE2ETUIDeniedWrite(t *testing.T) {
 		low := strings.ToLower(s)
 		return strings.Contains(low, "denied") || strings.Contains(low, "blocked")
 	})
-	m.waitText("Understood, I left out.txt alone.")
+	s = m.waitFor("the answer after the denial", func(s string) bool {
+		return strings.Contains(s, "Understood, I left out.txt alone.") && strings.Contains(s, tuiIdle)
+	})
+	if !strings.Contains(s, tuiComposer) {
+		t.Errorf("the composer is not back after the question:\n%s", s)
+	}
 	if _, err := os.Stat(filepath.Join(e.work, "out.txt")); !os.IsNotExist(err) {
 		t.Errorf("out.txt was written (%v)", err)
 	}
