@@ -82,6 +82,8 @@ type PendingApproval struct {
 	Args        string   `json:"args"`
 	Reason      string   `json:"reason"`
 	Suggestions []string `json:"suggestions"`
+	// OnceOnly is the request's once_only: only allow once or deny apply.
+	OnceOnly bool `json:"once_only,omitempty"`
 }
 
 // PendingElicitation is an elicitation_requested that may still be open.
@@ -160,7 +162,8 @@ func (v *View) Apply(e Event) {
 		v.queued = append(v.queued, ev.Prompt)
 	case *ApprovalRequested:
 		v.approvals = append(v.approvals, PendingApproval{Seq: ev.Seq, Task: ev.Task, RequestID: ev.RequestID,
-			CallID: ev.CallID, Tool: ev.Tool, Args: ev.Args, Reason: ev.Reason, Suggestions: slices.Clone(ev.Suggestions)})
+			CallID: ev.CallID, Tool: ev.Tool, Args: ev.Args, Reason: ev.Reason, Suggestions: slices.Clone(ev.Suggestions),
+			OnceOnly: ev.OnceOnly})
 	case *ApprovalResolved:
 		v.approvals = slices.DeleteFunc(v.approvals, func(a PendingApproval) bool { return a.RequestID == ev.RequestID })
 	case *ElicitationRequested:

@@ -60,11 +60,11 @@ func TestViewFold(t *testing.T) {
 		{"approvals wait until resolved", []Event{
 			&TurnStarted{Prompt: "go"},
 			&ApprovalRequested{RequestID: "s1/c1", CallID: "c1", Tool: "bash", Args: "{}", Reason: "ask", Suggestions: []string{"Bash(make:*)"}},
-			&ApprovalRequested{Meta: task("f1.1"), RequestID: "s1/f1.1/c2", CallID: "c2", Tool: "edit"},
+			&ApprovalRequested{Meta: task("f1.1"), RequestID: "s1/f1.1/c2", CallID: "c2", Tool: "edit", OnceOnly: true},
 			&ApprovalResolved{RequestID: "s1/c1", CallID: "c1", Decision: ApproveOnce},
 		}, func(s *Snapshot) {
 			s.Running, s.Prompt = true, "go"
-			s.Approvals = []PendingApproval{{Seq: 3, Task: "f1.1", RequestID: "s1/f1.1/c2", CallID: "c2", Tool: "edit"}}
+			s.Approvals = []PendingApproval{{Seq: 3, Task: "f1.1", RequestID: "s1/f1.1/c2", CallID: "c2", Tool: "edit", OnceOnly: true}}
 		}},
 		{"a turn's end drops its approvals, a task's end drops the task's", []Event{
 			&TurnStarted{Prompt: "go"},
