@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -110,7 +111,10 @@ func runChat(f *Factory, opts *ChatOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	// Config warnings come back from openLive, for the chat to show.
+	quiet := *f
+	quiet.Stderr = io.Discard
+	cfg, err := loadConfig(&quiet, &opts.globalOptions, cwd)
 	if err != nil {
 		return err
 	}

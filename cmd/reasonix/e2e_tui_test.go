@@ -93,6 +93,49 @@ func waitRequests(t *testing.T, e *e2e, n int) []providertest.Request {
 	return reqs
 }
 
+// TestE2ETUIOpenErrors: what keeps the first session from opening is
+// reported on the plain terminal, before the chat takes the screen, with
+// the exit code `reasonix run` would give.
+func TestE2ETUIOpenErrors(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the chat is tested in tmux")
+	}
+	tests := []struct {
+		name string
+		args []string
+		// noKey leaves the API key out of the environment.
+		noKey bool
+		want  []string
+	}{
+		{name: "missing key", noKey: true, want: []string{"FAKE_API_KEY", "reasonix setup"}},
+		{name: "unknown session", args: []string{"--resume", "20260101-000000-none"}, want: []string{`--resume "20260101-000000-none"`, "reasonix sessions list"}},
+		{name: "nothing to continue", args: []string{"-c"}, want: []string{"--continue: this workspace has no session yet"}},
+		{name: "unknown model", args: []string{"-m", "nosuch"}, want: []string{`unknown model "nosuch"`, "fake/fake-model"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newE2E(t)
+			if tt.noKey {
+				e.env = slices.DeleteFunc(slices.Clone(e.env), func(kv string) bool { return strings.HasPrefix(kv, "FAKE_API_KEY=") })
+			}
+			m := startTUI(t, e, tt.args...)
+			if code := m.waitExit(); code != exitUsage {
+				t.Fatalf("exit %d, want %d\n--- stderr\n%s", code, exitUsage, m.stderrText())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(m.stderrText(), w) {
+					t.Errorf("stderr does not say %q:\n%s", w, m.stderrText())
+				}
+			}
+			if n := e.srv.Count(); n != 0 {
+				t.Errorf("%d request(s) reached the model", n)
+			}
+		})
+	}
+}
+
 // TestE2ETUIPromptAndAnswer types a prompt and sees the answer stream
 // onto the screen: the first reply stops mid-stream with the connection
 // held open, so what is on screen is what has streamed so far; Ctrl-C
@@ -159,6 +202,7 @@ func TestE2ETUIDeniedWrite(t *testing.T) {
 		return strings.Contains(s, "write_file") && strings.Contains(s, "out.txt") &&
 			(strings.Contains(low, "allow") || strings.Contains(low, "approve"))
 	})
+	t.Logf("the approval question:\n%s", s)
 	// The question owns the keyboard: no composer is drawn under it.
 	if strings.Contains(s, tuiComposer) {
 		t.Errorf("the composer is shown under the approval question:\n%s", s)

@@ -52,9 +52,9 @@ type tmuxTerm struct {
 }
 
 // startTUI starts the binary with args in a detached 120×40 tmux pane, in
-// e's workspace and environment, and finds its pid. The tmux server (and
-// with it anything still running in the pane) is killed when the test
-// ends.
+// e's workspace and environment, and finds its pid (0 when it has already
+// ended). The tmux server (and with it anything still running in the
+// pane) is killed when the test ends.
 //
 // The pane runs a shell that runs reasonix in the foreground, with the
 // terminal as its stdin and stdout, and writes its exit status to a file
@@ -100,7 +100,10 @@ func startTUI(t *testing.T, e *e2e, args ...string) *tmuxTerm {
 		if m.pid != 0 {
 			break
 		}
-		if _, err := os.Stat(m.status); err == nil || time.Now().After(deadline) {
+		if _, err := os.Stat(m.status); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
 			t.Fatalf("reasonix did not start under the pane's shell (pid %d); the screen:\n%s\n--- stderr\n%s", shell, m.screen(), m.stderrText())
 		}
 		time.Sleep(screenPoll)
@@ -134,7 +137,7 @@ func (m *tmuxTerm) stderrText() string {
 // goroutines makes a process that will not end dump its goroutines (Go
 // does on SIGQUIT, to stderr) and returns the dump.
 func (m *tmuxTerm) goroutines() string {
-	if !processAlive(m.pid) {
+	if m.pid == 0 || !processAlive(m.pid) {
 		return fmt.Sprintf("(pid %d is gone)", m.pid)
 	}
 	_ = syscall.Kill(m.pid, syscall.SIGQUIT)
