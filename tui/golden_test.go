@@ -44,7 +44,7 @@ func TestGoldenStreamedAnswer(t *testing.T) {
 	}
 	feed(m, evs[len(evs)-2:]...)
 	got := frame(m)
-	golden(t, "streamed_answer", got)
+	golden(t, got)
 	for _, want := range []string{"bash", "go test ./...", "1.2s", "cache 75%", "✻ thought (10 words"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("frame lacks %q:\n%s", want, got)
@@ -66,7 +66,7 @@ func TestGoldenApprovalModal(t *testing.T) {
 	)
 	press(m, "down", "tab")
 	got := frame(m)
-	golden(t, "approval_modal", got)
+	golden(t, got)
 	if strings.Contains(got, "› Ask anything") || hasPart(m, partComposer) {
 		t.Errorf("the composer is drawn under the approval modal:\n%s", got)
 	}
@@ -79,7 +79,7 @@ func TestGoldenAutocomplete(t *testing.T) {
 	m := testModel(t, 80, 24)
 	typeText(m, "/co")
 	got := frame(m)
-	golden(t, "autocomplete", got)
+	golden(t, got)
 	if !hasPart(m, partMenu) || !hasPart(m, partComposer) {
 		t.Errorf("autocomplete wants the menu and the composer, got %v", partNames(m))
 	}

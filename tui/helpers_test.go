@@ -2,15 +2,14 @@ package tui
 
 import (
 	"context"
-	"flag"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	xgolden "github.com/charmbracelet/x/exp/golden"
 
 	"reasonix/actors"
 	"reasonix/core/config"
@@ -18,8 +17,6 @@ import (
 	"reasonix/core/provider/providertest"
 	_ "reasonix/core/tool/builtin"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden frames in testdata")
 
 // testConfig writes a user config pointing at url into a fresh home and
 // loads it for a fresh workspace.
@@ -121,26 +118,11 @@ func frame(m *model) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// golden compares got with testdata/<name>.golden, rewriting it under
-// -update.
-func golden(t *testing.T, name, got string) {
+// golden compares got with testdata/<test name>.golden; -update (the
+// golden package's flag) rewrites it.
+func golden(t *testing.T, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("frame differs from %s (-update rewrites it)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	xgolden.RequireEqual(t, got)
 }
 
 func press(m *model, keys ...string) tea.Cmd {

@@ -7,7 +7,8 @@ import (
 )
 
 // TestMain fails the package if a test leaves a goroutine behind: a
-// session's actors, a subscription reader or a program.
+// session's actors, a subscription reader or a program. teatest's own
+// SIGINT watcher never ends, by its design, and is the one exception.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/charmbracelet/x/exp/teatest/v2.NewTestModel.func2"))
 }
