@@ -136,6 +136,51 @@ func TestE2ETUIOpenErrors(t *testing.T) {
 	}
 }
 
+// sessionLine matches the chat's line naming the session it opened.
+var sessionLine = regexp.MustCompile(`· session (\S+) · `)
+
+// TestE2ETUIContinue: a chat quit and started again with -c, or with
+// --resume and the session's id, continues the same session: the model's
+// next request carries the first chat's conversation.
+func TestE2ETUIContinue(t *testing.T) {
+	t.Parallel()
+	for _, how := range []string{"continue", "resume"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			e := newE2E(t)
+			e.srv.Push(providertest.Turn{Text: "Noted: seven."}, providertest.Turn{Text: "It was seven."})
+			first := openTUI(t, e)
+			first.send("remember seven")
+			s := first.waitText("Noted: seven.")
+			id := sessionLine.FindStringSubmatch(s)
+			if id == nil {
+				t.Fatalf("no session line on screen:\n%s", s)
+			}
+			first.quit()
+
+			args := []string{"-c"}
+			if how == "resume" {
+				args = []string{"--resume", id[1]}
+			}
+			again := openTUI(t, e, args...)
+			opened := again.waitFor("the session line", sessionLine.MatchString)
+			if got := sessionLine.FindStringSubmatch(opened); got[1] != id[1] {
+				t.Errorf("the second chat opened session %v, want %s", got, id[1])
+			}
+			again.send("which number?")
+			again.waitText("It was seven.")
+			reqs := waitRequests(t, e, 2)
+			if body := string(reqs[1].Body); !strings.Contains(body, "remember seven") || !strings.Contains(body, "Noted: seven.") {
+				t.Errorf("the continued request does not carry the first chat's turn:\n%s", body)
+			}
+			again.quit()
+			if ts := e.transcripts(); len(ts) != 1 {
+				t.Errorf("transcripts = %v, want the one session", ts)
+			}
+		})
+	}
+}
+
 // TestE2ETUIPromptAndAnswer types a prompt and sees the answer stream
 // onto the screen: the first reply stops mid-stream with the connection
 // held open, so what is on screen is what has streamed so far; Ctrl-C
