@@ -167,13 +167,14 @@ func (m *model) prompt(shown, text string) tea.Cmd {
 		return nil
 	}
 	m.commit(renderPrompt(shown, m.width))
-	gen, root := m.gen, m.opts.Cwd
-	if !strings.Contains(text, "@") {
-		// Do only hands the command to the session's mailbox.
-		m.send(text)
+	m.outgoing = append(m.outgoing, outgoing{text: text, ready: !strings.Contains(text, "@")})
+	if m.outgoing[len(m.outgoing)-1].ready {
+		m.drain()
 		return nil
 	}
-	sh := m.sh
+	m.nextOut++
+	id, gen, root, sh := m.nextOut, m.gen, m.opts.Cwd, m.sh
+	m.outgoing[len(m.outgoing)-1].id = id
 	return func() tea.Msg {
 		ctx, end, ok := sh.begin(expandTimeout)
 		if !ok {
@@ -181,7 +182,38 @@ func (m *model) prompt(shown, text string) tea.Cmd {
 		}
 		defer end()
 		res := ref.Expand(ctx, root, text, ref.Options{})
-		return promptReadyMsg{gen: gen, text: res.Text, notices: res.Notices}
+		return promptReadyMsg{gen: gen, id: id, text: res.Text, notices: res.Notices}
+	}
+}
+
+// outgoing is a prompt on its way to the session: prompts go out in the
+// order they were sent, so one waiting for its @ references holds back
+// those typed after it.
+type outgoing struct {
+	id    int
+	text  string
+	ready bool
+}
+
+// expanded fills in a prompt whose references are read and sends what is
+// ready.
+func (m *model) expanded(msg promptReadyMsg) {
+	for _, n := range msg.notices {
+		m.notice("note", n)
+	}
+	for i := range m.outgoing {
+		if m.outgoing[i].id == msg.id {
+			m.outgoing[i].text, m.outgoing[i].ready = msg.text, true
+		}
+	}
+	m.drain()
+}
+
+// drain sends the ready prompts at the head of the queue.
+func (m *model) drain() {
+	for len(m.outgoing) > 0 && m.outgoing[0].ready {
+		m.send(m.outgoing[0].text)
+		m.outgoing = m.outgoing[1:]
 	}
 }
 

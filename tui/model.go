@@ -61,6 +61,7 @@ type (
 	// promptReadyMsg is a prompt whose @ references are resolved.
 	promptReadyMsg struct {
 		gen     int
+		id      int
 		text    string
 		notices []string
 	}
@@ -143,6 +144,10 @@ type model struct {
 	// prompts (shown, sent) submitted meanwhile.
 	opening bool
 	early   [][2]string
+	// outgoing are the prompts not yet handed to the session, in order;
+	// nextOut numbers those waiting for their @ references.
+	outgoing []outgoing
+	nextOut  int
 
 	width, height int
 
@@ -311,10 +316,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		if msg.gen != m.gen || m.live == nil {
 			return nil
 		}
-		for _, n := range msg.notices {
-			m.notice("note", n)
-		}
-		m.send(msg.text)
+		m.expanded(msg)
 		return nil
 	case completionMsg:
 		m.completed(msg)
@@ -373,6 +375,7 @@ func (m *model) open(req OpenRequest, old *actors.Live) tea.Cmd {
 		m.sub = nil
 	}
 	m.live = nil
+	m.outgoing = nil
 	m.opening = true
 	m.req = req
 	m.approvals = nil

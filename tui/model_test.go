@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -419,5 +420,53 @@ func TestMenuSteadyWhileStreaming(t *testing.T) {
 		if got := bottom(); got != before {
 			t.Fatalf("delta %d changed the menu or composer:\n%s\nwas\n%s", i, got, before)
 		}
+	}
+}
+
+// TestPromptOrder: a prompt waiting for its @ references holds back the
+// ones sent after it, so the session gets them in the order typed.
+func TestPromptOrder(t *testing.T) {
+	srv := providertest.Start(t)
+	srv.Push(providertest.Turn{Text: "one"}, providertest.Turn{Text: "two"})
+	o, _ := liveOpener(t, srv)
+	live, _, err := o.Open(context.Background(), OpenRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(o.Cwd, "a.txt"), []byte("file-a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := testModel(t, 80, 24)
+	m.opts.Cwd = o.Cwd
+	m.Update(openedMsg{gen: m.gen, live: live})
+	defer m.sub.Close()
+	sub := live.Bus().SubscribeFrom(0, 0)
+	defer sub.Close()
+	expand := m.prompt("first @a.txt", "first @a.txt")
+	if expand == nil {
+		t.Fatal("no expansion for a prompt with @")
+	}
+	m.prompt("second", "second")
+	if len(m.outgoing) != 2 {
+		t.Fatalf("the plain prompt went ahead of the one being expanded: %d held", len(m.outgoing))
+	}
+	m.Update(expand())
+	if len(m.outgoing) != 0 {
+		t.Fatalf("%d prompts still held after the expansion", len(m.outgoing))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var started []string
+	for len(started) < 2 {
+		ev, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("turns started: %q: %v", started, err)
+		}
+		if ts, ok := ev.(*actors.TurnStarted); ok {
+			started = append(started, ts.Prompt)
+		}
+	}
+	if !strings.Contains(started[0], "file-a") || started[1] != "second" {
+		t.Errorf("turns ran in the order %q", started)
 	}
 }
