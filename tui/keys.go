@@ -114,7 +114,6 @@ func (m *model) interrupt() tea.Cmd {
 }
 
 func (m *model) quitNow() tea.Cmd {
-	m.quit = true
 	m.chat.flushAll(m)
 	return tea.Quit
 }

@@ -168,7 +168,6 @@ type model struct {
 
 	// quitArmed is set by a Ctrl-C on an idle prompt; the next one quits.
 	quitArmed bool
-	quit      bool
 
 	// outbox holds finished blocks not yet printed into the scrollback;
 	// printing is set while one print is on its way, so blocks reach the
