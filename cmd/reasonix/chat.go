@@ -172,13 +172,19 @@ func runChat(f *Factory, opts *ChatOptions) error {
 
 // runUntilSignal runs the chat with a context that SIGTERM or SIGHUP (or a
 // SIGINT from outside: in the TUI, Ctrl-C is a key, not a signal) cancels.
-// It returns the chat's error, or errInterrupted when a signal ended it.
-// After a signal the chat has chatCloseTimeout to close its session; a
-// second signal, or the timeout, leaves it behind to end with the process.
 func runUntilSignal(logger *slog.Logger, chat func(ctx context.Context) error) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, os.Interrupt)
 	defer signal.Stop(sigs)
+	return runUntil(logger, sigs, chatCloseTimeout, chat)
+}
+
+// runUntil runs chat until it returns or a signal arrives on sigs, which
+// cancels its context. It returns the chat's error, or errInterrupted when
+// a signal ended it. After a signal the chat has closeTimeout to close its
+// session; a second signal, or the timeout, leaves it behind to end with
+// the process.
+func runUntil(logger *slog.Logger, sigs <-chan os.Signal, closeTimeout time.Duration, chat func(ctx context.Context) error) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -190,7 +196,7 @@ func runUntilSignal(logger *slog.Logger, chat func(ctx context.Context) error) e
 		logger.Info("signal: closing the chat", "signal", sig.String())
 		cancel()
 	}
-	timer := time.NewTimer(chatCloseTimeout)
+	timer := time.NewTimer(closeTimeout)
 	defer timer.Stop()
 	select {
 	case err := <-done:
@@ -200,7 +206,7 @@ func runUntilSignal(logger *slog.Logger, chat func(ctx context.Context) error) e
 	case sig := <-sigs:
 		logger.Warn("second signal: leaving the session behind", "signal", sig.String())
 	case <-timer.C:
-		logger.Warn("the chat did not close in time after a signal", "timeout", chatCloseTimeout)
+		logger.Warn("the chat did not close in time after a signal", "timeout", closeTimeout)
 	}
 	return errInterrupted
 }

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"reflect"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 	"github.com/spf13/cobra"
@@ -162,5 +167,63 @@ func TestModelRefs(t *testing.T) {
 	want := []string{"deepseek/deepseek-v4-flash", "deepseek/deepseek-v4-pro", "local/qwen"}
 	if got := modelRefs(cfg); !reflect.DeepEqual(got, want) {
 		t.Errorf("modelRefs = %q, want %q", got, want)
+	}
+}
+
+// TestRunUntil drives the signal handling of the chat with signals sent
+// on a channel: the chat's own end passes through, a signal cancels the
+// chat's context and waits for it to close, and a chat that does not close
+// is left behind after a second signal or the close timeout.
+func TestRunUntil(t *testing.T) {
+	t.Parallel()
+	logger := slog.New(slog.DiscardHandler)
+	boom := errors.New("boom")
+	// stuck ignores its context until released, as a session that will
+	// not close would.
+	stuck := func(release <-chan struct{}) func(context.Context) error {
+		return func(context.Context) error { <-release; return nil }
+	}
+	tests := []struct {
+		name    string
+		signals int
+		timeout time.Duration
+		// chat gets started, a channel closed once the chat runs.
+		chat func(started chan<- struct{}, release <-chan struct{}) func(context.Context) error
+		want error
+	}{
+		{name: "the chat ends by itself", chat: func(started chan<- struct{}, _ <-chan struct{}) func(context.Context) error {
+			return func(context.Context) error { close(started); return boom }
+		}, want: boom},
+		{name: "a signal closes the chat", signals: 1, timeout: time.Hour, chat: func(started chan<- struct{}, _ <-chan struct{}) func(context.Context) error {
+			return func(ctx context.Context) error { close(started); <-ctx.Done(); return ctx.Err() }
+		}, want: errInterrupted},
+		{name: "a second signal leaves a stuck chat", signals: 2, timeout: time.Hour, chat: func(started chan<- struct{}, release <-chan struct{}) func(context.Context) error {
+			return func(ctx context.Context) error { close(started); return stuck(release)(ctx) }
+		}, want: errInterrupted},
+		{name: "the close timeout leaves a stuck chat", signals: 1, timeout: time.Millisecond, chat: func(started chan<- struct{}, release <-chan struct{}) func(context.Context) error {
+			return func(ctx context.Context) error { close(started); return stuck(release)(ctx) }
+		}, want: errInterrupted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			started, release := make(chan struct{}), make(chan struct{})
+			defer close(release) // the stuck chat ends with the test
+			sigs := make(chan os.Signal, 2)
+			got := make(chan error, 1)
+			go func() { got <- runUntil(logger, sigs, tt.timeout, tt.chat(started, release)) }()
+			<-started
+			for range tt.signals {
+				sigs <- syscall.SIGTERM
+			}
+			select {
+			case err := <-got:
+				if !errors.Is(err, tt.want) {
+					t.Errorf("runUntil = %v, want %v", err, tt.want)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("runUntil did not return")
+			}
+		})
 	}
 }
