@@ -296,6 +296,7 @@ func TestE2ETUIHelp(t *testing.T) {
 	if n := e.srv.Count(); n != 0 {
 		t.Errorf("/help sent %d request(s) to the model", n)
 	}
+	m.quit()
 }
 
 // TestE2ETUICustomCommand: /review's body, with $ARGUMENTS filled in, is
@@ -313,6 +314,7 @@ func TestE2ETUICustomCommand(t *testing.T) {
 		strings.Contains(got, "$ARGUMENTS") || strings.Contains(got, "description:") {
 		t.Errorf("the model got %q, want the rendered body of review.md", got)
 	}
+	m.quit()
 }
 
 // TestE2ETUIFileReference: @note.txt reaches the model as the file's
@@ -332,6 +334,7 @@ func TestE2ETUIFileReference(t *testing.T) {
 	if !strings.Contains(got, `<file path="note.txt">`) || !strings.Contains(got, "remember the milk") || !strings.Contains(got, "summarise") {
 		t.Errorf("the model got %q, want note.txt in a <file> block and the message", got)
 	}
+	m.quit()
 }
 
 // fleetRow matches a row of the fleet panel: the state, then the task id.
@@ -404,6 +407,7 @@ func TestE2ETUIFleetPanel(t *testing.T) {
 	if len(res) != 1 || !strings.HasPrefix(res[0].Content, "16 tasks: 16 ok") {
 		t.Errorf("the parent's fleet result = %+v", res)
 	}
+	m.quit()
 }
 
 // TestE2ETUICtrlC: Ctrl-C on a running turn cancels it, and the chat
