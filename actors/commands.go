@@ -68,6 +68,12 @@ type SetPostureCmd struct {
 	Posture string `json:"posture"`
 }
 
+// SetEffortCmd sets the reasoning effort of the session's next requests,
+// as /effort does: low, medium, high or max.
+type SetEffortCmd struct {
+	Effort string `json:"effort"`
+}
+
 // CompactCmd runs a fold of the older work now, as /compact does: queued
 // like a prompt, it is a turn of its own that never reaches the model as a
 // prompt.
@@ -92,6 +98,7 @@ func (*CancelTaskCmd) Kind() string  { return "cancel_task" }
 func (*ApproveCmd) Kind() string     { return "approve" }
 func (*ElicitationCmd) Kind() string { return "elicitation" }
 func (*SetPostureCmd) Kind() string  { return "set_posture" }
+func (*SetEffortCmd) Kind() string   { return "set_effort" }
 func (*CompactCmd) Kind() string     { return "compact" }
 func (*GoalCmd) Kind() string        { return "goal" }
 func (*GoalClearCmd) Kind() string   { return "goal_clear" }
@@ -101,9 +108,12 @@ var (
 	approveDecisions  = []string{ApproveOnce, ApproveSession, ApproveAlways, ApproveDeny}
 	elicitActions     = []string{mcp.ElicitAccept, mcp.ElicitDecline, mcp.ElicitCancel}
 	commandPostures   = []string{string(permission.PostureAsk), string(permission.PostureAuto), string(permission.PostureYolo)}
-	commandKindsOrder = []string{"prompt", "cancel", "cancel_task", "approve", "elicitation", "set_posture", "compact", "goal", "goal_clear"}
+	commandKindsOrder = []string{"prompt", "cancel", "cancel_task", "approve", "elicitation", "set_posture", "set_effort", "compact", "goal", "goal_clear"}
 	goalStrategies    = []string{"research", "simple"}
 )
+
+// Efforts are the reasoning efforts a session can be set to, lowest first.
+var Efforts = []string{"low", "medium", "high", "max"}
 
 // commandDecoders reads each command's fields. fields lists the names it
 // accepts besides "type", so an unknown one is refused by name.
@@ -126,6 +136,9 @@ var commandDecoders = map[string]struct {
 	}},
 	"set_posture": {[]string{"posture"}, func(r *fieldReader) Command {
 		return &SetPostureCmd{Posture: r.str("posture", true)}
+	}},
+	"set_effort": {[]string{"effort"}, func(r *fieldReader) Command {
+		return &SetEffortCmd{Effort: r.str("effort", true)}
 	}},
 	"compact": {nil, func(*fieldReader) Command { return &CompactCmd{} }},
 	"goal": {[]string{"objective", "strategy"}, func(r *fieldReader) Command {
@@ -229,6 +242,10 @@ func (s *Session) Do(cmd Command) error {
 		if err := s.SetPosture(c.Posture); err != nil {
 			return fmt.Errorf("set_posture command: %w", err)
 		}
+	case *SetEffortCmd:
+		if err := s.SetEffort(c.Effort); err != nil {
+			return fmt.Errorf("set_effort command: %w", err)
+		}
 	case *CompactCmd:
 		s.Compact()
 	case *GoalCmd:
@@ -301,6 +318,13 @@ func (c *ElicitationCmd) validate() error {
 	}
 	if c.Content != nil && c.Action != mcp.ElicitAccept {
 		return fmt.Errorf("elicitation command: content goes only with action accept, not %s", c.Action)
+	}
+	return nil
+}
+
+func (c *SetEffortCmd) validate() error {
+	if !slices.Contains(Efforts, c.Effort) {
+		return fmt.Errorf("set_effort command: effort %q: want %s", c.Effort, orList(Efforts))
 	}
 	return nil
 }

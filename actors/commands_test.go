@@ -38,6 +38,7 @@ func TestDecodeCommand(t *testing.T) {
 			&ElicitationCmd{ID: "t-1", Action: mcp.ElicitAccept}},
 		{"elicitation decline", `{"type":"elicitation","id":"t-1","action":"decline"}`, &ElicitationCmd{ID: "t-1", Action: mcp.ElicitDecline}},
 		{"set_posture", `{"type":"set_posture","posture":"yolo"}`, &SetPostureCmd{Posture: "yolo"}},
+		{"set_effort", `{"type":"set_effort","effort":"high"}`, &SetEffortCmd{Effort: "high"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,6 +214,7 @@ func TestSessionDoRejectsInvalid(t *testing.T) {
 		{"bad action", &ElicitationCmd{ID: "t-1", Action: "sure"}, "accept, decline or cancel"},
 		{"unroutable elicitation", &ElicitationCmd{ID: "t", Action: mcp.ElicitCancel}, "<server>-<n>"},
 		{"posture ParsePosture would take", &SetPostureCmd{Posture: "YOLO"}, "ask, auto or yolo"},
+		{"unknown effort", &SetEffortCmd{Effort: "extreme"}, "low, medium, high or max"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -169,6 +169,9 @@ func (co *coordinator) Receive(c actor.Context) {
 	case *SetPosture:
 		c.Send(co.executor, m)
 		c.Send(co.planner, m)
+	case *SetEffort:
+		c.Send(co.executor, m)
+		c.Send(co.planner, m)
 	case *TurnFinished:
 		co.onFinished(c, m)
 	case *Crashed:

@@ -192,6 +192,13 @@ type PostureChanged struct {
 	Posture string `json:"posture"`
 }
 
+// EffortChanged reports the reasoning effort the session's requests carry
+// from now on.
+type EffortChanged struct {
+	Meta
+	Effort string `json:"effort"`
+}
+
 // CompactionStarted reports a fold that has begun: it waits for the model
 // to write the digest, so a frontend can show the pause for what it is.
 type CompactionStarted struct {
@@ -268,6 +275,7 @@ func (*TurnStarted) Kind() string      { return "turn_started" }
 func (*PromptQueued) Kind() string     { return "prompt_queued" }
 func (*PromptRejected) Kind() string   { return "prompt_rejected" }
 func (*PostureChanged) Kind() string   { return "posture_changed" }
+func (*EffortChanged) Kind() string    { return "effort_changed" }
 
 // Encode renders e as one JSON object with "type" first, the stream-json
 // line format.

@@ -237,6 +237,8 @@ func (e *executor) Receive(c actor.Context) {
 		e.onApproval(c, m)
 	case *SetPosture:
 		e.spec.Permissions.Posture = permission.Posture(m.Posture)
+	case *SetEffort:
+		e.spec.Effort = m.Effort
 	case *approvalExpired:
 		e.onApprovalExpired(c, m)
 	case *journaled:

@@ -23,6 +23,13 @@ type SetPosture struct {
 	Posture string
 }
 
+// SetEffort sets the reasoning effort the session's model requests carry
+// from the next request on (the executor's, and the planner's in a
+// two-model run); subagents keep the effort their task resolved.
+type SetEffort struct {
+	Effort string
+}
+
 // CancelTurn asks for the running turn to stop: the in-flight model request
 // and tool calls are cancelled, results recorded so far are kept, and the
 // turn ends with StatusCancelled. With no turn running it does nothing.

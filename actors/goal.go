@@ -161,6 +161,8 @@ func (g *goalController) Receive(c actor.Context) {
 		c.Send(g.child, m)
 	case *SetPosture:
 		c.Send(g.child, m)
+	case *SetEffort:
+		c.Send(g.child, m)
 	case *TurnFinished:
 		if g.ledger.settle(goalKey) {
 			g.settled = m

@@ -80,6 +80,7 @@ var eventSamples = []Event{
 		Report: "in_progress", Summary: "fixed two of five tests", Todo: 5, TodoDone: 2, NoProgress: 8, Nudged: true},
 	&GoalEnded{Meta: goldenMeta(41, ""), Goal: "g20261201-120000000-s1", Status: "limit", Reason: "turn limit reached (200 turns)",
 		Summary: "four of five tests pass", Turns: 200, Tokens: 410000, ElapsedMS: 3500000},
+	&EffortChanged{Meta: goldenMeta(43, ""), Effort: "high"},
 	&TodoUpdated{Meta: goldenMeta(42, ""), Items: []goal.Item{{Content: "Reproduce the failure", Status: "completed"},
 		{Content: "Fix the parser", Status: "in_progress"}, {Content: "Add a regression test", Status: "in_progress", Level: 1}}},
 }
@@ -100,6 +101,7 @@ var commandSamples = []struct {
 	{"elicitation_accept", &ElicitationCmd{ID: "docs-1", Action: mcp.ElicitAccept, Content: map[string]any{"branch": "main", "force": false, "depth": 2.0}}},
 	{"elicitation_decline", &ElicitationCmd{ID: "docs-1", Action: mcp.ElicitDecline}},
 	{"set_posture", &SetPostureCmd{Posture: "yolo"}},
+	{"set_effort", &SetEffortCmd{Effort: "max"}},
 	{"compact", &CompactCmd{}},
 	{"goal", &GoalCmd{Objective: "make the tests pass", Strategy: "research"}},
 	{"goal_clear", &GoalClearCmd{}},

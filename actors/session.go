@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,6 +106,12 @@ func (s *sessionActor) Receive(c actor.Context) {
 		s.answered = true
 	case *SetPosture:
 		s.setPosture(c, m)
+	case *SetEffort:
+		if s.executor != nil {
+			c.Send(s.executor, m)
+		}
+		s.spec.Agent.Effort = m.Effort
+		s.publish(&EffortChanged{Effort: m.Effort})
 	case mcpMessage:
 		s.receiveMCP(c, m)
 	case *CancelTask:
@@ -417,6 +424,16 @@ func (s *Session) Busy(timeout time.Duration) (bool, error) {
 		return false, fmt.Errorf("session status: unexpected reply %T", res)
 	}
 	return st.Running || st.Queued > 0, nil
+}
+
+// SetEffort sets the reasoning effort of the session's next requests:
+// low, medium, high or max.
+func (s *Session) SetEffort(effort string) error {
+	if !slices.Contains(Efforts, effort) {
+		return fmt.Errorf("set effort: %q: want %s", effort, orList(Efforts))
+	}
+	s.sys.Send(s.pid, &SetEffort{Effort: effort})
+	return nil
 }
 
 // SetPosture switches the approval posture: ask, auto or yolo.

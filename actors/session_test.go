@@ -147,3 +147,31 @@ func TestFleetIDsContinueAfterResume(t *testing.T) {
 		t.Fatalf("fleet sequence after resume = %d, want 2 (next fleet f3)", e.fleetSeq)
 	}
 }
+
+// TestEffortSwitchDuringSession: set_effort changes the reasoning effort
+// of the next request, is published, and shows in the snapshot.
+func TestEffortSwitchDuringSession(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	h.srv.Push(providertest.Turn{Text: "one"}, providertest.Turn{Text: "two"})
+	h.turn("before")
+	must(t, h.sess.Do(&SetEffortCmd{Effort: "max"}))
+	done, evs := h.turn("after")
+	if done.Status != StatusOK {
+		t.Fatalf("turn %+v", done)
+	}
+	reqs := h.srv.Requests()
+	if len(reqs) != 2 || reqs[0].ReasoningEffort != "" || reqs[1].ReasoningEffort != "max" {
+		t.Fatalf("reasoning_effort of the requests: %q, %q", reqs[0].ReasoningEffort, reqs[1].ReasoningEffort)
+	}
+	if ec := eventsOf[*EffortChanged](evs); len(ec) != 1 || ec[0].Effort != "max" {
+		t.Errorf("effort_changed = %+v", ec)
+	}
+	v := NewView(h.id)
+	for _, ev := range evs {
+		v.Apply(ev)
+	}
+	if got := v.Snapshot().Effort; got != "max" {
+		t.Errorf("snapshot effort %q", got)
+	}
+}

@@ -33,6 +33,7 @@ type View struct {
 	taskIndex    map[string]int
 	mcp          map[string]MCPServerState
 	posture      string
+	effort       string
 }
 
 // NewView returns an empty view of session's events; an empty session
@@ -70,6 +71,9 @@ type Snapshot struct {
 	// Posture is the approval posture a posture_changed last set; empty
 	// when none has been seen (the configured posture is in force).
 	Posture string `json:"posture,omitempty"`
+	// Effort is the reasoning effort an effort_changed last set; empty
+	// when none has been seen.
+	Effort string `json:"effort,omitempty"`
 }
 
 // PendingApproval is an approval_requested not yet resolved.
@@ -185,6 +189,8 @@ func (v *View) Apply(e Event) {
 		v.approvals = slices.DeleteFunc(v.approvals, func(a PendingApproval) bool { return a.Task == ev.Task })
 	case *PostureChanged:
 		v.posture = ev.Posture
+	case *EffortChanged:
+		v.effort = ev.Effort
 	}
 }
 
@@ -261,6 +267,7 @@ func (v *View) Snapshot() Snapshot {
 		Tasks:        append([]TaskSnapshot{}, v.tasks...),
 		MCP:          make([]MCPServerState, 0, len(v.mcp)),
 		Posture:      v.posture,
+		Effort:       v.effort,
 	}
 	for i, a := range v.approvals {
 		a.Suggestions = slices.Clone(a.Suggestions)
