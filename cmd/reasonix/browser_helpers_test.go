@@ -134,7 +134,7 @@ func (b *browserTab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		b.shot("failed-" + what)
-		b.t.Fatalf("%s: %v", what, err)
+		b.t.Fatalf("%s: %v\npage text:\n%s", what, err, b.text())
 	}
 }
 
@@ -145,8 +145,19 @@ func (b *browserTab) waitJS(what, expr string) {
 	defer cancel()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(browserWait), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 		b.shot("failed-" + what)
-		b.t.Fatalf("waiting for %s (%s): %v", what, expr, err)
+		b.t.Fatalf("waiting for %s (%s): %v\npage text:\n%s", what, expr, err, b.text())
 	}
+}
+
+// text is what the page shows, for a failure's message.
+func (b *browserTab) text() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	return s
 }
 
 // eval evaluates expr in the page and decodes its value into T.

@@ -33,7 +33,7 @@ func browserSignedIn(t *testing.T, e *e2e) (*browserServer, *browserTab) {
 		t.Errorf("wrong token message = %q", msg)
 	}
 	b.do("sign in", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=login-input]').value = ''`), chromedp.SendKeys(chromedp.CSS(`[data-testid=login-input]`), s.token),
-		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=new-session]`)))
+		chromedp.Click(chromedp.CSS(`[data-testid=login-submit]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid=session-list][data-loaded=true]`)))
 	b.do("new session", chromedp.Click(chromedp.CSS(`[data-testid=new-session]`)))
 	b.waitJS("the session to open", `!document.querySelector('[data-testid=composer]').disabled && document.querySelector('[data-testid=session-item].current') !== null`)
 	b.shot("new-session")

@@ -83,6 +83,9 @@ const page = {
 
 function showLogin() {
   closeStream();
+  // Signing in again reopens the session from the address.
+  page.gen++;
+  page.id = '';
   $('boot').hidden = true;
   $('app').hidden = true;
   $('login').hidden = false;
@@ -128,6 +131,7 @@ async function loadSessions() {
     page.sessions = [];
   }
   drawSessions();
+  $('session-list').dataset.loaded = 'true';
   if (page.id) drawStatus();
 }
 
@@ -821,7 +825,10 @@ async function boot() {
   $('boot').hidden = true;
   $('login').hidden = true;
   $('app').hidden = false;
+  const gen = page.gen;
   await loadSessions();
+  // The user may have opened or started a session meanwhile: theirs wins.
+  if (gen !== page.gen || page.id) return;
   const m = /^#s=(.+)$/.exec(location.hash);
   const want = m ? decodeURIComponent(m[1]) : '';
   if (want && page.sessions.some((s) => s.id === want && s.live)) open(want);
