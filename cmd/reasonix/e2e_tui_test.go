@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"reasonix/core/provider/providertest"
+	"reasonix/core/session"
 )
 
 // The tests in this file drive bare `reasonix`, the chat TUI, in a real
@@ -486,6 +487,15 @@ func TestE2ETUISignalClosesSession(t *testing.T) {
 			}
 			if !strings.Contains(string(b), "sleep until told") {
 				t.Errorf("the transcript lacks the prompt:\n%s", b)
+			}
+			// Closed, not killed: the cancelled call has its result, so
+			// the session continues without a repair.
+			_, msgs, warn, err := session.Load(ts[0])
+			if err != nil || warn != nil {
+				t.Fatalf("load the transcript: %v (warning %v)", err, warn)
+			}
+			if open := session.OpenCalls(msgs); len(open) != 0 {
+				t.Errorf("the transcript has %d call(s) without a result: the session was not closed\n%s", len(open), b)
 			}
 		})
 	}
