@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -123,6 +122,9 @@ func (m *model) apply(ev actors.Event) tea.Cmd {
 	case *actors.PostureChanged:
 		m.status.posture = e.Posture
 		m.notice("info", "posture: "+e.Posture)
+	case *actors.EffortChanged:
+		m.status.effort = e.Effort
+		m.notice("info", "reasoning effort: "+e.Effort+" from the next request")
 	case *actors.ApprovalRequested:
 		c.flushText(m)
 		m.approvals = append(m.approvals, e)
@@ -213,17 +215,5 @@ func (c *chat) flushAll(m *model) {
 	c.tools = nil
 }
 
-// metaOf reads the Meta every event embeds; actors keeps its accessor
-// unexported, and reflection on the embedded field is the one way in.
-func metaOf(ev actors.Event) actors.Meta {
-	v := reflect.ValueOf(ev)
-	if v.Kind() != reflect.Pointer || v.IsNil() {
-		return actors.Meta{}
-	}
-	f := v.Elem().FieldByName("Meta")
-	if !f.IsValid() {
-		return actors.Meta{}
-	}
-	meta, _ := f.Interface().(actors.Meta)
-	return meta
-}
+// metaOf is the Meta an event carries.
+func metaOf(ev actors.Event) actors.Meta { return actors.MetaOf(ev) }

@@ -229,3 +229,25 @@ func TestRunExpandsReferences(t *testing.T) {
 		t.Errorf("the prompt sent was %q", user)
 	}
 }
+
+// TestRunSetsEffort: /effort LEVEL changes the reasoning effort of the
+// session's next request, and the chat says so.
+func TestRunSetsEffort(t *testing.T) {
+	srv := providertest.Start(t)
+	srv.Push(providertest.Turn{Text: "thought **hard**"})
+	o, _ := liveOpener(t, srv)
+	r := startRun(t, o)
+	waitOutput(t, r.out, "· session ")
+	r.typeKeys(t, "/effort max\r")
+	waitOutput(t, r.out, "reasoning effort: max")
+	r.typeKeys(t, "think\r")
+	waitOutput(t, r.out, "thought hard")
+	r.quit(t)
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if got := reqs[0].ReasoningEffort; got != "max" {
+		t.Fatalf("reasoning_effort %q, want max", got)
+	}
+}

@@ -121,12 +121,17 @@ func (m *model) slash(input string) tea.Cmd {
 		}
 		return nil
 	case "effort":
-		effort := m.status.effort
-		if effort == "" {
-			effort = "the model's default"
+		if args == "" || m.live == nil {
+			effort := m.status.effort
+			if effort == "" {
+				effort = "the model's default"
+			}
+			m.notice("info", "reasoning effort: "+effort+" ("+strings.Join(actors.Efforts, ", ")+"; /effort LEVEL sets it)")
+			return nil
 		}
-		m.notice("info", "reasoning effort: "+effort+". It is fixed when a session starts; this chat cannot change it "+
-			"while the session runs (subagents take agent.subagent_effort and subagent_efforts from the config).")
+		if err := m.live.Session().Do(&actors.SetEffortCmd{Effort: args}); err != nil {
+			m.notice("error", err.Error())
+		}
 		return nil
 	case "model":
 		if args == "" {
