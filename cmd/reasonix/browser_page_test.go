@@ -153,6 +153,10 @@ func TestBrowserMarkdownRenders(t *testing.T) {
 		{"link", "[docs](https://go.dev/doc)", []string{`<a href="https://go.dev/doc" rel="noopener noreferrer" target="_blank">docs</a>`}},
 		{"bare url", "see https://go.dev/doc.", []string{`<a href="https://go.dev/doc" rel="noopener noreferrer" target="_blank">https://go.dev/doc</a>.`}},
 		{"quote and rule", "> q\n\n---", []string{"<blockquote><p>q</p></blockquote>", "<hr>"}},
+		// Hostile nesting is cut off at a fixed depth instead of
+		// recursing once per marker.
+		{"deep list", strings.Repeat("- ", 3000) + "end", []string{strings.Repeat("<ul><li>", 12) + "- - ", "end</li></ul>"}},
+		{"deep quote", strings.Repeat("> ", 3000) + "end", []string{strings.Repeat("<blockquote>", 12) + "<p>&gt; &gt; ", "end</p></blockquote>"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

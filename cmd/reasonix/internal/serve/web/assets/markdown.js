@@ -86,7 +86,11 @@ function indentOf(line) {
   return line.match(/^\s*/)[0].replace(/\t/g, '    ').length;
 }
 
-function blocks(lines) {
+// maxDepth bounds how deep quotes and lists nest; deeper markers stay text,
+// so hostile input cannot exhaust the stack.
+const maxDepth = 12;
+
+function blocks(lines, depth = 0) {
   const out = [];
   let para = [];
   const flush = () => {
@@ -131,19 +135,19 @@ function blocks(lines) {
       i++;
       continue;
     }
-    if (QUOTE.test(line)) {
+    if (QUOTE.test(line) && depth < maxDepth) {
       flush();
       const inner = [];
       while (i < lines.length && QUOTE.test(lines[i])) {
         inner.push(lines[i].replace(/^ {0,3}>\s?/, ''));
         i++;
       }
-      out.push('<blockquote>' + blocks(inner) + '</blockquote>');
+      out.push('<blockquote>' + blocks(inner, depth + 1) + '</blockquote>');
       continue;
     }
-    if ((m = ITEM.exec(line))) {
+    if (depth < maxDepth && (m = ITEM.exec(line))) {
       flush();
-      i = list(lines, i, out);
+      i = list(lines, i, out, depth);
       continue;
     }
     para.push(line);
@@ -156,7 +160,7 @@ function blocks(lines) {
 // list renders the list that starts at lines[start] and returns the index
 // of the first line after it. Items at the list's own indentation start new
 // <li>s; deeper lines belong to the item above (nested lists, wrapped text).
-function list(lines, start, out) {
+function list(lines, start, out, depth) {
   const first = ITEM.exec(lines[start]);
   const base = indentOf(lines[start]);
   const ordered = /\d/.test(first[2]);
@@ -197,7 +201,7 @@ function list(lines, start, out) {
   const open = ordered ? (startAt !== 1 ? '<ol start="' + startAt + '">' : '<ol>') : '<ul>';
   out.push(open);
   for (const body of items) {
-    let html = blocks(body);
+    let html = blocks(body, depth + 1);
     // A tight item is one paragraph: drop its <p> so lists stay compact.
     const tight = html.match(/^<p>([\s\S]*?)<\/p>([\s\S]*)$/);
     if (tight && !tight[1].includes('<p>')) html = tight[1] + tight[2];
