@@ -220,14 +220,18 @@ func (s *browserServer) output() string {
 // browserListenRE finds the URL the server prints when it is ready.
 var browserListenRE = regexp.MustCompile(`https?://[^\s"'<>]+`)
 
-// serve starts the binary as a token-protected server on a free loopback
-// port of e's workspace and waits for the address it prints. t.Cleanup
-// interrupts it (it saves transcripts on the way out) and kills it if it
-// does not stop.
-func (e *e2e) browserServe(t *testing.T, extra ...string) *browserServer {
+// browserServe starts the binary as a server on a free loopback port of
+// e's workspace and waits for the address it prints: token-protected with a
+// known token, or with the auth flags given. t.Cleanup interrupts it (it
+// saves transcripts on the way out) and kills it if it does not stop.
+func (e *e2e) browserServe(t *testing.T, auth ...string) *browserServer {
 	t.Helper()
-	token := "browser-test-token-0123456789"
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--auth", "token", "--token", token}, extra...)
+	token := ""
+	if len(auth) == 0 {
+		token = "browser-test-token-0123456789"
+		auth = []string{"--auth", "token", "--token", token}
+	}
+	args := append([]string{"serve", "--addr", "127.0.0.1:0"}, auth...)
 	cmd := exec.Command(e2eBinary, args...)
 	cmd.Dir = e.work
 	cmd.Env = e.env

@@ -61,6 +61,28 @@ func TestE2EBrowserTokenAddress(t *testing.T) {
 	b.noExceptions()
 }
 
+// TestE2EBrowserPasswordLogin: in password mode the form asks for the
+// password, refuses a wrong one and signs in with the right one.
+func TestE2EBrowserPasswordLogin(t *testing.T) {
+	e := newE2E(t)
+	s := e.browserServe(t, "--auth", "password", "--password", "correct horse battery")
+	b := newBrowserTab(t)
+	b.do("open the page", chromedp.Navigate(s.url+"/"), chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-form]`)))
+	if label := pageEval[string](b, `document.getElementById('login-label').textContent`); label != "Password" {
+		t.Errorf("login label = %q", label)
+	}
+	b.do("a wrong password", chromedp.SendKeys(chromedp.CSS(`[data-testid=login-input]`), "wrong horse"+kb.Enter), chromedp.WaitVisible(chromedp.CSS(`[data-testid=login-error]`)))
+	b.shot("wrong-password")
+	b.do("the password", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=login-input]').value = ''`),
+		chromedp.SendKeys(chromedp.CSS(`[data-testid=login-input]`), "correct horse battery"+kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid=session-list][data-loaded=true]`)))
+	b.shot("signed-in")
+	if n := pageEval[int](b, `fetch('/api/sessions').then((r) => r.status)`); n != 200 {
+		t.Errorf("signed in, /api/sessions answers %d", n)
+	}
+	b.noExceptions()
+}
+
 // prompt types text into the composer and sends it with Enter.
 func (b *browserTab) prompt(text string) {
 	b.t.Helper()
