@@ -401,7 +401,10 @@ func TestE2ETUIFleetPanel(t *testing.T) {
 			t.Errorf("task f1.%d: row state %q, want ok", i, rows[i])
 		}
 	}
+	// A terminal cannot tell Esc from the start of the next key's escape
+	// sequence until a moment has passed, so its effect is waited for.
 	m.keys("Escape")
+	m.waitFor("the panel left", func(s string) bool { return !strings.Contains(s, "esc leave") })
 	free()
 	m.waitText("All sixteen tasks came back.")
 	res := toolResults(lastRequest(t, e))
@@ -441,24 +444,36 @@ func TestE2ETUICtrlC(t *testing.T) {
 		t.Fatalf("Ctrl-C on a running turn ended the chat (exit %d)", code)
 	}
 	m.quit()
-	if processAlive(m.pid) {
+	if running(m.pid) {
 		t.Errorf("reasonix (pid %d) is still alive", m.pid)
 	}
 	pollUntil(t, tuiWait, "no process reasonix started", func() bool {
-		return !slices.ContainsFunc(children, processAlive) && len(sleepersWithArg(marker)) == 0
+		return !slices.ContainsFunc(children, running) && len(sleepersWithArg(marker)) == 0
 	})
 }
 
-// TestE2ETUISignalClosesSession: SIGTERM or SIGHUP (the terminal gone)
-// while a turn runs closes the session: exit 130, the transcript keeps
-// the prompt, and the process the turn's tool started is killed.
+// TestE2ETUISignalClosesSession: SIGTERM or SIGHUP while a turn runs, or
+// the terminal itself going away (the tmux server killed: the pty hangs
+// up), closes the session: exit 130 where the status can be seen, the
+// transcript keeps the prompt with the cancelled call answered, and the
+// process the turn's tool started is killed.
 func TestE2ETUISignalClosesSession(t *testing.T) {
 	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("finds the processes through /proc")
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
-		t.Run(sig.String(), func(t *testing.T) {
+	tests := []struct {
+		name string
+		sig  syscall.Signal
+	}{
+		{"SIGTERM", syscall.SIGTERM},
+		{"SIGHUP", syscall.SIGHUP},
+		// The shell that would report the status dies with the terminal.
+		{"terminal closed", 0},
+	}
+	for _, tt := range tests {
+		sig := tt.sig
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			marker := sleepMarker(403)
 			e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
@@ -470,11 +485,19 @@ func TestE2ETUISignalClosesSession(t *testing.T) {
 				s := sleepersWithArg(marker)
 				return len(s) == 1 && slices.Contains(descendants(m.pid), s[0])
 			})
-			if err := syscall.Kill(m.pid, sig); err != nil {
-				t.Fatal(err)
-			}
-			if code := m.waitExit(); code != exitInterrupted {
-				t.Fatalf("exit %d after %v, want %d; the screen:\n%s", code, sig, exitInterrupted, m.scrollback())
+			if sig == 0 {
+				pid := m.pid
+				m.kill()
+				if running(pid) {
+					t.Fatalf("reasonix (pid %d) outlived its terminal by %s", pid, tuiWait)
+				}
+			} else {
+				if err := syscall.Kill(m.pid, sig); err != nil {
+					t.Fatal(err)
+				}
+				if code := m.waitExit(); code != exitInterrupted {
+					t.Fatalf("exit %d after %v, want %d; the screen:\n%s", code, sig, exitInterrupted, m.scrollback())
+				}
 			}
 			pollUntil(t, tuiWait, "no sleep left", func() bool { return len(sleepersWithArg(marker)) == 0 })
 			ts := e.transcripts()

@@ -137,12 +137,12 @@ func (m *tmuxTerm) stderrText() string {
 // goroutines makes a process that will not end dump its goroutines (Go
 // does on SIGQUIT, to stderr) and returns the dump.
 func (m *tmuxTerm) goroutines() string {
-	if m.pid == 0 || !processAlive(m.pid) {
+	if m.pid == 0 || !running(m.pid) {
 		return fmt.Sprintf("(pid %d is gone)", m.pid)
 	}
 	_ = syscall.Kill(m.pid, syscall.SIGQUIT)
 	deadline := time.Now().Add(5 * time.Second)
-	for processAlive(m.pid) && time.Now().Before(deadline) {
+	for running(m.pid) && time.Now().Before(deadline) {
 		time.Sleep(screenPoll)
 	}
 	return m.stderrText()
@@ -304,9 +304,15 @@ func (m *tmuxTerm) kill() {
 		return
 	}
 	deadline := time.Now().Add(tuiWait)
-	for processAlive(m.pid) && time.Now().Before(deadline) {
+	for running(m.pid) && time.Now().Before(deadline) {
 		time.Sleep(screenPoll)
 	}
+}
+
+// running reports whether pid is a live process: a zombie, which only
+// waits for its parent (or, orphaned, for init) to reap it, is not.
+func running(pid int) bool {
+	return processAlive(pid) && procState(pid) != "Z"
 }
 
 // procState is the state letter of pid in /proc (R, S, T, Z...), or "".
