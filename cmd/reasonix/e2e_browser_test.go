@@ -115,7 +115,12 @@ func TestE2EBrowserStreamedAnswer(t *testing.T) {
 	b.do("cancel the turn", chromedp.Click(chromedp.CSS(`[data-testid=cancel-turn]`)))
 	b.waitJS("the cancelled turn", `document.querySelector('[data-testid=status]').dataset.state === 'idle' && [...document.querySelectorAll('[data-testid=notice]')].some((n) => n.textContent.includes('cancelled'))`)
 
-	b.prompt("what is the answer?")
+	// Shift+Enter breaks the line; Enter sends.
+	b.do("type two lines", chromedp.SendKeys(chromedp.CSS(`[data-testid=composer]`), "what is"), chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierShift)))
+	if v := pageEval[string](b, `document.querySelector('[data-testid=composer]').value`); v != "what is\n" {
+		t.Errorf("after Shift+Enter the composer holds %q", v)
+	}
+	b.prompt("the answer?")
 	b.waitJS("the streamed answer", `(() => { const s = document.querySelector('[data-testid=assistant-message]:last-of-type [data-testid=answer] strong'); return s && s.textContent === 'the answer' && document.querySelector('[data-testid=status]').dataset.state === 'idle'; })()`)
 	b.shot("answer")
 	type view struct {
@@ -141,7 +146,7 @@ func TestE2EBrowserStreamedAnswer(t *testing.T) {
     Pwned: window.__pwned === true,
   };
 })()`)
-	if v.User != "what is the answer?" {
+	if v.User != "what is\nthe answer?" {
 		t.Errorf("user message = %q", v.User)
 	}
 	if v.Code != "x := <b>1</b>" || v.Items != 2 {
@@ -153,7 +158,7 @@ func TestE2EBrowserStreamedAnswer(t *testing.T) {
 	if v.ReasoningOpen || !strings.Contains(v.Reasoning, "Let me think about this.") {
 		t.Errorf("reasoning open %v, text %q", v.ReasoningOpen, v.Reasoning)
 	}
-	if reqs := e.srv.Requests(); len(reqs) != 2 || reqs[0].LastUser() != "start streaming" || reqs[1].LastUser() != "what is the answer?" {
+	if reqs := e.srv.Requests(); len(reqs) != 2 || reqs[0].LastUser() != "start streaming" || reqs[1].LastUser() != "what is\nthe answer?" {
 		t.Errorf("the model got %d requests", len(reqs))
 	}
 	b.noExceptions()

@@ -29,11 +29,12 @@ class HTTPError extends Error {
   }
 }
 
-// api makes one request with a deadline; a 401 sends the page back to the
-// login form.
+// api makes one request with a deadline (the server's own is 30 s, so
+// this one only catches a server that is gone); a 401 sends the page back
+// to the login form.
 async function api(method, path, body) {
   const ctl = new AbortController();
-  const timer = setTimeout(() => ctl.abort(), 20000);
+  const timer = setTimeout(() => ctl.abort(), 45000);
   const opt = { method, headers: { Accept: 'application/json' }, credentials: 'same-origin', signal: ctl.signal };
   if (body !== undefined) {
     opt.headers['Content-Type'] = 'application/json';
@@ -77,7 +78,20 @@ const page = {
   drawQueued: false,
   retry: 0,
   lags: 0, // rebuilds after a lagged event, shown as data-rebuilds on the log
+  sent: [], // prompts this page sent, to show whole what turn_started shortens
 };
+
+// sentText is the prompt this page sent that turn_started's one-line,
+// shortened form stands for, taken off the list; else the event's text.
+function sentText(shown) {
+  const head = shown.endsWith('…') ? shown.slice(0, -1) : shown;
+  const i = page.sent.findIndex((t) => {
+    const one = t.split(/\s+/).filter(Boolean).join(' ');
+    return one === shown || (head !== shown && one.startsWith(head));
+  });
+  if (i < 0) return shown;
+  return page.sent.splice(i, 1)[0];
+}
 
 // ---- login ----------------------------------------------------------------
 
@@ -200,11 +214,15 @@ async function closeSession(id) {
   loadSessions();
 }
 
-// flash shows a message from the page itself (not from the session).
+// flash shows a message from the page itself (not from the session). It
+// lives outside the chat, so rebuilding the chat does not lose it; the
+// newest few stay until dismissed.
 function flash(text) {
-  const el = h('div', { class: 'error', 'data-testid': 'page-error', role: 'alert', text });
-  $('items').append(el);
-  scrollDown(true);
+  const box = $('flash');
+  const el = h('div', { class: 'error', 'data-testid': 'page-error', role: 'alert' }, text + ' ',
+    h('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss', text: 'dismiss', onclick: () => el.remove() }));
+  box.append(el);
+  while (box.children.length > 3) box.firstChild.remove();
 }
 
 // ---- opening a session -----------------------------------------------------------
@@ -368,17 +386,32 @@ $('composer').addEventListener('submit', async (e) => {
   const ta = $('prompt');
   const text = ta.value;
   if (!text.trim()) return;
-  ta.disabled = true;
-  if (await send({ type: 'prompt', text }, 'Sending')) ta.value = '';
-  ta.disabled = !page.id || page.st.closed;
+  // Cleared at once, as chats do; a prompt that did not go out comes back
+  // unless something new was typed meanwhile.
+  ta.value = '';
+  if (await send({ type: 'prompt', text }, 'Sending')) {
+    page.sent.push(text);
+    if (page.sent.length > 20) page.sent.shift();
+  } else if (ta.value === '') ta.value = text;
   ta.focus();
 });
 
+// swallowBreak is set while the Enter that sent a prompt is down: input
+// tools that deliver the key's character apart from the key itself (remote
+// desktops, automation) would otherwise put a newline into the emptied box.
+let swallowBreak = false;
 $('prompt').addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
+    swallowBreak = true;
     $('composer').requestSubmit();
   }
+});
+$('prompt').addEventListener('keyup', (e) => {
+  if (e.key === 'Enter') swallowBreak = false;
+});
+$('prompt').addEventListener('beforeinput', (e) => {
+  if (swallowBreak && (e.inputType === 'insertLineBreak' || e.inputType === 'insertParagraph')) e.preventDefault();
 });
 
 $('cancel-turn').addEventListener('click', () => send({ type: 'cancel' }, 'Cancel'));
@@ -475,8 +508,10 @@ function drawItem(item) {
   const fresh = !el;
   switch (item.kind) {
     case 'user':
-      if (fresh) el = h('div', { class: 'msg user', 'data-testid': 'user-message' });
-      el.textContent = item.text;
+      if (fresh) {
+        el = h('div', { class: 'msg user', 'data-testid': 'user-message' });
+        el.textContent = sentText(item.text);
+      }
       break;
     case 'assistant': {
       if (fresh) {
