@@ -171,8 +171,10 @@ type turn struct {
 	// approvalTimers are their deadlines.
 	approvals      map[string]int
 	approvalTimers map[string]*time.Timer
-	// fleets maps a pending delegation (fleet id) to its call index.
+	// fleets maps a pending delegation (fleet id) to its call index;
+	// fleetAt to when it was submitted, for its tool_finished duration.
 	fleets   map[string]int
+	fleetAt  map[string]time.Time
 	pending  int
 	canceled bool
 	// journaling: the step's calls wait for the transcript (Barrier).
@@ -492,7 +494,7 @@ func (e *executor) finishStep(c actor.Context) {
 	t.runners = map[string]runnerRef{}
 	t.approvals = map[string]int{}
 	t.approvalTimers = map[string]*time.Timer{}
-	t.fleets = map[string]int{}
+	t.fleets, t.fleetAt = map[string]int{}, map[string]time.Time{}
 	// The calls may change the world: they start only once the message
 	// that asks for them is in the transcript, so a session resumed after
 	// a kill knows they may have run.
@@ -643,7 +645,7 @@ func (e *executor) delegate(c actor.Context, i int) {
 		fail(err.Error())
 		return
 	}
-	t.fleets[id] = i
+	t.fleets[id], t.fleetAt[id] = i, time.Now()
 	// A fleet may run for as long as its tasks do; the wait ends early only
 	// if the scheduler stops, and then every task is reported failed.
 	e.ledger.request(c, fleetKey(id), e.spec.Scheduler, &SubmitFleet{FleetID: id, Tasks: specs}, 0,
@@ -667,10 +669,12 @@ func (e *executor) onFleetResult(c actor.Context, m *FleetResult) {
 		return
 	}
 	delete(t.fleets, m.FleetID)
+	took := time.Since(t.fleetAt[m.FleetID])
+	delete(t.fleetAt, m.FleetID)
 	call := t.calls[i]
 	out, isErr := formatFleet(call.Name, m)
 	t.pending--
-	e.record(&ToolResult{CallID: call.ID, Name: call.Name, Output: out, IsError: isErr}, i)
+	e.record(&ToolResult{CallID: call.ID, Name: call.Name, Output: out, IsError: isErr, Duration: took}, i)
 	if t.pending == 0 {
 		e.nextGroup(c)
 	}

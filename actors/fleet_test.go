@@ -36,7 +36,8 @@ func TestFleetRunsEveryTaskAndKeepsOrder(t *testing.T) {
 	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 3, MaxWriters: 2, Root: "/ws"},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
-				return providertest.Turn{Text: "answer to " + req.FirstUser()}
+				// Each task takes a while, so the fleet call has a duration.
+				return providertest.Turn{Text: "answer to " + req.FirstUser(), Latency: 5 * time.Millisecond}
 			}
 			if len(toolMessages(req)) == 0 {
 				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(8, nil)}}
@@ -46,6 +47,11 @@ func TestFleetRunsEveryTaskAndKeepsOrder(t *testing.T) {
 	done, evs := h.turn("fan out")
 	if done.Status != StatusOK || done.Text != "parent done" {
 		t.Fatalf("done = %+v", done)
+	}
+	// The fleet call's card reports how long the fleet took: at least the
+	// three waves of 5 ms tasks it waited for.
+	if fin := eventsOf[*ToolFinished](evs); len(fin) != 1 || fin[0].Tool != ToolFleet || fin[0].DurationMS < 15 {
+		t.Errorf("fleet tool_finished = %+v", fin)
 	}
 	var parentFinal providertest.Request
 	for _, r := range h.srv.Requests() {
