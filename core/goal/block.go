@@ -53,3 +53,21 @@ const Reassess = "No progress for several rounds: the last rounds repeated earli
 func Turn(r *Record, body string) string {
 	return Block(r) + "\n\n" + body
 }
+
+// ObjectiveOf reads the objective back out of a goal turn's text (Turn's
+// output), so a listing can name a goal session by what it works on
+// rather than by its block. ok is false for text that is not a goal turn.
+func ObjectiveOf(turn string) (objective string, ok bool) {
+	rest, found := strings.CutPrefix(turn, "[Active goal ")
+	if !found {
+		return "", false
+	}
+	_, rest, found = strings.Cut(rest, "]\nObjective:\n")
+	if !found {
+		return "", false
+	}
+	// The objective is trimmed when the block is written, so the first
+	// blank line after it ends it.
+	objective, _, _ = strings.Cut(rest, "\n\n")
+	return strings.TrimSpace(objective), true
+}

@@ -136,3 +136,16 @@ func TestJournal(t *testing.T) {
 		t.Fatal("a path escaped the journal")
 	}
 }
+
+func TestObjectiveOf(t *testing.T) {
+	r := &Record{ID: "g1", Objective: "  Make the tests pass\nunder -race  ", Strategy: StrategyResearch, Research: "/r"}
+	got, ok := ObjectiveOf(Turn(r, Continue))
+	if !ok || got != "Make the tests pass\nunder -race" {
+		t.Fatalf("ObjectiveOf = %q, %v", got, ok)
+	}
+	for _, s := range []string{"fix the build", "[Active goal g1]", "[Active goal without the objective line]\n"} {
+		if _, ok := ObjectiveOf(s); ok {
+			t.Errorf("ObjectiveOf(%q) took it for a goal turn", s)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"reasonix/core/goal"
 	"reasonix/core/provider"
 	"reasonix/core/text"
 )
@@ -163,6 +164,10 @@ func summarize(path string) (s Summary, top bool, err error) {
 	case !sawHdr:
 		// Killed before its header reached the disk: nothing to resume.
 		return s, false, nil
+	}
+	if objective, ok := goal.ObjectiveOf(last); ok {
+		// A goal's turns carry its block: name the goal instead.
+		last = "goal: " + objective
 	}
 	s.LastPrompt = text.OneLine(last, promptRunes)
 	s.Path = path

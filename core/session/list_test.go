@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/core/goal"
 	"reasonix/core/provider"
 	"reasonix/core/text"
 )
@@ -175,5 +176,21 @@ func BenchmarkList(b *testing.B) {
 		if list, err := List(dir); err != nil || len(list) != 300 {
 			b.Fatalf("%d sessions, %v", len(list), err)
 		}
+	}
+}
+
+// TestListNamesGoalSessions: a goal session's last prompt is its goal
+// turn; the listing names the objective instead of the goal block.
+func TestListNamesGoalSessions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := &goal.Record{ID: "g1", Objective: "make the build green"}
+	writeSession(t, dir, Header{ID: "s1", Created: time.Now()}, goal.Turn(r, goal.Continue))
+	got, err := List(dir)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("List = %v, %v", got, err)
+	}
+	if got[0].LastPrompt != "goal: make the build green" {
+		t.Errorf("last prompt = %q", got[0].LastPrompt)
 	}
 }

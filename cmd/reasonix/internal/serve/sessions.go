@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"reasonix/actors"
+	"reasonix/core/goal"
 	"reasonix/core/provider"
 	"reasonix/core/session"
 	"reasonix/core/text"
@@ -540,7 +541,11 @@ func firstPrompt(path string) string {
 			Message *provider.Message `json:"message"`
 		}
 		if json.Unmarshal(line, &rec) == nil && rec.Type == "message" && rec.Message != nil && rec.Message.Role == provider.RoleUser {
-			return text.OneLine(rec.Message.Content, titleRunes)
+			content := rec.Message.Content
+			if objective, ok := goal.ObjectiveOf(content); ok {
+				content = "goal: " + objective
+			}
+			return text.OneLine(content, titleRunes)
 		}
 		if err != nil {
 			return ""
