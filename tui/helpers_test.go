@@ -23,21 +23,7 @@ import (
 func testConfig(t testing.TB, url string) (cfg *config.Config, home, cwd string) {
 	t.Helper()
 	home, cwd = t.TempDir(), t.TempDir()
-	text := `default_model = "fake"
-
-[[providers]]
-name = "fake"
-kind = "openai"
-base_url = "` + url + `"
-models = ["fake-model", "other-model"]
-api_key_env = ""
-
-[sandbox]
-bash = "off"
-
-[environment]
-enabled = false
-`
+	text := providertest.ConfigText(url, "")
 	if err := os.WriteFile(config.UserConfigPath(home), []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -70,21 +70,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	t.Helper()
 	fake := providertest.Start(t)
 	h := &harness{t: t, fake: fake, home: t.TempDir(), cwd: t.TempDir(), busOpts: o.busOpts, entered: o.entered, release: o.release}
-	text := `default_model = "fake"
-
-[[providers]]
-name = "fake"
-kind = "openai"
-base_url = "` + fake.URL() + `"
-models = ["fake-model", "other-model"]
-api_key_env = ""
-
-[sandbox]
-bash = "off"
-
-[environment]
-enabled = false
-`
+	text := providertest.ConfigText(fake.URL(), "")
 	if err := os.WriteFile(config.UserConfigPath(h.home), []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
