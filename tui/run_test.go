@@ -13,7 +13,9 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"reasonix/core/provider"
 	"reasonix/core/provider/providertest"
+	"reasonix/core/session"
 )
 
 // syncBuffer is the terminal's output, read while the program writes it.
@@ -249,5 +251,32 @@ func TestRunSetsEffort(t *testing.T) {
 	}
 	if got := reqs[0].ReasoningEffort; got != "max" {
 		t.Fatalf("reasoning_effort %q, want max", got)
+	}
+}
+
+// TestRunSurvivesAPanic: a panic in work the chat runs off its update loop
+// (here the session lister behind /resume) ends the chat with an error
+// instead of killing the process, and the session is still closed, its
+// transcript saved.
+func TestRunSurvivesAPanic(t *testing.T) {
+	srv := providertest.Start(t)
+	o, opened := liveOpener(t, srv)
+	o.Sessions = func() ([]session.Summary, error) { panic("lister broke") }
+	r := startRun(t, o)
+	waitOutput(t, r.out, "· session ")
+	r.typeKeys(t, "/resume\r")
+	select {
+	case err := <-r.done:
+		if err == nil {
+			t.Fatal("Run ended without an error after a panic")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not end after a panic")
+	}
+	if len(*opened) != 1 {
+		t.Fatalf("%d sessions opened", len(*opened))
+	}
+	if err := (*opened)[0].Built().Transcript.Append(provider.Message{Role: provider.RoleUser, Content: "late"}); err == nil {
+		t.Fatal("the transcript is still open after the chat ended")
 	}
 }
