@@ -389,10 +389,15 @@ $('composer').addEventListener('submit', async (e) => {
   // Cleared at once, as chats do; a prompt that did not go out comes back
   // unless something new was typed meanwhile.
   ta.value = '';
-  if (await send({ type: 'prompt', text }, 'Sending')) {
-    page.sent.push(text);
-    if (page.sent.length > 20) page.sent.shift();
-  } else if (ta.value === '') ta.value = text;
+  // Remembered before it goes out: its turn_started can arrive on the
+  // event stream before the POST's answer does.
+  page.sent.push(text);
+  if (page.sent.length > 20) page.sent.shift();
+  if (!(await send({ type: 'prompt', text }, 'Sending'))) {
+    const i = page.sent.lastIndexOf(text);
+    if (i >= 0) page.sent.splice(i, 1);
+    if (ta.value === '') ta.value = text;
+  }
   ta.focus();
 });
 
