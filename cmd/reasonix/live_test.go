@@ -42,11 +42,16 @@ func TestOpenLiveContinues(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open: %v (warnings %q)", err, warns)
 	}
-	if done := turn(live, "hello"); done.Status != actors.StatusOK || done.Text != "first answer" {
+	done := turn(live, "hello")
+	if done.Status != actors.StatusOK || done.Text != "first answer" {
 		t.Fatalf("first turn: %+v", done)
 	}
-	if snap := live.Snapshot(); snap.Running || snap.Seq == 0 {
-		t.Fatalf("snapshot after the turn: %+v", snap)
+	// The view folds on its own goroutine: ask for the state as of the
+	// turn's end.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if snap, err := live.SnapshotAt(ctx, done.Seq); err != nil || snap.Running || snap.Seq < done.Seq {
+		t.Fatalf("snapshot after the turn: %+v, %v", snap, err)
 	}
 	id := live.ID()
 	if err := live.Close(10 * time.Second); err != nil {
