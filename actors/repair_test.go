@@ -331,8 +331,12 @@ func TestFleetAnsweredWhenSchedulerDies(t *testing.T) {
 			final = r
 		}
 	}
+	// Exactly one answer, whichever comes first: the stopping scheduler's
+	// own (its subagents stopped before finishing) or the executor's
+	// ledger, when the scheduler is gone before it could reply.
 	tm := toolMessages(final)
-	if len(tm) != 1 || !strings.Contains(tm[0].Content, "2 failed") || !strings.Contains(tm[0].Content, "scheduler:") {
+	if len(tm) != 1 || !strings.Contains(tm[0].Content, "2 failed") ||
+		!strings.Contains(tm[0].Content, "scheduler:") && !strings.Contains(tm[0].Content, "stopped before finishing") {
 		t.Fatalf("fleet result = %+v", tm)
 	}
 }
