@@ -6,20 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-func write(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+	"reasonix/core/testenv"
+)
 
 func TestDirs(t *testing.T) {
 	t.Parallel()
@@ -44,12 +33,12 @@ func TestDirs(t *testing.T) {
 func TestLoad(t *testing.T) {
 	t.Parallel()
 	user, project := t.TempDir(), t.TempDir()
-	write(t, user, map[string]string{
+	testenv.WriteTree(t, user, map[string]string{
 		"review.md":     "---\ndescription: user review\n---\nUser review $ARGUMENTS",
 		"only-user.md":  "Just the user's.\nSecond line.",
 		"git/commit.md": "user commit",
 	})
-	write(t, project, map[string]string{
+	testenv.WriteTree(t, project, map[string]string{
 		"review.md":           "---\r\ndescription: Review the staged diff\r\nargument-hint: [focus-area]\r\nmodel: ignored\r\n# a comment\r\n\r\n---\r\nReview the staged diff. Focus on $ARGUMENTS.\r\n",
 		"git/commit.md":       "\ufeff---\nDescription: \"Commit it\"\n---\n\nCommit: $1\n",
 		"a/b/c.md":            "deep",
@@ -117,7 +106,7 @@ func TestLoadUnreadable(t *testing.T) {
 		t.Skip("root reads files whatever their mode")
 	}
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"locked.md": "x", "ok.md": "fine", "sub/x.md": "x"})
+	testenv.WriteTree(t, dir, map[string]string{"locked.md": "x", "ok.md": "fine", "sub/x.md": "x"})
 	if err := os.Chmod(filepath.Join(dir, "locked.md"), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +137,7 @@ func TestFind(t *testing.T) {
 func TestLoadSymlinkedDirectory(t *testing.T) {
 	t.Parallel()
 	real, home := t.TempDir(), t.TempDir()
-	write(t, real, map[string]string{"deploy.md": "Deploy $1", "ops/ping.md": "Ping"})
+	testenv.WriteTree(t, real, map[string]string{"deploy.md": "Deploy $1", "ops/ping.md": "Ping"})
 	link := filepath.Join(home, "commands")
 	if err := os.Symlink(real, link); err != nil {
 		t.Skipf("symlinks unavailable: %v", err)
@@ -165,7 +154,7 @@ func TestLoadSymlinkedDirectory(t *testing.T) {
 func TestLoadNotADirectory(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"commands": "a file"})
+	testenv.WriteTree(t, dir, map[string]string{"commands": "a file"})
 	cmds, problems := Load(filepath.Join(dir, "commands"))
 	if len(cmds) != 0 || len(problems) != 1 {
 		t.Fatalf("cmds %+v, problems %v", cmds, problems)

@@ -26,7 +26,7 @@ func TestAgainstGit(t *testing.T) {
 			paths := generateTree(t, root, rand.New(rand.NewPCG(uint64(seed), 7)))
 			runGit(t, root, nil, "init", "-q")
 			// The exclude file is generated after init, which writes its own.
-			writeTree(t, root, map[string]string{".git/info/exclude": "# local\n*.tmp\n!keep.tmp\n"})
+			testenv.WriteTree(t, root, map[string]string{".git/info/exclude": "# local\n*.tmp\n!keep.tmp\n"})
 
 			out := runGit(t, root, []byte(strings.Join(paths, "\n")+"\n"),
 				"-c", "core.ignorecase=false", "-c", "core.excludesFile=",

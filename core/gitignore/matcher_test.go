@@ -3,32 +3,12 @@ package gitignore
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
-)
 
-// writeTree creates files under root; a name ending in "/" is a directory.
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+	"reasonix/core/testenv"
+)
 
 func TestParseLine(t *testing.T) {
 	t.Parallel()
@@ -263,7 +243,7 @@ func TestIgnored(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
-			writeTree(t, root, tc.files)
+			testenv.WriteTree(t, root, tc.files)
 			m := New(root)
 			for _, q := range tc.queries {
 				if got := m.Ignored(q.path, q.isDir); got != q.want {
@@ -279,7 +259,7 @@ func TestIgnored(t *testing.T) {
 func TestEnclosingRepository(t *testing.T) {
 	t.Parallel()
 	top := t.TempDir()
-	writeTree(t, top, map[string]string{
+	testenv.WriteTree(t, top, map[string]string{
 		".git/info/exclude": "*.x\n",
 		".gitignore":        "*.log\n/sub/gen/\n/local.txt\n",
 		"sub/.gitignore":    "*.tmp\n",
@@ -309,7 +289,7 @@ func TestEnclosingRepository(t *testing.T) {
 func TestWalk(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	testenv.WriteTree(t, root, map[string]string{
 		".gitignore":       "*.o\nvendor/\n",
 		".git/HEAD":        "ref",
 		"a.go":             "",
@@ -394,7 +374,7 @@ func TestWalk(t *testing.T) {
 func TestWalkErrors(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"a/b.txt": "", "c.txt": ""})
+	testenv.WriteTree(t, root, map[string]string{"a/b.txt": "", "c.txt": ""})
 	sentinel := errors.New("stop")
 	tests := []struct {
 		name    string

@@ -5,11 +5,13 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"reasonix/core/testenv"
 )
 
 func TestComplete(t *testing.T) {
 	t.Parallel()
-	root := tree(t, map[string]string{
+	root := testenv.Tree(t, map[string]string{
 		"main.go":         "",
 		"Makefile":        "",
 		"map.txt":         "",
@@ -89,7 +91,7 @@ func TestComplete(t *testing.T) {
 
 func TestCompleteAbsolute(t *testing.T) {
 	t.Parallel()
-	root := tree(t, map[string]string{"a/b.txt": ""})
+	root := testenv.Tree(t, map[string]string{"a/b.txt": ""})
 	got, err := Complete(t.TempDir(), root+"/a/", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -8,34 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// tree writes files (a path ending in "/" is a directory) under a new
-// temporary root.
-func tree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
+	"reasonix/core/testenv"
+)
 
 func TestExpand(t *testing.T) {
 	t.Parallel()
-	root := tree(t, map[string]string{
+	root := testenv.Tree(t, map[string]string{
 		"note.txt":                    "hello\nworld\n",
 		"nonl.txt":                    "no newline",
 		"empty.txt":                   "",
@@ -152,8 +131,8 @@ func TestExpand(t *testing.T) {
 
 func TestExpandAbsolutePath(t *testing.T) {
 	t.Parallel()
-	outside := tree(t, map[string]string{"abs.txt": "outside"})
-	root := tree(t, nil)
+	outside := testenv.Tree(t, map[string]string{"abs.txt": "outside"})
+	root := testenv.Tree(t, nil)
 	p := filepath.Join(outside, "abs.txt")
 	res := Expand(context.Background(), root, "read @"+p, Options{})
 	if want := fmt.Sprintf("<file path=\"%s\">\noutside\n</file>\n\nread @%s", p, p); res.Text != want {
@@ -172,7 +151,7 @@ func TestExpandEmptyRootIsCwd(t *testing.T) {
 
 func TestExpandCaps(t *testing.T) {
 	t.Parallel()
-	root := tree(t, map[string]string{
+	root := testenv.Tree(t, map[string]string{
 		"big.txt":   strings.Repeat("a", 100),
 		"runes.txt": strings.Repeat("é", 10), // 2 bytes each
 		"b.txt":     strings.Repeat("b", 30),
@@ -219,7 +198,7 @@ func TestExpandDirCap(t *testing.T) {
 	for i := range 8 {
 		files[fmt.Sprintf("d/f%d", i)] = ""
 	}
-	root := tree(t, files)
+	root := testenv.Tree(t, files)
 	res := Expand(context.Background(), root, "@d", Options{MaxDirEntries: 3})
 	want := "<dir path=\"d\">\nf0\nf1\nf2\n[truncated: listing stopped at 3 entries]\n</dir>\n\n@d"
 	if res.Text != want {
@@ -229,7 +208,7 @@ func TestExpandDirCap(t *testing.T) {
 
 func TestExpandBinary(t *testing.T) {
 	t.Parallel()
-	root := tree(t, map[string]string{
+	root := testenv.Tree(t, map[string]string{
 		"nul.bin":    "abc\x00def",
 		"latin1.txt": "caf\xe9 au lait",
 		"cut.txt":    "ab" + "é",
@@ -255,8 +234,8 @@ func TestExpandBinary(t *testing.T) {
 
 func TestExpandSymlinks(t *testing.T) {
 	t.Parallel()
-	outside := tree(t, map[string]string{"secret/s.txt": "s"})
-	root := tree(t, map[string]string{"d/a.txt": "a"})
+	outside := testenv.Tree(t, map[string]string{"secret/s.txt": "s"})
+	root := testenv.Tree(t, map[string]string{"d/a.txt": "a"})
 	if err := os.Symlink(filepath.Join(outside, "secret"), filepath.Join(root, "d", "link")); err != nil {
 		t.Skipf("symlinks unavailable: %v", err)
 	}
@@ -280,7 +259,7 @@ func TestExpandNotices(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root reads files whatever their mode")
 	}
-	root := tree(t, map[string]string{"locked.txt": "x", "ok.txt": "ok"})
+	root := testenv.Tree(t, map[string]string{"locked.txt": "x", "ok.txt": "ok"})
 	if err := os.Chmod(filepath.Join(root, "locked.txt"), 0); err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +285,7 @@ func TestExpandNotRegular(t *testing.T) {
 
 func TestExpandCancelled(t *testing.T) {
 	t.Parallel()
-	root := tree(t, map[string]string{"note.txt": "x"})
+	root := testenv.Tree(t, map[string]string{"note.txt": "x"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res := Expand(ctx, root, "@note.txt", Options{})
@@ -347,7 +326,7 @@ func FuzzExpand(f *testing.F) {
 
 func TestExpandCandidateCap(t *testing.T) {
 	t.Parallel()
-	root := tree(t, map[string]string{"late.txt": "late"})
+	root := testenv.Tree(t, map[string]string{"late.txt": "late"})
 	input := strings.Repeat("@nobody ", maxCandidates) + "@late.txt"
 	res := Expand(context.Background(), root, input, Options{})
 	if res.Text != input || len(res.Files) != 0 || len(res.Notices) != 1 {

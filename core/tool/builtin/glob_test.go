@@ -12,31 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/core/testenv"
 	"reasonix/core/tool"
 )
-
-// makeSearchTree writes files under a fresh root; a name ending in "/" is
-// an empty directory.
-func makeSearchTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
 
 // callTool runs one tool call with args marshalled from a map.
 func callTool(t *testing.T, tl tool.Tool, args map[string]any) (string, error) {
@@ -166,7 +144,7 @@ func TestGlob(t *testing.T) {
 		{name: "path is a file", args: map[string]any{"pattern": "*", "path": "main.go"}, wantErr: "glob: main.go is a file"},
 		{name: "missing path", args: map[string]any{"pattern": "*", "path": "nope"}, wantErr: "glob: nope does not exist"},
 	}
-	root := makeSearchTree(t, globTree)
+	root := testenv.Tree(t, globTree)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -196,7 +174,7 @@ func TestGlobSymlinkNotFollowed(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("symbolic links need privileges on Windows")
 	}
-	root := makeSearchTree(t, map[string]string{"real/a.go": ""})
+	root := testenv.Tree(t, map[string]string{"real/a.go": ""})
 	if err := os.Symlink("real", filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +192,7 @@ func TestGlobSymlinkNotFollowed(t *testing.T) {
 
 func TestGlobOutsideRoot(t *testing.T) {
 	t.Parallel()
-	other := makeSearchTree(t, map[string]string{"x.go": "", ".gitignore": "y.go\n", "y.go": ""})
+	other := testenv.Tree(t, map[string]string{"x.go": "", ".gitignore": "y.go\n", "y.go": ""})
 	out, err := callTool(t, &glob{env: tool.Env{Root: t.TempDir()}}, map[string]any{"pattern": "*.go", "path": other})
 	if err != nil {
 		t.Fatal(err)

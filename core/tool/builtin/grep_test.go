@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"reasonix/core/panics"
+	"reasonix/core/testenv"
 	"reasonix/core/tool"
 )
 
@@ -39,7 +40,7 @@ var grepTree = map[string]string{
 
 func TestGrep(t *testing.T) {
 	t.Parallel()
-	root := makeSearchTree(t, grepTree)
+	root := testenv.Tree(t, grepTree)
 	tests := []struct {
 		name    string
 		args    map[string]any
@@ -215,7 +216,7 @@ func TestGrepWorkerPanic(t *testing.T) {
 			files[fmt.Sprintf("d%d/f%02d.txt", d, f)] = "hit\n"
 		}
 	}
-	root := makeSearchTree(t, files)
+	root := testenv.Tree(t, files)
 	tests := []struct {
 		name    string
 		panicOn func(rel string) bool
@@ -275,7 +276,7 @@ func TestGrepDeterministic(t *testing.T) {
 		}
 	}
 	slices.Sort(all)
-	root := makeSearchTree(t, files)
+	root := testenv.Tree(t, files)
 	tests := []struct {
 		name  string
 		limit int
