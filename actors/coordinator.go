@@ -282,15 +282,23 @@ func (co *coordinator) finish(c actor.Context, m *TurnFinished) {
 		return
 	}
 	co.turn = nil
-	reply := *m
-	reply.Session, reply.Task = co.exec.Session, ""
-	reply.Steps, reply.Usage = t.steps, t.usage
-	if t.canceled && reply.Status == StatusOK {
-		reply.Status = StatusCancelled
-	}
 	if t.replyTo != nil {
-		c.Send(t.replyTo, &reply)
+		c.Send(t.replyTo, summedReply(m, co.exec.Session, t.steps, t.usage, t.canceled))
 	}
+}
+
+// summedReply is m as the answer of a turn that wrapped inner turns (a
+// coordinator's rounds, a goal's turns): the session's own, with the
+// steps and usage of them all, and cancelled when the user cancelled it
+// even if its last inner turn ended well.
+func summedReply(m *TurnFinished, session string, steps int, usage provider.Usage, canceled bool) *TurnFinished {
+	out := *m
+	out.Session, out.Task = session, ""
+	out.Steps, out.Usage = steps, usage
+	if canceled && out.Status == StatusOK {
+		out.Status = StatusCancelled
+	}
+	return &out
 }
 
 func (co *coordinator) publish(ev Event, role string) {

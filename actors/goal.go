@@ -464,14 +464,8 @@ func (g *goalController) reply(c actor.Context, m *TurnFinished) {
 		return
 	}
 	g.run = nil
-	out := *m
-	out.Session, out.Task = g.agent.Session, ""
-	out.Steps, out.Usage = r.steps, r.usage
-	if r.canceled && out.Status == StatusOK {
-		out.Status = StatusCancelled
-	}
 	if r.replyTo != nil {
-		c.Send(r.replyTo, &out)
+		c.Send(r.replyTo, summedReply(m, g.agent.Session, r.steps, r.usage, r.canceled))
 	}
 }
 
