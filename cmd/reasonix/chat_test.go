@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -52,27 +51,9 @@ func TestChatFlags(t *testing.T) {
 			root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err: err} })
 			var got *ChatOptions
 			setupChat(root, f, func(o *ChatOptions) error { got = o; return nil })
-			root.SetArgs(tt.args)
-			root.SetOut(io.Discard)
-			root.SetErr(io.Discard)
-			err := root.Execute()
-			if code := exitCode(err); code != tt.wantCode {
-				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
-			}
-			if tt.wantCode != exitOK {
-				if !strings.Contains(fmt.Sprint(err), tt.wantErr) {
-					t.Errorf("error %q does not contain %q", err, tt.wantErr)
-				}
-				if got != nil {
-					t.Errorf("the chat was started with %+v after a bad invocation", *got)
-				}
-				return
-			}
-			if got == nil {
-				t.Fatal("the chat was not started")
-			}
-			if !reflect.DeepEqual(*got, tt.want) {
-				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			opts, ok := invoke(t, root, tt.args, &got, tt.wantCode, tt.wantErr)
+			if ok && !reflect.DeepEqual(opts, tt.want) {
+				t.Errorf("options = %+v, want %+v", opts, tt.want)
 			}
 		})
 	}

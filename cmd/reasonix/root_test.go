@@ -144,31 +144,16 @@ func TestRunFlags(t *testing.T) {
 			f := &Factory{Stdin: stdin, Stdout: io.Discard, Stderr: io.Discard}
 			var got *RunOptions
 			cmd := NewCmdRun(f, func(o *RunOptions) error { got = o; return nil })
-			cmd.SetArgs(tt.args)
-			cmd.SetOut(io.Discard)
-			cmd.SetErr(io.Discard)
-			err := cmd.Execute()
-			if code := exitCode(err); code != tt.wantCode {
-				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
-			}
-			if tt.wantCode != exitOK {
-				if !strings.Contains(fmt.Sprint(err), tt.wantErr) {
-					t.Errorf("error %q does not contain %q", err, tt.wantErr)
-				}
-				if got != nil {
-					t.Errorf("runF was called with %+v after a bad invocation", *got)
-				}
+			opts, ok := invoke(t, cmd, tt.args, &got, tt.wantCode, tt.wantErr)
+			if !ok {
 				return
-			}
-			if got == nil {
-				t.Fatal("runF was not called")
 			}
 			want := tt.want
 			if want.PermissionMode == "" {
 				want.PermissionMode = "ask"
 			}
-			if !reflect.DeepEqual(*got, want) {
-				t.Errorf("options = %+v, want %+v", *got, want)
+			if !reflect.DeepEqual(opts, want) {
+				t.Errorf("options = %+v, want %+v", opts, want)
 			}
 		})
 	}

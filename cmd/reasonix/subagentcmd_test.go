@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -88,27 +87,9 @@ func TestSubagentFlags(t *testing.T) {
 				}
 			}
 			root.AddCommand(NewCmdSubagent(f, func(o *SubagentOptions) error { got = o; return nil }))
-			root.SetArgs(append([]string{"subagent"}, tt.args...))
-			root.SetOut(io.Discard)
-			root.SetErr(io.Discard)
-			err := root.Execute()
-			if code := exitCode(err); code != tt.wantCode {
-				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
-			}
-			if tt.wantCode != exitOK {
-				if !strings.Contains(fmt.Sprint(err), tt.wantErr) {
-					t.Errorf("error %q does not contain %q", err, tt.wantErr)
-				}
-				if got != nil {
-					t.Errorf("runF was called with %+v after a bad invocation", *got)
-				}
-				return
-			}
-			if got == nil {
-				t.Fatal("runF was not called")
-			}
-			if !reflect.DeepEqual(*got, tt.want) {
-				t.Errorf("options = %+v, want %+v", *got, tt.want)
+			opts, ok := invoke(t, root, append([]string{"subagent"}, tt.args...), &got, tt.wantCode, tt.wantErr)
+			if ok && !reflect.DeepEqual(opts, tt.want) {
+				t.Errorf("options = %+v, want %+v", opts, tt.want)
 			}
 		})
 	}
