@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,12 +23,44 @@ import (
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+	// wrote is closed, and replaced, at each write, so a waiter wakes on
+	// new output instead of polling.
+	wrote chan struct{}
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.wrote != nil {
+		close(s.wrote)
+		s.wrote = nil
+	}
 	return s.b.Write(p)
+}
+
+// waitFor waits until the output, ANSI stripped, satisfies ok, failing
+// with what after a deadline.
+func (s *syncBuffer) waitFor(t *testing.T, what string, ok func(string) bool) {
+	t.Helper()
+	deadline := time.NewTimer(30 * time.Second)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		text := ansi.Strip(s.b.String())
+		if s.wrote == nil {
+			s.wrote = make(chan struct{})
+		}
+		wrote := s.wrote
+		s.mu.Unlock()
+		if ok(text) {
+			return
+		}
+		select {
+		case <-wrote:
+		case <-deadline.C:
+			t.Fatalf("%s; the screen holds:\n%s", what, text)
+		}
+	}
 }
 
 func (s *syncBuffer) String() string {
@@ -39,13 +72,7 @@ func (s *syncBuffer) String() string {
 // waitOutput waits until the output holds want, failing after a deadline.
 func waitOutput(t *testing.T, out *syncBuffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the screen never showed %q; it holds:\n%s", want, out.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
-	}
+	out.waitFor(t, fmt.Sprintf("the screen never showed %q", want), func(s string) bool { return strings.Contains(s, want) })
 }
 
 // TestRunSession drives Run over a real session and the model fake: a
@@ -198,13 +225,7 @@ func TestRunSwitchesSessions(t *testing.T) {
 // waitSessions waits until n session_started notices are on screen.
 func waitSessions(t *testing.T, out *syncBuffer, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.Count(out.String(), "· session ") < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d sessions announced:\n%s", n, out.String())
-		}
-		time.Sleep(20 * time.Millisecond) // polling a condition with a deadline
-	}
+	out.waitFor(t, fmt.Sprintf("fewer than %d sessions announced", n), func(s string) bool { return strings.Count(s, "· session ") >= n })
 }
 
 // TestRunExpandsReferences: an @path in a prompt reaches the model as the
