@@ -63,10 +63,14 @@ func loadConfig(f *Factory, g *globalOptions, cwd string) (*config.Config, error
 	return cfg, nil
 }
 
-// buildSession builds a session with actors.Build.
+// buildSession builds a session with actors.Build. When that fails it
+// closes the transcript of o.Resume, which Build leaves to its caller.
 func buildSession(cfg *config.Config, o actors.BuildOptions) (*actors.Built, error) {
 	b, err := actors.Build(cfg, o)
 	if err != nil {
+		if o.Resume != nil {
+			_ = o.Resume.Transcript.Close()
+		}
 		return nil, asUsage(err)
 	}
 	return b, nil

@@ -69,9 +69,6 @@ func openLive(f *Factory, g globalOptions, req liveRequest, logger *slog.Logger)
 		Getenv:         getenv(f),
 	})
 	if err != nil {
-		if resume != nil {
-			_ = resume.Transcript.Close()
-		}
 		return nil, warnings(), err
 	}
 	b.Spec.Goal = (&GoalOptions{}).spec(cfg.Home, req.Cwd)

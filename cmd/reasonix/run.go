@@ -199,9 +199,6 @@ func runRun(f *Factory, opts *RunOptions) error {
 		Getenv:          getenv(f),
 	})
 	if err != nil {
-		if resume != nil {
-			_ = resume.Transcript.Close()
-		}
 		return err
 	}
 	defer b.Close()
