@@ -42,7 +42,7 @@ type subagents struct {
 // fleetSpec configures the session's scheduler from [agent].
 func (d *subagents) fleetSpec() *FleetSpec {
 	a := d.cfg.Agent
-	return &FleetSpec{
+	spec := &FleetSpec{
 		MaxRunning:  a.MaxSubagentConcurrency,
 		MaxWriters:  a.MaxParallelWriters,
 		Root:        WorkspaceRoot(d.cfg, d.cwd),
@@ -50,6 +50,8 @@ func (d *subagents) fleetSpec() *FleetSpec {
 		NewAgent:    d.newAgent,
 		JournalHome: d.cfg.Home,
 	}
+	d.addWorkers(spec)
+	return spec
 }
 
 // loadSkills reads the profile store once, on the first task: a session
