@@ -101,6 +101,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	root.AddCommand(NewCmdHistory(f, nil, nil))
 	root.AddCommand(NewCmdGoal(f))
 	root.AddCommand(NewCmdServe(f, nil))
+	root.AddCommand(NewCmdWorker(f, nil), NewCmdWorkers(f, nil))
 	return root
 }
 
