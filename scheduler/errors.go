@@ -24,13 +24,24 @@ var (
 	// ErrUnknownID is wrapped when an operation names an id that Submit
 	// never accepted.
 	ErrUnknownID = errors.New("unknown task id")
-	// ErrNotRunning is wrapped by Finish for a task that is still queued:
-	// only a task that was started can finish.
+	// ErrNotRunning is wrapped by Finish and Requeue for a task that is
+	// still queued: only a task that was started can finish or lose its
+	// attempt.
 	ErrNotRunning = errors.New("task not running")
 	// ErrStopping is wrapped by Cancel for a task that the caller was
-	// already told to stop, so that one stop is issued per task.
+	// already told to stop, so that one stop is issued per task, and by
+	// Requeue for such a task, whose stop already decides how it ends.
 	ErrStopping = errors.New("task already stopping")
-	// ErrEnded is wrapped by Finish and Cancel for a task that has already
-	// ended; it is what keeps every task ending exactly once.
+	// ErrEnded is wrapped by Finish, Cancel and Requeue for a task that has
+	// already ended; it is what keeps every task ending exactly once.
 	ErrEnded = errors.New("task already ended")
+	// ErrNoNode is wrapped by Submit when no node known at the time, up or
+	// down, could ever run the task, so that it is refused instead of
+	// waiting for ever: a writer whose claims no worker's write paths
+	// cover while the local node has no slots, or any task while no node
+	// has a slot.
+	ErrNoNode = errors.New("no node can run the task")
+	// ErrAttempts is wrapped by Requeue for a task that has already had
+	// MaxAttempts attempts; the caller ends it with Finish instead.
+	ErrAttempts = errors.New("task attempts exhausted")
 )

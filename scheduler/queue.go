@@ -29,8 +29,9 @@ const (
 
 // Config sets a Queue's caps and the workspace its writers claim paths in.
 type Config struct {
-	// MaxRunning caps tasks holding a run slot, 1–64; zero means
-	// DefaultMaxRunning.
+	// MaxRunning is the local node's run slots, 1–64; zero means
+	// DefaultMaxRunning. SetNode(Node{Name: ""}) may change it later, to
+	// zero as well when the parent process should run no task itself.
 	MaxRunning int
 	// MaxWriters caps running writers, 1–32; zero means DefaultMaxWriters.
 	MaxWriters int
@@ -42,10 +43,13 @@ type Config struct {
 // Queue is the admission state of one session: every task it accepted and
 // the slots they hold. Create it with New; the zero value is not usable.
 type Queue struct {
-	maxRunning int
 	maxWriters int
 	root       string
 	passLimit  int
+
+	local  *node
+	nodes  []*node          // local first, then workers in the order added
+	byName map[string]*node // workers only
 
 	seq     uint64
 	tasks   map[string]*task // every accepted task, ended ones included
@@ -76,11 +80,14 @@ func New(cfg Config) (*Queue, error) {
 		}
 		root = filepath.Clean(root)
 	}
+	local := &node{Node: Node{Slots: maxRunning, Up: true, Writes: []string{wholeWorkspace}}}
 	return &Queue{
-		maxRunning: maxRunning,
 		maxWriters: maxWriters,
 		root:       root,
 		passLimit:  MaxPasses,
+		local:      local,
+		nodes:      []*node{local},
+		byName:     make(map[string]*node),
 		tasks:      make(map[string]*task),
 	}, nil
 }
@@ -97,8 +104,11 @@ func resolveCap(name string, v, def, max int) (int, error) {
 }
 
 // Submit queues t behind every task already queued. It fails, leaving the
-// Queue unchanged, when t is invalid, its id was used before, or one of its
-// write paths is bad.
+// Queue unchanged, when t is invalid, its id was used before, one of its
+// write paths is bad, or no node known now, up or down, could ever run it
+// (ErrNoNode): a writer whose claims no worker covers while the local node
+// has no slots, or any task while no node has a slot. Nodes added later do
+// not make a refused task acceptable retroactively; submit it again.
 func (q *Queue) Submit(t Task, now time.Time) error {
 	if err := q.validate(t); err != nil {
 		return fmt.Errorf("submit task %q: %w", t.ID, err)
@@ -111,9 +121,13 @@ func (q *Queue) Submit(t Task, now time.Time) error {
 		}
 		claims = c
 	}
-	t.WritePaths = slices.Clone(t.WritePaths)
+	rec := &task{Task: t, claims: claims}
+	if !q.placeable(rec) {
+		return fmt.Errorf("submit task %q: %w", t.ID, ErrNoNode)
+	}
+	rec.WritePaths = slices.Clone(t.WritePaths)
 	q.seq++
-	rec := &task{Task: t, claims: claims, seq: q.seq, state: Queued, submitted: now}
+	rec.seq, rec.state, rec.submitted, rec.attempt = q.seq, Queued, now, 1
 	q.tasks[t.ID] = rec
 	q.queued = append(q.queued, rec)
 	return nil
@@ -142,12 +156,19 @@ func (q *Queue) validate(t Task) error {
 //
 // Tasks are considered in submission order. A task is skipped, not waited
 // on, when it cannot start: a writer while the writer cap is reached, while
-// it conflicts with a running writer, or while it conflicts with an earlier
-// waiting writer that holds its paths. Starting a writer counts as a pass
-// against each earlier waiting writer it conflicts with, and the pass that
-// brings a writer to MaxPasses makes it hold its paths from then on.
+// it conflicts with a running writer, while it conflicts with an earlier
+// waiting writer that holds its paths, or while no up node covering its
+// claims has a free slot. Starting a writer counts as a pass against each
+// earlier waiting writer it conflicts with, and the pass that brings a
+// writer to MaxPasses makes it hold its paths from then on, whatever keeps
+// it waiting. A reader waits only when no up node has a free slot, and
+// then so does everything after it.
+//
+// Each Start names the node it was placed on (see place for the choice)
+// and the attempt it is.
 func (q *Queue) Next(now time.Time) []Start {
-	if len(q.queued) == 0 || len(q.running) >= q.maxRunning {
+	free := q.freeSlots()
+	if len(q.queued) == 0 || free == 0 {
 		return nil
 	}
 	var (
@@ -158,7 +179,7 @@ func (q *Queue) Next(now time.Time) []Start {
 	// kept reuses the queue's array: it never grows past the element being
 	// read, so compaction in place is safe.
 	for i, t := range q.queued {
-		if len(q.running) >= q.maxRunning {
+		if free == 0 {
 			if len(kept) == i {
 				kept = q.queued // nothing started yet: the queue is unchanged
 			} else {
@@ -166,15 +187,23 @@ func (q *Queue) Next(now time.Time) []Start {
 			}
 			break
 		}
-		if t.Writer && !q.admissible(t, held) {
+		var n *node
+		if !t.Writer || q.admissible(t, held) {
+			n = q.place(t)
+		}
+		if n == nil {
+			// Only a writer gets here while slots are free. A reserved one
+			// holds its paths whichever rule stopped it, so that a writer
+			// whose only node is down or full is not passed without limit.
 			if t.reserved {
 				held = append(held, t)
 			}
 			kept = append(kept, t)
 			continue
 		}
-		q.start(t, now)
-		starts = append(starts, Start{Task: t.Task, Deadline: t.deadline})
+		q.start(t, n, now)
+		free--
+		starts = append(starts, Start{Task: t.Task, Deadline: t.deadline, Node: n.Name, Attempt: t.attempt})
 		if !t.Writer {
 			continue
 		}
@@ -213,9 +242,11 @@ func (q *Queue) admissible(t *task, held []*task) bool {
 	return true
 }
 
-// start moves a queued task into the running set.
-func (q *Queue) start(t *task, now time.Time) {
+// start moves a queued task into the running set on node n.
+func (q *Queue) start(t *task, n *node, now time.Time) {
 	t.state = Running
+	t.node = n
+	n.running++
 	t.started = now
 	t.reserved = false
 	if t.Timeout > 0 {
@@ -245,12 +276,59 @@ func (q *Queue) Finish(id string, now time.Time) (Outcome, error) {
 	default:
 		t.outcome = OutcomeFinished
 	}
+	q.release(t)
+	q.end(t, t.outcome, now)
+	return t.outcome, nil
+}
+
+// release frees the run slot, node slot and writer slot of a running or
+// stopping task. The task keeps its node, so Lookup still says where an
+// ended task ran.
+func (q *Queue) release(t *task) {
 	q.running = slices.DeleteFunc(q.running, func(r *task) bool { return r == t })
+	t.node.running--
 	if t.Writer {
 		q.writers--
 	}
-	q.end(t, t.outcome, now)
-	return t.outcome, nil
+}
+
+// Requeue puts a running task whose attempt was lost (its node went away)
+// back in the queue at its original submission position, frees its slots,
+// and returns the number of the attempt its next start will be. It is not
+// an end: the task still ends exactly once, later. Call Next afterwards.
+//
+// A task that has had MaxAttempts attempts is refused with ErrAttempts and
+// stays running, so the caller ends it with Finish (and reports it failed).
+// Requeue also fails with ErrStopping for a task being stopped (its stop
+// decides its end), ErrNotRunning for a queued task, ErrEnded for an ended
+// one and ErrUnknownID. The attempt is 0 whenever err is not nil.
+func (q *Queue) Requeue(id string, now time.Time) (attempt int, err error) {
+	t, ok := q.tasks[id]
+	if !ok {
+		return 0, fmt.Errorf("requeue task %q: %w", id, ErrUnknownID)
+	}
+	switch t.state {
+	case Queued:
+		return 0, fmt.Errorf("requeue task %q: %w", id, ErrNotRunning)
+	case Stopping:
+		return 0, fmt.Errorf("requeue task %q: %w", id, ErrStopping)
+	case Ended:
+		return 0, fmt.Errorf("requeue task %q: %w", id, ErrEnded)
+	}
+	if t.attempt >= MaxAttempts {
+		return 0, fmt.Errorf("requeue task %q after %d attempts: %w", id, t.attempt, ErrAttempts)
+	}
+	q.release(t)
+	t.state = Queued
+	t.node = nil
+	t.attempt++
+	t.passes = 0
+	t.started, t.deadline = time.Time{}, time.Time{}
+	t.requeued = now
+	// q.queued is in seq order: Submit appends, everything else removes.
+	i, _ := slices.BinarySearchFunc(q.queued, t.seq, func(w *task, seq uint64) int { return cmp.Compare(w.seq, seq) })
+	q.queued = slices.Insert(q.queued, i, t)
+	return t.attempt, nil
 }
 
 // Cancel cancels one task. A queued task ends at once and wasRunning is
@@ -348,6 +426,10 @@ func (q *Queue) Status() Snapshot {
 		Stopping: q.stopping,
 		Ended:    q.ended,
 		Tasks:    make([]TaskStatus, 0, len(q.queued)+len(q.running)),
+		Nodes:    make([]NodeStatus, 0, len(q.nodes)),
+	}
+	for _, n := range q.nodes {
+		s.Nodes = append(s.Nodes, n.status())
 	}
 	live := append(slices.Clone(q.running), q.queued...)
 	slices.SortFunc(live, func(a, b *task) int { return cmp.Compare(a.seq, b.seq) })

@@ -27,8 +27,13 @@ type Replayed struct {
 	// Results maps each finished task to its result payload.
 	Results map[string]json.RawMessage
 	// Running holds the tasks that had started and not finished when the
-	// journal ends: they may have been part way through their work.
+	// journal ends: they may have been part way through their work. A
+	// requeue record takes a task out again: its attempt was given up, so
+	// it is simply queued.
 	Running map[string]bool
+	// Requeues counts the requeue records of each unfinished task, so a
+	// resumed fleet can tell how often a task already lost its worker.
+	Requeues map[string]int
 	// Cancelled and Expired hold unfinished tasks whose cancellation or
 	// expiry was recorded; CancelledFleet says the whole fleet was.
 	Cancelled      map[string]bool
@@ -45,7 +50,7 @@ type Replayed struct {
 // the journal is written by one scheduler, so they mean corruption.
 func Replay(recs []journal.Record) (*Replayed, error) {
 	r := &Replayed{Results: map[string]json.RawMessage{}, Running: map[string]bool{},
-		Cancelled: map[string]bool{}, Expired: map[string]bool{}}
+		Cancelled: map[string]bool{}, Expired: map[string]bool{}, Requeues: map[string]int{}}
 	known := map[string]bool{}
 	submitted := false
 	for _, rec := range recs {
@@ -83,6 +88,15 @@ func Replay(recs []journal.Record) (*Replayed, error) {
 				delete(r.Running, rec.Task)
 				delete(r.Cancelled, rec.Task)
 				delete(r.Expired, rec.Task)
+				delete(r.Requeues, rec.Task)
+			}
+		case journal.KindRequeue:
+			if rec.Task == "" {
+				return nil, fmt.Errorf("replay fleet %s: requeue record %d names no task", rec.Fleet, rec.Seq)
+			}
+			if !done {
+				delete(r.Running, rec.Task)
+				r.Requeues[rec.Task]++
 			}
 		case journal.KindCancel:
 			switch {

@@ -1,9 +1,12 @@
 package scheduler
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,8 +15,9 @@ import (
 
 // randomJournal writes the journal of a fleet of n tasks driven by random
 // inputs: starts, finishes, duplicate finishes (a task re-run after a
-// crash between its result and the crash's discovery), cancellations and
-// expiries, ending with the reply once every task has a result.
+// crash between its result and the crash's discovery), requeues (its
+// worker was lost), cancellations and expiries, ending with the reply once
+// every task has a result.
 func randomJournal(rng *rand.Rand, n int) []journal.Record {
 	at := time.Unix(1700000000, 0)
 	var recs []journal.Record
@@ -39,6 +43,11 @@ func randomJournal(rng *rand.Rand, n int) []journal.Record {
 			add(journal.KindStart, id, nil)
 			state[id] = 1
 		case 1:
+			if rng.IntN(4) == 0 {
+				add(journal.KindRequeue, id, map[string]any{"worker": "w1", "attempt": 2, "why": "lost"})
+				state[id] = 0
+				continue
+			}
 			switch rng.IntN(6) {
 			case 0:
 				add(journal.KindCancel, id, nil)
@@ -114,6 +123,23 @@ func TestReplayNeverDuplicatesOrLosesAResult(t *testing.T) {
 				t.Fatalf("seed %d cut %d: %s both running and finished", seed, cut, id)
 			}
 		}
+		// Running is exactly the unfinished tasks whose last start is not
+		// followed by a requeue.
+		lastStart := map[string]bool{}
+		for _, rec := range recs {
+			switch rec.Kind {
+			case journal.KindStart:
+				lastStart[rec.Task] = true
+			case journal.KindRequeue:
+				lastStart[rec.Task] = false
+			}
+		}
+		for _, id := range r.Order {
+			_, done := first[id]
+			if want := lastStart[id] && !done; r.Running[id] != want {
+				t.Fatalf("seed %d cut %d: %s running %v, want %v", seed, cut, id, r.Running[id], want)
+			}
+		}
 		q, err := r.Rebuild(Config{MaxRunning: 64, MaxWriters: 3, Root: "/ws"}, r.Pending(), time.Unix(1800000000, 0))
 		if err != nil {
 			t.Fatal(err)
@@ -145,5 +171,107 @@ func TestReplayRejectsCorruptJournals(t *testing.T) {
 				t.Fatal("replay accepted a corrupt journal")
 			}
 		})
+	}
+}
+
+// TestReplayRequeue checks that a requeue record takes a started task out
+// of Running, so a resume treats it as queued, and that a later start puts
+// it back; a finished task ignores a stray requeue.
+func TestReplayRequeue(t *testing.T) {
+	t.Parallel()
+	sub, _ := json.Marshal(Submission{Tasks: []Task{{ID: "a"}, {ID: "b"}, {ID: "c"}}})
+	why := json.RawMessage(`{"worker":"build1","attempt":2,"why":"heartbeat lost"}`)
+	rec := func(kind, task string, data json.RawMessage) journal.Record {
+		return journal.Record{Fleet: "s/f", Kind: kind, Task: task, Data: data}
+	}
+	tests := []struct {
+		name     string
+		recs     []journal.Record
+		running  []string
+		requeues map[string]int
+		pending  []string
+	}{
+		{"requeued task is queued again", []journal.Record{
+			rec(journal.KindSubmit, "", sub),
+			rec(journal.KindStart, "a", nil), rec(journal.KindStart, "b", nil),
+			rec(journal.KindRequeue, "a", why),
+		}, []string{"b"}, map[string]int{"a": 1}, []string{"a", "b", "c"}},
+		{"started again after the requeue", []journal.Record{
+			rec(journal.KindSubmit, "", sub),
+			rec(journal.KindStart, "a", nil), rec(journal.KindRequeue, "a", why),
+			rec(journal.KindStart, "a", nil), rec(journal.KindRequeue, "a", why),
+			rec(journal.KindStart, "a", nil),
+		}, []string{"a"}, map[string]int{"a": 2}, []string{"a", "b", "c"}},
+		{"finished after a requeue keeps its result", []journal.Record{
+			rec(journal.KindSubmit, "", sub),
+			rec(journal.KindStart, "a", nil), rec(journal.KindRequeue, "a", why),
+			rec(journal.KindStart, "a", nil), rec(journal.KindFinish, "a", json.RawMessage(`"ok"`)),
+			rec(journal.KindRequeue, "a", why),
+		}, nil, map[string]int{}, []string{"b", "c"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := Replay(tc.recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var running []string
+			for _, id := range r.Order {
+				if r.Running[id] {
+					running = append(running, id)
+				}
+			}
+			if !slices.Equal(running, tc.running) || !maps.Equal(r.Requeues, tc.requeues) || !slices.Equal(r.Pending(), tc.pending) {
+				t.Fatalf("running %q requeues %v pending %q; want %q %v %q", running, r.Requeues, r.Pending(), tc.running, tc.requeues, tc.pending)
+			}
+		})
+	}
+	if _, err := Replay([]journal.Record{rec(journal.KindSubmit, "", sub), rec(journal.KindRequeue, "", why)}); err == nil {
+		t.Fatal("replay accepted a requeue that names no task")
+	}
+	if _, err := Replay([]journal.Record{rec(journal.KindSubmit, "", sub), rec(journal.KindRequeue, "zz", why)}); err == nil {
+		t.Fatal("replay accepted a requeue of an unknown task")
+	}
+}
+
+// TestReplayRequeueThroughJournal writes records through a real journal
+// database and replays what it reads back.
+func TestReplayRequeueThroughJournal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	j, err := journal.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	sub, _ := json.Marshal(Submission{Tasks: []Task{{ID: "a"}, {ID: "b"}}})
+	for _, r := range []journal.Record{
+		{Fleet: "s/f", Kind: journal.KindSubmit, Data: sub},
+		{Fleet: "s/f", Kind: journal.KindStart, Task: "a"},
+		{Fleet: "s/f", Kind: journal.KindStart, Task: "b"},
+		{Fleet: "s/f", Kind: journal.KindRequeue, Task: "b", Data: json.RawMessage(`{"worker":"w1","attempt":2,"why":"lost"}`)},
+	} {
+		if _, err := j.Append(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := j.Records(ctx, "s/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Replay(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Running["a"] || r.Running["b"] || r.Requeues["b"] != 1 {
+		t.Fatalf("replayed running %v requeues %v", r.Running, r.Requeues)
+	}
+	q, err := r.Rebuild(Config{Root: "/ws"}, r.Pending(), time.Unix(1800000000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := q.Lookup("b"); st.State != Queued || st.Attempt != 1 {
+		t.Fatalf("rebuilt b = %+v", st)
 	}
 }

@@ -36,6 +36,12 @@ type Start struct {
 	// Deadline is the start time plus Task.Timeout, so the caller can arm a
 	// timer that calls Expired; zero when the task has no timeout.
 	Deadline time.Time
+	// Node is where the caller must run the task: "" for the local
+	// process, else the name of a worker given to SetNode.
+	Node string
+	// Attempt numbers the starts of one task from 1; a start after
+	// Requeue has the next number.
+	Attempt int
 }
 
 // FleetCancel is what CancelFleet did, split by what the caller must do
@@ -138,6 +144,15 @@ type TaskStatus struct {
 	EndedAt   time.Time
 	// Deadline is Started plus the timeout; zero without one.
 	Deadline time.Time
+	// Node is the node a running or stopping task is placed on, or an
+	// ended one last ran on; "" is the local node, and also what a queued
+	// task (never started, or requeued) reports.
+	Node string
+	// Attempt is the number of the task's current attempt, from 1: the
+	// one running, or for a queued task the one its next start will be.
+	Attempt int
+	// Requeued is the time of the last Requeue; zero if there was none.
+	Requeued time.Time
 }
 
 // Snapshot is the scheduler's state at one moment, for status queries.
@@ -156,6 +171,9 @@ type Snapshot struct {
 	// order; ended tasks are left out so the list stays small in a long
 	// session (Lookup still finds them).
 	Tasks []TaskStatus
+	// Nodes lists every node, the local one first, then workers in the
+	// order they were added.
+	Nodes []NodeStatus
 }
 
 // task is the Queue's record of one accepted task.
@@ -167,13 +185,17 @@ type task struct {
 	outcome  Outcome
 	passes   int
 	reserved bool
+	node     *node // where it runs or last ran; nil while queued
+	attempt  int   // current attempt, from 1
+
+	requeued time.Time
 
 	submitted, started, ended, deadline time.Time
 }
 
 // status copies the record into its public form.
 func (t *task) status() TaskStatus {
-	return TaskStatus{
+	s := TaskStatus{
 		ID:        t.ID,
 		Fleet:     t.Fleet,
 		Writer:    t.Writer,
@@ -186,5 +208,11 @@ func (t *task) status() TaskStatus {
 		Started:   t.started,
 		EndedAt:   t.ended,
 		Deadline:  t.deadline,
+		Attempt:   t.attempt,
+		Requeued:  t.requeued,
 	}
+	if t.node != nil {
+		s.Node = t.node.Name
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 // Package journal is the durable record of fleets: every input the
 // scheduler acts on (a fleet submitted, a task started, a task finished
-// with its result, a cancellation, an expiry, the fleet's reply) is
+// with its result, a running task requeued after its worker was lost, a
+// cancellation, an expiry, the fleet's reply) is
 // appended, in its own synced SQLite transaction, before the scheduler
 // applies it. Replaying a fleet's records (scheduler.Replay) rebuilds its
 // queue after the process died, so finished tasks keep their results and

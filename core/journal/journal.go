@@ -29,6 +29,11 @@ const (
 	KindCancel = "cancel"
 	KindExpire = "expire"
 	KindReply  = "reply"
+	// KindRequeue records that a running task lost its attempt (its worker
+	// went away) and is queued again. Its payload is the caller's; the
+	// fleet writes {"worker", "attempt", "why"}: the node the attempt ran
+	// on, the number of the attempt to come, and why the last one was lost.
+	KindRequeue = "requeue"
 )
 
 // Record is one journalled input of a fleet.
