@@ -6,7 +6,7 @@ GO      ?= go
 BIN     ?= bin
 PLATFORMS := darwin/amd64 darwin/arm64 linux/amd64 linux/arm64 windows/amd64 windows/arm64
 
-.PHONY: build cross vet fmt test bench clean
+.PHONY: build cross vet fmt test bench proto clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/reasonix ./cmd/reasonix
@@ -32,6 +32,19 @@ test:
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# Regenerates actors/workerpb/worker.pb.go from worker.proto with protoc
+# (apt install protobuf-compiler) and the protoc-gen-go of the protobuf
+# version go.mod pins, built from the module cache. The .proto is named
+# by its path from the module root, the name protobuf registers it under,
+# so it cannot clash with another file of the same base name in a binary.
+# Commit the result; actors/workerpb/generate_test.go fails while it is
+# stale.
+proto:
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(GO) build -o "$$tmp/protoc-gen-go" google.golang.org/protobuf/cmd/protoc-gen-go && \
+	protoc --plugin=protoc-gen-go="$$tmp/protoc-gen-go" --proto_path=. \
+		--go_out=. --go_opt=paths=source_relative actors/workerpb/worker.proto
 
 clean:
 	rm -rf $(BIN)

@@ -1,20 +1,329 @@
 package actors
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/asynkron/protoactor-go/actor"
+
+	"reasonix/actors/workerpb"
+	"reasonix/core/provider"
 )
 
-// toWire returns the message to put on the wire for a plain boundary
-// message (one of the worker* types of worker_msgs.go).
-//
-// Until the protobuf twins exist this returns m itself, which is what two
-// actors of one process exchange.
-func toWire(m any) (any, error) { return m, nil }
+// toWire returns the protobuf twin (actors/workerpb) of a plain boundary
+// message, one of the worker* pointer types of worker_msgs.go. protoactor
+// remote can only put protobuf messages on the wire, and a local PID takes
+// them as well, so every boundary message goes out in this form; the
+// receiver's fromWire turns it back. The twin holds copies of m's lists,
+// so a sender may reuse them once the message is sent; an event's line is
+// shared, as encodeWorkerEvent makes a fresh one for each event. Anything
+// else, a nil pointer included, is an error rather than a message the
+// other side could not decode.
+func toWire(m any) (any, error) {
+	switch m := m.(type) {
+	case *workerHello:
+		if m != nil {
+			return &workerpb.Hello{
+				Protocol:  int64(m.Protocol),
+				Scheduler: m.Scheduler,
+				Session:   m.Session,
+				Workspace: m.Workspace,
+				Epoch:     m.Epoch,
+				LeaseMs:   m.LeaseMS,
+			}, nil
+		}
+	case *workerWelcome:
+		if m != nil {
+			return &workerpb.Welcome{
+				Protocol:   int64(m.Protocol),
+				Worker:     m.Worker,
+				Boot:       m.Boot,
+				Epoch:      m.Epoch,
+				Capacity:   int64(m.Capacity),
+				Running:    int64(m.Running),
+				Workspaces: slices.Clone(m.Workspaces),
+				Refused:    m.Refused,
+			}, nil
+		}
+	case *workerHeartbeat:
+		if m != nil {
+			return &workerpb.Heartbeat{Epoch: m.Epoch, N: m.N}, nil
+		}
+	case *workerHeartbeatAck:
+		if m != nil {
+			return &workerpb.HeartbeatAck{Epoch: m.Epoch, N: m.N, Running: int64(m.Running), Free: int64(m.Free)}, nil
+		}
+	case *workerStart:
+		if m != nil {
+			return &workerpb.Start{
+				Epoch:       m.Epoch,
+				Attempt:     int64(m.Attempt),
+				Session:     m.Session,
+				Fleet:       m.Fleet,
+				Workspace:   m.Workspace,
+				Spec:        taskSpecToWire(m.Spec),
+				Posture:     m.Posture,
+				Interactive: m.Interactive,
+			}, nil
+		}
+	case *workerAccepted:
+		if m != nil {
+			w := &workerpb.Accepted{Task: m.Task, Attempt: int64(m.Attempt), Model: m.Model}
+			if m.Price != nil {
+				w.Price = &workerpb.Price{Input: m.Price.Input, CacheHit: m.Price.CacheHit, Output: m.Price.Output}
+			}
+			return w, nil
+		}
+	case *workerRefused:
+		if m != nil {
+			return &workerpb.Refused{Task: m.Task, Attempt: int64(m.Attempt), Reason: m.Reason, Fatal: m.Fatal}, nil
+		}
+	case *workerEvent:
+		if m != nil {
+			return eventToWire(*m), nil
+		}
+	case *workerEvents:
+		if m != nil {
+			w := &workerpb.Events{Task: m.Task, Attempt: int64(m.Attempt), First: m.First}
+			if len(m.Items) > 0 {
+				w.Items = make([]*workerpb.Event, len(m.Items))
+				for i, it := range m.Items {
+					w.Items[i] = eventToWire(it)
+				}
+			}
+			return w, nil
+		}
+	case *workerFinished:
+		if m != nil {
+			return &workerpb.Finished{
+				Task:       m.Task,
+				Attempt:    int64(m.Attempt),
+				Last:       m.Last,
+				Status:     m.Status,
+				Text:       m.Text,
+				Error:      m.Error,
+				Steps:      int64(m.Steps),
+				Usage:      usageToWire(m.Usage),
+				Transcript: m.Transcript,
+			}, nil
+		}
+	case *workerCancel:
+		if m != nil {
+			return &workerpb.Cancel{Task: m.Task, Attempt: int64(m.Attempt), Why: m.Why}, nil
+		}
+	case *workerApproval:
+		if m != nil {
+			return &workerpb.Approval{Task: m.Task, Attempt: int64(m.Attempt), RequestId: m.RequestID, Choice: m.Choice, Rule: m.Rule}, nil
+		}
+	case *workerPosture:
+		if m != nil {
+			return &workerpb.Posture{Epoch: m.Epoch, Posture: m.Posture}, nil
+		}
+	case *workerBye:
+		if m != nil {
+			return &workerpb.Bye{Epoch: m.Epoch, Why: m.Why}, nil
+		}
+	default:
+		return nil, fmt.Errorf("worker wire: %T is not a boundary message (send a pointer to one of the worker* types of worker_msgs.go)", m)
+	}
+	return nil, fmt.Errorf("worker wire: nil %T", m)
+}
 
 // fromWire returns the plain message for a protobuf twin that arrived from
-// another process, and m itself for anything else, so a Receive can call it
-// on every message first.
-func fromWire(m any) (any, error) { return m, nil }
+// another process (or from a local actor through sendWorker), and m itself
+// for anything else, so a Receive can call it on every message first. The
+// plain messages come back as pointers, the form toWire takes. A twin
+// always maps (an absent field is its zero value), so the error is nil
+// today; it is there for a check a later field may need.
+func fromWire(m any) (any, error) {
+	switch w := m.(type) {
+	case *workerpb.Hello:
+		return &workerHello{
+			Protocol:  int(w.GetProtocol()),
+			Scheduler: w.GetScheduler(),
+			Session:   w.GetSession(),
+			Workspace: w.GetWorkspace(),
+			Epoch:     w.GetEpoch(),
+			LeaseMS:   w.GetLeaseMs(),
+		}, nil
+	case *workerpb.Welcome:
+		return &workerWelcome{
+			Protocol:   int(w.GetProtocol()),
+			Worker:     w.GetWorker(),
+			Boot:       w.GetBoot(),
+			Epoch:      w.GetEpoch(),
+			Capacity:   int(w.GetCapacity()),
+			Running:    int(w.GetRunning()),
+			Workspaces: nonEmpty(w.GetWorkspaces()),
+			Refused:    w.GetRefused(),
+		}, nil
+	case *workerpb.Heartbeat:
+		return &workerHeartbeat{Epoch: w.GetEpoch(), N: w.GetN()}, nil
+	case *workerpb.HeartbeatAck:
+		return &workerHeartbeatAck{Epoch: w.GetEpoch(), N: w.GetN(), Running: int(w.GetRunning()), Free: int(w.GetFree())}, nil
+	case *workerpb.Start:
+		return &workerStart{
+			Epoch:       w.GetEpoch(),
+			Attempt:     int(w.GetAttempt()),
+			Session:     w.GetSession(),
+			Fleet:       w.GetFleet(),
+			Workspace:   w.GetWorkspace(),
+			Spec:        taskSpecFromWire(w.GetSpec()),
+			Posture:     w.GetPosture(),
+			Interactive: w.GetInteractive(),
+		}, nil
+	case *workerpb.Accepted:
+		a := &workerAccepted{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Model: w.GetModel()}
+		if p := w.GetPrice(); p != nil {
+			a.Price = &Price{Input: p.GetInput(), CacheHit: p.GetCacheHit(), Output: p.GetOutput()}
+		}
+		return a, nil
+	case *workerpb.Refused:
+		return &workerRefused{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Reason: w.GetReason(), Fatal: w.GetFatal()}, nil
+	case *workerpb.Event:
+		ev := eventFromWire(w)
+		return &ev, nil
+	case *workerpb.Events:
+		e := &workerEvents{Task: w.GetTask(), Attempt: int(w.GetAttempt()), First: w.GetFirst()}
+		if items := w.GetItems(); len(items) > 0 {
+			e.Items = make([]workerEvent, len(items))
+			for i, it := range items {
+				e.Items[i] = eventFromWire(it)
+			}
+		}
+		return e, nil
+	case *workerpb.Finished:
+		return &workerFinished{
+			Task:       w.GetTask(),
+			Attempt:    int(w.GetAttempt()),
+			Last:       w.GetLast(),
+			Status:     w.GetStatus(),
+			Text:       w.GetText(),
+			Error:      w.GetError(),
+			Steps:      int(w.GetSteps()),
+			Usage:      usageFromWire(w.GetUsage()),
+			Transcript: w.GetTranscript(),
+		}, nil
+	case *workerpb.Cancel:
+		return &workerCancel{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Why: w.GetWhy()}, nil
+	case *workerpb.Approval:
+		return &workerApproval{Task: w.GetTask(), Attempt: int(w.GetAttempt()), RequestID: w.GetRequestId(), Choice: w.GetChoice(), Rule: w.GetRule()}, nil
+	case *workerpb.Posture:
+		return &workerPosture{Epoch: w.GetEpoch(), Posture: w.GetPosture()}, nil
+	case *workerpb.Bye:
+		return &workerBye{Epoch: w.GetEpoch(), Why: w.GetWhy()}, nil
+	}
+	return m, nil
+}
+
+func taskSpecToWire(s TaskSpec) *workerpb.TaskSpec {
+	return &workerpb.TaskSpec{
+		Id:          s.ID,
+		Prompt:      s.Prompt,
+		Profile:     s.Profile,
+		Writer:      s.Writer,
+		WritePaths:  slices.Clone(s.WritePaths),
+		Model:       s.Model,
+		Effort:      s.Effort,
+		Budget:      budgetToWire(s.Budget),
+		FleetBudget: budgetToWire(s.FleetBudget),
+	}
+}
+
+func taskSpecFromWire(w *workerpb.TaskSpec) TaskSpec {
+	return TaskSpec{
+		ID:          w.GetId(),
+		Prompt:      w.GetPrompt(),
+		Profile:     w.GetProfile(),
+		Writer:      w.GetWriter(),
+		WritePaths:  nonEmpty(w.GetWritePaths()),
+		Model:       w.GetModel(),
+		Effort:      w.GetEffort(),
+		Budget:      budgetFromWire(w.GetBudget()),
+		FleetBudget: budgetFromWire(w.GetFleetBudget()),
+	}
+}
+
+// budgetToWire leaves a zero Budget out of the message: absent and zero
+// mean the same, no ceiling.
+func budgetToWire(b Budget) *workerpb.Budget {
+	if b == (Budget{}) {
+		return nil
+	}
+	return &workerpb.Budget{Tokens: int64(b.Tokens), Turns: int64(b.Turns), Seconds: int64(b.Seconds), Cost: b.Cost}
+}
+
+func budgetFromWire(w *workerpb.Budget) Budget {
+	return Budget{Tokens: int(w.GetTokens()), Turns: int(w.GetTurns()), Seconds: int(w.GetSeconds()), Cost: w.GetCost()}
+}
+
+func usageToWire(u provider.Usage) *workerpb.Usage {
+	if u == (provider.Usage{}) {
+		return nil
+	}
+	return &workerpb.Usage{
+		PromptTokens:     int64(u.PromptTokens),
+		CompletionTokens: int64(u.CompletionTokens),
+		TotalTokens:      int64(u.TotalTokens),
+		CacheHitTokens:   int64(u.CacheHitTokens),
+		CacheMissTokens:  int64(u.CacheMissTokens),
+		ReasoningTokens:  int64(u.ReasoningTokens),
+	}
+}
+
+func usageFromWire(w *workerpb.Usage) provider.Usage {
+	return provider.Usage{
+		PromptTokens:     int(w.GetPromptTokens()),
+		CompletionTokens: int(w.GetCompletionTokens()),
+		TotalTokens:      int(w.GetTotalTokens()),
+		CacheHitTokens:   int(w.GetCacheHitTokens()),
+		CacheMissTokens:  int(w.GetCacheMissTokens()),
+		ReasoningTokens:  int(w.GetReasoningTokens()),
+	}
+}
+
+func eventToWire(e workerEvent) *workerpb.Event {
+	return &workerpb.Event{Kind: e.Kind, Json: e.JSON}
+}
+
+func eventFromWire(w *workerpb.Event) workerEvent {
+	return workerEvent{Kind: w.GetKind(), JSON: nonEmpty(w.GetJson())}
+}
+
+// nonEmpty is s, or nil when it has no elements: protobuf does not tell an
+// empty list from an absent one, so neither does the plain side.
+func nonEmpty[S ~[]E, E any](s S) S {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// encodeWorkerEvent is ev in the form a workerEvents batch carries: its
+// kind and its stream-json line (Encode).
+func encodeWorkerEvent(ev Event) (workerEvent, error) {
+	if isNilEvent(ev) {
+		return workerEvent{}, fmt.Errorf("worker wire: nil event")
+	}
+	b, err := Encode(ev)
+	if err != nil {
+		return workerEvent{}, fmt.Errorf("worker wire: %w", err)
+	}
+	return workerEvent{Kind: ev.Kind(), JSON: b}, nil
+}
+
+// decodeWorkerEvent turns a batch item back into the event it was made
+// from, checking that the line is of the kind the item says.
+func decodeWorkerEvent(w workerEvent) (Event, error) {
+	ev, err := DecodeEvent(w.JSON)
+	if err != nil {
+		return nil, fmt.Errorf("worker wire: %s item: %w", w.Kind, err)
+	}
+	if ev.Kind() != w.Kind {
+		return nil, fmt.Errorf("worker wire: item says %q but its line is a %q event", w.Kind, ev.Kind())
+	}
+	return ev, nil
+}
 
 // sendWorker sends a boundary message to pid (a local actor or a remote
 // one) in its wire form. A message that cannot be encoded is a programming

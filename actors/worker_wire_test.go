@@ -1,0 +1,423 @@
+package actors
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"reasonix/actors/workerpb"
+	"reasonix/core/provider"
+)
+
+// wireSamples holds one value of every boundary message with every field
+// set (TestWireSamplesSetEveryField checks that), so a field the mapping
+// forgets comes back zero and fails the round trip.
+var wireSamples = []any{
+	&workerHello{Protocol: workerProtocol, Scheduler: "sch-7f3a", Session: "s1", Workspace: "reasonix", Epoch: 3, LeaseMS: 3000},
+	&workerWelcome{Protocol: workerProtocol, Worker: "build1", Boot: "boot-91c2", Epoch: 3, Capacity: 4, Running: 1,
+		Workspaces: []string{"reasonix", "docs"}, Refused: "draining"},
+	&workerHeartbeat{Epoch: 3, N: 41},
+	&workerHeartbeatAck{Epoch: 3, N: 41, Running: 2, Free: 2},
+	&workerStart{Epoch: 3, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "reasonix",
+		Spec: TaskSpec{ID: "f1.2", Prompt: "fix the parser", Profile: "general", Writer: true, WritePaths: []string{"core/ref", "docs/SPEC.md"},
+			Model: "deepseek-reasoner", Effort: "high", Budget: Budget{Tokens: 50000, Turns: 20, Seconds: 600, Cost: 0.25},
+			FleetBudget: Budget{Tokens: 200000, Turns: 80, Seconds: 1800, Cost: 1.5}},
+		Posture: "auto", Interactive: true},
+	&workerAccepted{Task: "f1.2", Attempt: 2, Model: "deepseek-reasoner", Price: &Price{Input: 0.27, CacheHit: 0.07, Output: 1.1}},
+	&workerRefused{Task: "f1.2", Attempt: 2, Reason: "unknown profile \"reviewer\"", Fatal: true},
+	&workerEvent{Kind: "text_delta", JSON: []byte(`{"type":"text_delta","seq":5,"time":"2025-01-02T03:04:05Z","session":"s1","task":"f1.2","text":"hi"}`)},
+	&workerEvents{Task: "f1.2", Attempt: 2, First: 17, Items: []workerEvent{
+		{Kind: "text_delta", JSON: []byte(`{"type":"text_delta","seq":5,"time":"2025-01-02T03:04:05Z","session":"s1","task":"f1.2","text":"hi"}`)},
+		{Kind: "notice", JSON: []byte(`{"type":"notice","seq":6,"time":"2025-01-02T03:04:05Z","session":"s1","task":"f1.2","level":"warn","message":"retrying"}`)},
+	}},
+	&workerFinished{Task: "f1.2", Attempt: 2, Last: 18, Status: StatusMaxSteps, Text: "partial answer", Error: "step limit", Steps: 30,
+		Usage: goldenUsage, Transcript: "/home/w/.reasonix/sessions/s1-f1.2.jsonl"},
+	&workerCancel{Task: "f1.2", Attempt: 2, Why: "deadline"},
+	&workerApproval{Task: "f1.2", Attempt: 2, RequestID: "s1/f1.2/c9", Choice: ApproveSession, Rule: "Bash(make:*)"},
+	&workerPosture{Epoch: 3, Posture: "yolo"},
+	&workerBye{Epoch: 3, Why: "worker draining"},
+}
+
+// wireDataMessages are the twins that only travel inside another message.
+var wireDataMessages = []string{"TaskSpec", "Budget", "Price", "Usage"}
+
+// roundTrip sends m the way a remote peer receives it: toWire, protobuf
+// bytes, a fresh twin of the same type, fromWire.
+func roundTrip(t testing.TB, m any) any {
+	t.Helper()
+	w, err := toWire(m)
+	if err != nil {
+		t.Fatalf("toWire(%T): %v", m, err)
+	}
+	pm, ok := w.(proto.Message)
+	if !ok {
+		t.Fatalf("toWire(%T) = %T, not a protobuf message", m, w)
+	}
+	b, err := proto.Marshal(pm)
+	if err != nil {
+		t.Fatalf("marshal %T: %v", pm, err)
+	}
+	fresh := pm.ProtoReflect().Type().New().Interface()
+	if err := proto.Unmarshal(b, fresh); err != nil {
+		t.Fatalf("unmarshal %T: %v", fresh, err)
+	}
+	back, err := fromWire(fresh)
+	if err != nil {
+		t.Fatalf("fromWire(%T): %v", fresh, err)
+	}
+	return back
+}
+
+func TestWireRoundTrip(t *testing.T) {
+	for _, m := range wireSamples {
+		t.Run(reflect.TypeOf(m).Elem().Name(), func(t *testing.T) {
+			if back := roundTrip(t, m); !reflect.DeepEqual(back, m) {
+				t.Fatalf("round trip changed the message:\n got %#v\nwant %#v", back, m)
+			}
+			// The zero value too: nothing absent comes back present
+			// (Accepted.Price stays nil, lists stay nil).
+			zero := reflect.New(reflect.TypeOf(m).Elem()).Interface()
+			if back := roundTrip(t, zero); !reflect.DeepEqual(back, zero) {
+				t.Fatalf("zero value came back as %#v", back)
+			}
+		})
+	}
+}
+
+// TestWireSamplesSetEveryField fails when a sample leaves a field zero,
+// so a field added to a boundary message (or to TaskSpec, Budget, Price,
+// provider.Usage inside one) fails here until the sample sets it, and
+// then TestWireRoundTrip until the mapping carries it.
+func TestWireSamplesSetEveryField(t *testing.T) {
+	for _, m := range wireSamples {
+		checkEveryField(t, reflect.TypeOf(m).Elem().Name(), reflect.ValueOf(m))
+	}
+}
+
+func checkEveryField(t *testing.T, path string, v reflect.Value) {
+	t.Helper()
+	if v.IsZero() {
+		t.Errorf("%s is zero in wireSamples: set it so the round trip covers it", path)
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		checkEveryField(t, path, v.Elem())
+	case reflect.Slice:
+		for i := range v.Len() {
+			checkEveryField(t, path+"["+strconv.Itoa(i)+"]", v.Index(i))
+		}
+	case reflect.Struct:
+		if !strings.HasPrefix(v.Type().PkgPath(), "reasonix/") {
+			return
+		}
+		for i := range v.NumField() {
+			checkEveryField(t, path+"."+v.Type().Field(i).Name, v.Field(i))
+		}
+	}
+}
+
+// TestWireCoversEveryMessage ties the three lists together: every type
+// declared in worker_msgs.go has a sample, and every top-level message of
+// worker.proto is the twin of a sample (or data carried inside one), so
+// neither side gains a message the other lacks.
+func TestWireCoversEveryMessage(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "worker_msgs.go", nil, parser.SkipObjectResolution)
+	must(t, err)
+	declared := map[string]bool{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.TYPE {
+			continue
+		}
+		for _, s := range g.Specs {
+			declared[s.(*ast.TypeSpec).Name.Name] = true
+		}
+	}
+	sampled := map[string]bool{}
+	twins := map[string]bool{}
+	for _, m := range wireSamples {
+		sampled[reflect.TypeOf(m).Elem().Name()] = true
+		w, err := toWire(m)
+		must(t, err)
+		twins[string(w.(proto.Message).ProtoReflect().Descriptor().Name())] = true
+	}
+	if len(declared) < 10 {
+		t.Fatalf("found only %d types in worker_msgs.go: %v", len(declared), declared)
+	}
+	for _, name := range slices.Sorted(maps.Keys(declared)) {
+		if !sampled[name] {
+			t.Errorf("%s (worker_msgs.go) has no sample in wireSamples", name)
+		}
+	}
+	for _, name := range wireDataMessages {
+		twins[name] = true
+	}
+	msgs := workerpb.File_actors_workerpb_worker_proto.Messages()
+	for i := range msgs.Len() {
+		name := string(msgs.Get(i).Name())
+		if !twins[name] {
+			t.Errorf("worker.proto message %s is the twin of no sample and not in wireDataMessages", name)
+		}
+		delete(twins, name)
+	}
+	for name := range twins {
+		t.Errorf("%s is not a message of worker.proto", name)
+	}
+	if got := workerpb.File_actors_workerpb_worker_proto.Package(); got != protoreflect.FullName("reasonix.worker.v1") {
+		t.Errorf("worker.proto package is %s", got)
+	}
+}
+
+func TestWireRejectsOtherValues(t *testing.T) {
+	for _, m := range []any{
+		nil,
+		"hello",
+		workerHello{Protocol: 1},        // a value, not a pointer
+		(*workerHello)(nil),             // a typed nil
+		(*workerEvents)(nil),            // another typed nil
+		&workerpb.Hello{Protocol: 1},    // already a twin
+		&TaskSpec{ID: "t"},              // plain data, not a message
+		&actor.Started{},                // a system message
+		&CancelTask{TaskID: "f1.1"},     // an in-process message
+		&TextDelta{Text: "not a batch"}, // an event on its own
+	} {
+		w, err := toWire(m)
+		if err == nil {
+			t.Errorf("toWire(%#v) = %#v, want an error", m, w)
+			continue
+		}
+		if !strings.HasPrefix(err.Error(), "worker wire: ") {
+			t.Errorf("toWire(%T) error %q does not say where it comes from", m, err)
+		}
+	}
+}
+
+func TestWirePassesOtherValues(t *testing.T) {
+	hello := &workerHello{Protocol: 1}
+	for _, m := range []any{nil, "hello", hello, &actor.Started{}, &CancelTask{TaskID: "f1.1"}} {
+		got, err := fromWire(m)
+		if err != nil || got != m {
+			t.Errorf("fromWire(%#v) = %#v, %v; want it unchanged", m, got, err)
+		}
+	}
+}
+
+// TestWireCopiesLists: a sender may reuse a list once its message is on
+// its way, even to a local actor that sees the same twin.
+func TestWireCopiesLists(t *testing.T) {
+	paths := []string{"a", "b"}
+	w, err := toWire(&workerStart{Spec: TaskSpec{WritePaths: paths}})
+	must(t, err)
+	paths[0] = "changed"
+	back, err := fromWire(w)
+	must(t, err)
+	if got := back.(*workerStart).Spec.WritePaths; !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("write paths after the sender changed its list: %v", got)
+	}
+}
+
+// TestWireEventBatch: every golden event sample, batched as a job sends
+// it, comes out of the proxy's side as the same stream-json line.
+func TestWireEventBatch(t *testing.T) {
+	batch := &workerEvents{Task: "f1.1", Attempt: 1, First: 1}
+	for _, ev := range eventSamples {
+		item, err := encodeWorkerEvent(ev)
+		must(t, err)
+		batch.Items = append(batch.Items, item)
+	}
+	back := roundTrip(t, batch).(*workerEvents)
+	if len(back.Items) != len(eventSamples) {
+		t.Fatalf("%d items came back, want %d", len(back.Items), len(eventSamples))
+	}
+	for i, item := range back.Items {
+		ev, err := decodeWorkerEvent(item)
+		must(t, err)
+		if reflect.TypeOf(ev) != reflect.TypeOf(eventSamples[i]) {
+			t.Fatalf("item %d decodes to %T, want %T", i, ev, eventSamples[i])
+		}
+		want, err := Encode(eventSamples[i])
+		must(t, err)
+		got, err := Encode(ev)
+		must(t, err)
+		if string(got) != string(want) {
+			t.Errorf("%s after the wire:\n got %s\nwant %s", ev.Kind(), got, want)
+		}
+	}
+}
+
+func TestWireEventItemErrors(t *testing.T) {
+	if _, err := encodeWorkerEvent(nil); err == nil {
+		t.Error("encodeWorkerEvent(nil) succeeded")
+	}
+	if _, err := encodeWorkerEvent((*TextDelta)(nil)); err == nil {
+		t.Error("encodeWorkerEvent of a typed nil succeeded")
+	}
+	item, err := encodeWorkerEvent(&TextDelta{Meta: goldenMeta(1, "f1.1"), Text: "hi"})
+	must(t, err)
+	if item.Kind != "text_delta" {
+		t.Fatalf("item kind %q", item.Kind)
+	}
+	item.Kind = "notice"
+	if ev, err := decodeWorkerEvent(item); err == nil || !strings.Contains(err.Error(), `"text_delta"`) {
+		t.Errorf("an item whose kind is not its line's decoded to %#v, %v", ev, err)
+	}
+	if ev, err := decodeWorkerEvent(workerEvent{Kind: "text_delta", JSON: []byte(`{"type":"text_delta","text":5}`)}); err == nil {
+		t.Errorf("a bad line decoded to %#v", ev)
+	}
+	if ev, err := decodeWorkerEvent(workerEvent{}); err == nil {
+		t.Errorf("an empty item decoded to %#v", ev)
+	}
+}
+
+// TestWireBetweenActors sends a hello and its welcome between two actors
+// of one system through sendWorker and requestWorker: what arrives is the
+// twin, and fromWire gives the plain message back.
+func TestWireBetweenActors(t *testing.T) {
+	sys := NewSystem(nil)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		must(t, sys.Shutdown(ctx))
+	})
+	hello := wireSamples[0].(*workerHello)
+	welcome := wireSamples[1].(*workerWelcome)
+	type arrival struct {
+		raw, plain any
+		err        error
+	}
+	atWorker := make(chan arrival, 1)
+	atLink := make(chan arrival, 1)
+	worker := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		m, err := fromWire(c.Message())
+		if _, ok := m.(*workerHello); ok {
+			atWorker <- arrival{c.Message(), m, err}
+			sendWorker(sys, c, c.Sender(), welcome)
+		}
+	}))
+	sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		m, err := fromWire(c.Message())
+		switch m.(type) {
+		case *actor.Started:
+			requestWorker(sys, c, worker, hello)
+		case *workerWelcome:
+			atLink <- arrival{c.Message(), m, err}
+		}
+	}))
+	for _, step := range []struct {
+		ch   chan arrival
+		want any
+		twin any
+	}{{atWorker, hello, &workerpb.Hello{}}, {atLink, welcome, &workerpb.Welcome{}}} {
+		select {
+		case got := <-step.ch:
+			if reflect.TypeOf(got.raw) != reflect.TypeOf(step.twin) {
+				t.Errorf("the actor received %T, want the twin %T", got.raw, step.twin)
+			}
+			if got.err != nil || !reflect.DeepEqual(got.plain, step.want) {
+				t.Errorf("fromWire gave %#v, %v; want %#v", got.plain, got.err, step.want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no %T arrived", step.want)
+		}
+	}
+}
+
+// BenchmarkWorkerWire measures a 64-item events batch, the most a job
+// sends at once: encode is each event's stream-json line, the twin and its
+// protobuf bytes; decode is the reverse on the proxy's side.
+func BenchmarkWorkerWire(b *testing.B) {
+	batch := benchBatch(b)
+	w, err := toWire(batch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bytes, err := proto.Marshal(w.(proto.Message))
+	if err != nil {
+		b.Fatal(err)
+	}
+	events := make([]Event, len(batch.Items))
+	for i, item := range batch.Items {
+		if events[i], err = decodeWorkerEvent(item); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m := &workerEvents{Task: batch.Task, Attempt: batch.Attempt, First: batch.First, Items: make([]workerEvent, len(events))}
+			for i, ev := range events {
+				if m.Items[i], err = encodeWorkerEvent(ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+			w, err := toWire(m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := proto.Marshal(w.(proto.Message)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(bytes)), "wire-bytes/batch")
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var twin workerpb.Events
+			if err := proto.Unmarshal(bytes, &twin); err != nil {
+				b.Fatal(err)
+			}
+			m, err := fromWire(&twin)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, item := range m.(*workerEvents).Items {
+				if _, err := decodeWorkerEvent(item); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(len(bytes)), "wire-bytes/batch")
+	})
+}
+
+// benchBatch is 64 events of a typical task: mostly text and reasoning
+// deltas, with tool calls, usage and a notice among them.
+func benchBatch(b *testing.B) *workerEvents {
+	b.Helper()
+	mix := []Event{
+		&TextDelta{Text: "Looking at the parser, the failing case is the trailing comma in "},
+		&ReasoningDelta{Text: "The test expects an error for an empty list; check how the lexer "},
+		&TextDelta{Text: "argument lists. I will read the file first."},
+		&ToolStarted{CallID: "c1", Tool: "read_file", Args: `{"path":"core/ref/parse.go"}`},
+		&ToolFinished{CallID: "c1", Tool: "read_file", DurationMS: 3, Output: strings.Repeat("func parse(s string) (Node, error) {\n", 20), OutputBytes: 740},
+		&UsageReported{Usage: provider.Usage{PromptTokens: 5200, CompletionTokens: 180, TotalTokens: 5380, CacheHitTokens: 4800, CacheMissTokens: 400},
+			Total: provider.Usage{PromptTokens: 20800, CompletionTokens: 720, TotalTokens: 21520, CacheHitTokens: 19200, CacheMissTokens: 1600}},
+		&TextDelta{Text: "The fix is one line."},
+		&Notice{Level: "warn", Message: "rate limited, retrying in 2s"},
+	}
+	batch := &workerEvents{Task: "f1.3", Attempt: 1, First: 129}
+	for i := range 64 {
+		ev := mix[i%len(mix)]
+		*ev.meta() = Meta{Seq: int64(129 + i), Time: time.Date(2026, 12, 1, 17, 0, 0, i*1000, time.UTC), Session: "s1", Task: "f1.3"}
+		item, err := encodeWorkerEvent(ev)
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch.Items = append(batch.Items, item)
+	}
+	return batch
+}
