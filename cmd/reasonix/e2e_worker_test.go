@@ -1,0 +1,404 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"reasonix/core/provider/providertest"
+)
+
+// The tests in this file are the acceptance of remote workers: a
+// scheduler (`reasonix run`) and `reasonix worker` processes of the real
+// binary on loopback, all asking one model fake, which tells them apart by
+// the path their base URL carries (requestNode).
+
+const (
+	// acceptTasks is the fleet's size; every acceptWriterEvery-th task is a
+	// writer claiming sub/t<i>, a path only the writer workers and the
+	// scheduler itself cover.
+	acceptTasks       = 48
+	acceptWriterEvery = 12
+	// acceptCapacity is each worker's slots; the scheduler runs two tasks
+	// itself.
+	acceptCapacity = 4
+	// victim is the worker the test SIGKILLs once it runs acceptCapacity
+	// tasks.
+	victim = "w1"
+)
+
+func isAcceptWriter(i int) bool { return i%acceptWriterEvery == 5 }
+
+// acceptScript answers the 48-task fleet: the parent calls the fleet tool
+// once, then summarises; a reader takes three turns (ls, glob, an answer),
+// a writer two (a write_file into its claim naming the node it ran on, an
+// answer). Subagent turns go through g.
+func acceptScript(g *gate) providertest.Option {
+	return providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if !isSubagent(req) {
+			if len(toolResults(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(acceptTasks, func(i int) string {
+					if isAcceptWriter(i) {
+						return fmt.Sprintf(`,"write_paths":["sub/t%d"]`, i)
+					}
+					return ""
+				})}}}
+			}
+			return providertest.Turn{Text: "parent summarised the fleet"}
+		}
+		return g.turn(req, func(node string) providertest.Turn {
+			task, steps := req.FirstUser(), len(toolResults(req))
+			var i int
+			fmt.Sscanf(task, "task %d", &i)
+			if isAcceptWriter(i) {
+				if steps == 0 {
+					args, _ := json.Marshal(map[string]string{"path": fmt.Sprintf("sub/t%d/out.txt", i), "content": task + " on " + nodeLabel(node)})
+					return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "write_file", Arguments: string(args)}}}
+				}
+				return providertest.Turn{Text: "done with " + task}
+			}
+			switch steps {
+			case 0:
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "ls", Arguments: `{}`}}}
+			case 1:
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "glob", Arguments: `{"pattern":"*"}`}}}
+			}
+			return providertest.Turn{Text: "done with " + task}
+		})
+	})
+}
+
+func nodeLabel(node string) string {
+	if node == "" {
+		return "local"
+	}
+	return node
+}
+
+// taskLog is what the stream says about one task.
+type taskLog struct {
+	started  []event // task_started, in order
+	requeued []event
+	done     []event
+}
+
+func taskLogs(events []event) map[string]*taskLog {
+	logs := map[string]*taskLog{}
+	for _, ev := range events {
+		id := field(ev, "task")
+		switch ev.Type {
+		case "task_queued", "task_started", "task_requeued", "task_done":
+		default:
+			continue
+		}
+		l := logs[id]
+		if l == nil {
+			l = &taskLog{}
+			logs[id] = l
+		}
+		switch ev.Type {
+		case "task_started":
+			l.started = append(l.started, ev)
+		case "task_requeued":
+			l.requeued = append(l.requeued, ev)
+		case "task_done":
+			l.done = append(l.done, ev)
+		}
+	}
+	return logs
+}
+
+// startedOn counts the task_started lines of the stream so far that name
+// worker.
+func startedOn(out, worker string) int {
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, `"type":"task_started"`) && strings.Contains(line, `"worker":"`+worker+`"`) {
+			n++
+		}
+	}
+	return n
+}
+
+// acceptRun is the issue's scenario up to the parent's exit: three
+// workers, a 48-task fleet, the victim SIGKILLed while it runs
+// acceptCapacity tasks (held open at the fake). It checks the parent
+// exits 0 and returns the rig, the parent's events and the tasks the fake
+// held on the victim ("task <i>", sorted).
+func acceptRun(t *testing.T, policy string) (*rig, []event, []string) {
+	t.Helper()
+	g := newGate(victim, victim, acceptCapacity)
+	r := newRig(t, map[string]string{"README.md": "a checkout\n", "sub/keep.txt": "kept\n", "src/main.go": "package main\n"}, acceptScript(g))
+	t.Cleanup(g.release) // before the fake's Close, which waits for held turns
+
+	r.startWorker("w1", acceptCapacity, workerToken)
+	r.startWorker("w2", acceptCapacity, workerToken)
+	r.startWorker("w3", acceptCapacity, workerToken)
+	r.writeParentConfig(
+		fmt.Sprintf("max_subagent_concurrency = 2\nresume_running = %q", policy),
+		"heartbeat_ms = 200\nmiss_limit = 3",
+		workerEntry{name: "w1", capacity: acceptCapacity, writes: []string{"sub"}},
+		workerEntry{name: "w2", capacity: acceptCapacity, writes: []string{"sub"}},
+		workerEntry{name: "w3", capacity: acceptCapacity},
+	)
+	parent := r.startParent("run", "--output-format", "stream-json", "fan out")
+
+	// The victim is full: it has been asked by acceptCapacity tasks, whose
+	// turns the fake holds, and the scheduler has published each start.
+	g.waitReached(t, 2*e2eExitBound, func() string {
+		return fmt.Sprintf("asked from w1 %v, w2 %v, w3 %v, local %v\n--- parent stderr\n%s\n--- w1 stderr\n%s",
+			g.tasksAsked("w1"), g.tasksAsked("w2"), g.tasksAsked("w3"), g.tasksAsked(""), parent.stderr, r.proc("w1").stderr)
+	})
+	parent.stdout.waitFor(t, "the victim's task_started events", func(s string) bool { return startedOn(s, victim) >= acceptCapacity })
+	held := g.tasksAsked(victim)
+	r.proc(victim).kill(t)
+
+	if _, code := parent.waitExit(t); code != 0 {
+		t.Fatalf("parent exit %d\n--- stderr\n%s\n--- stdout (tail)\n%s", code, parent.stderr, tail(parent.stdout.String(), 4000))
+	}
+	events := decodeEvents(t, parent.stdout.String())
+	return r, events, held
+}
+
+// checkEnds checks what holds under either policy: one task_done per task,
+// the result complete and in input order with ok for every task not in
+// failed, and the victim started exactly the held tasks.
+func checkEnds(t *testing.T, r *rig, events []event, held []string, failed map[string]bool) map[string]*taskLog {
+	t.Helper()
+	logs := taskLogs(events)
+	if len(logs) != acceptTasks {
+		t.Errorf("%d task ids in the stream, want %d", len(logs), acceptTasks)
+	}
+	var onVictim []string
+	for i := 1; i <= acceptTasks; i++ {
+		id := fmt.Sprintf("f1.%d", i)
+		l := logs[id]
+		if l == nil {
+			t.Errorf("%s: no events", id)
+			continue
+		}
+		if len(l.done) != 1 {
+			t.Errorf("%s: %d task_done events, want exactly 1", id, len(l.done))
+			continue
+		}
+		for _, s := range l.started {
+			if field(s, "worker") == victim {
+				onVictim = append(onVictim, fmt.Sprintf("task %d", i))
+			}
+		}
+		done, last := l.done[0], l.started[len(l.started)-1]
+		if w, lw := field(done, "worker"), field(last, "worker"); w != lw || attemptOf(done) != attemptOf(last) {
+			t.Errorf("%s: task_done on %q attempt %d, last start on %q attempt %d", id, w, attemptOf(done), lw, attemptOf(last))
+		}
+		want := "ok"
+		if failed[id] {
+			want = "failed"
+		}
+		if st := field(done, "status"); st != want {
+			t.Errorf("%s: status %s (%s), want %s", id, st, field(done, "error"), want)
+		}
+	}
+	slices.Sort(onVictim)
+	if !slices.Equal(onVictim, held) {
+		t.Errorf("tasks started on %s: %v; the fake held %v", victim, onVictim, held)
+	}
+
+	out := parentResult(t, r.e.srv, "fan")
+	summary := fmt.Sprintf("%d tasks: %d ok, %d failed", acceptTasks, acceptTasks-len(failed), len(failed))
+	if !strings.HasPrefix(out, summary) {
+		t.Errorf("fleet result does not start %q:\n%s", summary, tail(out, 2000))
+	}
+	at := 0
+	for i := 1; i <= acceptTasks; i++ {
+		id := fmt.Sprintf("f1.%d", i)
+		head := fmt.Sprintf("## Task %d (%s): ", i, id)
+		next := strings.Index(out[at:], head)
+		if next < 0 {
+			t.Errorf("task %d missing from the fleet result or out of order", i)
+			break
+		}
+		at += next
+		line := out[at : at+strings.IndexByte(out[at:], '\n')]
+		switch {
+		case failed[id] && !strings.Contains(line, "failed"):
+			t.Errorf("task %d: %s, want failed", i, line)
+		case !failed[id] && !strings.Contains(line, ": ok"):
+			t.Errorf("task %d: %s, want ok", i, line)
+		case !failed[id] && !strings.Contains(out[at:], fmt.Sprintf("done with task %d", i)):
+			t.Errorf("task %d: its answer is missing", i)
+		}
+	}
+
+	// Every live worker ran tasks: placement used them all.
+	for _, w := range []string{"w2", "w3"} {
+		if startedOn(r.proc("parent").stdout.String(), w) == 0 {
+			t.Errorf("no task ran on %s", w)
+		}
+	}
+
+	// The journal agrees: the fleet is done with every task finished.
+	res := r.e.run("fleet", "list", "--json")
+	var list []fleetJSON
+	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &list) != nil || len(list) != 1 {
+		t.Errorf("fleet list:\n%s", res)
+	} else if fl := list[0]; fl.State != "done" || fl.Tasks != acceptTasks || fl.Finished != acceptTasks {
+		t.Errorf("journaled fleet: %+v", fl)
+	}
+	return logs
+}
+
+// checkWriters: each writer's file is where the writer ran last, on a node
+// whose claims cover sub/, and nowhere else.
+func checkWriters(t *testing.T, r *rig, logs map[string]*taskLog, failed map[string]bool) {
+	t.Helper()
+	roots := map[string]string{"local": r.e.work}
+	for _, w := range []string{"w1", "w2", "w3"} {
+		roots[w] = r.proc(w).checkout
+	}
+	for i := 1; i <= acceptTasks; i++ {
+		if !isAcceptWriter(i) {
+			continue
+		}
+		id := fmt.Sprintf("f1.%d", i)
+		l := logs[id]
+		if l == nil || len(l.started) == 0 {
+			continue // reported by checkEnds
+		}
+		ranOn := nodeLabel(field(l.started[len(l.started)-1], "worker"))
+		if ranOn == "w3" {
+			t.Errorf("writer %s was placed on w3, whose claims do not cover sub/", id)
+		}
+		for node, root := range roots {
+			b, err := os.ReadFile(filepath.Join(root, "sub", fmt.Sprintf("t%d", i), "out.txt"))
+			switch {
+			case node == ranOn && !failed[id] && string(b) != fmt.Sprintf("task %d on %s", i, node):
+				t.Errorf("writer %s ran on %s, its file there: %q (%v)", id, node, b, err)
+			case node != ranOn && err == nil:
+				t.Errorf("writer %s ran on %s, but %s has its file: %q", id, ranOn, node, b)
+			}
+		}
+	}
+}
+
+// finish stops the surviving workers (exit 0 on SIGTERM) and checks that
+// no process of the test is left.
+func finish(t *testing.T, r *rig, workers ...string) {
+	t.Helper()
+	for _, w := range workers {
+		if code := r.proc(w).terminate(t); code != 0 {
+			t.Errorf("worker %s exited %d on SIGTERM, want 0\n--- stderr\n%s", w, code, r.proc(w).stderr)
+		}
+	}
+	r.noLeftovers(t)
+}
+
+// TestE2EWorkersSurviveSIGKILL is the issue's acceptance: a scheduler and
+// three workers on loopback run a 48-task fleet (readers, and writers with
+// disjoint claims under sub/ that two of the workers cover); the first
+// worker is SIGKILLed while it runs four tasks. Each task ends exactly once
+// and ok, the four ran again elsewhere after a task_requeued, the fleet's
+// result is complete and in input order, the parent exits 0, the other
+// workers exit 0 on SIGTERM, and no process is left.
+func TestE2EWorkersSurviveSIGKILL(t *testing.T) {
+	t.Parallel()
+	r, events, held := acceptRun(t, "rerun")
+	logs := checkEnds(t, r, events, held, nil)
+	for id, l := range logs {
+		wasHeld := slices.Contains(held, "task "+strings.TrimPrefix(id, "f1."))
+		switch {
+		case !wasHeld && len(l.requeued) != 0:
+			t.Errorf("%s was requeued, though it never ran on %s", id, victim)
+		case wasHeld && (len(l.requeued) != 1 || field(l.requeued[0], "worker") != victim):
+			t.Errorf("%s ran on %s: requeued %d times (%v), want once from %s", id, victim, len(l.requeued), l.requeued, victim)
+		case wasHeld && (len(l.started) != 2 || field(l.started[1], "worker") == victim || attemptOf(l.started[1]) != 2):
+			t.Errorf("%s: starts %v, want a second attempt on another node", id, l.started)
+		case wasHeld && len(l.done) == 1 && attemptOf(l.done[0]) != 2:
+			t.Errorf("%s: done at attempt %d, want 2", id, attemptOf(l.done[0]))
+		}
+	}
+	checkWriters(t, r, logs, nil)
+	finish(t, r, "w2", "w3")
+}
+
+// TestE2EWorkersLostTasksFail is the acceptance with agent.resume_running
+// = "fail": exactly the tasks the killed worker was running fail, with an
+// error saying the worker was lost; every other task is ok.
+func TestE2EWorkersLostTasksFail(t *testing.T) {
+	t.Parallel()
+	r, events, held := acceptRun(t, "fail")
+	failed := map[string]bool{}
+	for _, task := range held {
+		failed["f1."+strings.TrimPrefix(task, "task ")] = true
+	}
+	logs := checkEnds(t, r, events, held, failed)
+	for id, l := range logs {
+		if len(l.requeued) != 0 {
+			t.Errorf("%s was requeued under resume_running = fail", id)
+		}
+		if failed[id] && len(l.done) == 1 && !strings.Contains(field(l.done[0], "error"), "lost") {
+			t.Errorf("%s failed with %q, want an error saying the worker was lost", id, field(l.done[0], "error"))
+		}
+	}
+	checkWriters(t, r, logs, failed)
+	finish(t, r, "w2", "w3")
+}
+
+// TestE2EWorkerWrongTokenNeverUsed: a worker whose token differs from the
+// scheduler's is never given a task (the fake never hears from it), while
+// a good worker and the scheduler itself run the whole fleet.
+func TestE2EWorkerWrongTokenNeverUsed(t *testing.T) {
+	t.Parallel()
+	const tasks = 12
+	g := newGate("", "good", 1)
+	r := newRig(t, map[string]string{"README.md": "a checkout\n"}, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if !isSubagent(req) {
+			if len(toolResults(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(tasks, nil)}}}
+			}
+			return providertest.Turn{Text: "parent summarised the fleet"}
+		}
+		return g.turn(req, func(string) providertest.Turn {
+			if len(toolResults(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "ls", Arguments: `{}`}}}
+			}
+			return providertest.Turn{Text: "done with " + req.FirstUser()}
+		})
+	}))
+	t.Cleanup(g.release)
+	r.startWorker("good", 4, workerToken)
+	r.startWorker("bad", 4, "not-the-scheduler-token")
+	r.writeParentConfig("max_subagent_concurrency = 2", "heartbeat_ms = 200\nmiss_limit = 3",
+		workerEntry{name: "good", capacity: 4}, workerEntry{name: "bad", capacity: 4})
+	parent := r.startParent("run", "--output-format", "stream-json", "fan out")
+	if _, code := parent.waitExit(t); code != 0 {
+		t.Fatalf("parent exit %d\n--- stderr\n%s\n--- stdout (tail)\n%s", code, parent.stderr, tail(parent.stdout.String(), 4000))
+	}
+	events := decodeEvents(t, parent.stdout.String())
+	logs := taskLogs(events)
+	for i := 1; i <= tasks; i++ {
+		id := fmt.Sprintf("f1.%d", i)
+		l := logs[id]
+		if l == nil || len(l.done) != 1 || field(l.done[0], "status") != "ok" {
+			t.Errorf("%s: %+v", id, l)
+		}
+	}
+	if n := startedOn(parent.stdout.String(), "bad"); n != 0 {
+		t.Errorf("%d tasks started on the worker with the wrong token", n)
+	}
+	if asked := g.tasksAsked("bad"); len(asked) != 0 {
+		t.Errorf("the worker with the wrong token ran %v", asked)
+	}
+	if startedOn(parent.stdout.String(), "good") == 0 {
+		t.Errorf("no task ran on the good worker")
+	}
+	if out := parentResult(t, r.e.srv, "fan"); !strings.HasPrefix(out, fmt.Sprintf("%d tasks: %d ok", tasks, tasks)) {
+		t.Errorf("fleet result:\n%s", tail(out, 2000))
+	}
+	finish(t, r, "good", "bad")
+}
