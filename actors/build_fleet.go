@@ -67,11 +67,29 @@ func (d *subagents) loadSkills() *skill.Store {
 	return d.skills
 }
 
-// newAgent builds one task's subagent: the profile's prompt, the model the
-// precedence rules pick, read-only tools for readers (bash, which is not
-// read-only, is never among them) and for writers every tool confined to
-// their write_paths, and a transcript of its own.
+// taskOwner is whom a task's agent is built for: the parent session, which
+// names the transcript and carries over into events and approval ids, the
+// attempt (a task placed again on the same host gets a transcript of its
+// own) and whether the parent has a frontend that answers approvals.
+type taskOwner struct {
+	parent      string
+	attempt     int
+	interactive bool
+}
+
+// newAgent builds one task's subagent for the session the factory belongs
+// to (see agentFor).
 func (d *subagents) newAgent(spec TaskSpec) (AgentSpec, error) {
+	return d.agentFor(taskOwner{parent: d.parent, interactive: d.perms.Interactive}, spec)
+}
+
+// agentFor builds one task's subagent for owner: the profile's prompt, the
+// model the precedence rules pick, read-only tools for readers (bash,
+// which is not read-only, is never among them) and for writers every tool
+// confined to their write_paths, and a transcript of its own. A worker
+// host serves many parents with one factory, so the parent is an argument
+// rather than the factory's.
+func (d *subagents) agentFor(owner taskOwner, spec TaskSpec) (AgentSpec, error) {
 	var prof skill.Profile
 	if spec.Profile != "" {
 		p, err := d.loadSkills().Profile(spec.Profile)
@@ -101,7 +119,7 @@ func (d *subagents) newAgent(spec TaskSpec) (AgentSpec, error) {
 		return AgentSpec{}, err
 	}
 	var keep []tool.Tool
-	for _, t := range append(tools, subagentMCPTools(d.parent, spec.Writer)...) {
+	for _, t := range append(tools, subagentMCPTools(owner.parent, spec.Writer)...) {
 		if (spec.Writer || t.ReadOnly()) && prof.Allows(t.Name()) {
 			keep = append(keep, t)
 		}
@@ -110,18 +128,21 @@ func (d *subagents) newAgent(spec TaskSpec) (AgentSpec, error) {
 	if err != nil {
 		return AgentSpec{}, err
 	}
-	id := d.parent + "-" + strings.ReplaceAll(spec.ID, ".", "-")
+	id := owner.parent + "-" + strings.ReplaceAll(spec.ID, ".", "-")
+	if owner.attempt > 1 {
+		id += fmt.Sprintf("-a%d", owner.attempt)
+	}
 	// Open, not Create: the file is made by the store's own goroutine, so
 	// starting 64 subagents does not queue 64 file creations here.
 	store, err := session.Open(d.sessions, session.Header{
 		ID: id, Created: time.Now().UTC(), Cwd: d.cwd, Model: res.Provider.Name + "/" + res.Model,
-		Parent: d.parent, Task: spec.ID,
+		Parent: owner.parent, Task: spec.ID,
 	})
 	if err != nil {
 		return AgentSpec{}, fmt.Errorf("subagent transcript: %w", err)
 	}
 	perms := d.perms
-	perms.Delegated = true
+	perms.Delegated, perms.Interactive = true, owner.interactive
 	switch d.cfg.Agent.SubagentAsk {
 	case "allow":
 		perms.Interactive = false
@@ -184,4 +205,30 @@ func (d *subagents) provider(ref string) (provider.Provider, config.Resolved, er
 	}
 	d.providers[key] = p
 	return p, res, nil
+}
+
+// newWorkerAgents is the subagent factory of a worker host for the
+// checkout at cwd: it opens what Build opens for a session's factory (the
+// provider of the configured default model, the sandbox, the permissions,
+// the environment probe and the transcript directory) from the worker's
+// own config. Tasks of every parent are built with it (agentFor), and
+// their transcripts go to the worker's sessions directory for cwd.
+func newWorkerAgents(cfg *config.Config, cwd string, logger *slog.Logger) (*subagents, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	prov, res, err := openProvider(cfg, "")
+	if err != nil {
+		return nil, err
+	}
+	sb, err := NewSandbox(cfg, cwd)
+	if err != nil {
+		return nil, err
+	}
+	perms, err := buildPermissions(cfg, cwd, "", nil, false)
+	if err != nil {
+		return nil, err
+	}
+	return &subagents{cfg: cfg, cwd: cwd, model: res, prov: prov, sb: sb, perms: perms,
+		env: probeEnvironment(cfg, cwd), logger: logger, sessions: session.ProjectDir(cfg.Home, cwd)}, nil
 }

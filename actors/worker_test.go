@@ -1,0 +1,593 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"reasonix/core/provider/providertest"
+	"reasonix/core/session"
+)
+
+// schedProbe plays a scheduler's link or a task's proxy: it sends what the
+// test hands it with requestWorker, so it is the sender the worker answers,
+// and passes everything it receives to the test in arrival order.
+type schedProbe struct {
+	sys *System
+	got chan any
+}
+
+// probeSend asks a probe to send m to to.
+type probeSend struct {
+	to *actor.PID
+	m  any
+}
+
+// probeMark is a message the test sends a probe through its mailbox: once
+// the test reads it back, everything sent to the probe before it has been
+// read too.
+type probeMark struct{ n int }
+
+func (p *schedProbe) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *probeSend:
+		requestWorker(p.sys, c, m.to, m.m)
+	case actor.SystemMessage, actor.AutoReceiveMessage:
+	default:
+		v, err := fromWire(m)
+		if err != nil {
+			v = err
+		}
+		p.got <- v
+	}
+}
+
+// probe is the test's handle on a schedProbe.
+type probe struct {
+	t   *testing.T
+	r   *workerRig
+	pid *actor.PID
+	got chan any
+}
+
+// workerRig is one quiet system with a worker host on the model fake,
+// serving the workspace "ws".
+type workerRig struct {
+	t      *testing.T
+	srv    *providertest.Server
+	sys    *System
+	host   *WorkerHost
+	worker *actor.PID
+	home   string
+	cwd    string
+	marks  int
+}
+
+type rigOpts struct {
+	capacity int
+	grace    time.Duration
+	server   []providertest.Option
+}
+
+func newWorkerRig(t *testing.T, o rigOpts) *workerRig {
+	t.Helper()
+	srv := providertest.Start(t, o.server...)
+	cfg, cwd := buildConfig(t, srv.URL(), "")
+	if o.capacity == 0 {
+		o.capacity = 2
+	}
+	sys := NewSystem(nil)
+	host, err := StartWorkerHost(sys, WorkerHostSpec{Name: "w1", Capacity: o.capacity,
+		Workspaces: map[string]string{"ws": cwd}, Config: cfg, Grace: o.grace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &workerRig{t: t, srv: srv, sys: sys, host: host, worker: host.pid, home: cfg.Home, cwd: cwd}
+	t.Cleanup(func() {
+		if err := host.Stop(5 * time.Second); err != nil {
+			t.Errorf("stop worker: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := sys.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	})
+	return r
+}
+
+func (r *workerRig) probe() *probe {
+	got := make(chan any, 4096)
+	pid := r.sys.Root().Spawn(actor.PropsFromProducer(func() actor.Actor { return &schedProbe{sys: r.sys, got: got} }))
+	r.t.Cleanup(func() { _ = r.sys.Stop(pid, 5*time.Second) })
+	return &probe{t: r.t, r: r, pid: pid, got: got}
+}
+
+// send has the probe send m to the worker.
+func (p *probe) send(m any) { p.r.sys.Send(p.pid, &probeSend{to: p.r.worker, m: m}) }
+
+func (p *probe) next() any {
+	p.t.Helper()
+	select {
+	case v := <-p.got:
+		return v
+	case <-time.After(20 * time.Second):
+		p.t.Fatal("timed out waiting for a message")
+		return nil
+	}
+}
+
+// nextOf reads the probe's next message, which must be a T.
+func nextOf[T any](p *probe) T {
+	p.t.Helper()
+	v := p.next()
+	m, ok := v.(T)
+	if !ok {
+		var zero T
+		p.t.Fatalf("got %T %+v, want %T", v, v, zero)
+	}
+	return m
+}
+
+// rest returns what the probe received up to a mark sent now through its
+// mailbox: everything that reached it before this call.
+func (p *probe) rest() []any {
+	p.t.Helper()
+	p.r.marks++
+	n := p.r.marks
+	p.r.sys.Send(p.pid, &probeMark{n: n})
+	var out []any
+	for {
+		v := p.next()
+		if m, ok := v.(*probeMark); ok && m.n == n {
+			return out
+		}
+		out = append(out, v)
+	}
+}
+
+// link says hello for scheduler "sched" and session "p1" and returns the
+// welcome.
+func (p *probe) link(epoch uint64, leaseMS int64) *workerWelcome {
+	p.t.Helper()
+	p.send(&workerHello{Protocol: workerProtocol, Scheduler: "sched", Session: "p1", Workspace: "ws", Epoch: epoch, LeaseMS: leaseMS})
+	return nextOf[*workerWelcome](p)
+}
+
+func startMsg(epoch uint64, attempt int, spec TaskSpec) *workerStart {
+	return &workerStart{Epoch: epoch, Attempt: attempt, Session: "p1", Fleet: "f1", Workspace: "ws", Spec: spec}
+}
+
+// running asks the worker for its load with a status hello.
+func (p *probe) running() int {
+	p.t.Helper()
+	p.send(&workerHello{Protocol: workerProtocol, Scheduler: "status"})
+	return nextOf[*workerWelcome](p).Running
+}
+
+// waitIdle waits until every job of the worker has stopped.
+func (r *workerRig) waitIdle() { r.t.Helper(); r.waitJobs(0) }
+
+// waitJobs waits until at most n jobs of the worker are left.
+func (r *workerRig) waitJobs(n int) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := r.host.waitJobs(ctx, n); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// attempt collects an attempt's messages up to its workerFinished and
+// checks their numbering: batches of at most jobBatchItems, numbered on
+// from 1 without a gap, and a Last that is the number of the last event.
+func (p *probe) attempt() ([]workerEvent, *workerFinished) {
+	p.t.Helper()
+	var items []workerEvent
+	for {
+		switch m := p.next().(type) {
+		case *workerEvents:
+			if m.First != uint64(len(items))+1 {
+				p.t.Fatalf("batch starts at %d after %d events", m.First, len(items))
+			}
+			if len(m.Items) == 0 || len(m.Items) > jobBatchItems {
+				p.t.Fatalf("batch of %d events", len(m.Items))
+			}
+			items = append(items, m.Items...)
+		case *workerFinished:
+			if m.Last != uint64(len(items)) {
+				p.t.Fatalf("finished with Last %d after %d events", m.Last, len(items))
+			}
+			return items, m
+		default:
+			p.t.Fatalf("unexpected %T %+v", m, m)
+		}
+	}
+}
+
+func TestWorkerHello(t *testing.T) {
+	t.Parallel()
+	r := newWorkerRig(t, rigOpts{})
+	link := r.probe()
+	w := link.link(3, 60_000)
+	if w.Refused != "" || w.Epoch != 3 || w.Worker != "w1" || w.Capacity != 2 || w.Protocol != workerProtocol ||
+		len(w.Workspaces) != 1 || w.Workspaces[0] != "ws" || w.Boot == "" {
+		t.Fatalf("welcome = %+v", w)
+	}
+	link.send(&workerHeartbeat{Epoch: 3, N: 7})
+	if ack := nextOf[*workerHeartbeatAck](link); ack.N != 7 || ack.Epoch != 3 || ack.Running != 0 || ack.Free != 2 {
+		t.Fatalf("ack = %+v", ack)
+	}
+	// A heartbeat of another epoch gets no ack: the next answer is the
+	// status hello's.
+	link.send(&workerHeartbeat{Epoch: 2, N: 8})
+	if link.running() != 0 {
+		t.Fatal("running tasks on an idle worker")
+	}
+
+	for _, tc := range []struct {
+		name  string
+		hello workerHello
+		want  string
+	}{
+		{"another protocol", workerHello{Protocol: workerProtocol + 1, Scheduler: "x", Workspace: "ws", Epoch: 1, LeaseMS: 1000}, "protocol"},
+		{"a workspace not served", workerHello{Protocol: workerProtocol, Scheduler: "x", Workspace: "other", Epoch: 1, LeaseMS: 1000}, "workspace"},
+		{"a status query for another workspace", workerHello{Protocol: workerProtocol, Scheduler: "x", Workspace: "other"}, "workspace"},
+		{"a status query", workerHello{Protocol: workerProtocol, Scheduler: "x"}, ""},
+		{"an older epoch of a linked scheduler", workerHello{Protocol: workerProtocol, Scheduler: "sched", Session: "p1", Workspace: "ws", Epoch: 2, LeaseMS: 1000}, "epoch"},
+	} {
+		p := r.probe()
+		h := tc.hello
+		p.send(&h)
+		if w := nextOf[*workerWelcome](p); w.Refused != tc.want || w.Epoch != h.Epoch || w.Boot == "" {
+			t.Errorf("%s: welcome = %+v, want refused %q", tc.name, w, tc.want)
+		}
+		// Neither a refusal nor a status answer leaves a lease.
+		p.send(&workerHeartbeat{Epoch: h.Epoch, N: 1})
+		if got := p.rest(); len(got) != 0 {
+			t.Errorf("%s: a heartbeat without a lease was answered: %+v", tc.name, got)
+		}
+	}
+}
+
+func TestWorkerRunsATask(t *testing.T) {
+	t.Parallel()
+	r := newWorkerRig(t, rigOpts{})
+	answer := strings.Repeat("the answer is long enough to stream in many pieces. ", 12)
+	r.srv.Push(providertest.Turn{Text: answer, ChunkBytes: 4})
+	link, proxy := r.probe(), r.probe()
+	link.link(1, 60_000)
+	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "go"}))
+	acc := nextOf[*workerAccepted](proxy)
+	if acc.Task != "f1.1" || acc.Attempt != 1 || acc.Model != "fake-model" {
+		t.Fatalf("accepted = %+v", acc)
+	}
+	items, fin := proxy.attempt()
+	if fin.Status != StatusOK || fin.Text != answer || fin.Task != "f1.1" || fin.Attempt != 1 {
+		t.Fatalf("finished = %+v", fin)
+	}
+	if len(items) <= jobBatchItems {
+		t.Fatalf("only %d events for a reply streamed in %d pieces", len(items), len(answer)/4)
+	}
+	var deltas strings.Builder
+	for _, it := range items {
+		var line struct {
+			Type    string `json:"type"`
+			Session string `json:"session"`
+			Task    string `json:"task"`
+			Text    string `json:"text"`
+		}
+		if err := json.Unmarshal(it.JSON, &line); err != nil {
+			t.Fatalf("event %q: %v", it.JSON, err)
+		}
+		if line.Type != it.Kind || line.Session != "p1" || line.Task != "f1.1" {
+			t.Fatalf("event %s: kind %q, session %q, task %q", it.JSON, it.Kind, line.Session, line.Task)
+		}
+		if it.Kind == (&TextDelta{}).Kind() {
+			deltas.WriteString(line.Text)
+		}
+	}
+	if deltas.String() != answer {
+		t.Errorf("the deltas in order read %q", deltas.String())
+	}
+	want := filepath.Join(session.ProjectDir(r.home, r.cwd), "p1-f1-1.jsonl")
+	if fin.Transcript != want {
+		t.Errorf("transcript %q, want %q", fin.Transcript, want)
+	}
+	// The slot is free by the time the end arrives, and the attempt sends
+	// nothing after it.
+	link.send(&workerHeartbeat{Epoch: 1, N: 2})
+	if ack := nextOf[*workerHeartbeatAck](link); ack.Running != 0 || ack.Free != 2 {
+		t.Errorf("ack after the end = %+v", ack)
+	}
+	r.waitIdle()
+	if got := proxy.rest(); len(got) != 0 {
+		t.Errorf("after its end the attempt sent %+v", got)
+	}
+}
+
+func TestWorkerCapacityAndCancel(t *testing.T) {
+	t.Parallel()
+	r := newWorkerRig(t, rigOpts{capacity: 1})
+	r.srv.Push(providertest.Turn{Stall: true}, providertest.Turn{Text: "b done"})
+	link, pa, pb := r.probe(), r.probe(), r.probe()
+	link.link(1, 60_000)
+	pa.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
+	nextOf[*workerAccepted](pa)
+	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	pb.send(startMsg(1, 1, TaskSpec{ID: "f1.2", Prompt: "b"}))
+	if ref := nextOf[*workerRefused](pb); ref.Reason != "full" || ref.Fatal || ref.Task != "f1.2" {
+		t.Fatalf("refused = %+v", ref)
+	}
+	pa.send(&workerCancel{Task: "f1.1", Attempt: 1, Why: "test"})
+	_, fin := pa.attempt()
+	if fin.Status != StatusCancelled {
+		t.Fatalf("cancelled attempt finished %+v", fin)
+	}
+	// The cancelled attempt's slot is free as soon as its end is out.
+	pb.send(startMsg(1, 1, TaskSpec{ID: "f1.2", Prompt: "b"}))
+	nextOf[*workerAccepted](pb)
+	if _, fin := pb.attempt(); fin.Status != StatusOK || fin.Text != "b done" {
+		t.Fatalf("second task finished %+v", fin)
+	}
+}
+
+// TestWorkerFences: each way a scheduler gives its attempts up cancels
+// them, and the worker sends that scheduler nothing more about them.
+func TestWorkerFences(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		leaseMS int64
+		give    func(r *workerRig, link *probe)
+	}{
+		{"the lease lapses", 300, func(r *workerRig, link *probe) {}},
+		{"the link stops", 60_000, func(r *workerRig, link *probe) {
+			if err := r.sys.Stop(link.pid, 5*time.Second); err != nil {
+				r.t.Fatal(err)
+			}
+		}},
+		{"the scheduler says bye", 60_000, func(r *workerRig, link *probe) {
+			link.send(&workerBye{Epoch: 1, Why: "shutting down"})
+		}},
+		{"the scheduler links again", 60_000, func(r *workerRig, link *probe) {
+			if w := link.link(2, 60_000); w.Refused != "" || w.Epoch != 2 {
+				r.t.Fatalf("welcome = %+v", w)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newWorkerRig(t, rigOpts{})
+			r.srv.Push(providertest.Turn{Stall: true}, providertest.Turn{Stall: true})
+			link, proxy, other := r.probe(), r.probe(), r.probe()
+			link.link(1, tc.leaseMS)
+			proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
+			nextOf[*workerAccepted](proxy)
+			// Another scheduler's task is not touched.
+			other.send(&workerHello{Protocol: workerProtocol, Scheduler: "sched2", Session: "p2", Workspace: "ws", Epoch: 1, LeaseMS: 60_000})
+			nextOf[*workerWelcome](other)
+			other.send(&workerStart{Epoch: 1, Attempt: 1, Session: "p2", Workspace: "ws", Spec: TaskSpec{ID: "f1.1", Prompt: "b"}})
+			nextOf[*workerAccepted](other)
+			if _, err := r.srv.WaitRequests(2, 20*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			tc.give(r, link)
+			// Wait until only the other scheduler's task is left.
+			r.waitJobs(1)
+			for _, m := range proxy.rest() {
+				if _, ok := m.(*workerFinished); ok {
+					t.Fatalf("the given-up attempt still sent its end: %+v", m)
+				}
+			}
+			// Its old epoch is refused from now on.
+			proxy.send(startMsg(1, 2, TaskSpec{ID: "f1.1", Prompt: "a"}))
+			if ref := nextOf[*workerRefused](proxy); ref.Reason != "epoch" || ref.Fatal {
+				t.Fatalf("a start of the old epoch: %+v", ref)
+			}
+			other.send(&workerCancel{Task: "f1.1", Attempt: 1})
+			if _, fin := other.attempt(); fin.Status != StatusCancelled {
+				t.Fatalf("the other scheduler's task finished %+v", fin)
+			}
+		})
+	}
+}
+
+func TestWorkerBuildFailureIsFatal(t *testing.T) {
+	t.Parallel()
+	r := newWorkerRig(t, rigOpts{})
+	link, proxy := r.probe(), r.probe()
+	link.link(1, 60_000)
+	for _, spec := range []TaskSpec{
+		{ID: "f1.1", Prompt: "a", Model: "nope"},
+		{ID: "f1.2", Prompt: "a", Profile: "no-such-profile"},
+	} {
+		proxy.send(startMsg(1, 1, spec))
+		ref := nextOf[*workerRefused](proxy)
+		if !ref.Fatal || ref.Task != spec.ID || (!strings.Contains(ref.Reason, "nope") && !strings.Contains(ref.Reason, "no-such-profile")) {
+			t.Errorf("refused = %+v", ref)
+		}
+	}
+	proxy.send(&workerStart{Epoch: 1, Attempt: 1, Session: "p1", Workspace: "elsewhere", Spec: TaskSpec{ID: "f1.3"}})
+	if ref := nextOf[*workerRefused](proxy); ref.Reason != "workspace" || ref.Fatal {
+		t.Errorf("a start for a workspace not served: %+v", ref)
+	}
+	if link.running() != 0 {
+		t.Error("a refused task holds a slot")
+	}
+}
+
+func TestWorkerDrain(t *testing.T) {
+	t.Parallel()
+	r := newWorkerRig(t, rigOpts{})
+	r.srv.Push(providertest.Turn{Stall: true})
+	link, proxy := r.probe(), r.probe()
+	link.link(1, 60_000)
+	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
+	nextOf[*workerAccepted](proxy)
+	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := r.host.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if bye := nextOf[*workerBye](link); bye.Epoch != 1 {
+		t.Errorf("bye = %+v", bye)
+	}
+	for _, m := range proxy.rest() {
+		if _, ok := m.(*workerFinished); ok {
+			t.Fatalf("a drained attempt sent its end to a scheduler told bye: %+v", m)
+		}
+	}
+	if w := link.link(2, 60_000); w.Refused != "draining" {
+		t.Errorf("hello while draining: %+v", w)
+	}
+	proxy.send(startMsg(2, 1, TaskSpec{ID: "f1.2", Prompt: "a"}))
+	if ref := nextOf[*workerRefused](proxy); ref.Reason != "draining" {
+		t.Errorf("start while draining: %+v", ref)
+	}
+}
+
+// TestWorkerStopEndsJobs: a worker stopped outright still tells each
+// scheduler how its attempts ended.
+func TestWorkerStopEndsJobs(t *testing.T) {
+	t.Parallel()
+	r := newWorkerRig(t, rigOpts{})
+	r.srv.Push(providertest.Turn{Stall: true})
+	link, proxy := r.probe(), r.probe()
+	link.link(1, 60_000)
+	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
+	nextOf[*workerAccepted](proxy)
+	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.host.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_, fin := proxy.attempt()
+	if fin.Status != StatusFailed && fin.Status != StatusCancelled {
+		t.Fatalf("finished = %+v", fin)
+	}
+	if got := proxy.rest(); len(got) != 0 {
+		t.Errorf("more after the end: %+v", got)
+	}
+}
+
+// TestWorkerRepairsAPanic is not parallel: the fault hook is process-wide.
+func TestWorkerRepairsAPanic(t *testing.T) {
+	fired := &atomic.Bool{}
+	hook := func(kind string, msg any, after bool) {
+		if kind != "worker" || after {
+			return
+		}
+		if m, _ := fromWire(msg); m != nil {
+			if _, ok := m.(*workerStart); ok && fired.CompareAndSwap(false, true) {
+				panic("injected fault in the worker's start")
+			}
+		}
+	}
+	faultHook.Store(&hook)
+	t.Cleanup(func() { faultHook.Store(nil) })
+
+	r := newWorkerRig(t, rigOpts{})
+	r.srv.Push(providertest.Turn{Text: "done"})
+	link, proxy := r.probe(), r.probe()
+	link.link(1, 60_000)
+	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
+	ref := nextOf[*workerRefused](proxy)
+	if !fired.Load() || ref.Fatal || !strings.Contains(ref.Reason, "internal error in worker") {
+		t.Fatalf("refused = %+v (fired %t)", ref, fired.Load())
+	}
+	// The worker goes on: its lease and the next start work.
+	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
+	nextOf[*workerAccepted](proxy)
+	if _, fin := proxy.attempt(); fin.Status != StatusOK || fin.Text != "done" {
+		t.Fatalf("finished = %+v", fin)
+	}
+}
+
+// TestWorkerJobRepairsAPanic: a job whose handler of the executor's end
+// panics still relays every event and sends that end once.
+func TestWorkerJobRepairsAPanic(t *testing.T) {
+	fired := &atomic.Bool{}
+	hook := func(kind string, msg any, after bool) {
+		if _, ok := msg.(*TurnFinished); ok && kind == "job" && !after && fired.CompareAndSwap(false, true) {
+			panic("injected fault in the job")
+		}
+	}
+	faultHook.Store(&hook)
+	t.Cleanup(func() { faultHook.Store(nil) })
+
+	r := newWorkerRig(t, rigOpts{})
+	r.srv.Push(providertest.Turn{Text: "done"})
+	link, proxy := r.probe(), r.probe()
+	link.link(1, 60_000)
+	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
+	nextOf[*workerAccepted](proxy)
+	items, fin := proxy.attempt()
+	if !fired.Load() || fin.Status != StatusOK || fin.Text != "done" || len(items) == 0 {
+		t.Fatalf("finished = %+v after %d events (fired %t)", fin, len(items), fired.Load())
+	}
+	r.waitIdle()
+	if got := proxy.rest(); len(got) != 0 {
+		t.Errorf("more after the end: %+v", got)
+	}
+}
+
+func TestStartWorkerHostChecksItsSpec(t *testing.T) {
+	t.Parallel()
+	cfg, cwd := buildConfig(t, "http://127.0.0.1:1/v1", "")
+	for _, tc := range []struct {
+		name string
+		spec WorkerHostSpec
+		want string
+	}{
+		{"no config", WorkerHostSpec{Capacity: 1, Workspaces: map[string]string{"ws": cwd}}, "no config"},
+		{"capacity 0", WorkerHostSpec{Capacity: 0, Workspaces: map[string]string{"ws": cwd}, Config: cfg}, "capacity"},
+		{"capacity 65", WorkerHostSpec{Capacity: 65, Workspaces: map[string]string{"ws": cwd}, Config: cfg}, "capacity"},
+		{"no workspace", WorkerHostSpec{Capacity: 1, Config: cfg}, "no workspace"},
+		{"a relative path", WorkerHostSpec{Capacity: 1, Workspaces: map[string]string{"ws": "rel"}, Config: cfg}, "absolute"},
+		{"a missing checkout", WorkerHostSpec{Capacity: 1, Workspaces: map[string]string{"ws": filepath.Join(cwd, "gone")}, Config: cfg}, "gone"},
+	} {
+		sys := NewSystem(nil)
+		_, err := StartWorkerHost(sys, tc.spec)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := sys.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+		cancel()
+	}
+	// One worker per system: the name is taken.
+	sys := NewSystem(nil)
+	h, err := StartWorkerHost(sys, WorkerHostSpec{Capacity: 1, Workspaces: map[string]string{"ws": cwd}, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Name() == "" {
+		t.Error("no default name")
+	}
+	if _, err := StartWorkerHost(sys, WorkerHostSpec{Capacity: 1, Workspaces: map[string]string{"ws": cwd}, Config: cfg}); err == nil {
+		t.Error("a second worker started in one system")
+	}
+	if err := h.Stop(5 * time.Second); err != nil {
+		t.Error(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sys.Shutdown(ctx); err != nil {
+		t.Error(err)
+	}
+}
