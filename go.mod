@@ -97,3 +97,7 @@ require (
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )
+
+// protoactor-go with its remote package patched for data races and a
+// connection leak; see third_party/protoactor-go/PATCHES.md.
+replace github.com/asynkron/protoactor-go => ./third_party/protoactor-go

@@ -23,6 +23,9 @@ type System struct {
 	// abandoned counts goroutines given up on (a tool that ignores its
 	// context) that have not returned yet.
 	abandoned atomic.Int64
+	// remote is the endpoint StartRemote started, if any; Shutdown stops
+	// it after the actors' goroutines.
+	remote atomic.Pointer[Remote]
 }
 
 // NewSystem starts an actor system whose library logging goes to logger
@@ -128,9 +131,15 @@ func (s *System) Stop(pid *actor.PID, timeout time.Duration) error {
 	}
 }
 
+// remoteStopTimeout bounds how long Shutdown waits for the remote
+// endpoint when ctx sets no sooner deadline.
+const remoteStopTimeout = 15 * time.Second
+
 // Shutdown waits for the goroutines actors started (they end once their
-// actors cancelled them) and then shuts the actor system down. Stop the
-// tree with Stop first: protoactor's own Shutdown stops no actors.
+// actors cancelled them), stops the remote endpoint if one was started
+// (bounded by ctx's deadline, at most remoteStopTimeout, at least a short
+// grace), and then shuts the actor system down. Stop the tree with Stop
+// first: protoactor's own Shutdown stops no actors.
 func (s *System) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
@@ -142,6 +151,13 @@ func (s *System) Shutdown(ctx context.Context) error {
 	}
 	if n := s.Abandoned(); n > 0 {
 		s.logger.Warn("shutdown: abandoned goroutines still running", "count", n)
+	}
+	if r := s.remote.Load(); r != nil {
+		timeout := remoteStopTimeout
+		if d, ok := ctx.Deadline(); ok {
+			timeout = min(max(time.Until(d), 500*time.Millisecond), remoteStopTimeout)
+		}
+		r.Stop(timeout)
 	}
 	s.as.Shutdown()
 	return err
