@@ -373,20 +373,11 @@ func addJobEvent(items *[]workerEvent, ev Event, log *slog.Logger) bool {
 	if _, ok := ev.(*jobFlush); ok {
 		return true
 	}
-	item, err := jobEventItem(ev)
+	item, err := encodeWorkerEvent(ev)
 	if err != nil {
 		log.Error("event not relayed", "kind", ev.Kind(), "err", err)
 		return false
 	}
 	*items = append(*items, item)
 	return false
-}
-
-// jobEventItem is ev as a batch item: its kind and stream-json line.
-func jobEventItem(ev Event) (workerEvent, error) {
-	b, err := Encode(ev)
-	if err != nil {
-		return workerEvent{}, err
-	}
-	return workerEvent{Kind: ev.Kind(), JSON: b}, nil
 }
