@@ -156,3 +156,130 @@ func FuzzQueue(f *testing.F) {
 		fail(h.checkAllEnded())
 	})
 }
+
+// FuzzNodes decodes bytes into node changes (workers added, updated, up
+// and down, with fuzzed write paths and slot counts, valid or not; the
+// local node's slots) mixed with Submit, Next, Requeue, Finish, Cancel and
+// Expired, checks the harness invariants after every call (per-node
+// slots, writer eligibility, the placement choice, the caps and overlap
+// across nodes, attempts, exactly once), then drains the queue through the
+// local node and checks that every accepted task ended exactly once.
+func FuzzNodes(f *testing.F) {
+	f.Add([]byte{0x00})
+	f.Add([]byte{0x05, 3, 1, 9, 0x81, 2, 0x41, 0, 1, 0, 0x09, 0, 2, 2, 7, 0, 2, 6, 0})
+	f.Add([]byte{0x3f, 4, 1, 3, 0, 20, 0x81, 1, 0x40, 2, 0, 0x11, 0x40, 2, 2, 7, 1, 2, 7, 1, 2})
+	f.Add([]byte{0x21, 3, 2, 65, 0x82, 1, 3, 1, 0, 3, 3, 4, 0, 0, 0x09, 2, 1, 1, 2})
+	f.Add([]byte("workers going down while writers on their paths are requeued twice"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ops := &fuzzOps{data: data}
+		head := ops.byte()
+		cfg := scheduler.Config{MaxRunning: 1 + int(head)%4, MaxWriters: 1 + int(head>>2)%3}
+		if head&0x10 == 0 {
+			cfg.Root = "/ws"
+		}
+		q, err := scheduler.New(cfg)
+		if err != nil {
+			t.Fatalf("new %+v: %v", cfg, err)
+		}
+		h := newHarness(q, cfg, 0)
+		now := t0
+		fleets := []string{"", "f1", "f2"}
+		anyID := func() string {
+			b := int(ops.byte())
+			if len(h.all) == 0 || b == 0xff {
+				return "nope"
+			}
+			return h.all[b%len(h.all)].task.ID
+		}
+		fail := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatalf("%v\ntrace:\n%s", err, tail(h.trace.String(), 60))
+			}
+		}
+		for n := 0; ops.more() && n < 400; n++ {
+			switch op := ops.byte() % 12; op {
+			case 0, 1:
+				flags := ops.byte()
+				tk := scheduler.Task{ID: fmt.Sprintf("t%d", len(h.all)), Fleet: fleets[int(flags>>1)%len(fleets)]}
+				if flags&0x80 != 0 {
+					tk.ID = anyID()
+				}
+				if flags&1 != 0 {
+					tk.Writer = true
+					for range int(flags>>3) % 4 {
+						tk.WritePaths = append(tk.WritePaths, ops.path())
+					}
+				}
+				if flags&0x40 != 0 {
+					tk.Timeout = time.Duration(int(ops.byte())%8) * time.Second
+				}
+				fail(h.submit(tk, now))
+			case 2:
+				_, err := h.next(now)
+				fail(err)
+			case 3:
+				b := ops.byte()
+				nd := scheduler.Node{Name: fmt.Sprintf("w%d", b%4), Up: b&0x10 == 0, Slots: int(ops.byte())%70 - 2}
+				for range int(b>>5) % 4 {
+					nd.Writes = append(nd.Writes, ops.path())
+				}
+				fail(h.setNode(nd))
+			case 4:
+				fail(h.setNode(scheduler.Node{Slots: int(ops.byte())%68 - 1}))
+			case 5:
+				if len(h.running) > 0 {
+					_, err := h.finish(h.running[int(ops.byte())%len(h.running)].task.ID, now)
+					fail(err)
+				}
+			case 6:
+				_, err := h.requeue(anyID(), now)
+				fail(err)
+			case 7:
+				if len(h.running) > 0 {
+					id := h.running[int(ops.byte())%len(h.running)].task.ID
+					_, err := h.requeue(id, now)
+					fail(err)
+					if h.lookup(id).state == scheduler.Running && h.lookup(id).attempt >= scheduler.MaxAttempts {
+						_, err := h.finish(id, now)
+						fail(err)
+					}
+				}
+			case 8:
+				_, err := h.cancel(anyID(), now)
+				fail(err)
+			case 9:
+				_, err := h.expired(now)
+				fail(err)
+			case 10:
+				now = now.Add(time.Duration(ops.byte()%16) * time.Second)
+			case 11:
+				_, err := h.cancelFleet(fleets[int(ops.byte())%len(fleets)], now)
+				fail(err)
+			}
+			fail(h.checkStatus())
+		}
+
+		// Drain through the local node, which covers every writer: with all
+		// slots freed before each Next, the head of the queue always starts.
+		if h.nodes[0].slots == 0 {
+			fail(h.setNode(scheduler.Node{Slots: 1}))
+		}
+		for range len(h.all) + 1 {
+			if h.live() == 0 {
+				break
+			}
+			for len(h.running) > 0 {
+				_, err := h.finish(h.running[0].task.ID, now)
+				fail(err)
+			}
+			_, err := h.next(now)
+			fail(err)
+			fail(h.checkStatus())
+		}
+		if h.live() != 0 {
+			t.Fatalf("queue did not drain: %d live\ntrace:\n%s", h.live(), tail(h.trace.String(), 60))
+		}
+		fail(h.checkAllEnded())
+	})
+}

@@ -16,12 +16,21 @@ import (
 // property test and the fuzz target share it, so both check the same
 // invariants:
 //
-//   - caps: running tasks ≤ MaxRunning and running writers ≤ MaxWriters;
-//   - safety: no two running (or stopping) writers overlap;
+//   - caps: no start puts a node above its slots, or is on a down node,
+//     and running writers ≤ MaxWriters over all nodes;
+//   - placement: a writer starts only on a node whose write paths cover
+//     all its claims, and every start goes to the node the placement rule
+//     picks (checked by the model's own choice, in launch order);
+//   - safety: no two running (or stopping) writers overlap, on any nodes;
 //   - exactly once: every accepted task ends once, through exactly one of
-//     Cancel of a queued task, CancelFleet's Dropped, or Finish;
+//     Cancel of a queued task, CancelFleet's Dropped, or Finish; Requeue
+//     never ends one, and nothing is lost (the status lists every live
+//     task, with its node and attempt);
+//   - attempts: Requeue returns a task to its submission position with the
+//     next attempt, and refuses after MaxAttempts;
 //   - reader order: no task starts while an earlier reader is still queued,
-//     which makes readers FIFO and never stuck behind a writer;
+//     which makes readers FIFO whatever node they go to and never stuck
+//     behind a writer;
 //   - bounded overtaking: at most MaxPasses later conflicting writers start
 //     ahead of any writer;
 //   - greediness: after Next, every queued task really is blocked;
@@ -49,6 +58,50 @@ type modelTask struct {
 	ahead       int // tasks queued ahead of it at submission
 	submitRound int
 	ends        int
+	node        *modelNode // where it runs or last ran; nil while queued
+	attempt     int
+}
+
+// modelNode is the harness's record of one node.
+type modelNode struct {
+	name    string
+	slots   int
+	up      bool
+	writes  [][]string // component lists; an empty list is the whole workspace
+	order   int
+	running int
+}
+
+func (n *modelNode) free() int {
+	if !n.up || n.running >= n.slots {
+		return 0
+	}
+	return n.slots - n.running
+}
+
+// covers is the contract's eligibility rule: each claim lies under some
+// write path of the node.
+func (n *modelNode) covers(m *modelTask) bool {
+	for _, c := range m.claims {
+		if !slices.ContainsFunc(n.writes, func(w []string) bool { return isPrefix(w, c) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// locality is the component count of the node's longest write path that
+// covers one of the task's claims.
+func (n *modelNode) locality(m *modelTask) int {
+	best := 0
+	for _, w := range n.writes {
+		for _, c := range m.claims {
+			if isPrefix(w, c) && len(w) > best {
+				best = len(w)
+			}
+		}
+	}
+	return best
 }
 
 // check selects invariants; the checker's own tests switch single ones on
@@ -68,6 +121,7 @@ type stats struct {
 	submitted, rejected, started, finished    int
 	cancelledQueued, stopped, expired, passes int
 	reservations, maxWait                     int
+	requeued, exhausted, remote, nodeChanges  int
 	// worstWaitPct is the longest wait seen as a percentage of its bound.
 	worstWaitPct int
 }
@@ -82,6 +136,10 @@ func (s *stats) add(o stats) {
 	s.expired += o.expired
 	s.passes += o.passes
 	s.reservations += o.reservations
+	s.requeued += o.requeued
+	s.exhausted += o.exhausted
+	s.remote += o.remote
+	s.nodeChanges += o.nodeChanges
 	s.maxWait = max(s.maxWait, o.maxWait)
 	s.worstWaitPct = max(s.worstWaitPct, o.worstWaitPct)
 }
@@ -91,8 +149,8 @@ type harness struct {
 	checks     check
 	stats      stats
 	root       string
-	maxRunning int
 	maxWriters int
+	nodes      []*modelNode // local first, then workers in the order added
 	// waitUnit is the most rounds any running task keeps its slots; zero
 	// turns the bounded-waiting check off (the fuzz target picks finish
 	// order freely, so no such bound exists there).
@@ -111,11 +169,12 @@ func newHarness(q *scheduler.Queue, cfg scheduler.Config, waitUnit int) *harness
 	h := &harness{
 		q:          q,
 		root:       cfg.Root,
-		maxRunning: cmpOr(cfg.MaxRunning, scheduler.DefaultMaxRunning),
 		maxWriters: cmpOr(cfg.MaxWriters, scheduler.DefaultMaxWriters),
-		waitUnit:   waitUnit,
-		checks:     checkAll,
-		tasks:      make(map[string]*modelTask),
+		nodes: []*modelNode{{slots: cmpOr(cfg.MaxRunning, scheduler.DefaultMaxRunning), up: true,
+			writes: [][]string{{}}}},
+		waitUnit: waitUnit,
+		checks:   checkAll,
+		tasks:    make(map[string]*modelTask),
 	}
 	return h
 }
@@ -247,6 +306,8 @@ func (h *harness) submit(t scheduler.Task, now time.Time) error {
 		want = scheduler.ErrDuplicateID
 	case !claimsOK:
 		want = scheduler.ErrBadClaim
+	case !h.placeable(&modelTask{task: t, claims: claims}):
+		want = scheduler.ErrNoNode
 	}
 	if want != nil {
 		if !errors.Is(err, want) {
@@ -260,7 +321,7 @@ func (h *harness) submit(t scheduler.Task, now time.Time) error {
 	}
 	h.seq++
 	m := &modelTask{task: t, claims: claims, seq: h.seq, state: scheduler.Queued,
-		ahead: len(h.queued), submitRound: h.round}
+		ahead: len(h.queued), submitRound: h.round, attempt: 1}
 	h.tasks[t.ID] = m
 	h.all = append(h.all, m)
 	h.queued = append(h.queued, m)
@@ -334,8 +395,21 @@ func (h *harness) admit(s scheduler.Start, now time.Time) error {
 	if m == nil || m.state != scheduler.Queued {
 		return violation("started %q, which is not queued", s.Task.ID)
 	}
-	if len(h.running)+1 > h.maxRunning {
-		return violation("starting %q exceeds %d running", m.task.ID, h.maxRunning)
+	n := h.node(s.Node)
+	switch {
+	case n == nil:
+		return violation("started %q on unknown node %q", m.task.ID, s.Node)
+	case !n.up:
+		return violation("started %q on down node %q", m.task.ID, s.Node)
+	case n.running+1 > n.slots:
+		return violation("starting %q exceeds node %q's %d slots", m.task.ID, n.name, n.slots)
+	case m.task.Writer && !n.covers(m):
+		return violation("writer %q %q started on node %q, which writes only %q", m.task.ID, m.task.WritePaths, n.name, n.writes)
+	case s.Attempt != m.attempt:
+		return violation("start %q attempt %d, want %d", m.task.ID, s.Attempt, m.attempt)
+	}
+	if pick := h.pick(m); pick != n {
+		return violation("started %q on node %q, the rule picks %q", m.task.ID, n.name, pick.name)
 	}
 	var want time.Time
 	if m.task.Timeout > 0 {
@@ -380,15 +454,169 @@ func (h *harness) admit(s scheduler.Start, now time.Time) error {
 		return err
 	}
 	h.stats.started++
+	if n.name != "" {
+		h.stats.remote++
+	}
 	h.queued = slices.DeleteFunc(h.queued, func(x *modelTask) bool { return x == m })
 	m.state = scheduler.Running
+	m.node = n
+	n.running++
 	h.running = append(h.running, m)
 	return nil
 }
 
+// node returns the model's node of that name, nil if none.
+func (h *harness) node(name string) *modelNode {
+	for _, n := range h.nodes {
+		if n.name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// pick is the placement rule stated on the model: among up nodes with a
+// free slot (covering the claims, for a writer), the longest covering
+// write path for a writer, then the most free slots, then the node order.
+func (h *harness) pick(m *modelTask) *modelNode {
+	var best *modelNode
+	for _, n := range h.nodes {
+		if n.free() == 0 || (m.task.Writer && !n.covers(m)) {
+			continue
+		}
+		if best == nil {
+			best = n
+			continue
+		}
+		bl, nl := 0, 0
+		if m.task.Writer {
+			bl, nl = best.locality(m), n.locality(m)
+		}
+		if nl > bl || (nl == bl && n.free() > best.free()) {
+			best = n
+		}
+	}
+	return best
+}
+
+// placeable is Submit's ErrNoNode rule: some node, up or down, has slots
+// and could take the task.
+func (h *harness) placeable(m *modelTask) bool {
+	return slices.ContainsFunc(h.nodes, func(n *modelNode) bool {
+		return n.slots > 0 && (!m.task.Writer || n.covers(m))
+	})
+}
+
+// setNode calls SetNode and applies the change to the model when the
+// model agrees it is valid.
+func (h *harness) setNode(n scheduler.Node) error {
+	err := h.q.SetNode(n)
+	h.logf("set node %q slots=%d up=%v writes=%q -> %v", n.Name, n.Slots, n.Up, n.Writes, err)
+	h.stats.nodeChanges++
+	var writes [][]string
+	valid := true
+	if n.Name == "" {
+		valid = n.Slots >= 0 && n.Slots <= 64
+	} else {
+		valid = n.Slots >= 1 && n.Slots <= 64
+		for _, p := range n.Writes {
+			c, ok := modelClaim(h.root, p)
+			if !ok {
+				if valid && !errors.Is(err, scheduler.ErrBadClaim) {
+					return violation("set node %q writes %q: got %v, want ErrBadClaim", n.Name, n.Writes, err)
+				}
+				valid = false
+				break
+			}
+			writes = append(writes, c)
+		}
+	}
+	if !valid {
+		if !errors.Is(err, scheduler.ErrConfig) {
+			return violation("set node %+v: got %v, want ErrConfig", n, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return violation("set node %+v: unexpected error %v", n, err)
+	}
+	// Write paths inside another one add nothing: fold them, so that
+	// locality is measured on the normalised set, as the contract says.
+	var folded [][]string
+	for i, w := range writes {
+		keep := true
+		for j, o := range writes {
+			// o is a proper container of w, or an equal path seen earlier.
+			if j != i && isPrefix(o, w) && (len(o) < len(w) || j < i) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			folded = append(folded, w)
+		}
+	}
+	writes = folded
+	mn := h.node(n.Name)
+	if mn == nil {
+		mn = &modelNode{name: n.Name, order: len(h.nodes)}
+		h.nodes = append(h.nodes, mn)
+	}
+	mn.slots = n.Slots
+	if n.Name != "" {
+		mn.up, mn.writes = n.Up, writes
+	}
+	return nil
+}
+
+// requeue calls Requeue and checks its reply against the model.
+func (h *harness) requeue(id string, now time.Time) (int, error) {
+	got, err := h.q.Requeue(id, now)
+	h.logf("requeue %q -> %d %v", id, got, err)
+	m := h.lookup(id)
+	var want error
+	switch {
+	case m == nil:
+		want = scheduler.ErrUnknownID
+	case m.state == scheduler.Queued:
+		want = scheduler.ErrNotRunning
+	case m.state == scheduler.Stopping:
+		want = scheduler.ErrStopping
+	case m.state == scheduler.Ended:
+		want = scheduler.ErrEnded
+	case m.attempt >= scheduler.MaxAttempts:
+		want = scheduler.ErrAttempts
+	}
+	if want != nil {
+		if !errors.Is(err, want) || got != 0 {
+			return got, violation("requeue %q: got %d %v, want error %v", id, got, err, want)
+		}
+		if want == scheduler.ErrAttempts {
+			h.stats.exhausted++
+		}
+		return got, nil
+	}
+	if err != nil || got != m.attempt+1 {
+		return got, violation("requeue %q: got %d %v, want attempt %d", id, got, err, m.attempt+1)
+	}
+	h.stats.requeued++
+	h.running = slices.DeleteFunc(h.running, func(x *modelTask) bool { return x == m })
+	m.node.running--
+	m.node = nil
+	m.attempt++
+	m.overtakes = 0
+	m.state = scheduler.Queued
+	i := 0
+	for i < len(h.queued) && h.queued[i].seq < m.seq {
+		i++
+	}
+	h.queued = slices.Insert(h.queued, i, m)
+	return got, nil
+}
+
 // checkGreedy verifies that Next left nothing startable in the queue.
 func (h *harness) checkGreedy() error {
-	if len(h.running) >= h.maxRunning {
+	if !slices.ContainsFunc(h.nodes, func(n *modelNode) bool { return n.free() > 0 }) {
 		return nil
 	}
 	var held []*modelTask
@@ -398,7 +626,8 @@ func (h *harness) checkGreedy() error {
 		}
 		blocked := h.writers() >= h.maxWriters ||
 			slices.ContainsFunc(h.running, func(r *modelTask) bool { return conflict(r, m) }) ||
-			slices.ContainsFunc(held, func(w *modelTask) bool { return conflict(w, m) })
+			slices.ContainsFunc(held, func(w *modelTask) bool { return conflict(w, m) }) ||
+			h.pick(m) == nil
 		if !blocked {
 			return violation("writer %q left waiting though it could start", m.task.ID)
 		}
@@ -424,6 +653,9 @@ func (h *harness) end(m *modelTask, outcome scheduler.Outcome) error {
 	m.ends++
 	if m.ends > 1 {
 		return violation("task %q ended %d times", m.task.ID, m.ends)
+	}
+	if m.state == scheduler.Running || m.state == scheduler.Stopping {
+		m.node.running--
 	}
 	m.state = scheduler.Ended
 	m.outcome = outcome
@@ -590,8 +822,11 @@ func (h *harness) checkStatus() error {
 			s.Queued, s.Running, s.Writers, s.Stopping, s.Ended,
 			len(h.queued), len(h.running), h.writers(), stopping, ended)
 	}
-	if s.Running > h.maxRunning || s.Writers > h.maxWriters {
-		return violation("caps exceeded: %d running, %d writers", s.Running, s.Writers)
+	if s.Writers > h.maxWriters {
+		return violation("caps exceeded: %d writers", s.Writers)
+	}
+	if err := h.checkNodes(s.Nodes); err != nil {
+		return err
 	}
 	for i, a := range h.running {
 		for _, b := range h.running[i+1:] {
@@ -619,6 +854,82 @@ func (h *harness) checkStatus() error {
 		}
 		if m.state == scheduler.Stopping && st.Outcome != m.outcome {
 			return violation("status %q outcome %v, model %v", st.ID, st.Outcome, m.outcome)
+		}
+		wantNode := ""
+		if m.node != nil {
+			wantNode = m.node.name
+		}
+		if st.Node != wantNode || st.Attempt != m.attempt {
+			return violation("status %q on %q attempt %d, model %q %d", st.ID, st.Node, st.Attempt, wantNode, m.attempt)
+		}
+	}
+	return nil
+}
+
+// checkNodes compares the snapshot's nodes with the model's: the same
+// order, slots, up state, running count and write coverage, and the
+// running tasks each node lists.
+func (h *harness) checkNodes(got []scheduler.NodeStatus) error {
+	if len(got) != len(h.nodes) {
+		return violation("status lists %d nodes, model has %d", len(got), len(h.nodes))
+	}
+	for i, g := range got {
+		n := h.nodes[i]
+		if g.Node.Name != n.name || g.Node.Slots != n.slots || g.Node.Up != n.up || g.Running != n.running {
+			return violation("status node %d = %+v, model %q slots %d up %v running %d", i, g, n.name, n.slots, n.up, n.running)
+		}
+		if err := sameCoverage("node "+n.name, g.Node.Writes, n.writes); err != nil {
+			return err
+		}
+		var want []string
+		for _, m := range h.running {
+			if m.node == n {
+				want = append(want, m.task.ID)
+			}
+		}
+		if on := h.q.OnNode(n.name); !slices.Equal(on, want) {
+			return violation("OnNode(%q) = %q, model %q", n.name, on, want)
+		}
+	}
+	return nil
+}
+
+// sameCoverage checks a normalised claim list against the model's
+// component lists: well formed, sorted, none inside another, each one asked
+// for, and together covering every path asked for.
+func sameCoverage(what string, claims []string, model [][]string) error {
+	if len(model) == 0 {
+		if len(claims) != 0 {
+			return violation("%s has claims %q, want none", what, claims)
+		}
+		return nil
+	}
+	if !slices.IsSorted(claims) || len(claims) == 0 {
+		return violation("%s claims %q not sorted or empty", what, claims)
+	}
+	got := make([][]string, len(claims))
+	for i, c := range claims {
+		if c != "." && (c == "" || strings.HasPrefix(c, "/") || c == ".." || strings.HasPrefix(c, "../")) {
+			return violation("%s has malformed claim %q", what, c)
+		}
+		got[i] = splitPath(c)
+		if strings.Join(got[i], "/") != c && c != "." {
+			return violation("%s has unclean claim %q", what, c)
+		}
+	}
+	for i, g := range got {
+		if !slices.ContainsFunc(model, func(w []string) bool { return slices.Equal(w, g) }) {
+			return violation("%s claim %q was not asked for", what, claims[i])
+		}
+		for j, o := range got {
+			if i != j && isPrefix(g, o) {
+				return violation("%s claim %q inside %q", what, claims[j], claims[i])
+			}
+		}
+	}
+	for _, w := range model {
+		if !slices.ContainsFunc(got, func(g []string) bool { return isPrefix(g, w) }) {
+			return violation("%s path %q not covered by %q", what, w, claims)
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +54,15 @@ type workload struct {
 	tasks     int
 	writerPct int
 	waitUnit  int // longest run of any task, in rounds
+	// workers are added before the first task; with any, the run also
+	// churns nodes: workers go down and up, slots change, new workers
+	// appear, and the tasks of a lost worker are requeued (or finished
+	// once their attempts run out). Waiting is then unbounded, so the
+	// bound is not checked.
+	workers []scheduler.Node
+	// localSlots, when not nil, is set on the local node before the first
+	// task.
+	localSlots *int
 }
 
 // simulate runs one workload step by step. Each round: tasks due to end are
@@ -73,8 +83,38 @@ func run(seed uint64, w workload) (*harness, error) {
 	if err != nil {
 		return &harness{}, fmt.Errorf("new: %w", err)
 	}
-	h := newHarness(q, w.cfg, w.waitUnit)
+	nodes := len(w.workers) > 0 || w.localSlots != nil
+	bound := w.waitUnit
+	if nodes {
+		bound = 0
+	}
+	h := newHarness(q, w.cfg, bound)
 	endAt := map[string]int{} // round at which a running task stops
+	lost := map[string]bool{} // running on a lost worker, to be requeued at endAt
+	if w.localSlots != nil {
+		if err := h.setNode(scheduler.Node{Slots: *w.localSlots}); err != nil {
+			return h, err
+		}
+	}
+	for _, n := range w.workers {
+		if err := h.setNode(n); err != nil {
+			return h, err
+		}
+	}
+	// requeueOrFail is what the fleet does with a task whose worker is
+	// gone: run it again, or end it once it has had its attempts.
+	requeueOrFail := func(id string, now time.Time) error {
+		delete(lost, id)
+		if _, err := h.requeue(id, now); err != nil {
+			return err
+		}
+		if m := h.lookup(id); m.state == scheduler.Running {
+			_, err := h.finish(id, now)
+			return err
+		}
+		return nil
+	}
+	draining := false
 	fleets := []string{"", "f1", "f2", "f3"}
 	submitted := 0
 	stopSoon := func(id string) {
@@ -95,6 +135,25 @@ func run(seed uint64, w workload) (*harness, error) {
 		}
 		now := t0.Add(time.Duration(h.round) * time.Second)
 
+		if nodes && !draining && submitted >= w.tasks && r.IntN(8) == 0 {
+			// Bring every node back so that everything queued can drain.
+			draining = true
+			for _, n := range h.nodes {
+				back := scheduler.Node{Name: n.name, Slots: n.slots, Up: true, Writes: joinClaims(n.writes)}
+				if n.name == "" && w.localSlots != nil {
+					back.Slots = *w.localSlots
+				}
+				if err := h.setNode(back); err != nil {
+					return h, err
+				}
+			}
+		}
+		if nodes && !draining {
+			if err := churn(r, h, w, now, requeueOrFail, lost); err != nil {
+				return h, err
+			}
+		}
+
 		var due []string
 		for _, m := range h.running {
 			if endAt[m.task.ID] <= h.round {
@@ -103,6 +162,13 @@ func run(seed uint64, w workload) (*harness, error) {
 		}
 		r.Shuffle(len(due), func(i, j int) { due[i], due[j] = due[j], due[i] })
 		for _, id := range due {
+			if lost[id] && h.lookup(id).state == scheduler.Running {
+				if err := requeueOrFail(id, now); err != nil {
+					return h, err
+				}
+				continue
+			}
+			delete(lost, id)
 			if _, err := h.finish(id, now); err != nil {
 				return h, err
 			}
@@ -196,6 +262,107 @@ func run(seed uint64, w workload) (*harness, error) {
 	return h, h.checkAllEnded()
 }
 
+// churn applies one round of random node events: a worker lost (its
+// running tasks requeued at once, or left to be requeued later, as a
+// fleet keeps a lost writer's slots for a while), a worker back, a slot
+// change, a new worker, or a requeue of a random task.
+func churn(r *rand.Rand, h *harness, w workload, now time.Time,
+	requeueOrFail func(string, time.Time) error, lost map[string]bool) error {
+	workers := h.nodes[1:]
+	switch r.IntN(12) {
+	case 0, 1:
+		if len(workers) == 0 {
+			return nil
+		}
+		n := workers[r.IntN(len(workers))]
+		if err := h.setNode(scheduler.Node{Name: n.name, Slots: n.slots, Up: !n.up, Writes: joinClaims(n.writes)}); err != nil {
+			return err
+		}
+		if n.up {
+			return nil
+		}
+		for _, m := range slices.Clone(h.running) {
+			if m.node != n || m.state != scheduler.Running {
+				continue
+			}
+			if r.IntN(3) == 0 {
+				lost[m.task.ID] = true
+				continue
+			}
+			if err := requeueOrFail(m.task.ID, now); err != nil {
+				return err
+			}
+		}
+	case 2:
+		if len(workers) == 0 {
+			return nil
+		}
+		n := workers[r.IntN(len(workers))]
+		return h.setNode(scheduler.Node{Name: n.name, Slots: 1 + r.IntN(4), Up: n.up, Writes: joinClaims(n.writes)})
+	case 3:
+		if w.localSlots != nil && *w.localSlots == 0 {
+			return nil // a writer only local covers would wait for ever
+		}
+		return h.setNode(scheduler.Node{Slots: 1 + r.IntN(4)})
+	case 4:
+		if r.IntN(4) == 0 && len(h.nodes) < 8 {
+			return h.setNode(randomWorker(r, fmt.Sprintf("n%d", len(h.nodes)), w.cfg.Root))
+		}
+	case 5:
+		if len(h.running) > 0 && r.IntN(2) == 0 {
+			return requeueOrFail(h.running[r.IntN(len(h.running))].task.ID, now)
+		}
+		if len(h.all) > 0 {
+			_, err := h.requeue(h.all[r.IntN(len(h.all))].task.ID, now)
+			return err
+		}
+	}
+	return nil
+}
+
+// joinClaims turns model write paths back into the slash form SetNode
+// takes.
+func joinClaims(claims [][]string) []string {
+	var out []string
+	for _, c := range claims {
+		if len(c) == 0 {
+			out = append(out, ".")
+			continue
+		}
+		out = append(out, strings.Join(c, "/"))
+	}
+	return out
+}
+
+// randomWorker draws a worker: 1–4 slots, mostly up, reading only or
+// writing one or two paths of the pool or the whole workspace.
+func randomWorker(r *rand.Rand, name, root string) scheduler.Node {
+	n := scheduler.Node{Name: name, Slots: 1 + r.IntN(4), Up: r.IntN(4) != 0}
+	switch r.IntN(4) {
+	case 0:
+	case 1:
+		n.Writes = []string{spell(r, root, ".")}
+	default:
+		for range 1 + r.IntN(2) {
+			n.Writes = append(n.Writes, spell(r, root, pathPool[1+r.IntN(len(pathPool)-1)]))
+		}
+	}
+	return n
+}
+
+// nodeWorkload draws a workload over several nodes: 1–4 workers, a local
+// node with 0–4 slots, and churn.
+func nodeWorkload(seed uint64) workload {
+	w := randomWorkload(seed, func(r *rand.Rand) (int, int) { return 1 + r.IntN(4), 1 + r.IntN(4) })
+	r := rand.New(rand.NewPCG(seed, 2))
+	local := r.IntN(5)
+	w.localSlots = &local
+	for i := range 1 + r.IntN(4) {
+		w.workers = append(w.workers, randomWorker(r, fmt.Sprintf("w%d", i), w.cfg.Root))
+	}
+	return w
+}
+
 // randomWorkload draws a workload; caps picks the slot caps.
 func randomWorkload(seed uint64, caps func(r *rand.Rand) (int, int)) workload {
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -261,6 +428,39 @@ func TestPropertyRandomWorkloads(t *testing.T) {
 	}
 }
 
+// TestPropertyNodes runs random fleets over several nodes that go down
+// and up, change slots and appear mid-run, with lost tasks requeued, and
+// checks the harness invariants after every call: per-node slots, writer
+// eligibility, the placement choice, the writer cap and no overlap across
+// nodes, reader order, attempts, exactly-once endings and nothing lost.
+func TestPropertyNodes(t *testing.T) {
+	t.Parallel()
+	base, n := *seedFlag, uint64(*workloadsFlag)
+	if testing.Short() {
+		n = min(n, 100)
+	}
+	var total stats
+	for i := range n {
+		seed := base + 5<<20 + i
+		w := nodeWorkload(seed)
+		trace, st, err := simulate(seed, w)
+		if err != nil {
+			t.Fatalf("seed %d (%+v): %v\ntrace tail:\n%s", seed, w, err, tail(trace, 60))
+		}
+		total.add(st)
+		if i%50 == 0 {
+			again, _, err := simulate(seed, w)
+			if err != nil || again != trace {
+				t.Fatalf("seed %d: a second run of the same workload differs (err %v)", seed, err)
+			}
+		}
+	}
+	t.Logf("%+v", total)
+	if total.remote == 0 || total.requeued == 0 || total.exhausted == 0 || total.rejected == 0 || total.reservations == 0 {
+		t.Fatalf("workloads did not exercise nodes: %+v", total)
+	}
+}
+
 // TestPropertyCheckerCatches shows that the property checks can fail: with
 // the anti-starvation rule switched off, each liveness check on its own
 // reports the starved writer, and with the rule on none of them does.
@@ -303,6 +503,58 @@ func TestPropertyCheckerCatches(t *testing.T) {
 		if _, err := h.next(t0); err == nil {
 			t.Fatal("checker accepted three running tasks under a cap of two")
 		}
+	})
+	t.Run("node slots larger than the model's", func(t *testing.T) {
+		t.Parallel()
+		cfg := scheduler.Config{MaxRunning: 1, Root: "/ws"}
+		q, err := scheduler.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := newHarness(q, cfg, 0)
+		if err := h.setNode(scheduler.Node{Name: "w1", Slots: 2, Up: true}); err != nil {
+			t.Fatal(err)
+		}
+		// The Queue's w1 really has 4 slots.
+		if err := q.SetNode(scheduler.Node{Name: "w1", Slots: 4, Up: true}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			if err := h.submit(scheduler.Task{ID: fmt.Sprint(i)}, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = h.next(t0)
+		if err == nil {
+			t.Fatal("checker accepted a placement beyond the node's slots")
+		}
+		t.Logf("checker: %v", err)
+	})
+	t.Run("writer on a node that does not cover it", func(t *testing.T) {
+		t.Parallel()
+		cfg := scheduler.Config{MaxRunning: 1, Root: "/ws"}
+		q, err := scheduler.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := newHarness(q, cfg, 0)
+		for _, n := range []scheduler.Node{{Name: "w1", Slots: 4, Up: true, Writes: []string{"a"}}} {
+			if err := h.setNode(n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The Queue's w1 really writes everything.
+		if err := q.SetNode(scheduler.Node{Name: "w1", Slots: 4, Up: true, Writes: []string{"."}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.submit(scheduler.Task{ID: "w", Writer: true, WritePaths: []string{"b"}}, t0); err != nil {
+			t.Fatal(err)
+		}
+		_, err = h.next(t0)
+		if err == nil {
+			t.Fatal("checker accepted a writer on a node that does not cover it")
+		}
+		t.Logf("checker: %v", err)
 	})
 }
 
