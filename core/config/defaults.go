@@ -41,6 +41,12 @@ behind_proxy = false
 
 [environment]
 enabled = true
+
+[remote]
+listen = "127.0.0.1:0"
+heartbeat_ms = 1000
+miss_limit = 3
+run_local = true
 `
 
 // builtinProviderTOML is merged only when no layer declares a provider, so
@@ -63,6 +69,7 @@ const (
 	defaultStallTimeoutSeconds = 120
 	defaultMaxRetries          = 4
 	defaultPluginType          = "stdio"
+	defaultWorkerCapacity      = 4
 )
 
 // DefaultTOML is the config file `reasonix setup` writes to

@@ -5,13 +5,14 @@
 // Load merges up to four layers, lowest precedence first: built-in defaults,
 // the user config (<home>/config.toml), the project reasonix.toml and an
 // explicit --config file. A higher layer replaces a value only for keys it
-// actually writes, so an explicit false or 0 overrides; [[providers]] and
-// [[plugins]] merge by name, tables of free-form keys merge key by key and
-// lists replace, except sandbox.forbid_read, which only ever grows. The
-// project file is untrusted: it cannot loosen the sandbox, configure serve,
-// pick executables or point a provider the user declared (or the built-in
-// one) at another endpoint or key, and every such key it tries to set
-// becomes a warning.
+// actually writes, so an explicit false or 0 overrides; [[providers]],
+// [[plugins]] and [[workers]] merge by name, tables of free-form keys merge
+// key by key and lists replace, except sandbox.forbid_read, which only ever
+// grows. The project file is untrusted: it cannot loosen the sandbox,
+// configure serve, pick executables, configure remote workers ([remote],
+// [[workers]]) or point a provider the user declared (or the built-in one)
+// at another endpoint or key, and every such key it tries to set becomes a
+// warning.
 //
 // Load never prints. Unknown keys, retired keys and refused project keys are
 // collected in Config.Warnings; malformed files fail with the file and line;

@@ -236,10 +236,10 @@ func (m *merger) checkCase(file string, raw any, t reflect.Type, path []string) 
 	}
 }
 
-// checkNames reports [[providers]] and [[plugins]] entries without a name
+// checkNames reports [[providers]], [[plugins]] and [[workers]] entries without a name
 // and names repeated within one file.
 func (m *merger) checkNames(file string, raw map[string]any) {
-	for _, array := range []string{"providers", "plugins"} {
+	for _, array := range []string{"providers", "plugins", "workers"} {
 		seen := map[string]bool{}
 		for i, e := range rawEntries(raw[array]) {
 			name, _ := e["name"].(string)
@@ -288,12 +288,12 @@ func (m *merger) warn(format string, args ...any) {
 }
 
 // projectDenied reports whether a project file may not set key: the keys
-// that widen the sandbox, expose the browser frontend or choose which
-// executable runs.
+// that widen the sandbox, expose the browser frontend, choose which
+// executable runs, or send tasks and the worker token to other hosts.
 func projectDenied(key string) bool {
 	switch key {
 	case "sandbox.workspace_root", "sandbox.allow_write", "sandbox.bash", "sandbox.network",
-		"serve", "tools.shell.path", "environment.tools":
+		"serve", "tools.shell.path", "environment.tools", "remote", "workers":
 		return true
 	}
 	return false
@@ -520,6 +520,24 @@ func (m *merger) finish() {
 			c.Sources[EntryKey("plugins", p.Name)+".type"] = SourceDefault
 		}
 	}
+	for i := range c.Workers {
+		w := &c.Workers[i]
+		if key := EntryKey("workers", w.Name) + ".capacity"; c.Sources[key] == "" {
+			w.Capacity = defaultWorkerCapacity
+			c.Sources[key] = SourceDefault
+		}
+	}
+	for _, f := range []struct {
+		key string
+		p   *string
+	}{
+		{"remote.token_file", &c.Remote.TokenFile},
+		{"remote.tls_cert", &c.Remote.TLSCert},
+		{"remote.tls_key", &c.Remote.TLSKey},
+		{"remote.tls_ca", &c.Remote.TLSCA},
+	} {
+		*f.p = resolvePath(*f.p, c.Sources[f.key])
+	}
 	c.UI.CursorShape = normalizeCursorShape(c.UI.CursorShape)
 
 	// Both prompt keys may come from different layers; the higher layer
@@ -543,6 +561,24 @@ func (m *merger) finish() {
 			a.SystemPromptFile = filepath.Join(filepath.Dir(src), a.SystemPromptFile)
 		}
 	}
+}
+
+// resolvePath makes a path key usable from any working directory: "~/"
+// names the user's home directory and a relative path is taken relative
+// to the directory of the file that set it. An empty path stays empty.
+func resolvePath(p, source string) string {
+	switch {
+	case strings.TrimSpace(p) == "":
+		return p // validation reports a blank path
+	case p == "~" || strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`):
+		if h, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(h, p[1:])
+		}
+		return p
+	case filepath.IsAbs(p) || source == "" || source == SourceDefault:
+		return p
+	}
+	return filepath.Join(filepath.Dir(source), p)
 }
 
 // builtinProviders decodes the built-in provider entries.

@@ -36,6 +36,12 @@ type Config struct {
 	Plugins []PluginConfig `toml:"plugins"`
 	// Environment is the [environment] table.
 	Environment Environment `toml:"environment"`
+	// Remote is the [remote] table: this process's endpoint for remote
+	// workers. It is user-level only.
+	Remote Remote `toml:"remote"`
+	// Workers are the [[workers]] entries: hosts running `reasonix worker`
+	// that fleet tasks may be placed on. They are user-level only.
+	Workers []Worker `toml:"workers"`
 
 	// Home is the Reasonix home directory the config was loaded for.
 	Home string `toml:"-"`
@@ -351,4 +357,51 @@ type Environment struct {
 	Enabled bool `toml:"enabled"`
 	// Tools maps a tool name to a trusted executable path (user-level).
 	Tools map[string]string `toml:"tools"`
+}
+
+// Remote configures the endpoint a scheduler listens on once workers are
+// configured (workers send their answers to it) and the settings every
+// link to a worker shares.
+type Remote struct {
+	// Listen is the host:port to bind; port 0 picks a free one.
+	Listen string `toml:"listen"`
+	// Advertise is the host:port workers dial back; empty means the bound
+	// address, which then must name a specific host.
+	Advertise string `toml:"advertise"`
+	// TokenFile holds the shared secret (mode 0600 or stricter);
+	// REASONIX_WORKER_TOKEN wins over it. Load resolves "~/" and paths
+	// relative to the file that set it.
+	TokenFile string `toml:"token_file"`
+	// TLSCert and TLSKey, both set, turn TLS on for serving and dialling;
+	// TLSCA is the PEM bundle trusted for peers' certificates (empty: the
+	// system roots). Paths are resolved like TokenFile.
+	TLSCert string `toml:"tls_cert"`
+	TLSKey  string `toml:"tls_key"`
+	TLSCA   string `toml:"tls_ca"`
+	// HeartbeatMS is the interval of the link's heartbeat to each worker
+	// (100-60000).
+	HeartbeatMS int `toml:"heartbeat_ms"`
+	// MissLimit is how many heartbeat intervals may pass without an ack
+	// before a worker counts as lost (1-10).
+	MissLimit int `toml:"miss_limit"`
+	// RunLocal false keeps every task off the parent's own process, so
+	// all run on workers. Always set after Load.
+	RunLocal *bool `toml:"run_local"`
+}
+
+// Worker is one [[workers]] entry: a `reasonix worker` host.
+type Worker struct {
+	// Name is unique and made of a-z, 0-9, _ and -.
+	Name string `toml:"name"`
+	// Address is the worker's host:port.
+	Address string `toml:"address"`
+	// Capacity is how many tasks may run there at once (1-64; 4 when
+	// unset).
+	Capacity int `toml:"capacity"`
+	// Workspace names the checkout the worker must serve; empty means the
+	// base name of the parent's workspace root.
+	Workspace string `toml:"workspace"`
+	// Writes are the paths, relative to the workspace root, that tasks
+	// placed there may write; empty: readers only; ["."]: everything.
+	Writes []string `toml:"writes"`
 }

@@ -15,7 +15,8 @@ const Redacted = "***"
 // Show renders the effective configuration as TOML, each key followed by a
 // "# from <source>" comment. Secrets are replaced by Redacted: plugin env
 // and header values, and every string whose key mentions a key, token,
-// secret or password (except *_env keys, which only name a variable). Map
+// secret or password (except *_env keys, which only name a variable, and
+// paths: *_file keys and remote.tls_key). Map
 // keys are sorted, so equal configs render identically. The output is valid
 // TOML; an error means a value could not be rendered as such.
 func (c *Config) Show() (string, error) {
@@ -46,6 +47,9 @@ func (r *renderer) table(v reflect.Value, path []string) {
 			continue
 		}
 		f := v.Field(i)
+		if f.Kind() == reflect.Pointer && f.IsNil() {
+			continue // unset optional value: nothing to show
+		}
 		if isTableLike(f) {
 			later = append(later, i)
 			continue
@@ -112,6 +116,11 @@ func isTableLike(f reflect.Value) bool {
 // of the value (array entries contribute no index), used for redaction.
 func (r *renderer) inline(v reflect.Value, path []string) string {
 	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return `""`
+		}
+		return r.inline(v.Elem(), path)
 	case reflect.String:
 		return QuoteString(redact(path, v.String()))
 	case reflect.Bool:
@@ -163,7 +172,9 @@ func redact(path []string, s string) string {
 		return Redacted
 	}
 	last := strings.ToLower(path[len(path)-1])
-	if strings.HasSuffix(last, "_env") {
+	// *_env keys only name a variable, and *_file keys and the TLS key
+	// path only name a file: the secret is elsewhere.
+	if strings.HasSuffix(last, "_env") || strings.HasSuffix(last, "_file") || path[0] == "remote" && last == "tls_key" {
 		return s
 	}
 	for _, w := range []string{"key", "token", "secret", "password"} {

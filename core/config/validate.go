@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,6 +93,8 @@ func validate(c *Config, kinds []string) []string {
 	v.oneOf("sandbox.bash", c.Sandbox.Bash, "enforce", "off")
 	v.serve(&c.Serve)
 	v.plugins()
+	v.remote(&c.Remote, len(c.Workers) > 0)
+	v.workers()
 	for _, name := range sortedStringKeys(c.Environment.Tools) {
 		if c.Environment.Tools[name] == "" {
 			v.add(dotted([]string{"environment", "tools", name}), "path is empty")
@@ -237,6 +240,112 @@ func (v *checker) serve(s *Serve) {
 		v.add("serve.addr", "%s has no valid port (0 to 65535)", QuoteString(s.Addr))
 	}
 	v.oneOf("serve.auth_mode", s.AuthMode, "none", "token", "password")
+}
+
+// hostPort checks an address of the form host:port. A dial address needs a
+// host and a port from 1; a listen address may leave the host empty (every
+// interface) and use port 0 (any free one).
+func (v *checker) hostPort(key, addr string, dial bool) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		v.add(key, "%s is not host:port", QuoteString(addr))
+		return false
+	}
+	lo := 0
+	if dial {
+		lo = 1
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < lo || n > 65535 {
+		v.add(key, "%s has no valid port (%d to 65535)", QuoteString(addr), lo)
+		return false
+	}
+	if dial && host == "" {
+		v.add(key, "%s has no host", QuoteString(addr))
+		return false
+	}
+	return true
+}
+
+func (v *checker) remote(r *Remote, haveWorkers bool) {
+	if v.hostPort("remote.listen", r.Listen, false) && r.Advertise == "" && haveWorkers {
+		host, _, _ := net.SplitHostPort(r.Listen)
+		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+			v.add("remote.listen", "%s binds every interface, so workers cannot be told where to answer; set remote.advertise to the host:port they should dial", QuoteString(r.Listen))
+		}
+	}
+	if r.Advertise != "" {
+		v.hostPort("remote.advertise", r.Advertise, true)
+	}
+	if r.TokenFile != "" && strings.TrimSpace(r.TokenFile) == "" {
+		v.add("remote.token_file", "is blank; set the path of a file holding the token, or remove the key")
+	}
+	switch {
+	case r.TLSCert != "" && r.TLSKey == "":
+		v.add("remote.tls_cert", "set without tls_key; set both, or neither")
+	case r.TLSKey != "" && r.TLSCert == "":
+		v.add("remote.tls_key", "set without tls_cert; set both, or neither")
+	}
+	if r.TLSCA != "" && (r.TLSCert == "" || r.TLSKey == "") {
+		v.add("remote.tls_ca", "applies only with tls_cert and tls_key: both ends use TLS or neither does")
+	}
+	v.intRange("remote.heartbeat_ms", r.HeartbeatMS, 100, 60000)
+	v.intRange("remote.miss_limit", r.MissLimit, 1, 10)
+	if r.RunLocal != nil && !*r.RunLocal && !haveWorkers {
+		v.add("remote.run_local", "false leaves no process to run tasks: declare at least one [[workers]] entry, or set it to true")
+	}
+}
+
+func (v *checker) workers() {
+	seen := map[string]bool{}
+	for _, w := range v.c.Workers {
+		prefix := EntryKey("workers", w.Name)
+		if seen[w.Name] {
+			v.add(prefix+".name", "declared twice")
+		}
+		seen[w.Name] = true
+		if !isWorkerName(w.Name) {
+			v.add(prefix+".name", "%s may contain only a-z, 0-9, _ and -", QuoteString(w.Name))
+		}
+		if w.Address == "" {
+			v.add(prefix+".address", "missing; set the worker's host:port")
+		} else {
+			v.hostPort(prefix+".address", w.Address, true)
+		}
+		v.intRange(prefix+".capacity", w.Capacity, 1, 64)
+		if strings.ContainsAny(w.Workspace, `/\`) {
+			v.add(prefix+".workspace", "%s is a path; use the name of the checkout the worker serves", QuoteString(w.Workspace))
+		}
+		for _, p := range w.Writes {
+			if msg := writeClaimProblem(p); msg != "" {
+				v.add(prefix+".writes", "%s %s", QuoteString(p), msg)
+			}
+		}
+	}
+}
+
+// writeClaimProblem says what is wrong with a writes entry, or "" when it
+// names a path inside the workspace root.
+func writeClaimProblem(p string) string {
+	switch {
+	case strings.TrimSpace(p) == "":
+		return "is empty; use \".\" for the whole workspace"
+	case filepath.IsAbs(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.VolumeName(p) != "":
+		return "is absolute; write it relative to the workspace root"
+	}
+	clean := filepath.ToSlash(filepath.Clean(p))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return "leaves the workspace root"
+	}
+	return ""
+}
+
+func isWorkerName(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 var approvalModes = []string{"auto", "prompt", "writes", "approve"}
