@@ -96,3 +96,117 @@ func BenchmarkNextBlocked(b *testing.B) {
 		}
 	}
 }
+
+// benchNodes is the local node and four workers: one owning all, two
+// owning a subtree each, one reading only; 6+8+8+8+8 = 38 slots.
+var benchNodes = []scheduler.Node{
+	{Name: "all", Slots: 8, Up: true, Writes: []string{"."}},
+	{Name: "api", Slots: 8, Up: true, Writes: []string{"services/api"}},
+	{Name: "web", Slots: 8, Up: true, Writes: []string{"services/web"}},
+	{Name: "ro", Slots: 8, Up: true},
+}
+
+// benchNodeFleet is 256 tasks: half readers, the rest writers on disjoint
+// files under services/api, services/web and lib.
+func benchNodeFleet() []scheduler.Task {
+	tasks := make([]scheduler.Task, 256)
+	for i := range tasks {
+		t := scheduler.Task{ID: fmt.Sprintf("t%03d", i), Fleet: "bench"}
+		if i%2 == 1 {
+			t.Writer = true
+			dir := []string{"services/api", "services/web", "lib"}[i/2%3]
+			t.WritePaths = []string{fmt.Sprintf("%s/f%03d.go", dir, i)}
+		}
+		tasks[i] = t
+	}
+	return tasks
+}
+
+func newBenchNodeQueue(b *testing.B, tasks []scheduler.Task) *scheduler.Queue {
+	q, err := scheduler.New(scheduler.Config{MaxRunning: 6, MaxWriters: 32, Root: "/ws"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range benchNodes {
+		if err := q.SetNode(n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, t := range tasks {
+		if err := q.Submit(t, t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return q
+}
+
+// BenchmarkNodesFleet runs a 256-task fleet over five nodes from
+// submission to the last Finish, finishing the oldest running task
+// between calls to Next, and reports the cost of one Next (256 per fleet)
+// and admission decisions per second.
+func BenchmarkNodesFleet(b *testing.B) {
+	tasks := benchNodeFleet()
+	decisions := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		q := newBenchNodeQueue(b, tasks)
+		var running []string
+		for done := 0; done < len(tasks); done++ {
+			for _, s := range q.Next(t0) {
+				running = append(running, s.Task.ID)
+				decisions++
+			}
+			if len(running) == 0 {
+				b.Fatal("no task running and none started")
+			}
+			if _, err := q.Finish(running[0], t0); err != nil {
+				b.Fatal(err)
+			}
+			running = running[1:]
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(tasks)), "ns/next")
+	b.ReportMetric(float64(decisions)/b.Elapsed().Seconds(), "decisions/s")
+}
+
+// BenchmarkNodesNextBlocked measures the worst scan over five nodes: 256
+// queued writers under services/api, whose only covering worker is full
+// (the local node has no slots) while the other nodes have free slots, so
+// Next checks every writer against the caps and every node and starts
+// none.
+func BenchmarkNodesNextBlocked(b *testing.B) {
+	q, err := scheduler.New(scheduler.Config{MaxRunning: 1, MaxWriters: 32, Root: "/ws"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := q.SetNode(scheduler.Node{Slots: 0}); err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range benchNodes {
+		if n.Name == "all" {
+			n.Writes = []string{"lib"}
+		}
+		if err := q.SetNode(n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 8 {
+		if err := q.Submit(scheduler.Task{ID: fmt.Sprintf("hog%d", i), Writer: true, WritePaths: []string{fmt.Sprintf("services/api/hog%d", i)}}, t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if got := len(q.Next(t0)); got != 8 {
+		b.Fatalf("%d hogs started, want 8", got)
+	}
+	for i := range 256 {
+		if err := q.Submit(scheduler.Task{ID: fmt.Sprintf("w%03d", i), Writer: true, WritePaths: []string{fmt.Sprintf("services/api/w%03d.go", i)}}, t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(q.Next(t0)) != 0 {
+			b.Fatal("a writer started on a full node")
+		}
+	}
+}

@@ -187,9 +187,10 @@ func (q *Queue) Next(now time.Time) []Start {
 			}
 			break
 		}
-		var n *node
-		if !t.Writer || q.admissible(t, held) {
-			n = q.place(t)
+		// Placement first: it is the cheaper test when nodes are full.
+		n := q.place(t)
+		if n != nil && t.Writer && !q.admissible(t, held) {
+			n = nil
 		}
 		if n == nil {
 			// Only a writer gets here while slots are free. A reserved one
