@@ -342,35 +342,7 @@ func (h *harness) checkClaims(m *modelTask) error {
 		}
 		return nil
 	}
-	if !slices.IsSorted(st.Claims) || len(st.Claims) == 0 {
-		return violation("task %q claims %q not sorted or empty", m.task.ID, st.Claims)
-	}
-	got := make([][]string, len(st.Claims))
-	for i, c := range st.Claims {
-		if c != "." && (c == "" || strings.HasPrefix(c, "/") || c == ".." || strings.HasPrefix(c, "../")) {
-			return violation("task %q has malformed claim %q", m.task.ID, c)
-		}
-		got[i] = splitPath(c)
-		if strings.Join(got[i], "/") != c && c != "." {
-			return violation("task %q has unclean claim %q", m.task.ID, c)
-		}
-	}
-	for i, g := range got {
-		if !slices.ContainsFunc(m.claims, func(w []string) bool { return slices.Equal(w, g) }) {
-			return violation("task %q claim %q was not asked for (%q)", m.task.ID, st.Claims[i], m.task.WritePaths)
-		}
-		for j, o := range got {
-			if i != j && isPrefix(g, o) {
-				return violation("task %q claim %q inside %q", m.task.ID, st.Claims[j], st.Claims[i])
-			}
-		}
-	}
-	for _, w := range m.claims {
-		if !slices.ContainsFunc(got, func(g []string) bool { return isPrefix(g, w) }) {
-			return violation("task %q path %q not covered by %q", m.task.ID, w, st.Claims)
-		}
-	}
-	return nil
+	return sameCoverage(fmt.Sprintf("task %q", m.task.ID), st.Claims, m.claims)
 }
 
 func (h *harness) next(now time.Time) ([]scheduler.Start, error) {

@@ -511,3 +511,48 @@ func TestNodeStatus(t *testing.T) {
 		t.Fatalf("snapshot shares write paths with the Queue: %q", again[1].Node.Writes)
 	}
 }
+
+// TestRequeueStatus checks what Lookup says of a requeued task: queued,
+// no node, no start or deadline, the next attempt and when it was
+// requeued; and of the attempt after it.
+func TestRequeueStatus(t *testing.T) {
+	t.Parallel()
+	q, err := scheduler.New(scheduler.Config{MaxRunning: 1, Root: "/ws"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.SetNode(scheduler.Node{Name: "w1", Slots: 2, Up: true, Writes: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Submit(scheduler.Task{ID: "a", Writer: true, WritePaths: []string{"a/x"}, Timeout: time.Minute}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := q.Lookup("a"); st.Attempt != 1 || st.Node != "" {
+		t.Fatalf("queued a = %+v, want attempt 1 on no node", st)
+	}
+	starts := q.Next(t0.Add(time.Second))
+	if len(starts) != 1 || starts[0].Node != "w1" || starts[0].Attempt != 1 || !starts[0].Deadline.Equal(t0.Add(time.Second+time.Minute)) {
+		t.Fatalf("starts = %+v", starts)
+	}
+	if _, err := q.Requeue("a", t0.Add(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := q.Lookup("a")
+	if st.State != scheduler.Queued || st.Node != "" || st.Attempt != 2 || !st.Started.IsZero() || !st.Deadline.IsZero() ||
+		!st.Requeued.Equal(t0.Add(2*time.Second)) || !st.Submitted.Equal(t0) {
+		t.Fatalf("requeued a = %+v", st)
+	}
+	if s := q.Status(); s.Queued != 1 || s.Running != 0 || s.Writers != 0 || s.Nodes[1].Running != 0 {
+		t.Fatalf("status after requeue = %+v", s)
+	}
+	starts = q.Next(t0.Add(3 * time.Second))
+	if len(starts) != 1 || starts[0].Node != "w1" || starts[0].Attempt != 2 || !starts[0].Deadline.Equal(t0.Add(3*time.Second+time.Minute)) {
+		t.Fatalf("second start = %+v", starts)
+	}
+	if _, err := q.Finish("a", t0.Add(4*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := q.Lookup("a"); st.State != scheduler.Ended || st.Node != "w1" || st.Attempt != 2 {
+		t.Fatalf("ended a = %+v, want it to say where its last attempt ran", st)
+	}
+}

@@ -136,7 +136,12 @@ func (r *Replayed) Pending() []string {
 func (r *Replayed) Complete() bool { return len(r.Results) == len(r.Order) }
 
 // Rebuild is a fresh Queue holding the given pending tasks (a subset of
-// Pending chosen by the caller's resume policy), queued in input order.
+// Pending chosen by the caller's resume policy), queued in input order,
+// each at its first attempt. The Queue knows only the local node, with
+// cfg.MaxRunning slots: the caller adds its workers (and sets the local
+// slots, zero included) with SetNode before the first Next. Tasks are not
+// checked against those nodes again (see SetNode), so a writer no node
+// covers any more waits until it is cancelled.
 func (r *Replayed) Rebuild(cfg Config, ids []string, now time.Time) (*Queue, error) {
 	q, err := New(cfg)
 	if err != nil {
