@@ -46,8 +46,8 @@ const probeSystemID = "reasonix-probe"
 // or ErrWorkerTLS; bad options (no token, unreadable CA) are returned as
 // they are.
 func ProbeRemote(ctx context.Context, address string, o RemoteOptions) (time.Duration, error) {
-	if o.Token == "" {
-		return 0, fmt.Errorf("probe %s: no worker token (set REASONIX_WORKER_TOKEN or [remote] token_file)", address)
+	if err := checkToken(o.Token); err != nil {
+		return 0, fmt.Errorf("probe %s: %w", address, err)
 	}
 	if err := checkDialAddress(address); err != nil {
 		return 0, fmt.Errorf("probe: %w", err)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -24,6 +25,7 @@ import (
 	"google.golang.org/grpc/grpclog"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 )
 
@@ -93,8 +95,8 @@ type Remote struct {
 // made earlier carries the placeholder address "nonhost", which no peer
 // can send to. A System holds at most one Remote; a second call fails.
 func StartRemote(sys *System, o RemoteOptions) (*Remote, error) {
-	if o.Token == "" {
-		return nil, errors.New("start remote: no worker token (set REASONIX_WORKER_TOKEN or [remote] token_file)")
+	if err := checkToken(o.Token); err != nil {
+		return nil, fmt.Errorf("start remote: %w", err)
 	}
 	host, port, err := splitListen(o.Listen)
 	if err != nil {
@@ -116,7 +118,7 @@ func StartRemote(sys *System, o RemoteOptions) (*Remote, error) {
 		return nil, errors.New("start remote: this actor system already has a remote endpoint")
 	}
 	opts := []remote.ConfigOption{
-		remote.WithServerOptions(serverOptions(o.Token, srvTLS)...),
+		remote.WithServerOptions(serverOptions(o.Token, srvTLS, sys.logger)...),
 		remote.WithDialOptions(dialOptions(o.Token, cliTLS, true)...),
 	}
 	if o.Advertise != "" {
@@ -176,6 +178,25 @@ func (r *Remote) Stop(timeout time.Duration) {
 		r.sys.logger.Warn("remote endpoint still stopping", "address", r.address, "after", timeout)
 	}
 }
+
+// checkToken refuses a token gRPC could not carry: metadata values are
+// printable ASCII.
+func checkToken(tok string) error {
+	if tok == "" {
+		return errors.New("no worker token (set REASONIX_WORKER_TOKEN or [remote] token_file)")
+	}
+	for i := 0; i < len(tok); i++ {
+		if tok[i] < 0x20 || tok[i] > 0x7e {
+			return errors.New("the worker token may hold only printable ASCII characters")
+		}
+	}
+	return nil
+}
+
+// maxMessageBytes bounds one inbound gRPC message. protoactor puts up to a
+// thousand envelopes in one batch, and a batch over gRPC's 4 MiB default
+// would break the stream, which looks like a lost peer.
+const maxMessageBytes = 64 << 20
 
 // splitListen parses a listen address into what remote.Configure wants:
 // the host bracketed when it is an IPv6 literal (Configure joins with a
@@ -249,21 +270,30 @@ func (o RemoteOptions) tlsConfigs(serving bool) (srv, cli *tls.Config, err error
 
 // serverOptions guard protoactor's gRPC server: only the message stream is
 // served, only to a peer presenting the token.
-func serverOptions(token string, srvTLS *tls.Config) []grpc.ServerOption {
+func serverOptions(token string, srvTLS *tls.Config, log *slog.Logger) []grpc.ServerOption {
 	want := sha256.Sum256([]byte(token))
+	refuse := func(ctx context.Context, method string, code codes.Code, why string) error {
+		from := "unknown"
+		if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+			from = p.Addr.String()
+		}
+		log.Warn("remote: stream refused", "peer", from, "method", method, "why", why)
+		return status.Error(code, why)
+	}
 	opts := []grpc.ServerOption{
 		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			if info.FullMethod != remoteMethod {
-				return status.Error(codes.PermissionDenied, "method not served")
+				return refuse(ss.Context(), info.FullMethod, codes.PermissionDenied, "method not served")
 			}
 			if !tokenMatches(ss.Context(), want) {
-				return status.Error(codes.Unauthenticated, "worker token refused")
+				return refuse(ss.Context(), info.FullMethod, codes.Unauthenticated, "worker token refused")
 			}
 			return h(srv, ss)
 		}),
-		grpc.UnaryInterceptor(func(context.Context, any, *grpc.UnaryServerInfo, grpc.UnaryHandler) (any, error) {
-			return nil, status.Error(codes.PermissionDenied, "method not served")
+		grpc.UnaryInterceptor(func(ctx context.Context, _ any, info *grpc.UnaryServerInfo, _ grpc.UnaryHandler) (any, error) {
+			return nil, refuse(ctx, info.FullMethod, codes.PermissionDenied, "method not served")
 		}),
+		grpc.MaxRecvMsgSize(maxMessageBytes),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveMinTime, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}),
 	}

@@ -343,6 +343,95 @@ func TestRemotePeerShutdownSeen(t *testing.T) {
 	}
 }
 
+// TestRemoteWatchAddressTerminated: an actor watching a PID on a peer is
+// told AddressTerminated when the peer's endpoint goes away (here: the
+// peer stops its remote while the watched actor still runs).
+func TestRemoteWatchAddressTerminated(t *testing.T) {
+	leakCheck(t)
+	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	b := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	why := make(chan actor.TerminatedReason, 1)
+	watched := make(chan struct{})
+	target := echoAt(b.r.Address())
+	pid := a.sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		switch m := c.Message().(type) {
+		case *actor.Started:
+			c.Watch(target)
+			// A request after the watch, on the same connection, proves
+			// the watch reached the peer once it is answered.
+			c.Request(target, wrapperspb.String("watching"))
+		case *wrapperspb.StringValue:
+			close(watched)
+		case *actor.Terminated:
+			if m.Who.Equal(target) {
+				select {
+				case why <- m.Why:
+				default:
+				}
+			}
+		}
+	}))
+	t.Cleanup(func() { _ = a.sys.Stop(pid, 5*time.Second) })
+	select {
+	case <-watched:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watcher's request was never answered")
+	}
+	b.r.Stop(10 * time.Second)
+	select {
+	case w := <-why:
+		if w != actor.TerminatedReason_AddressTerminated {
+			t.Errorf("Terminated.Why = %v, want AddressTerminated", w)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watcher was never told the peer went away")
+	}
+}
+
+// TestRemoteLargeMessage: a message above gRPC's default 4 MiB limit
+// crosses both ways (a batch of events can be that large).
+func TestRemoteLargeMessage(t *testing.T) {
+	leakCheck(t)
+	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	b := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	big := strings.Repeat("x", 5<<20)
+	got, err := a.roundTrip(b.r.Address(), big)
+	if err != nil || got != "echo:"+big {
+		t.Fatalf("large round trip: %d bytes back, %v", len(got), err)
+	}
+}
+
+// TestRemoteDeadPeerLeaksNothing sends through protoactor to an address
+// nobody serves: its writer gives up after its retries (about 10 s) and
+// publishes EndpointTerminatedEvent, and the connections of the failed
+// attempts are all closed (upstream leaked one per attempt).
+func TestRemoteDeadPeerLeaksNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for protoactor's connect retries (about 10 s)")
+	}
+	leakCheck(t)
+	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	events := a.endpointEvents(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close()
+	a.sys.Send(echoAt(dead), wrapperspb.String("lost"))
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case addr := <-events:
+			if addr == dead {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no EndpointTerminatedEvent for the dead address %s", dead)
+		}
+	}
+}
+
 func TestStartRemoteErrors(t *testing.T) {
 	leakCheck(t)
 	dir := t.TempDir()
@@ -363,6 +452,7 @@ func TestStartRemoteErrors(t *testing.T) {
 	}{
 		{"taken port", RemoteOptions{Listen: taken.Addr().String(), Token: testToken}, "address already in use"},
 		{"no token", RemoteOptions{Listen: "127.0.0.1:0"}, "no worker token"},
+		{"token with a newline", RemoteOptions{Listen: "127.0.0.1:0", Token: "a\nb"}, "printable ASCII"},
 		{"not host:port", RemoteOptions{Listen: "nonsense", Token: testToken}, "not host:port"},
 		{"bad port", RemoteOptions{Listen: "127.0.0.1:70000", Token: testToken}, "no valid port"},
 		{"unresolvable host", RemoteOptions{Listen: "no-such-host.invalid:0", Token: testToken}, "start remote on no-such-host.invalid:0"},
@@ -457,5 +547,20 @@ func BenchmarkRemoteRoundTrip(b *testing.B) {
 				<-y.got
 			}
 		})
+	}
+}
+
+// BenchmarkProbeRemote measures one probe of a live endpoint: a fresh
+// gRPC connection, the token check and protoactor's connect handshake.
+func BenchmarkProbeRemote(b *testing.B) {
+	n := startNode(b, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	o := RemoteOptions{Token: testToken}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ProbeRemote(ctx, n.r.Address(), o); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
