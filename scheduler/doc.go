@@ -65,6 +65,7 @@
 // text: symbolic links are not resolved and case is significant.
 //
 // Replay rebuilds a fleet from its journal (core/journal): the result of
-// each finished task exactly once, the tasks still pending, and a fresh
-// Queue holding the ones to run again.
+// each finished task exactly once, the tasks still pending (a task whose
+// last start was followed by a requeue record counts as queued, not as
+// interrupted), and a fresh Queue holding the ones to run again.
 package scheduler
