@@ -48,6 +48,7 @@ func TestProbeRemote(t *testing.T) {
 		{"bad token", plain.r.Address(), RemoteOptions{Token: "wrong"}, ErrWorkerAuth, "worker token refused"},
 		{"bad token over TLS", secure.r.Address(), RemoteOptions{Token: "wrong", TLSCert: tlsOpts.TLSCert, TLSKey: tlsOpts.TLSKey, TLSCA: tlsOpts.TLSCA}, ErrWorkerAuth, "worker token refused"},
 		{"refused port", dead, plainOpts, ErrWorkerUnreachable, "connection refused"},
+		{"unresolvable host", "no-such-host.invalid:7420", plainOpts, ErrWorkerUnreachable, ""},
 		{"plaintext to TLS", secure.r.Address(), plainOpts, ErrWorkerTLS, ""},
 		{"TLS to plaintext", plain.r.Address(), tlsOpts, ErrWorkerTLS, "tls:"},
 		{"untrusted certificate", secure.r.Address(), untrusting, ErrWorkerTLS, "x509:"},

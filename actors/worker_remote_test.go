@@ -432,6 +432,56 @@ func TestRemoteDeadPeerLeaksNothing(t *testing.T) {
 	}
 }
 
+// TestSystemShutdownStopsRemote: System.Shutdown alone stops the endpoint
+// (the port is closed afterwards) and leaves nothing running.
+func TestSystemShutdownStopsRemote(t *testing.T) {
+	leakCheck(t)
+	n := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	addr := n.r.Address()
+	if _, err := ProbeRemote(context.Background(), addr, RemoteOptions{Token: testToken}); err != nil {
+		t.Fatal(err)
+	}
+	n.shutdown()
+	select {
+	case <-n.r.stopped:
+	default:
+		t.Fatal("System.Shutdown returned with the remote endpoint still stopping")
+	}
+	if _, err := ProbeRemote(context.Background(), addr, RemoteOptions{Token: testToken}); !errors.Is(err, ErrWorkerUnreachable) {
+		t.Errorf("probe after Shutdown = %v, want ErrWorkerUnreachable", err)
+	}
+}
+
+// TestRemoteStopBounded: while protoactor retries a dead peer its shutdown
+// waits for the retries; Shutdown still returns at its deadline and the
+// endpoint finishes stopping by itself afterwards.
+func TestRemoteStopBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for protoactor's connect retries (about 10 s)")
+	}
+	leakCheck(t)
+	sys := NewSystem(nil)
+	r, err := StartRemote(sys, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := l.Addr().String()
+	l.Close()
+	sys.Send(echoAt(dead), wrapperspb.String("lost"))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_ = sys.Shutdown(ctx)
+	select {
+	case <-r.stopped:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the endpoint never finished stopping")
+	}
+}
+
 func TestStartRemoteErrors(t *testing.T) {
 	leakCheck(t)
 	dir := t.TempDir()
