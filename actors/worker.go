@@ -248,12 +248,12 @@ func (w *workerActor) Receive(c actor.Context) {
 	case *workerBye:
 		if l := w.leaseOf(c.Sender()); l != nil && m.Epoch >= l.epoch {
 			w.log.Info("scheduler said bye", "scheduler", l.scheduler, "why", m.Why)
-			w.forget(c, l, "the scheduler said bye: "+m.Why)
+			w.forget(c, l, "the scheduler said bye: "+m.Why, true)
 		}
 	case *leaseLapsed:
 		if l := w.leases[m.key]; l != nil && l.gen == m.gen {
 			w.log.Warn("lease lapsed; cancelling the scheduler's tasks", "scheduler", l.scheduler, "session", l.session)
-			w.forget(c, l, "lease lapsed")
+			w.forget(c, l, "lease lapsed", false)
 		}
 	case *jobEnded:
 		if j := w.jobs[idOf(m.pid)]; j != nil {
@@ -568,13 +568,16 @@ func (w *workerActor) posture(c actor.Context, m *workerPosture) {
 }
 
 // forget ends a scheduler's lease: its jobs are cancelled without a word
-// to it (it has given them up), and its link is no longer watched.
-func (w *workerActor) forget(c actor.Context, l *lease, why string) {
+// to it (it has given them up). reachable says the scheduler is known to
+// be there (it said bye), so its link can be unwatched; after a lapse or
+// the link's end even an unwatch would dial a peer that may be gone, and
+// the stale watch is harmless: a lease no longer held ignores it.
+func (w *workerActor) forget(c actor.Context, l *lease, why string, reachable bool) {
 	if l.timer != nil {
 		l.timer.Stop()
 	}
 	delete(w.leases, l.key)
-	if l.link != nil && !w.linkInUse(l.link, l.key) {
+	if reachable && l.link != nil && !w.linkInUse(l.link, l.key) {
 		c.Unwatch(l.link)
 	}
 	for _, j := range w.jobs {
@@ -602,7 +605,7 @@ func (w *workerActor) terminated(c actor.Context, m *actor.Terminated) {
 	}
 	for _, l := range gone {
 		w.log.Warn("scheduler link terminated; cancelling its tasks", "scheduler", l.scheduler, "why", m.Why.String())
-		w.forget(c, l, "the scheduler's link terminated")
+		w.forget(c, l, "the scheduler's link terminated", false)
 	}
 }
 
@@ -624,7 +627,7 @@ func (w *workerActor) drain(c actor.Context) {
 		if l.link != nil {
 			sendWorker(w.sys, c, l.link, &workerBye{Epoch: l.epoch, Why: "worker draining"})
 		}
-		w.forget(c, l, "worker draining")
+		w.forget(c, l, "worker draining", true)
 	}
 	// Jobs of no lease (their scheduler's lease just ended) stop too.
 	for _, j := range w.jobs {

@@ -591,3 +591,82 @@ func TestStartWorkerHostChecksItsSpec(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestWorkerOverRemote runs the exchange between two systems over the real
+// transport: every message crosses in its protobuf form, the events of a
+// task arrive numbered and in order, and a scheduler whose endpoint goes
+// away has its running task cancelled by the worker's watch of its link.
+func TestWorkerOverRemote(t *testing.T) {
+	t.Parallel()
+	srv := providertest.Start(t)
+	cfg, cwd := buildConfig(t, srv.URL(), "")
+	start := func() (*System, *Remote) {
+		sys := NewSystem(nil)
+		rem, err := StartRemote(sys, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sys, rem
+	}
+	wsys, wrem := start()
+	host, err := StartWorkerHost(wsys, WorkerHostSpec{Name: "w1", Capacity: 2, Workspaces: map[string]string{"ws": cwd}, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssys, srem := start()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := host.Stop(5 * time.Second); err != nil {
+			t.Errorf("stop worker: %v", err)
+		}
+		if err := ssys.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown scheduler: %v", err)
+		}
+		if err := wsys.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown worker: %v", err)
+		}
+	})
+	r := &workerRig{t: t, srv: srv, sys: ssys, host: host, worker: actor.NewPID(wrem.Address(), workerActorName), home: cfg.Home, cwd: cwd}
+
+	answer := strings.Repeat("across the wire in order. ", 20)
+	srv.Push(providertest.Turn{Text: answer, ChunkBytes: 3}, providertest.Turn{Stall: true})
+	link, proxy := r.probe(), r.probe()
+	if w := link.link(1, 60_000); w.Refused != "" || w.Worker != "w1" {
+		t.Fatalf("welcome = %+v", w)
+	}
+	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "go"}))
+	if acc := nextOf[*workerAccepted](proxy); acc.Model != "fake-model" {
+		t.Fatalf("accepted = %+v", acc)
+	}
+	items, fin := proxy.attempt()
+	if fin.Status != StatusOK || fin.Text != answer {
+		t.Fatalf("finished = %+v", fin)
+	}
+	var text strings.Builder
+	for _, it := range items {
+		ev, err := decodeWorkerEvent(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := MetaOf(ev); m.Session != "p1" || m.Task != "f1.1" {
+			t.Fatalf("event %s carries session %q task %q", it.Kind, m.Session, m.Task)
+		}
+		if d, ok := ev.(*TextDelta); ok {
+			text.WriteString(d.Text)
+		}
+	}
+	if text.String() != answer {
+		t.Errorf("the relayed deltas read %q", text.String())
+	}
+
+	proxy.send(startMsg(1, 2, TaskSpec{ID: "f1.2", Prompt: "hold"}))
+	nextOf[*workerAccepted](proxy)
+	if _, err := srv.WaitRequests(2, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The scheduler's process goes away: the worker's watch of the link
+	// ends the lease and the task.
+	srem.Stop(10 * time.Second)
+	r.waitIdle()
+}
