@@ -55,6 +55,14 @@ variable and where it was found, never the key), that the provider answers
 (skipped with --offline), the shell sandbox, the enabled tools, and where the
 log and the session transcripts are written.
 
+With [[workers]] configured: where the worker token comes from
+(REASONIX_WORKER_TOKEN, or [remote] token_file and its mode), whether workers
+on other hosts could answer a loopback [remote] listen, and one line per
+worker with the state reasonix workers reports (skipped with --offline). A
+worker that is unreachable, not answering or draining is a warning (tasks run
+elsewhere meanwhile); a refused token, a TLS mismatch, another protocol or a
+workspace it does not serve fails.
+
 Exit codes: 0 when nothing failed, 1 when a check failed, 2 on a bad flag.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -152,6 +160,7 @@ func runDoctor(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		d.checkLog(),
 		d.checkSessions(),
 	}
+	checks = append(checks, d.checkWorkers(ctx)...)
 	var warned, failed int
 	for _, c := range checks {
 		c.write(f.Stdout)
