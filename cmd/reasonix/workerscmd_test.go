@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -323,5 +324,36 @@ func TestWorkersNoneOrBadConfig(t *testing.T) {
 	res = bad.run(t)
 	if res.code != exitUsage || !strings.Contains(res.stderr, "capacity") {
 		t.Errorf("bad config: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
+
+func TestWorkersQueryOptions(t *testing.T) {
+	t.Parallel()
+	port := func(addr string) string {
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatalf("%q: %v", addr, err)
+		}
+		return p
+	}
+	o, err := queryOptions(config.Remote{}, "tok")
+	if err != nil || o.Listen != "127.0.0.1:0" || o.Advertise != "" || o.Token != "tok" {
+		t.Errorf("no [remote]: %+v, %v", o, err)
+	}
+	// A fixed port is left to the session that owns it.
+	o, err = queryOptions(config.Remote{Listen: "127.0.0.1:7420", TLSCert: "c.pem", TLSKey: "k.pem", TLSCA: "ca.pem"}, "tok")
+	if err != nil || o.Listen != "127.0.0.1:0" || o.Advertise != "" || o.TLSCert != "c.pem" || o.TLSKey != "k.pem" || o.TLSCA != "ca.pem" {
+		t.Errorf("fixed port: %+v, %v", o, err)
+	}
+	// With advertise, workers dial its host on the port bound here.
+	o, err = queryOptions(config.Remote{Listen: "0.0.0.0:7420", Advertise: "sched.lan:7420"}, "tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(o.Listen, "0.0.0.0:") || !strings.HasPrefix(o.Advertise, "sched.lan:") || port(o.Listen) != port(o.Advertise) || port(o.Listen) == "0" {
+		t.Errorf("advertise: %+v", o)
+	}
+	if _, err := queryOptions(config.Remote{Listen: "nonsense"}, "tok"); err == nil {
+		t.Error("a listen address without a port was accepted")
 	}
 }
