@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"time"
 
 	"reasonix/core/provider"
@@ -317,6 +319,10 @@ type TaskStarted struct {
 	// Endpoint is the task's provider endpoint as the task starts: its
 	// concurrency window and the requests waiting for it.
 	Endpoint *provider.LimiterStats `json:"endpoint,omitempty"`
+	// Worker is the worker host the task runs on, empty for this
+	// process; Attempt counts its placements, left out for the first.
+	Worker  string `json:"worker,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
 }
 
 // TaskDone reports how a task ended: status ok, failed, cancelled,
@@ -340,11 +346,35 @@ type TaskDone struct {
 	OverBudget string  `json:"over_budget,omitempty"`
 	// Endpoint is the task's provider endpoint as the task ends.
 	Endpoint *provider.LimiterStats `json:"endpoint,omitempty"`
+	// Worker and Attempt are those of the attempt that ended the task
+	// (see TaskStarted).
+	Worker  string `json:"worker,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
 }
 
-func (*TaskQueued) Kind() string  { return "task_queued" }
-func (*TaskStarted) Kind() string { return "task_started" }
-func (*TaskDone) Kind() string    { return "task_done" }
+// TaskRequeued reports a task put back in the queue because the attempt
+// running on Worker was lost (the worker disappeared) or refused there;
+// Attempt is the number the next placement will have. Nothing of the old
+// attempt follows it on the bus.
+type TaskRequeued struct {
+	Meta
+	Fleet   string `json:"fleet"`
+	Worker  string `json:"worker"`
+	Attempt int    `json:"attempt"`
+	Reason  string `json:"reason"`
+}
+
+func (*TaskQueued) Kind() string   { return "task_queued" }
+func (*TaskStarted) Kind() string  { return "task_started" }
+func (*TaskDone) Kind() string     { return "task_done" }
+func (*TaskRequeued) Kind() string { return "task_requeued" }
+
+// A scheduler-side event (never relayed by a worker), registered with the
+// codec here so the codec's table and the event stay side by side.
+func init() {
+	eventTypes[(*TaskRequeued)(nil).Kind()] = func() Event { return new(TaskRequeued) }
+	eventKinds = slices.Sorted(maps.Keys(eventTypes))
+}
 
 // Lagged tells one subscriber that events it has not read are gone: it
 // fell more than its bound behind (Bus.SubscribeBounded), or it asked to

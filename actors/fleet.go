@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -45,6 +46,51 @@ type FleetSpec struct {
 	// home is opened on the first fleet. Neither: fleets are not durable.
 	Journal     FleetJournal
 	JournalHome string
+
+	// Workers are the worker hosts tasks may also be placed on
+	// ([[workers]]); none: every task runs in this process.
+	Workers []WorkerSpec
+	// Remote is this process's endpoint for the workers (they answer to
+	// it); nil when the System already has one or tests run in process.
+	Remote *RemoteOptions
+	// Workspace is the checkout name workers must serve: the basename of
+	// Root unless configured.
+	Workspace string
+	// Heartbeat and MissLimit bound how long a silent worker counts as
+	// up: it is lost once MissLimit heartbeats in a row go unanswered.
+	// Zero means 1 s and 3.
+	Heartbeat time.Duration
+	MissLimit int
+	// RunLocal says this process runs tasks itself (MaxRunning slots)
+	// besides its workers; false leaves the local node with no slots.
+	// It matters only when Workers is non-empty.
+	RunLocal bool
+	// LostPolicy is what happens to a task whose worker was lost while
+	// it ran: "rerun" (the default) queues it again, up to the attempt
+	// limit; "fail" fails it.
+	LostPolicy string
+
+	// interactive says the parent has a frontend that answers a remote
+	// subagent's approval requests.
+	interactive bool
+
+	// probe and target replace the link's gRPC probe and the worker
+	// actor's PID (tests point links at in-process workers).
+	probe  func(ctx context.Context, address string) (time.Duration, error)
+	target func(w WorkerSpec) *actor.PID
+}
+
+// WorkerSpec is one configured worker host.
+type WorkerSpec struct {
+	Name    string
+	Address string // host:port of its `reasonix worker --listen`
+	// Capacity is how many of this scheduler's tasks it runs at once.
+	Capacity int
+	// Workspace overrides FleetSpec.Workspace for this worker.
+	Workspace string
+	// Writes are the paths (relative to Root) writers may be placed
+	// there for; empty: readers only; ".": any writer.
+	Writes []string
 }
 
 // fleetActor is the scheduler actor: it owns every subagent task of a
@@ -86,6 +132,16 @@ type fleetActor struct {
 	// journalFailed stops it retrying one that would not open.
 	ownJournal    interface{ Close() error }
 	journalFailed bool
+
+	// nodes are the worker hosts by name (nodeOrder as configured) and
+	// links maps each link's PID id to its worker; schedID names this
+	// scheduler to the workers. stoppingAll is set once the scheduler
+	// stops, so a stopping link is not replaced.
+	nodes       map[string]*workerNode
+	nodeOrder   []string
+	links       map[string]string
+	schedID     string
+	stoppingAll bool
 }
 
 type fleet struct {
@@ -131,6 +187,15 @@ type runningTask struct {
 	held         bool
 	heldDeadline time.Time
 	warmKey      string
+	// node is the worker the current attempt is placed on ("" for this
+	// process), epoch that worker's link epoch, attempt its number.
+	node    string
+	epoch   uint64
+	attempt int
+	// fence, while set, holds a lost writer's slots until its worker has
+	// surely stopped it; fenceWhy is why the attempt was lost.
+	fence    *time.Timer
+	fenceWhy string
 }
 
 func fleetProps(sys *System, session string, bus *Bus, spec FleetSpec) *actor.Props {
@@ -155,12 +220,23 @@ func (f *fleetActor) Receive(c actor.Context) {
 		f.self, f.q = c.Self(), q
 		f.fleets, f.tasks, f.byPID = map[string]*fleet{}, map[string]*runningTask{}, map[string]string{}
 		f.stopping = map[string]string{}
+		f.startWorkers(c)
 	case *SubmitFleet:
 		f.submit(c, m)
 	case *TurnFinished:
 		f.onFinished(c, m)
 	case *actor.Terminated:
-		f.onStopped(c, m)
+		if m.Who == nil || !f.onLinkStopped(c, m.Who) {
+			f.onStopped(c, m)
+		}
+	case *workerUp:
+		f.onWorkerUp(c, m)
+	case *workerLost:
+		f.onWorkerLost(c, m)
+	case *workerNote:
+		f.onWorkerNote(c, m)
+	case *requeueWriter:
+		f.onRequeueWriter(c, m)
 	case *CancelFleet:
 		f.cancelFleet(c, m.FleetID)
 	case *CancelTask:
@@ -189,9 +265,13 @@ func (f *fleetActor) Receive(c actor.Context) {
 				c.Send(t.pid, m)
 			}
 		}
+		for _, name := range f.nodeOrder {
+			c.Send(f.nodes[name].link, &linkPosture{posture: m.Posture})
+		}
 	case *Crashed:
 		f.repair(c, m)
 	case *actor.Stopping:
+		f.stoppingAll = true
 		f.closeJournal()
 		if f.timer != nil {
 			f.timer.Stop()
@@ -199,6 +279,9 @@ func (f *fleetActor) Receive(c actor.Context) {
 		for _, t := range f.tasks {
 			if t.reaper != nil {
 				t.reaper.Stop()
+			}
+			if t.fence != nil {
+				t.fence.Stop()
 			}
 		}
 	}
@@ -256,7 +339,12 @@ func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
 // admit starts every task the policy admits now.
 func (f *fleetActor) admit(c actor.Context) {
 	for _, s := range f.q.Next(time.Now()) {
-		if t := f.tasks[s.Task.ID]; t != nil && !f.hold(t, s.Deadline) {
+		t := f.tasks[s.Task.ID]
+		if t == nil {
+			continue
+		}
+		t.node, t.attempt = s.Node, s.Attempt
+		if !f.hold(t, s.Deadline) {
 			f.start(c, t, s.Deadline)
 		}
 	}
@@ -265,6 +353,10 @@ func (f *fleetActor) admit(c actor.Context) {
 
 // start builds and spawns the subagent of an admitted task.
 func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) {
+	if t.node != "" {
+		f.startRemote(c, t, deadline)
+		return
+	}
 	id := t.spec.ID
 	t.started, t.deadline = time.Now(), deadline
 	f.starting = id
@@ -297,7 +389,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 		t.overAt = t.started.Add(time.Duration(t.budget.Seconds) * time.Second)
 	}
 	sys, self := f.sys, f.self
-	f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint)})
+	f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint), Attempt: laterAttempt(t.attempt)})
 	t.gate = &taskGate{budget: t.budget, price: price, over: func(what string) { sys.Send(self, &taskOverBudget{taskID: id, what: what}) }}
 	agent.gate = t.gate
 	if !t.budget.IsZero() || t.warmKey != "" {
@@ -307,7 +399,8 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 		}
 		agent.Provider = mp
 	}
-	f.publish(&TaskStarted{Fleet: t.fleet, Model: agent.Model, Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint)}, id)
+	f.publish(&TaskStarted{Fleet: t.fleet, Model: agent.Model, Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint),
+		Attempt: laterAttempt(t.attempt)}, id)
 	t.pid = c.Spawn(executorProps(f.sys, agent))
 	f.byPID[t.pid.Id] = id
 	if fl := f.fleets[t.fleet]; fl != nil {
@@ -317,6 +410,15 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 }
 
 func (f *fleetActor) beginMessage() { f.answered = false }
+
+// laterAttempt is an attempt number as events show it: left out (zero)
+// for the first.
+func laterAttempt(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return n
+}
 
 // routeApproval passes an answer for <session>/<task>/<call> to the task's
 // subagent; an answer for a task that has ended is dropped (its approval
@@ -379,7 +481,7 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 			// The queue holds slots for a task the actor no longer
 			// knows: release them.
 			_, _ = f.q.Finish(st.ID, time.Now())
-		case t.pid == nil && !t.held:
+		case t.pid == nil && !t.held && t.fence == nil:
 			f.finishTask(c, st.ID, TaskResult{TaskID: st.ID, Status: TaskFailed, Error: "subagent was lost: " + reason})
 		}
 	}
@@ -409,6 +511,8 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 		}
 	case *CancelTask:
 		f.cancelTask(c, lost.TaskID)
+	case *requeueWriter:
+		f.onRequeueWriter(c, lost)
 	case *CancelFleet:
 		f.cancelFleet(c, lost.FleetID)
 	case *QueryFleet:
@@ -436,6 +540,12 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 	}
 	f.ticking = false
 	f.releaseAll(c)
+	if f.nodes == nil {
+		f.startWorkers(c) // Started crashed before the links were spawned
+	}
+	// A lost workerUp or workerLost would leave the queue's nodes out of
+	// step with the links: each link reports again.
+	f.askLinks(c)
 	f.admit(c)
 }
 
@@ -516,6 +626,14 @@ func (f *fleetActor) stopTask(c actor.Context, id, why string) {
 		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskCancelled, Error: why})
 		return
 	}
+	if t != nil && t.fence != nil {
+		// A lost writer waiting out its fence: it is not running here,
+		// so it ends now (its slots were held only as a precaution).
+		t.fence.Stop()
+		t.fence = nil
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskCancelled, Error: why + " (" + t.fenceWhy + ")"})
+		return
+	}
 	if t == nil || t.pid == nil || t.stopping {
 		return
 	}
@@ -584,6 +702,9 @@ func (f *fleetActor) onFinished(c actor.Context, m *TurnFinished) {
 	if !ok {
 		return
 	}
+	if f.attemptEnded(c, id, m) {
+		return
+	}
 	res := TaskResult{TaskID: id, Text: m.Text, Error: m.Error, Steps: m.Steps, Usage: m.Usage}
 	switch m.Status {
 	case StatusOK:
@@ -640,6 +761,9 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res TaskResult) {
 	delete(f.tasks, id)
 	if t.reaper != nil {
 		t.reaper.Stop()
+	}
+	if t.fence != nil {
+		t.fence.Stop()
 	}
 	if t.warmKey != "" {
 		// A warmer that ended before its first byte frees its siblings.
@@ -698,6 +822,7 @@ func (f *fleetActor) endTask(c actor.Context, t *runningTask, res TaskResult) {
 	fl.results[res.TaskID] = res
 	ev := f.taskDone(t.fleet, res)
 	ev.Endpoint = endpointStats(t.endpoint)
+	ev.Worker, ev.Attempt = t.node, laterAttempt(t.attempt)
 	t.gate.close(f.bus, ev)
 }
 
@@ -740,7 +865,10 @@ func (f *fleetActor) status() *FleetStatus {
 	st := &FleetStatus{Queued: snap.Queued, Running: snap.Running, Writers: snap.Writers, Ended: snap.Ended,
 		Endpoints: provider.EndpointStats()}
 	for _, t := range snap.Tasks {
-		st.Tasks = append(st.Tasks, TaskState{TaskID: t.ID, Fleet: t.Fleet, State: t.State.String(), Writer: t.Writer})
+		st.Tasks = append(st.Tasks, TaskState{TaskID: t.ID, Fleet: t.Fleet, State: t.State.String(), Writer: t.Writer, Worker: t.Node})
+	}
+	if len(f.nodeOrder) > 0 {
+		st.Workers = f.workersStatus(snap)
 	}
 	return st
 }

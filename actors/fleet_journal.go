@@ -26,6 +26,10 @@ const journalTimeout = 5 * time.Second
 type startRecord struct {
 	Budget   *Budget                `json:"budget,omitempty"`
 	Endpoint *provider.LimiterStats `json:"endpoint,omitempty"`
+	// Worker is the worker host the attempt was placed on ("" for this
+	// process) and Attempt its number.
+	Worker  string `json:"worker,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
 }
 
 // openJournal opens the journal under JournalHome on the first fleet, so

@@ -106,6 +106,25 @@ type FleetStatus struct {
 	// Endpoints are the process's provider endpoints: each one's
 	// concurrency window, requests in flight and waiting.
 	Endpoints []provider.LimiterStats
+	// Workers are the configured worker hosts, in config order.
+	Workers []WorkerState
+}
+
+// WorkerState is one worker host as the scheduler sees it.
+type WorkerState struct {
+	Name    string
+	Address string
+	// State is "probing" (not reached yet), "up", "lost" (was up, is
+	// being probed again) or "refused" (it answers but will not serve
+	// us; Error says why).
+	State    string
+	Capacity int
+	// Running counts this scheduler's tasks on the worker.
+	Running int
+	// Since is when the worker entered its state.
+	Since time.Time
+	// Error is the last probe error, refusal or loss reason.
+	Error string
 }
 
 // TaskState is one live task in a FleetStatus.
@@ -114,6 +133,9 @@ type TaskState struct {
 	Fleet  string
 	State  string
 	Writer bool
+	// Worker is the worker host running the task; empty for the local
+	// process or a task not running.
+	Worker string
 }
 
 // fleetTick asks the scheduler to look for tasks past their deadline.

@@ -58,7 +58,9 @@ func (f *fleetActor) hold(t *runningTask, deadline time.Time) bool {
 	if fl == nil || len(fl.ids) < 2 || wait == 0 {
 		return false
 	}
-	key := prefixKey(t.spec)
+	// Per node: each worker calls the provider with its own account, so
+	// siblings on different nodes share no prompt cache.
+	key := prefixKey(t.spec) + "\x00" + t.node
 	if fl.warm == nil {
 		fl.warm = map[string]*warmup{}
 	}

@@ -1,5 +1,479 @@
 package actors
 
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"reasonix/core/config"
+	"reasonix/core/journal"
+	"reasonix/scheduler"
+)
+
+// Defaults of the worker links.
+const (
+	defaultHeartbeat = time.Second
+	defaultMissLimit = 3
+	// fenceMargin is added to a worker's lease before a writer lost there
+	// runs again: the time a cut-off worker needs, once its lease lapsed,
+	// to cancel and kill the writer it may still run.
+	fenceMargin = 500 * time.Millisecond
+)
+
 // addWorkers fills in the worker hosts ([[workers]] and [remote]) the
-// session's scheduler may place tasks on.
-func (d *subagents) addWorkers(spec *FleetSpec) {}
+// session's scheduler may place tasks on. Workers without a token cannot
+// be reached safely, so a config that lists workers but gives no token
+// runs every task in this process, with a warning: the run must not fail
+// for it.
+func (d *subagents) addWorkers(spec *FleetSpec) {
+	if len(d.cfg.Workers) == 0 {
+		return
+	}
+	r := d.cfg.Remote
+	tok, err := config.WorkerToken(r.TokenFile)
+	if err != nil {
+		d.logger.Warn("[[workers]] configured but no worker token; every task runs in this process", "err", err)
+		return
+	}
+	spec.Remote = &RemoteOptions{Listen: r.Listen, Advertise: r.Advertise, Token: tok, TLSCert: r.TLSCert, TLSKey: r.TLSKey, TLSCA: r.TLSCA}
+	spec.Workspace = filepath.Base(spec.Root)
+	spec.Heartbeat = time.Duration(r.HeartbeatMS) * time.Millisecond
+	spec.MissLimit = r.MissLimit
+	spec.RunLocal = r.RunLocal == nil || *r.RunLocal
+	spec.LostPolicy = d.cfg.Agent.ResumeRunning
+	spec.interactive = d.perms.Interactive
+	for _, w := range d.cfg.Workers {
+		spec.Workers = append(spec.Workers, WorkerSpec{Name: w.Name, Address: w.Address, Capacity: w.Capacity,
+			Workspace: w.Workspace, Writes: w.Writes})
+	}
+}
+
+// workerNode is the scheduler's view of one worker host.
+type workerNode struct {
+	spec WorkerSpec
+	link *actor.PID
+	// up and epoch are the link's current up-period; target is the worker
+	// actor.
+	up     bool
+	epoch  uint64
+	target *actor.PID
+	// full is set when the worker refused a task for want of slots; the
+	// node takes nothing until a heartbeat answer shows a free slot.
+	full     bool
+	capacity int
+	state    WorkerState
+}
+
+// requeueWriter ends a lost writer's fence: its worker has had the time
+// to kill it, so it may run elsewhere.
+type requeueWriter struct {
+	taskID  string
+	attempt int
+}
+
+// heartbeat and missLimit are the link settings with their defaults.
+func (f *fleetActor) heartbeat() time.Duration {
+	if f.spec.Heartbeat > 0 {
+		return f.spec.Heartbeat
+	}
+	return defaultHeartbeat
+}
+
+func (f *fleetActor) missLimit() int {
+	if f.spec.MissLimit > 0 {
+		return f.spec.MissLimit
+	}
+	return defaultMissLimit
+}
+
+// lease is how long a worker keeps running our tasks without hearing
+// from us.
+func (f *fleetActor) lease() time.Duration {
+	return f.heartbeat() * time.Duration(f.missLimit())
+}
+
+// startWorkers brings up the remote endpoint and one link per worker. A
+// remote that cannot start leaves the scheduler running every task here.
+func (f *fleetActor) startWorkers(c actor.Context) {
+	if len(f.spec.Workers) == 0 {
+		return
+	}
+	if f.spec.Remote != nil && f.sys.Remote() == nil {
+		if _, err := StartRemote(f.sys, *f.spec.Remote); err != nil {
+			f.log.Warn("remote endpoint did not start; every task runs in this process", "err", err)
+			return
+		}
+	}
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	f.schedID = f.session + "-" + hex.EncodeToString(id[:])
+	f.nodes = map[string]*workerNode{}
+	f.links = map[string]string{}
+	added := 0
+	for _, w := range f.spec.Workers {
+		if _, dup := f.nodes[w.Name]; dup {
+			f.log.Warn("worker listed twice; the first entry is used", "worker", w.Name)
+			continue
+		}
+		if err := f.q.SetNode(scheduler.Node{Name: w.Name, Slots: w.Capacity, Writes: w.Writes}); err != nil {
+			f.log.Warn("worker skipped", "worker", w.Name, "err", err)
+			continue
+		}
+		n := &workerNode{spec: w, capacity: w.Capacity,
+			state: WorkerState{Name: w.Name, Address: w.Address, State: WorkerProbing, Capacity: w.Capacity, Since: time.Now()}}
+		f.nodes[w.Name] = n
+		f.nodeOrder = append(f.nodeOrder, w.Name)
+		f.spawnLink(c, n)
+		added++
+	}
+	if added > 0 && !f.spec.RunLocal {
+		if err := f.q.SetNode(scheduler.Node{Name: "", Slots: 0}); err != nil {
+			f.log.Warn("local node", "err", err)
+		}
+	}
+}
+
+func (f *fleetActor) spawnLink(c actor.Context, n *workerNode) {
+	w := n.spec
+	if w.Workspace == "" {
+		w.Workspace = f.workspace()
+	}
+	spec := linkSpec{Worker: w, Scheduler: f.schedID, Session: f.session, Heartbeat: f.heartbeat(), MissLimit: f.missLimit(),
+		Probe: f.spec.probe}
+	if f.spec.target != nil {
+		spec.Target = f.spec.target(n.spec)
+	}
+	if spec.Probe == nil && f.spec.Remote != nil {
+		o := *f.spec.Remote
+		spec.Probe = func(ctx context.Context, address string) (time.Duration, error) { return ProbeRemote(ctx, address, o) }
+	}
+	pid, err := c.SpawnNamed(workerLinkProps(f.sys, spec), "link/"+w.Name)
+	if err != nil {
+		pid = c.SpawnPrefix(workerLinkProps(f.sys, spec), "link/"+w.Name+"-")
+	}
+	n.link = pid
+	f.links[pid.Id] = w.Name
+	if f.posture != "" {
+		c.Send(pid, &linkPosture{posture: f.posture})
+	}
+}
+
+// workspace is the checkout name workers must serve by default.
+func (f *fleetActor) workspace() string {
+	if f.spec.Workspace != "" {
+		return f.spec.Workspace
+	}
+	if f.spec.Root != "" {
+		return filepath.Base(f.spec.Root)
+	}
+	return ""
+}
+
+// onWorkerUp puts a worker's slots in the queue and admits what fits.
+func (f *fleetActor) onWorkerUp(c actor.Context, m *workerUp) {
+	n := f.nodes[m.name]
+	if n == nil {
+		return
+	}
+	if n.up && n.epoch != m.epoch {
+		// A new epoch without the loss of the old one (a lost message):
+		// the old epoch's attempts are lost.
+		f.onWorkerLost(c, &workerLost{name: m.name, epoch: n.epoch, why: "the link opened a new epoch"})
+	}
+	n.up, n.epoch, n.target, n.full = true, m.epoch, m.target, false
+	n.capacity = m.capacity
+	n.state.State, n.state.Since, n.state.Error, n.state.Capacity = WorkerUp, time.Now(), "", m.capacity
+	f.setNode(n)
+	f.admit(c)
+}
+
+// setNode tells the queue the node's slots and whether it takes tasks.
+func (f *fleetActor) setNode(n *workerNode) {
+	slots := max(1, n.capacity)
+	if err := f.q.SetNode(scheduler.Node{Name: n.spec.Name, Slots: slots, Up: n.up && !n.full, Writes: n.spec.Writes}); err != nil {
+		f.log.Warn("worker node", "worker", n.spec.Name, "err", err)
+	}
+}
+
+// onWorkerLost takes a worker out of placement; every attempt there of
+// that epoch is lost, and its proxy answers for it.
+func (f *fleetActor) onWorkerLost(c actor.Context, m *workerLost) {
+	n := f.nodes[m.name]
+	if n == nil || !n.up || n.epoch != m.epoch {
+		return
+	}
+	n.up = false
+	n.state.State, n.state.Since, n.state.Error = WorkerLost, time.Now(), m.why
+	f.setNode(n)
+	why := fmt.Sprintf("worker %s lost: %s", m.name, m.why)
+	for id, t := range f.tasks {
+		if t.node != m.name {
+			continue
+		}
+		switch {
+		case t.pid != nil && t.epoch == m.epoch:
+			c.Send(t.pid, &attemptLost{why: why})
+		case t.held:
+			// Placed there but held behind a warming prefix: it never
+			// started, so it goes back to the queue at once.
+			t.held = false
+			f.requeue(c, id, why)
+		}
+	}
+	f.admit(c)
+}
+
+// onWorkerNote keeps the worker's state for status and clears a full
+// mark once the worker reports a free slot.
+func (f *fleetActor) onWorkerNote(c actor.Context, m *workerNote) {
+	n := f.nodes[m.name]
+	if n == nil {
+		return
+	}
+	switch {
+	case m.state.State == WorkerUp && (!n.up || n.epoch != m.epoch):
+		// A report after a repair: the link is up in an epoch the
+		// scheduler missed.
+		target := n.target
+		if target == nil {
+			target = actor.NewPID(n.spec.Address, workerActorName)
+			if f.spec.target != nil {
+				target = f.spec.target(n.spec)
+			}
+		}
+		f.onWorkerUp(c, &workerUp{name: m.name, epoch: m.epoch, capacity: m.state.Capacity, target: target})
+		return
+	case m.state.State != WorkerUp && n.up:
+		f.onWorkerLost(c, &workerLost{name: m.name, epoch: n.epoch, why: "its link reports it " + m.state.State})
+	}
+	if !n.up {
+		n.state.State, n.state.Error, n.state.Since = m.state.State, m.state.Error, m.state.Since
+		return
+	}
+	if n.full && m.epoch == n.epoch && m.free > 0 {
+		n.full = false
+		f.setNode(n)
+		f.admit(c)
+	}
+}
+
+// onLinkStopped respawns a link that stopped on its own (it failed past
+// repair); its worker is lost until the new link says otherwise.
+func (f *fleetActor) onLinkStopped(c actor.Context, pid *actor.PID) bool {
+	name, ok := f.links[pid.Id]
+	if !ok {
+		return false
+	}
+	delete(f.links, pid.Id)
+	if f.stoppingAll {
+		return true
+	}
+	n := f.nodes[name]
+	if n == nil {
+		return true
+	}
+	f.log.Warn("worker link stopped; starting a new one", "worker", name)
+	if n.up {
+		f.onWorkerLost(c, &workerLost{name: name, epoch: n.epoch, why: "its link stopped"})
+	}
+	f.spawnLink(c, n)
+	return true
+}
+
+// startRemote starts an admitted task placed on a worker: a proxy child
+// stands in for the executor, and the worker builds the agent.
+func (f *fleetActor) startRemote(c actor.Context, t *runningTask, deadline time.Time) {
+	id := t.spec.ID
+	n := f.nodes[t.node]
+	t.started, t.deadline = time.Now(), deadline
+	if n == nil || !n.up {
+		f.requeue(c, id, fmt.Sprintf("worker %s went down before the task started", t.node))
+		return
+	}
+	t.epoch = n.epoch
+	t.budget = f.allot(t)
+	if t.budget.Seconds > 0 {
+		t.overAt = t.started.Add(time.Duration(t.budget.Seconds) * time.Second)
+	}
+	sys, self := f.sys, f.self
+	f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Worker: t.node, Attempt: laterAttempt(t.attempt)})
+	t.gate = &taskGate{budget: t.budget, over: func(what string) { sys.Send(self, &taskOverBudget{taskID: id, what: what}) }}
+	spec := t.spec
+	spec.Budget, spec.FleetBudget = t.budget, Budget{}
+	ws := n.spec.Workspace
+	if ws == "" {
+		ws = f.workspace()
+	}
+	rs := remoteTaskSpec{worker: t.node, link: n.link, gate: t.gate, bus: f.bus, budget: budgetRef(t.budget),
+		start: workerStart{Epoch: n.epoch, Attempt: t.attempt, Session: f.session, Fleet: t.fleet, Workspace: ws, Spec: spec,
+			Posture: f.posture, Interactive: f.spec.interactive}}
+	if f.spec.TaskTimeout > 0 {
+		rs.backstop = f.spec.TaskTimeout + 2*f.grace() + f.lease() + f.heartbeat()
+	}
+	if key, fleetID := t.warmKey, t.fleet; key != "" {
+		rs.onFirst = func() { sys.Send(self, &prefixWarmed{fleet: fleetID, key: key}) }
+	}
+	name := fmt.Sprintf("remote/%s#%d", id, t.attempt)
+	pid, err := c.SpawnNamed(remoteTaskProps(f.sys, rs), name)
+	if err != nil {
+		pid = c.SpawnPrefix(remoteTaskProps(f.sys, rs), name+"-")
+	}
+	t.pid = pid
+	f.byPID[t.pid.Id] = id
+	if fl := f.fleets[t.fleet]; fl != nil {
+		fl.live++
+	}
+	c.Request(t.pid, &RunTurn{Input: t.spec.Prompt})
+}
+
+// attemptEnded handles a proxy's answer that is not the task's end: its
+// worker was lost or refused the attempt. It reports whether it did.
+func (f *fleetActor) attemptEnded(c actor.Context, id string, m *TurnFinished) bool {
+	t := f.tasks[id]
+	if t == nil || (m.Status != statusWorkerLost && m.Status != statusWorkerRefused) {
+		return false
+	}
+	if m.Status == statusWorkerRefused {
+		if n := f.nodes[t.node]; n != nil && n.up && !n.full && n.epoch == t.epoch {
+			// The worker's count wins over ours: no more tasks there
+			// until it reports a free slot.
+			n.full = true
+			f.setNode(n)
+		}
+		f.retire(c, t)
+		f.requeue(c, id, fmt.Sprintf("worker %s refused the task: %s", t.node, m.Error))
+		return true
+	}
+	why := m.Error
+	switch {
+	case t.stopping:
+		// Being cancelled or expired anyway: the stop decides how it
+		// ends.
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: why})
+	case t.spec.Writer:
+		// The worker may still run the writer until its lease lapses:
+		// keep the writer's slots and claims until it has certainly
+		// fenced itself, so no overlapping writer starts meanwhile.
+		f.retire(c, t)
+		sys, self, attempt := f.sys, f.self, t.attempt
+		t.fence = time.AfterFunc(f.lease()+f.heartbeat()+fenceMargin, func() { sys.Send(self, &requeueWriter{taskID: id, attempt: attempt}) })
+		t.fenceWhy = why
+	default:
+		f.retire(c, t)
+		f.lostAttempt(c, id, why)
+	}
+	return true
+}
+
+// lostAttempt reruns or fails a task whose attempt was lost, per the lost
+// policy.
+func (f *fleetActor) lostAttempt(c actor.Context, id, why string) {
+	if f.spec.LostPolicy == "fail" {
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: why + " (agent.resume_running = \"fail\")"})
+		return
+	}
+	f.requeue(c, id, why)
+}
+
+// retire stops an attempt's proxy without ending the task; the fleet's
+// result still waits for it to stop.
+func (f *fleetActor) retire(c actor.Context, t *runningTask) {
+	if t.pid == nil {
+		return
+	}
+	delete(f.byPID, t.pid.Id)
+	f.stopping[t.pid.Id] = t.fleet
+	c.Stop(t.pid)
+	t.pid = nil
+}
+
+// onRequeueWriter ends a lost writer's fence.
+func (f *fleetActor) onRequeueWriter(c actor.Context, m *requeueWriter) {
+	t := f.tasks[m.taskID]
+	if t == nil || t.fence == nil || t.attempt != m.attempt {
+		return
+	}
+	t.fence = nil
+	f.lostAttempt(c, m.taskID, t.fenceWhy)
+}
+
+// requeue puts a task whose attempt was lost back in the queue, or fails
+// it when it has used its attempts. Its old attempt's gate closes with
+// task_requeued, so nothing of that attempt follows on the bus.
+func (f *fleetActor) requeue(c actor.Context, id, why string) {
+	t := f.tasks[id]
+	if t == nil {
+		return
+	}
+	if t.fence != nil {
+		t.fence.Stop()
+		t.fence = nil
+	}
+	if t.reaper != nil {
+		t.reaper.Stop()
+		t.reaper = nil
+	}
+	worker := t.node
+	f.jot(t.fleet, journal.KindRequeue, id, requeueRecord{Worker: worker, Attempt: t.attempt, Reason: why})
+	attempt, err := f.q.Requeue(id, time.Now())
+	if err != nil {
+		if errors.Is(err, scheduler.ErrAttempts) {
+			why = fmt.Sprintf("%s (gave up after %d attempts)", why, t.attempt)
+		}
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: why})
+		return
+	}
+	f.log.Info("task requeued", "task", id, "worker", worker, "attempt", attempt, "why", why)
+	ev := &TaskRequeued{Meta: Meta{Session: f.session, Task: id}, Fleet: t.fleet, Worker: worker, Attempt: attempt, Reason: why}
+	if t.gate != nil {
+		t.gate.close(f.bus, ev)
+	} else {
+		f.publish(ev, id)
+	}
+	if t.warmKey != "" {
+		f.warmed(c, t.fleet, t.warmKey)
+	}
+	t.gate, t.node, t.epoch, t.attempt, t.warmKey = nil, "", 0, attempt, ""
+	t.started, t.deadline, t.overAt, t.over, t.budget, t.stopping = time.Time{}, time.Time{}, time.Time{}, "", Budget{}, false
+	f.admit(c)
+}
+
+// requeueRecord is the payload of a requeue journal record.
+type requeueRecord struct {
+	Worker  string `json:"worker,omitempty"`
+	Attempt int    `json:"attempt"`
+	Reason  string `json:"reason"`
+}
+
+// workersStatus lists the workers for FleetStatus, with this scheduler's
+// running count on each.
+func (f *fleetActor) workersStatus(snap scheduler.Snapshot) []WorkerState {
+	running := map[string]int{}
+	for _, ns := range snap.Nodes {
+		running[ns.Node.Name] = ns.Running
+	}
+	out := make([]WorkerState, 0, len(f.nodeOrder))
+	for _, name := range f.nodeOrder {
+		n := f.nodes[name]
+		st := n.state
+		st.Running = running[name]
+		out = append(out, st)
+	}
+	return out
+}
+
+// askLinks makes every link report its state again, after a repair that
+// may have lost an up or lost message.
+func (f *fleetActor) askLinks(c actor.Context) {
+	for _, name := range f.nodeOrder {
+		if n := f.nodes[name]; n != nil && n.link != nil {
+			c.Request(n.link, &linkQuery{})
+		}
+	}
+}

@@ -59,8 +59,10 @@ var eventSamples = []Event{
 	&PromptRejected{Meta: goldenMeta(15, ""), Prompt: "now", Reason: "a turn is already running"},
 	&PostureChanged{Meta: goldenMeta(16, ""), Posture: "auto"},
 	&TaskQueued{Meta: goldenMeta(17, "f1.1"), Fleet: "f1", Prompt: "build it", Profile: "explore", Writer: true},
-	&TaskStarted{Meta: goldenMeta(18, "f1.1"), Fleet: "f1", Model: "deepseek-chat"},
-	&TaskDone{Meta: goldenMeta(19, "f1.1"), Fleet: "f1", Status: TaskFailed, Error: "timed out", Steps: 4, DurationMS: 1500, Usage: goldenUsage},
+	&TaskStarted{Meta: goldenMeta(18, "f1.1"), Fleet: "f1", Model: "deepseek-chat", Worker: "build1", Attempt: 2},
+	&TaskDone{Meta: goldenMeta(19, "f1.1"), Fleet: "f1", Status: TaskFailed, Error: "timed out", Steps: 4, DurationMS: 1500, Usage: goldenUsage,
+		Worker: "build1", Attempt: 2},
+	&TaskRequeued{Meta: goldenMeta(20, "f1.1"), Fleet: "f1", Worker: "build2", Attempt: 2, Reason: "worker build2 lost: no heartbeat answer for 3s"},
 	&Lagged{Meta: Meta{Seq: 30, Time: goldenMeta(0, "").Time}, Dropped: 10, SinceSeq: 21, UntilSeq: 30},
 	&ToolProgress{Meta: goldenMeta(31, ""), CallID: "c4", Server: "docs", Tool: "index", Progress: 3, Total: 10, Message: "indexing"},
 	&ElicitationRequested{Meta: goldenMeta(32, ""), RequestID: "docs-1", Server: "docs", Message: "Which branch?", Mode: "form",
@@ -250,7 +252,9 @@ func TestGoldenCoversEveryType(t *testing.T) {
 			if star, ok := typ.(*ast.StarExpr); ok {
 				typ = star.X
 			}
-			if id, ok := typ.(*ast.Ident); ok {
+			// An unexported event is a mark on a private bus (a worker
+			// job's flush), never a stream-json line.
+			if id, ok := typ.(*ast.Ident); ok && ast.IsExported(id.Name) {
 				declared[id.Name] = path
 			}
 		}

@@ -1,0 +1,401 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
+)
+
+// scriptWorker is an in-process stand-in for a worker host's actor: it
+// answers hellos and heartbeats as told, and hands task messages to a
+// script. Everything it receives is counted, so a test can tell that
+// nothing was sent to it while it was believed lost.
+type scriptWorker struct {
+	sys  *System
+	name string
+
+	mu       sync.Mutex
+	refuse   string
+	mute     bool // a cut network: hellos and heartbeats go unanswered
+	capacity int
+	free     int // reported free slots; -1: capacity
+	received int
+	hellos   []*workerHello
+	byes     []*workerBye
+	postures []string
+	// onTask handles workerStart, workerCancel and workerApproval.
+	onTask func(c actor.Context, m any)
+	// tick is signalled after each message.
+	tick chan struct{}
+}
+
+func (w *scriptWorker) Receive(c actor.Context) {
+	m, err := fromWire(c.Message())
+	if err != nil {
+		panic(err)
+	}
+	switch m.(type) {
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+		return
+	}
+	w.mu.Lock()
+	w.received++
+	mute, refuse, capacity, free, onTask := w.mute, w.refuse, w.capacity, w.free, w.onTask
+	w.mu.Unlock()
+	defer func() {
+		select {
+		case w.tick <- struct{}{}:
+		default:
+		}
+	}()
+	switch m := m.(type) {
+	case *workerHello:
+		w.mu.Lock()
+		w.hellos = append(w.hellos, m)
+		w.mu.Unlock()
+		if mute {
+			return
+		}
+		sendWorker(w.sys, c, c.Sender(), &workerWelcome{Protocol: workerProtocol, Worker: w.name, Boot: "b1", Epoch: m.Epoch,
+			Capacity: capacity, Workspaces: []string{"ws"}, Refused: refuse})
+	case *workerHeartbeat:
+		if mute {
+			return
+		}
+		if free < 0 {
+			free = capacity
+		}
+		sendWorker(w.sys, c, c.Sender(), &workerHeartbeatAck{Epoch: m.Epoch, N: m.N, Free: free})
+	case *workerBye:
+		w.mu.Lock()
+		w.byes = append(w.byes, m)
+		w.mu.Unlock()
+	case *workerPosture:
+		w.mu.Lock()
+		w.postures = append(w.postures, m.Posture)
+		w.mu.Unlock()
+	default:
+		if onTask != nil {
+			onTask(c, m)
+		}
+	}
+}
+
+func (w *scriptWorker) set(f func(w *scriptWorker)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f(w)
+}
+
+func (w *scriptWorker) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.received
+}
+
+// linkParent stands in for the scheduler: it spawns the link and passes
+// what the link tells it to a channel.
+type linkParent struct {
+	spec linkSpec
+	sys  *System
+	out  chan any
+	link *actor.PID
+}
+
+func (p *linkParent) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		p.link = c.Spawn(workerLinkProps(p.sys, p.spec))
+		p.out <- p.link
+	case *workerUp, *workerLost, *workerNote:
+		p.out <- m
+	case *linkQuery, *linkPosture, *actor.PoisonPill:
+		c.Forward(p.link)
+	}
+}
+
+type linkRig struct {
+	t      *testing.T
+	sys    *System
+	w      *scriptWorker
+	wpid   *actor.PID
+	parent *actor.PID
+	link   *actor.PID
+	out    chan any
+	// reachable makes the probe succeed; probes counts probe calls.
+	reachable atomic.Bool
+	probes    atomic.Int32
+	probed    chan struct{}
+	spec      linkSpec
+}
+
+func newLinkRig(t *testing.T, hb time.Duration, miss int, tune func(w *scriptWorker)) *linkRig {
+	t.Helper()
+	sys := NewSystem(nil)
+	r := &linkRig{t: t, sys: sys, out: make(chan any, 1024), probed: make(chan struct{}, 1)}
+	r.w = &scriptWorker{sys: sys, name: "w1", capacity: 4, free: -1, tick: make(chan struct{}, 1)}
+	if tune != nil {
+		tune(r.w)
+	}
+	r.reachable.Store(true)
+	wpid, err := sys.Root().SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return r.w }), "script-worker")
+	must(t, err)
+	r.wpid = wpid
+	r.spec = linkSpec{Worker: WorkerSpec{Name: "w1", Address: "w1.test:7420", Capacity: 8, Workspace: "ws"},
+		Scheduler: "sched-1", Session: "s1", Heartbeat: hb, MissLimit: miss, Target: wpid,
+		Probe: func(ctx context.Context, address string) (time.Duration, error) {
+			r.probes.Add(1)
+			select {
+			case r.probed <- struct{}{}:
+			default:
+			}
+			if address != "w1.test:7420" {
+				return 0, fmt.Errorf("probe of %q", address)
+			}
+			if !r.reachable.Load() {
+				return 0, errors.New("unreachable")
+			}
+			return time.Millisecond, nil
+		}}
+	lp := &linkParent{spec: r.spec, sys: sys, out: r.out}
+	r.parent = sys.Root().Spawn(actor.PropsFromProducer(func() actor.Actor { return lp }))
+	r.link = r.next(func(m any) bool { _, ok := m.(*actor.PID); return ok }).(*actor.PID)
+	t.Cleanup(r.close)
+	return r
+}
+
+func (r *linkRig) close() {
+	if err := r.sys.Stop(r.parent, 5*time.Second); err != nil {
+		r.t.Errorf("stop: %v", err)
+	}
+	_ = r.sys.Stop(r.wpid, 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.sys.Shutdown(ctx); err != nil {
+		r.t.Errorf("shutdown: %v", err)
+	}
+}
+
+// next returns the first message from the link that match accepts.
+func (r *linkRig) next(match func(any) bool) any {
+	r.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case m := <-r.out:
+			if match(m) {
+				return m
+			}
+		case <-deadline:
+			r.t.Fatal("the link never said what the test waits for")
+		}
+	}
+}
+
+func (r *linkRig) up() *workerUp {
+	r.t.Helper()
+	return r.next(func(m any) bool { _, ok := m.(*workerUp); return ok }).(*workerUp)
+}
+
+func (r *linkRig) lost() *workerLost {
+	r.t.Helper()
+	return r.next(func(m any) bool { _, ok := m.(*workerLost); return ok }).(*workerLost)
+}
+
+// waitReceived waits until the worker has received n messages in all.
+func (r *linkRig) waitReceived(n int) {
+	r.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for r.w.count() < n {
+		select {
+		case <-r.w.tick:
+		case <-deadline:
+			r.t.Fatalf("worker got %d messages, want %d", r.w.count(), n)
+		}
+	}
+}
+
+// waitProbes waits until the link has probed n times in all.
+func (r *linkRig) waitProbes(n int32) {
+	r.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for r.probes.Load() < n {
+		select {
+		case <-r.probed:
+		case <-deadline:
+			r.t.Fatalf("%d probes, want %d", r.probes.Load(), n)
+		}
+	}
+}
+
+func TestLinkUpHeartbeatsAndBye(t *testing.T) {
+	t.Parallel()
+	r := newLinkRig(t, 20*time.Millisecond, 3, func(w *scriptWorker) { w.capacity = 2 })
+	up := r.up()
+	if up.name != "w1" || up.epoch == 0 || up.capacity != 2 || !up.target.Equal(r.wpid) {
+		t.Fatalf("up = %+v, want w1 with the worker's own capacity 2", up)
+	}
+	r.w.set(func(w *scriptWorker) {
+		if len(w.hellos) != 1 {
+			t.Errorf("hellos = %d", len(w.hellos))
+		}
+		h := w.hellos[0]
+		if h.Protocol != workerProtocol || h.Scheduler != "sched-1" || h.Workspace != "ws" || h.Epoch != up.epoch || h.LeaseMS != 60 {
+			t.Errorf("hello = %+v", h)
+		}
+	})
+	// Heartbeats answered: still up after many of them.
+	r.waitReceived(12)
+	res, err := r.sys.Root().RequestFuture(r.parent, &linkQuery{}, 5*time.Second).Result()
+	must(t, err)
+	if n := res.(*workerNote); n.state.State != WorkerUp || n.epoch != up.epoch || n.state.Capacity != 2 {
+		t.Errorf("report = %+v", n)
+	}
+	select {
+	case m := <-r.out:
+		if l, ok := m.(*workerLost); ok {
+			t.Fatalf("lost while answering heartbeats: %+v", l)
+		}
+	default:
+	}
+	r.sys.Send(r.parent, &linkPosture{posture: "yolo"})
+	deadline := time.After(20 * time.Second)
+	for {
+		var got []string
+		r.w.set(func(w *scriptWorker) { got = w.postures })
+		if len(got) == 1 && got[0] == "yolo" {
+			break
+		}
+		select {
+		case <-r.w.tick:
+		case <-deadline:
+			t.Fatalf("postures = %v", got)
+		}
+	}
+	must(t, r.sys.Stop(r.link, 5*time.Second))
+	for {
+		var byes []*workerBye
+		r.w.set(func(w *scriptWorker) { byes = w.byes })
+		if len(byes) == 1 && byes[0].Epoch == up.epoch {
+			break
+		}
+		select {
+		case <-r.w.tick:
+		case <-deadline:
+			t.Fatalf("byes = %+v", byes)
+		}
+	}
+}
+
+func TestLinkRefused(t *testing.T) {
+	t.Parallel()
+	r := newLinkRig(t, 20*time.Millisecond, 3, func(w *scriptWorker) { w.refuse = "workspace" })
+	m := r.next(func(m any) bool {
+		switch m := m.(type) {
+		case *workerUp:
+			t.Fatalf("up although refused: %+v", m)
+		case *workerNote:
+			return m.state.State == WorkerRefused
+		}
+		return false
+	}).(*workerNote)
+	if !strings.Contains(m.state.Error, "workspace") {
+		t.Errorf("refused note = %+v", m.state)
+	}
+	// A refused worker is asked again only slowly: no flood of hellos,
+	// and no heartbeat.
+	r.w.set(func(w *scriptWorker) {
+		if w.received != 1 {
+			t.Errorf("worker got %d messages after refusing", w.received)
+		}
+	})
+}
+
+func TestLinkHeartbeatLossAndComeback(t *testing.T) {
+	t.Parallel()
+	const hb, miss = 30 * time.Millisecond, 3
+	r := newLinkRig(t, hb, miss, nil)
+	first := r.up()
+	// Protoactor's endpoint is told the address is gone when the link
+	// gives up on heartbeats.
+	ended := make(chan string, 4)
+	sub := r.sys.as.EventStream.Subscribe(func(evt any) {
+		if e, ok := evt.(*remote.EndpointTerminatedEvent); ok {
+			ended <- e.Address
+		}
+	})
+	defer r.sys.as.EventStream.Unsubscribe(sub)
+	// Cut the network: the worker is unreachable and answers nothing.
+	r.reachable.Store(false)
+	cut := time.Now()
+	r.w.set(func(w *scriptWorker) { w.mute = true })
+	lost := r.lost()
+	took := time.Since(cut)
+	if lost.epoch != first.epoch || !strings.Contains(lost.why, "heartbeat") {
+		t.Errorf("lost = %+v", lost)
+	}
+	// The bound: miss_limit unanswered beats plus the one in flight, with
+	// a wide margin for a loaded machine.
+	if bound := hb*(miss+1) + 3*time.Second; took > bound {
+		t.Errorf("loss noticed after %s, bound %s", took, bound)
+	}
+	select {
+	case a := <-ended:
+		if a != "w1.test:7420" {
+			t.Errorf("endpoint terminated for %q", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("no EndpointTerminatedEvent after a heartbeat loss")
+	}
+	// While lost, the link probes (our own dial) but sends the worker
+	// nothing, not even a forwarded task message.
+	sent := r.w.count()
+	r.sys.Send(r.link, &linkForward{epoch: first.epoch, msg: &workerCancel{Task: "t", Attempt: 1}, sender: r.parent})
+	r.waitProbes(r.probes.Load() + 3)
+	if n := r.w.count(); n != sent {
+		t.Errorf("worker got %d messages while lost", n-sent)
+	}
+	res, err := r.sys.Root().RequestFuture(r.link, &linkQuery{}, 5*time.Second).Result()
+	must(t, err)
+	if n := res.(*workerNote); n.state.State != WorkerLost || n.state.Error == "" {
+		t.Errorf("report while lost = %+v", n.state)
+	}
+	// The network mends: up again, with a new epoch.
+	r.w.set(func(w *scriptWorker) { w.mute = false })
+	r.reachable.Store(true)
+	again := r.up()
+	if again.epoch <= first.epoch {
+		t.Errorf("epoch after the comeback %d, before %d", again.epoch, first.epoch)
+	}
+}
+
+func TestLinkLostOnWorkerStopAndEndpointEvent(t *testing.T) {
+	t.Parallel()
+	r := newLinkRig(t, time.Hour, 3, nil) // heartbeats never decide here
+	first := r.up()
+	// protoactor saying the endpoint is gone is enough.
+	r.sys.as.EventStream.Publish(&remote.EndpointTerminatedEvent{Address: "w1.test:7420"})
+	if l := r.lost(); l.epoch != first.epoch || !strings.Contains(l.why, "connection") {
+		t.Errorf("lost = %+v", l)
+	}
+	second := r.up()
+	if second.epoch <= first.epoch {
+		t.Fatalf("epochs %d then %d", first.epoch, second.epoch)
+	}
+	// An event for another address changes nothing.
+	r.sys.as.EventStream.Publish(&remote.EndpointTerminatedEvent{Address: "other.test:1"})
+	// The watched worker actor stopping is noticed at once.
+	r.reachable.Store(false)
+	must(t, r.sys.Stop(r.wpid, 5*time.Second))
+	if l := r.lost(); l.epoch != second.epoch || !strings.Contains(l.why, "stopped") {
+		t.Errorf("lost = %+v", l)
+	}
+}

@@ -1,0 +1,299 @@
+package actors
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"reasonix/core/provider"
+)
+
+// proxyParent stands in for the scheduler around one proxy: it starts the
+// attempt with RunTurn and passes every TurnFinished to out.
+type proxyParent struct {
+	sys  *System
+	spec remoteTaskSpec
+	out  chan *TurnFinished
+	pid  *actor.PID
+}
+
+func (p *proxyParent) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		p.pid = c.Spawn(remoteTaskProps(p.sys, p.spec))
+		c.Request(p.pid, &RunTurn{Input: p.spec.start.Spec.Prompt})
+	case *TurnFinished:
+		if c.Sender() == nil || !c.Sender().Equal(p.pid) {
+			panic("TurnFinished from someone else")
+		}
+		p.out <- m
+	case *CancelTurn, *attemptLost, *ApprovalResponse:
+		c.Send(p.pid, m)
+	}
+}
+
+type proxyRig struct {
+	*linkRig
+	up     *workerUp
+	bus    *Bus
+	sub    *Subscription
+	gate   *taskGate
+	out    chan *TurnFinished
+	parent *actor.PID
+	// fromProxy receives the task messages the worker got.
+	fromProxy chan any
+	proxyPID  chan *actor.PID
+}
+
+// newProxyRig runs one attempt of task "f1.1" on a scripted worker; script
+// answers each task message the worker gets (c.Sender() is the proxy).
+func newProxyRig(t *testing.T, backstop time.Duration, script func(r *proxyRig, c actor.Context, m any)) *proxyRig {
+	t.Helper()
+	r := &proxyRig{fromProxy: make(chan any, 64), out: make(chan *TurnFinished, 4)}
+	r.linkRig = newLinkRig(t, time.Hour, 3, func(w *scriptWorker) {
+		w.onTask = func(c actor.Context, m any) {
+			r.fromProxy <- m
+			if script != nil {
+				script(r, c, m)
+			}
+		}
+	})
+	r.up = r.linkRig.up()
+	r.bus = NewBus()
+	r.sub = r.bus.Subscribe()
+	t.Cleanup(r.sub.Close)
+	r.gate = &taskGate{}
+	spec := remoteTaskSpec{worker: "w1", link: r.link, gate: r.gate, bus: r.bus, backstop: backstop,
+		start: workerStart{Epoch: r.up.epoch, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "ws",
+			Spec: TaskSpec{ID: "f1.1", Prompt: "do it", Model: "asked-model"}}}
+	pp := &proxyParent{sys: r.sys, spec: spec, out: r.out}
+	r.parent = r.sys.Root().Spawn(actor.PropsFromProducer(func() actor.Actor { return pp }))
+	t.Cleanup(func() { _ = r.sys.Stop(r.parent, 5*time.Second) })
+	return r
+}
+
+// finished waits for the attempt's answer and checks that no second one
+// follows while the worker's late messages are handled.
+func (r *proxyRig) finished() *TurnFinished {
+	r.t.Helper()
+	select {
+	case tf := <-r.out:
+		return tf
+	case <-time.After(20 * time.Second):
+		r.t.Fatal("the proxy never answered")
+	}
+	return nil
+}
+
+func (r *proxyRig) noSecondAnswer() {
+	r.t.Helper()
+	// A query through the same mailbox order: once the link answers, any
+	// message sent to the proxy before it was handled too.
+	_, err := r.sys.Root().RequestFuture(r.link, &linkQuery{}, 5*time.Second).Result()
+	must(r.t, err)
+	select {
+	case tf := <-r.out:
+		r.t.Fatalf("second answer %+v", tf)
+	default:
+	}
+}
+
+func events(t *testing.T, evs ...Event) []workerEvent {
+	t.Helper()
+	var out []workerEvent
+	for _, ev := range evs {
+		w, err := encodeWorkerEvent(ev)
+		must(t, err)
+		out = append(out, w)
+	}
+	return out
+}
+
+// busEvents drains what the bus has for the task so far, up to n events.
+func (r *proxyRig) busEvents(n int) []Event {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out []Event
+	for len(out) < n {
+		e, err := r.sub.Next(ctx)
+		if err != nil {
+			r.t.Fatalf("bus: %v after %d events", err, len(out))
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestProxyRelaysEventsInOrderAndFinishes(t *testing.T) {
+	t.Parallel()
+	usage := provider.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}
+	r := newProxyRig(t, 0, func(r *proxyRig, c actor.Context, m any) {
+		st, ok := m.(*workerStart)
+		if !ok {
+			return
+		}
+		to := c.Sender()
+		sendWorker(r.sys, c, to, &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt, Model: "worker-model", Price: &Price{Input: 1, Output: 2}})
+		b1 := events(r.t, &TextDelta{Text: "he"}, &TextDelta{Text: "llo"})
+		b2 := events(r.t, &UsageReported{Usage: usage, Total: usage}, &TurnDone{Status: StatusOK, Text: "hello"})
+		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: b1})
+		// A stale attempt's events are dropped, not relayed.
+		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: 1, First: 3, Items: b2})
+		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 3, Items: b2})
+		sendWorker(r.sys, c, to, &workerFinished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 4, Status: StatusOK, Text: "hello", Steps: 1, Usage: usage})
+	})
+	tf := r.finished()
+	if tf.Status != StatusOK || tf.Text != "hello" || tf.Steps != 1 || tf.Usage != usage || tf.Task != "f1.1" {
+		t.Errorf("answer = %+v", tf)
+	}
+	st := (<-r.fromProxy).(*workerStart)
+	if st.Epoch != r.up.epoch || st.Attempt != 2 || st.Spec.ID != "f1.1" || st.Fleet != "f1" {
+		t.Errorf("start = %+v", st)
+	}
+	evs := r.busEvents(5)
+	kinds := []string{}
+	for _, e := range evs {
+		kinds = append(kinds, e.Kind())
+		if e.meta().Task != "f1.1" || e.meta().Session != "s1" {
+			t.Errorf("%s meta = %+v", e.Kind(), e.meta())
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "task_started,text_delta,text_delta,usage,turn_done" {
+		t.Errorf("relayed %s", got)
+	}
+	if s := evs[0].(*TaskStarted); s.Model != "worker-model" || s.Worker != "w1" || s.Attempt != 2 || s.Fleet != "f1" {
+		t.Errorf("task_started = %+v", s)
+	}
+	if evs[1].(*TextDelta).Text != "he" || evs[2].(*TextDelta).Text != "llo" {
+		t.Errorf("deltas out of order: %+v %+v", evs[1], evs[2])
+	}
+	turns, u, cost := r.gate.spent()
+	if turns != 1 || u != usage || cost <= 0 {
+		t.Errorf("gate metered %d turns, %+v, cost %v", turns, u, cost)
+	}
+	r.noSecondAnswer()
+}
+
+func TestProxyCancelApprovalAndLost(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var start *workerStart
+	var to *actor.PID
+	r := newProxyRig(t, 0, func(r *proxyRig, c actor.Context, m any) {
+		switch m := m.(type) {
+		case *workerStart:
+			mu.Lock()
+			start, to = m, c.Sender()
+			mu.Unlock()
+			sendWorker(r.sys, c, c.Sender(), &workerAccepted{Task: m.Spec.ID, Attempt: m.Attempt})
+		case *workerCancel:
+			sendWorker(r.sys, c, c.Sender(), &workerFinished{Task: m.Task, Attempt: m.Attempt, Status: StatusCancelled})
+		}
+	})
+	if _, ok := (<-r.fromProxy).(*workerStart); !ok {
+		t.Fatal("no start")
+	}
+	r.sys.Send(r.parent, &ApprovalResponse{RequestID: "s1/f1.1/c1", Choice: ApproveOnce})
+	if a, ok := (<-r.fromProxy).(*workerApproval); !ok || a.RequestID != "s1/f1.1/c1" || a.Attempt != 2 || a.Choice != ApproveOnce {
+		t.Errorf("approval = %+v", a)
+	}
+	r.sys.Send(r.parent, &CancelTurn{})
+	if c, ok := (<-r.fromProxy).(*workerCancel); !ok || c.Task != "f1.1" || c.Attempt != 2 {
+		t.Errorf("cancel = %+v", c)
+	}
+	if tf := r.finished(); tf.Status != StatusCancelled {
+		t.Errorf("answer = %+v", tf)
+	}
+	// The worker's late messages change nothing.
+	mu.Lock()
+	sendWorker(r.sys, r.sys.Root(), to, &workerFinished{Task: start.Spec.ID, Attempt: start.Attempt, Status: StatusOK})
+	mu.Unlock()
+	r.sys.Send(r.parent, &attemptLost{why: "late"})
+	r.noSecondAnswer()
+}
+
+func TestProxyLost(t *testing.T) {
+	t.Parallel()
+	r := newProxyRig(t, 0, func(r *proxyRig, c actor.Context, m any) {
+		if st, ok := m.(*workerStart); ok {
+			sendWorker(r.sys, c, c.Sender(), &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt})
+		}
+	})
+	<-r.fromProxy
+	r.sys.Send(r.parent, &attemptLost{why: "worker w1 lost: no heartbeat answer for 3s"})
+	if tf := r.finished(); tf.Status != statusWorkerLost || !strings.Contains(tf.Error, "heartbeat") {
+		t.Errorf("answer = %+v", tf)
+	}
+	// Lost: a cancel is not sent to the worker.
+	r.sys.Send(r.parent, &CancelTurn{})
+	r.noSecondAnswer()
+	select {
+	case m := <-r.fromProxy:
+		t.Errorf("sent %T to a lost worker", m)
+	default:
+	}
+}
+
+func TestProxyRefused(t *testing.T) {
+	t.Parallel()
+	for _, fatal := range []bool{false, true} {
+		r := newProxyRig(t, 0, func(r *proxyRig, c actor.Context, m any) {
+			if st, ok := m.(*workerStart); ok {
+				reason := "full"
+				if fatal {
+					reason = `unknown profile "nope"`
+				}
+				sendWorker(r.sys, c, c.Sender(), &workerRefused{Task: st.Spec.ID, Attempt: st.Attempt, Reason: reason, Fatal: fatal})
+			}
+		})
+		tf := r.finished()
+		switch {
+		case fatal && (tf.Status != StatusFailed || !strings.Contains(tf.Error, "unknown profile")):
+			t.Errorf("fatal refusal answered %+v", tf)
+		case !fatal && (tf.Status != statusWorkerRefused || tf.Error != "full"):
+			t.Errorf("refusal answered %+v", tf)
+		}
+		r.noSecondAnswer()
+	}
+}
+
+func TestProxyBackstop(t *testing.T) {
+	t.Parallel()
+	r := newProxyRig(t, 50*time.Millisecond, func(r *proxyRig, c actor.Context, m any) {
+		if st, ok := m.(*workerStart); ok {
+			sendWorker(r.sys, c, c.Sender(), &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt})
+		}
+	})
+	if tf := r.finished(); tf.Status != StatusFailed || !strings.Contains(tf.Error, "did not end") {
+		t.Errorf("answer = %+v", tf)
+	}
+	r.noSecondAnswer()
+}
+
+func TestProxyGapIsLost(t *testing.T) {
+	t.Parallel()
+	r := newProxyRig(t, 0, func(r *proxyRig, c actor.Context, m any) {
+		st, ok := m.(*workerStart)
+		if !ok {
+			return
+		}
+		to := c.Sender()
+		sendWorker(r.sys, c, to, &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt})
+		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: events(r.t, &TextDelta{Text: "a"})})
+		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 3, Items: events(r.t, &TextDelta{Text: "c"})})
+		sendWorker(r.sys, c, to, &workerFinished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 3, Status: StatusOK})
+	})
+	if tf := r.finished(); tf.Status != statusWorkerLost || !strings.Contains(tf.Error, "skipped") {
+		t.Errorf("answer = %+v", tf)
+	}
+	evs := r.busEvents(2)
+	if evs[1].(*TextDelta).Text != "a" {
+		t.Errorf("relayed %+v", evs[1])
+	}
+	r.noSecondAnswer()
+}
