@@ -229,6 +229,27 @@ func TestRemoteTLS(t *testing.T) {
 // while the stream stays open, which the caller then closes).
 func rawBatch(t *testing.T, address, token, text string) error {
 	t.Helper()
+	return rawSend(t, address, token, echoBatch(t, address, text))
+}
+
+// echoBatch is a well-formed batch carrying text to the echo actor at
+// address.
+func echoBatch(t *testing.T, address, text string) *remote.MessageBatch {
+	t.Helper()
+	data, err := proto.Marshal(wrapperspb.String(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &remote.MessageBatch{
+		TypeNames: []string{string(proto.MessageName(wrapperspb.String("")))},
+		Targets:   []*actor.PID{echoAt(address)},
+		Envelopes: []*remote.MessageEnvelope{{TypeId: 0, Target: 0, MessageData: data}},
+	}
+}
+
+// rawSend writes one batch on a stream of its own, as rawBatch.
+func rawSend(t *testing.T, address, token string, b *remote.MessageBatch) error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, err := grpc.NewClient(address, dialOptions(token, nil, false)...)
@@ -240,15 +261,7 @@ func rawBatch(t *testing.T, address, token, text string) error {
 	if err != nil {
 		return err
 	}
-	data, err := proto.Marshal(wrapperspb.String(text))
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch := &remote.RemoteMessage{MessageType: &remote.RemoteMessage_MessageBatch{MessageBatch: &remote.MessageBatch{
-		TypeNames: []string{string(proto.MessageName(wrapperspb.String("")))},
-		Targets:   []*actor.PID{echoAt(address)},
-		Envelopes: []*remote.MessageEnvelope{{TypeId: 0, Target: 0, MessageData: data}},
-	}}}
+	batch := &remote.RemoteMessage{MessageType: &remote.RemoteMessage_MessageBatch{MessageBatch: b}}
 	if err := stream.Send(batch); err != nil {
 		_, err = stream.Recv()
 		return err
@@ -296,6 +309,66 @@ func TestRemoteWrongTokenRefused(t *testing.T) {
 	_, err = ProbeRemote(context.Background(), b.r.Address(), RemoteOptions{Token: "wrong-token"})
 	if !errors.Is(err, ErrWorkerAuth) {
 		t.Errorf("probe with a wrong token = %v, want ErrWorkerAuth", err)
+	}
+}
+
+// TestRemoteMalformedBatchRefused: a peer holding the token but sending a
+// batch the node cannot decode (another protocol version, a bug) has its
+// stream closed; upstream crashed the whole process on each of these.
+func TestRemoteMalformedBatchRefused(t *testing.T) {
+	leakCheck(t)
+	b := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	addr := b.r.Address()
+	tests := []struct {
+		name   string
+		break_ func(*remote.MessageBatch)
+	}{
+		{"unknown type", func(m *remote.MessageBatch) { m.TypeNames[0] = "reasonix.worker.v99.Unknown" }},
+		{"type index out of range", func(m *remote.MessageBatch) { m.Envelopes[0].TypeId = 3 }},
+		{"negative type index", func(m *remote.MessageBatch) { m.Envelopes[0].TypeId = -1 }},
+		{"target index out of range", func(m *remote.MessageBatch) { m.Envelopes[0].Target = 1 }},
+		{"sender index out of range", func(m *remote.MessageBatch) { m.Envelopes[0].Sender = 2 }},
+		{"other serializer", func(m *remote.MessageBatch) { m.Envelopes[0].SerializerId = 1 }},
+		{"serializer out of range", func(m *remote.MessageBatch) { m.Envelopes[0].SerializerId = 7 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := echoBatch(t, addr, "bad")
+			tt.break_(m)
+			if err := rawSend(t, addr, testToken, m); err == nil {
+				t.Error("the stream carrying a malformed batch ended cleanly")
+			}
+		})
+	}
+	// The node survived all of them, and none reached the actor.
+	if err := rawBatch(t, addr, testToken, "good"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case v := <-b.got:
+		if v != "good" {
+			t.Fatalf("echo actor received %q first", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the well-formed batch never arrived")
+	}
+}
+
+// TestRemoteAddressSpelledDifferently: a peer addressing this node by
+// another name than the one it advertises (the worker's address in the
+// scheduler's config, say) still reaches it; upstream forwarded such
+// messages to that address, i.e. back to the node itself, forever.
+func TestRemoteAddressSpelledDifferently(t *testing.T) {
+	leakCheck(t)
+	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	b := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	_, port, err := net.SplitHostPort(b.r.Address())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := net.JoinHostPort("localhost", port)
+	if got, err := a.roundTrip(other, "by another name"); err != nil || got != "echo:by another name" {
+		t.Fatalf("round trip via %s = %q, %v", other, got, err)
 	}
 }
 

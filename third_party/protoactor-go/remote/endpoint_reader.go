@@ -2,6 +2,7 @@ package remote
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync/atomic"
@@ -128,6 +129,13 @@ func (s *endpointReader) onMessageBatch(m *MessageBatch) error {
 		target *actor.PID
 	)
 
+	// reasonix: indexes and the serializer id come from the peer; out of
+	// range they used to panic on the gRPC goroutine (a crash of the
+	// process). A batch with any of them wrong is refused whole.
+	if err := checkBatch(m); err != nil {
+		s.remote.Logger().Error("EndpointReader received a malformed batch", slog.Any("error", err))
+		return err
+	}
 	for _, envelope := range m.Envelopes {
 		data := envelope.MessageData
 
@@ -136,6 +144,14 @@ func (s *endpointReader) onMessageBatch(m *MessageBatch) error {
 		if target == nil {
 			s.remote.Logger().Error("EndpointReader received message with unknown target", slog.Int("target", int(envelope.Target)), slog.Int("targetRequestId", int(envelope.TargetRequestId)))
 			return errors.New("unknown target")
+		}
+		// reasonix: what arrives on our server is for this process. A
+		// target spelling our address differently (the name a peer was
+		// configured with, not the one we advertise) used to be forwarded
+		// to that address, i.e. back to ourselves, over and over; any other
+		// address made this node relay for the peer.
+		if local := s.remote.actorSystem.ProcessRegistry.Address; target.Address != local {
+			target = &actor.PID{Address: local, Id: target.Id, RequestId: target.RequestId}
 		}
 
 		message, err := Deserialize(data, m.TypeNames[envelope.TypeId], envelope.SerializerId)
@@ -183,6 +199,26 @@ func (s *endpointReader) onMessageBatch(m *MessageBatch) error {
 				Sender:  sender,
 			}
 			s.remote.actorSystem.Root.Send(target, localEnvelope)
+		}
+	}
+	return nil
+}
+
+// checkBatch checks every index an envelope holds against the batch's
+// lookup tables, and that it names the one serializer writers use.
+func checkBatch(m *MessageBatch) error {
+	for i, e := range m.Envelopes {
+		switch {
+		case e == nil:
+			return fmt.Errorf("envelope %d is empty", i)
+		case e.Target < 0 || int(e.Target) >= len(m.Targets) || m.Targets[e.Target] == nil:
+			return fmt.Errorf("envelope %d: target %d out of range", i, e.Target)
+		case e.Sender < 0 || int(e.Sender) > len(m.Senders) || e.Sender > 0 && m.Senders[e.Sender-1] == nil:
+			return fmt.Errorf("envelope %d: sender %d out of range", i, e.Sender)
+		case e.TypeId < 0 || int(e.TypeId) >= len(m.TypeNames):
+			return fmt.Errorf("envelope %d: type %d out of range", i, e.TypeId)
+		case e.SerializerId != 0:
+			return fmt.Errorf("envelope %d: serializer %d is not served", i, e.SerializerId)
 		}
 	}
 	return nil

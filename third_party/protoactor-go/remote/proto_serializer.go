@@ -27,11 +27,16 @@ func (p *protoSerializer) Serialize(msg interface{}) ([]byte, error) {
 }
 
 func (p *protoSerializer) Deserialize(typeName string, bytes []byte) (interface{}, error) {
-	n, _ := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(typeName))
+	// reasonix: an unknown type name used to dereference nil on the gRPC
+	// goroutine and crash the process; it is an error now.
+	n, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(typeName))
+	if err != nil {
+		return nil, fmt.Errorf("unknown message type %q: %w", typeName, err)
+	}
 
 	pm := n.New().Interface()
 
-	err := proto.Unmarshal(bytes, pm)
+	err = proto.Unmarshal(bytes, pm)
 	return pm, err
 }
 
