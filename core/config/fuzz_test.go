@@ -21,6 +21,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("providers = [{ name = \"ds\", kind = \"openai\", base_url = \"http://h\", model = \"m\" }]\n"),
 		[]byte("default_model = \"ds/m\"\n[agent]\nsubagent_models = { r = \"m\" }\n"))
 	f.Add([]byte("[agent]\nmax_steps = 1\n[bot]\nx = 1\n"), []byte("Default_Model = 1\n"))
+	f.Add([]byte("[remote]\nlisten = \"0.0.0.0:7420\"\nadvertise = \"me:7420\"\nrun_local = false\n[[workers]]\nname = \"w\"\naddress = \"w:1\"\nwrites = [\".\"]\n"),
+		[]byte("[[workers]]\nname = \"evil\"\naddress = \"e:1\"\n[remote]\ntoken_file = \"t\"\n"))
 	// One directory per worker process: the fuzz function runs inputs one
 	// at a time, so rewriting the same two files is safe and cheap.
 	dir := f.TempDir()
