@@ -212,11 +212,17 @@ func (d *subagents) provider(ref string) (provider.Provider, config.Resolved, er
 // provider of the configured default model, the sandbox, the permissions,
 // the environment probe and the transcript directory) from the worker's
 // own config. Tasks of every parent are built with it (agentFor), and
-// their transcripts go to the worker's sessions directory for cwd.
+// their transcripts go to the worker's sessions directory for cwd. The
+// checkout is the workspace root whatever [sandbox] workspace_root says:
+// a task's write paths are relative to the root of the checkout the
+// scheduler named, and one worker serves several checkouts.
 func newWorkerAgents(cfg *config.Config, cwd string, logger *slog.Logger) (*subagents, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	own := *cfg
+	own.Sandbox.WorkspaceRoot = ""
+	cfg = &own
 	prov, res, err := openProvider(cfg, "")
 	if err != nil {
 		return nil, err
