@@ -12,8 +12,10 @@ import (
 )
 
 // eventTypes makes an empty event of each kind, keyed by its "type" on
-// the wire: the inverse of each type's Kind method. It lists every event
-// type of the package; TestEventCodecCoversEveryKind compares it with the
+// the wire: the inverse of each type's Kind method. Together with the
+// kinds registered beside their type by an init (task_requeued, in
+// events.go, which then refreshes eventKinds) it covers every event type
+// of the package; TestEventCodecCoversEveryKind compares it with the
 // golden samples, which TestGoldenCoversEveryType keeps complete.
 var eventTypes = map[string]func() Event{
 	(*SessionStarted)(nil).Kind():       func() Event { return new(SessionStarted) },
