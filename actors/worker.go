@@ -246,7 +246,7 @@ func (w *workerActor) Receive(c actor.Context) {
 	case *workerPosture:
 		w.posture(c, m)
 	case *workerBye:
-		if l := w.leaseOf(c.Sender()); l != nil && m.Epoch >= l.epoch {
+		if l := w.leaseFor(c.Sender(), m.Epoch); l != nil && m.Epoch >= l.epoch {
 			w.log.Info("scheduler said bye", "scheduler", l.scheduler, "why", m.Why)
 			w.forget(c, l, "the scheduler said bye: "+m.Why, true)
 		}
@@ -434,6 +434,28 @@ func (w *workerActor) schedulerOf(pid *actor.PID) *lease {
 	return nil
 }
 
+// leaseFor is the lease a link message is about: the sender's (its link
+// or one of its proxies) or, for one sent without a sender, the only lease
+// of that epoch. Epochs are chosen per scheduler, so two leases may share
+// one: such a message is dropped rather than applied to the wrong
+// scheduler.
+func (w *workerActor) leaseFor(sender *actor.PID, epoch uint64) *lease {
+	if sender != nil {
+		return w.schedulerOf(sender)
+	}
+	var found *lease
+	for _, l := range w.leases {
+		if l.epoch == epoch {
+			if found != nil {
+				w.log.Warn("a message without a sender matches several schedulers; dropped", "epoch", epoch)
+				return nil
+			}
+			found = l
+		}
+	}
+	return found
+}
+
 func (w *workerActor) heartbeat(c actor.Context, m *workerHeartbeat) {
 	l := w.leaseOf(c.Sender())
 	if l == nil || l.epoch != m.Epoch {
@@ -554,7 +576,7 @@ func (w *workerActor) route(c actor.Context, task string, attempt int) *jobRef {
 }
 
 func (w *workerActor) posture(c actor.Context, m *workerPosture) {
-	l := w.schedulerOf(c.Sender())
+	l := w.leaseFor(c.Sender(), m.Epoch)
 	if l == nil {
 		w.log.Debug("posture from an unknown sender dropped")
 		return

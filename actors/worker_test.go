@@ -358,6 +358,9 @@ func TestWorkerFences(t *testing.T) {
 		{"the scheduler says bye", 60_000, func(r *workerRig, link *probe) {
 			link.send(&workerBye{Epoch: 1, Why: "shutting down"})
 		}},
+		{"the scheduler says bye without a sender", 60_000, func(r *workerRig, link *probe) {
+			sendWorker(r.sys, r.sys.Root(), r.worker, &workerBye{Epoch: 1, Why: "shutting down"})
+		}},
 		{"the scheduler links again", 60_000, func(r *workerRig, link *probe) {
 			if w := link.link(2, 60_000); w.Refused != "" || w.Epoch != 2 {
 				r.t.Fatalf("welcome = %+v", w)
@@ -373,9 +376,9 @@ func TestWorkerFences(t *testing.T) {
 			proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
 			nextOf[*workerAccepted](proxy)
 			// Another scheduler's task is not touched.
-			other.send(&workerHello{Protocol: workerProtocol, Scheduler: "sched2", Session: "p2", Workspace: "ws", Epoch: 1, LeaseMS: 60_000})
+			other.send(&workerHello{Protocol: workerProtocol, Scheduler: "sched2", Session: "p2", Workspace: "ws", Epoch: 5, LeaseMS: 60_000})
 			nextOf[*workerWelcome](other)
-			other.send(&workerStart{Epoch: 1, Attempt: 1, Session: "p2", Workspace: "ws", Spec: TaskSpec{ID: "f1.1", Prompt: "b"}})
+			other.send(&workerStart{Epoch: 5, Attempt: 1, Session: "p2", Workspace: "ws", Spec: TaskSpec{ID: "f1.1", Prompt: "b"}})
 			nextOf[*workerAccepted](other)
 			if _, err := r.srv.WaitRequests(2, 20*time.Second); err != nil {
 				t.Fatal(err)
@@ -634,6 +637,10 @@ func TestWorkerOverRemote(t *testing.T) {
 	link, proxy := r.probe(), r.probe()
 	if w := link.link(1, 60_000); w.Refused != "" || w.Worker != "w1" {
 		t.Fatalf("welcome = %+v", w)
+	}
+	link.send(&workerHeartbeat{Epoch: 1, N: 1})
+	if ack := nextOf[*workerHeartbeatAck](link); ack.N != 1 || ack.Free != 2 {
+		t.Fatalf("ack = %+v", ack)
 	}
 	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "go"}))
 	if acc := nextOf[*workerAccepted](proxy); acc.Model != "fake-model" {
