@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"reasonix/actors/workerpb"
 	"reasonix/core/provider"
@@ -93,6 +95,36 @@ func TestWireRoundTrip(t *testing.T) {
 				t.Fatalf("zero value came back as %#v", back)
 			}
 		})
+	}
+}
+
+// TestWireThroughRemoteSerializer takes each sample through the
+// serializer protoactor remote puts every message through (index 0, the
+// only one its endpoint writer uses): by type name from the global
+// registry on the receiving side, where a type it cannot find is a crash.
+func TestWireThroughRemoteSerializer(t *testing.T) {
+	for _, m := range wireSamples {
+		w, err := toWire(m)
+		must(t, err)
+		b, typeName, err := remote.Serialize(w, remote.DefaultSerializerID)
+		if err != nil {
+			t.Fatalf("remote.Serialize(%T): %v", w, err)
+		}
+		if !strings.HasPrefix(typeName, "reasonix.worker.v1.") {
+			t.Errorf("%T goes on the wire as %q", w, typeName)
+		}
+		if _, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(typeName)); err != nil {
+			t.Fatalf("%s is not registered: %v", typeName, err)
+		}
+		got, err := remote.Deserialize(b, typeName, remote.DefaultSerializerID)
+		if err != nil {
+			t.Fatalf("remote.Deserialize(%s): %v", typeName, err)
+		}
+		back, err := fromWire(got)
+		must(t, err)
+		if !reflect.DeepEqual(back, m) {
+			t.Errorf("%s through the remote serializer:\n got %#v\nwant %#v", typeName, back, m)
+		}
 	}
 }
 
