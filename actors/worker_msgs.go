@@ -7,11 +7,11 @@ import (
 // The messages below cross the process boundary between a scheduler and a
 // `reasonix worker`. They are plain data: the actors on both sides handle
 // these Go values, and each one has a protobuf twin in actors/workerpb
-// that only the wire mapping (worker_wire.go) sees. A value sent to a
-// remote PID is turned into its twin by its Serialize method on the way
-// out; a twin that arrives is turned back by fromWire before the
-// receiving actor looks at it. Between two actors of one process (the
-// tests of both sides) the plain values travel as they are.
+// that only the wire mapping (worker_wire.go) sees. Every one is sent
+// through sendWorker or requestWorker, which put its twin on the wire, and
+// a receiving actor turns a twin back with fromWire before it looks at it.
+// Two actors of one process (the tests of both sides) exchange the twins
+// the same way, so every test goes through the mapping.
 //
 // The schema only grows: a field or message is never renumbered or
 // reused, and every exchange starts with a hello whose protocol number

@@ -22,6 +22,7 @@ var packages = map[string]string{
 	"rg":       "ripgrep",
 	"tmux":     "tmux",
 	"chromium": "chromium",
+	"protoc":   "protobuf-compiler",
 }
 
 // Strict reports whether missing programs fail tests rather than skip
