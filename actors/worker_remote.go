@@ -93,7 +93,9 @@ type Remote struct {
 //
 // Call it before spawning any actor a peer must reach or answer: a PID
 // made earlier carries the placeholder address "nonhost", which no peer
-// can send to. A System holds at most one Remote; a second call fails.
+// can send to. Actors already running are not disturbed (they keep being
+// reachable locally). A System holds at most one Remote; a second call
+// fails.
 func StartRemote(sys *System, o RemoteOptions) (*Remote, error) {
 	if err := checkToken(o.Token); err != nil {
 		return nil, fmt.Errorf("start remote: %w", err)
@@ -131,7 +133,7 @@ func StartRemote(sys *System, o RemoteOptions) (*Remote, error) {
 		sys.remote.CompareAndSwap(r, nil)
 		return nil, fmt.Errorf("start remote on %s: %w", o.Listen, err)
 	}
-	r.address = sys.as.ProcessRegistry.Address
+	r.address = sys.as.Address()
 	return r, nil
 }
 

@@ -555,6 +555,49 @@ func TestRemoteStopBounded(t *testing.T) {
 	}
 }
 
+// TestStartRemoteWhileActorsRun: starting the endpoint while actors spawn
+// (a scheduler that turns remote on from inside its actor) is safe, and
+// actors spawned afterwards carry the new address.
+func TestStartRemoteWhileActorsRun(t *testing.T) {
+	leakCheck(t)
+	sys := NewSystem(nil)
+	defer func() { _ = sys.Shutdown(context.Background()) }()
+	spawned := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	child := actor.PropsFromFunc(func(actor.Context) {})
+	busy := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(string); !ok {
+			return
+		}
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		c.Stop(c.Spawn(child))
+		select {
+		case spawned <- struct{}{}:
+		default:
+		}
+		c.Send(c.Self(), "again")
+	}))
+	sys.Send(busy, "go")
+	<-spawned // the actor is spawning children now
+	r, err := StartRemote(sys, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	if err := sys.Stop(busy, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	pid := sys.Root().Spawn(child)
+	if pid.Address != r.Address() {
+		t.Errorf("actor spawned after the start is at %q, want %q", pid.Address, r.Address())
+	}
+	_ = sys.Stop(pid, 5*time.Second)
+}
+
 func TestStartRemoteErrors(t *testing.T) {
 	leakCheck(t)
 	dir := t.TempDir()

@@ -29,15 +29,15 @@ func (as *ActorSystem) Logger() *slog.Logger {
 }
 
 func (as *ActorSystem) NewLocalPID(id string) *PID {
-	return NewPID(as.ProcessRegistry.Address, id)
+	return NewPID(as.ProcessRegistry.address(), id)
 }
 
 func (as *ActorSystem) Address() string {
-	return as.ProcessRegistry.Address
+	return as.ProcessRegistry.address()
 }
 
 func (as *ActorSystem) GetHostPort() (host string, port int, err error) {
-	addr := as.ProcessRegistry.Address
+	addr := as.ProcessRegistry.address()
 	if h, p, e := net.SplitHostPort(addr); e != nil {
 		if addr != localAddress {
 			err = e

@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"sync"
 	"sync/atomic"
 
 	murmur32 "github.com/twmb/murmur3"
@@ -9,11 +10,29 @@ import (
 )
 
 type ProcessRegistryValue struct {
-	SequenceID     uint64
-	ActorSystem    *ActorSystem
+	SequenceID  uint64
+	ActorSystem *ActorSystem
+	// Address is this node's address. reasonix: set it with SetAddress and
+	// read it with address (ActorSystem.Address outside the package):
+	// remote's Start sets it while actors may be spawning, which read it.
 	Address        string
 	LocalPIDs      *SliceMap
 	RemoteHandlers []AddressResolver
+	// mu guards Address and RemoteHandlers.
+	mu sync.RWMutex
+}
+
+// SetAddress sets the node's address (remote's Start).
+func (pr *ProcessRegistryValue) SetAddress(address string) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	pr.Address = address
+}
+
+func (pr *ProcessRegistryValue) address() string {
+	pr.mu.RLock()
+	defer pr.mu.RUnlock()
+	return pr.Address
 }
 
 type SliceMap struct {
@@ -54,6 +73,8 @@ func NewProcessRegistry(actorSystem *ActorSystem) *ProcessRegistryValue {
 type AddressResolver func(*PID) (Process, bool)
 
 func (pr *ProcessRegistryValue) RegisterAddressResolver(handler AddressResolver) {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
 	pr.RemoteHandlers = append(pr.RemoteHandlers, handler)
 }
 
@@ -89,7 +110,7 @@ func (pr *ProcessRegistryValue) Add(process Process, id string) (*PID, bool) {
 	bucket := pr.LocalPIDs.GetBucket(id)
 
 	return &PID{
-		Address: pr.Address,
+		Address: pr.address(),
 		Id:      id,
 	}, bucket.SetIfAbsent(id, process)
 }
@@ -108,8 +129,11 @@ func (pr *ProcessRegistryValue) Get(pid *PID) (Process, bool) {
 		return pr.ActorSystem.DeadLetter, false
 	}
 
-	if pid.Address != localAddress && pid.Address != pr.Address {
-		for _, handler := range pr.RemoteHandlers {
+	pr.mu.RLock()
+	local, handlers := pr.Address, pr.RemoteHandlers
+	pr.mu.RUnlock()
+	if pid.Address != localAddress && pid.Address != local {
+		for _, handler := range handlers {
 			ref, ok := handler(pid)
 			if ok {
 				return ref, true

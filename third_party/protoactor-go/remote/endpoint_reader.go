@@ -150,7 +150,7 @@ func (s *endpointReader) onMessageBatch(m *MessageBatch) error {
 		// configured with, not the one we advertise) used to be forwarded
 		// to that address, i.e. back to ourselves, over and over; any other
 		// address made this node relay for the peer.
-		if local := s.remote.actorSystem.ProcessRegistry.Address; target.Address != local {
+		if local := s.remote.actorSystem.Address(); target.Address != local {
 			target = &actor.PID{Address: local, Id: target.Id, RequestId: target.RequestId}
 		}
 

@@ -64,6 +64,14 @@ func (r *Remote) Start() {
 	if err != nil {
 		panic(fmt.Errorf("failed to listen: %v", err))
 	}
+	// reasonix: the endpoint manager's start panics when its activator does
+	// not answer in time; the listener is closed then, not left open.
+	defer func() {
+		if p := recover(); p != nil {
+			_ = lis.Close()
+			panic(p)
+		}
+	}()
 
 	var address string
 	if r.config.AdvertisedHost != "" {
@@ -73,7 +81,9 @@ func (r *Remote) Start() {
 	}
 
 	r.actorSystem.ProcessRegistry.RegisterAddressResolver(r.remoteHandler)
-	r.actorSystem.ProcessRegistry.Address = address
+	// reasonix: through SetAddress, which actors spawning meanwhile
+	// synchronise with.
+	r.actorSystem.ProcessRegistry.SetAddress(address)
 	r.Logger().Info("Starting remote with address", slog.String("address", address))
 
 	r.edpManager = newEndpointManager(r)
