@@ -203,8 +203,6 @@ func (q *queryActor) Receive(c actor.Context) {
 	switch m := m.(type) {
 	case *actor.Started:
 		requestWorker(q.sys, c, q.target, q.hello)
-	case workerWelcome:
-		q.deliver(queryAnswer{welcome: m})
 	case *workerWelcome:
 		q.deliver(queryAnswer{welcome: *m})
 	case *actor.DeadLetterResponse:
