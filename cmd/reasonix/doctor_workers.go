@@ -105,18 +105,22 @@ func workerVerdict(r workerJSON) string {
 		head, r.Running, r.Capacity, servedList(r.Workspaces), formatRTT(r.RTTMS))
 }
 
-// loopbackNote warns when the scheduler's endpoint listens on loopback
-// without an advertised address while a worker lives on another host: the
-// worker's answers travel on a connection it opens to that endpoint, so
-// it could never answer.
+// loopbackNote warns when the address workers answer to (advertise, else
+// listen) is loopback while a worker lives on another host: the worker's
+// answers travel on a connection it opens to that address, so it could
+// never answer.
 func loopbackNote(cfg *config.Config) string {
-	if cfg.Remote.Advertise != "" || !loopbackAddr(cfg.Remote.Listen) {
+	key, addr := "listen", cfg.Remote.Listen
+	if cfg.Remote.Advertise != "" {
+		key, addr = "advertise", cfg.Remote.Advertise
+	}
+	if !loopbackAddr(addr) {
 		return ""
 	}
 	for _, w := range cfg.Workers {
 		if !loopbackAddr(w.Address) {
-			return fmt.Sprintf("[remote] listen %s is loopback, so %s (and any worker on another host) cannot answer; set listen and advertise to an address it can reach",
-				cfg.Remote.Listen, w.Name)
+			return fmt.Sprintf("[remote] %s %s is loopback, so %s (and any worker on another host) cannot answer; set listen and advertise to an address it can reach",
+				key, addr, w.Name)
 		}
 	}
 	return ""

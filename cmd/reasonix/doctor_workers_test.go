@@ -123,6 +123,21 @@ func TestDoctorWorkers(t *testing.T) {
 			wantText:  []string{"- [remote] listen 127.0.0.1:0 is loopback, so far (and any worker on another host) cannot answer"},
 		},
 		{
+			name:      "a loopback advertise is no better",
+			remote:    "listen = \"0.0.0.0:7420\"\nadvertise = \"127.0.0.1:7420\"",
+			entries:   []string{"name = \"far\"\naddress = \"far.example:7420\""},
+			args:      []string{"--offline"},
+			wantSetup: []string{"warn  workers   1 worker configured"},
+			wantText:  []string{"- [remote] advertise 127.0.0.1:7420 is loopback, so far"},
+		},
+		{
+			name:      "a reachable advertise needs no note",
+			remote:    "listen = \"0.0.0.0:7420\"\nadvertise = \"sched.example:7420\"",
+			entries:   []string{"name = \"far\"\naddress = \"far.example:7420\""},
+			args:      []string{"--offline"},
+			wantSetup: []string{"ok    workers   1 worker configured"},
+		},
+		{
 			name:      "none configured",
 			args:      []string{"--offline"},
 			wantSetup: []string{"skip  workers   none configured (add [[workers]] to {home}/config.toml"},
