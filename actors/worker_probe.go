@@ -119,12 +119,16 @@ func probeError(ctx context.Context, address string, err error) error {
 }
 
 // looksTLS tells a TLS or protocol disagreement from an absent peer by the
-// transport's message.
+// transport's message. A TLS server closes a plaintext client's connection
+// at once, before its HTTP/2 preface (EOF, or a reset when our bytes were
+// still unread); a peer that never answers also fails the preface, but by
+// our connect timeout, and is unreachable.
 func looksTLS(msg string) bool {
-	for _, s := range []string{"tls:", "x509:", "server preface", "authentication handshake failed", "http2: frame too large"} {
+	for _, s := range []string{"tls:", "x509:", "authentication handshake failed", "http2: frame too large"} {
 		if strings.Contains(msg, s) {
 			return true
 		}
 	}
-	return false
+	return strings.Contains(msg, "server preface") &&
+		(strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset"))
 }

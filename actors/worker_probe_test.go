@@ -111,12 +111,25 @@ func TestProbeRemoteTimeout(t *testing.T) {
 			c.Close()
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	_, err = ProbeRemote(ctx, l.Addr().String(), RemoteOptions{Token: testToken})
-	if !errors.Is(err, ErrWorkerUnreachable) || !strings.Contains(err.Error(), "deadline") {
-		t.Fatalf("probe of a silent peer = %v, want ErrWorkerUnreachable naming the deadline", err)
-	}
+	t.Run("context deadline", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := ProbeRemote(ctx, l.Addr().String(), RemoteOptions{Token: testToken})
+		if !errors.Is(err, ErrWorkerUnreachable) || !strings.Contains(err.Error(), "deadline") {
+			t.Fatalf("probe of a silent peer = %v, want ErrWorkerUnreachable naming the deadline", err)
+		}
+	})
+	t.Run("connect timeout", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("waits for the connect timeout (5 s)")
+		}
+		// No deadline of our own: the connection attempt gives up first,
+		// and a silent peer is not mistaken for a TLS one.
+		_, err := ProbeRemote(context.Background(), l.Addr().String(), RemoteOptions{Token: testToken})
+		if !errors.Is(err, ErrWorkerUnreachable) || strings.Contains(err.Error(), "deadline") {
+			t.Fatalf("probe of a silent peer = %v, want ErrWorkerUnreachable from the connect timeout", err)
+		}
+	})
 }
 
 func TestProbeRemoteBadOptions(t *testing.T) {

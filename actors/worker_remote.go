@@ -19,6 +19,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/remote"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -74,6 +75,11 @@ const (
 	keepaliveTime    = 10 * time.Second
 	keepaliveTimeout = 5 * time.Second
 	keepaliveMinTime = 5 * time.Second
+	// connectTimeout bounds one connection attempt (grpc's default is
+	// 20 s): protoactor's writer makes five attempts to a peer before
+	// giving up, each blocking its mailbox, so an unanswered SYN would
+	// otherwise hold it for over a minute and a half.
+	connectTimeout = 5 * time.Second
 )
 
 // Remote is the started remote endpoint of a System. Stop it with Stop,
@@ -321,7 +327,10 @@ func tokenMatches(ctx context.Context, want [sha256.Size]byte) bool {
 // replace protoactor's default dial options, so plaintext is asked for
 // explicitly when TLS is off.
 func dialOptions(token string, cliTLS *tls.Config, keepAlive bool) []grpc.DialOption {
-	opts := []grpc.DialOption{grpc.WithPerRPCCredentials(tokenCreds{token: token, secure: cliTLS != nil})}
+	opts := []grpc.DialOption{
+		grpc.WithPerRPCCredentials(tokenCreds{token: token, secure: cliTLS != nil}),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: connectTimeout}),
+	}
 	if cliTLS != nil {
 		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(cliTLS)))
 	} else {
