@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"reasonix/core/compact"
 	"reasonix/core/config"
+	"reasonix/core/permission"
 	"reasonix/core/provider"
 	"reasonix/core/sandbox"
 	"reasonix/core/session"
@@ -37,6 +39,11 @@ type subagents struct {
 
 	mu        sync.Mutex
 	providers map[string]provider.Provider // by provider/model
+	// grants, on a worker host, keeps each parent session's approvals
+	// apart (by parent id): a rule one parent's user granted for the
+	// session covers that parent's tasks only. nil in a session's own
+	// factory, whose tasks share the parent's grants.
+	grants map[string]*permission.Grants
 }
 
 // fleetSpec configures the session's scheduler from [agent].
@@ -143,6 +150,9 @@ func (d *subagents) agentFor(owner taskOwner, spec TaskSpec) (AgentSpec, error) 
 	}
 	perms := d.perms
 	perms.Delegated, perms.Interactive = true, owner.interactive
+	if d.grants != nil {
+		perms.Grants = d.grantsFor(owner.parent)
+	}
 	switch d.cfg.Agent.SubagentAsk {
 	case "allow":
 		perms.Interactive = false
@@ -235,6 +245,23 @@ func newWorkerAgents(cfg *config.Config, cwd string, logger *slog.Logger) (*suba
 	if err != nil {
 		return nil, err
 	}
+	// An "always" from a remote parent's user is kept for that session
+	// only: the worker's checkout and its config are its operator's.
+	perms.ProjectFile = ""
 	return &subagents{cfg: cfg, cwd: cwd, model: res, prov: prov, sb: sb, perms: perms,
-		env: probeEnvironment(cfg, cwd), logger: logger, sessions: session.ProjectDir(cfg.Home, cwd)}, nil
+		env: probeEnvironment(cfg, cwd), logger: logger, sessions: session.ProjectDir(cfg.Home, cwd),
+		grants: map[string]*permission.Grants{}}, nil
+}
+
+// grantsFor is the approvals of one parent session on a worker host.
+func (d *subagents) grantsFor(parent string) *permission.Grants {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	g, ok := d.grants[parent]
+	if !ok {
+		userHome, _ := os.UserHomeDir()
+		g = permission.NewGrants(WorkspaceRoot(d.cfg, d.cwd), userHome)
+		d.grants[parent] = g
+	}
+	return g
 }

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -676,4 +677,140 @@ func TestWorkerOverRemote(t *testing.T) {
 	// ends the lease and the task.
 	srem.Stop(10 * time.Second)
 	r.waitIdle()
+}
+
+// TestWorkerApprovalAndPosture: a task of a parent with a frontend asks
+// through it (the request reaches the proxy as an event, the answer comes
+// back as a workerApproval), and a posture the scheduler set applies to
+// the tasks it starts afterwards.
+func TestWorkerApprovalAndPosture(t *testing.T) {
+	t.Parallel()
+	r := newWorkerRig(t, rigOpts{})
+	write := func(name string) providertest.Turn {
+		return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "write_file", Arguments: `{"path":"` + name + `","content":"hi"}`}}}
+	}
+	r.srv.Push(write("asked.txt"), providertest.Turn{Text: "written"}, write("free.txt"), providertest.Turn{Text: "written too"})
+	link, proxy := r.probe(), r.probe()
+	link.link(1, 60_000)
+	start := startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "write", Writer: true})
+	start.Interactive = true
+	proxy.send(start)
+	nextOf[*workerAccepted](proxy)
+	var n uint64
+	var asked *ApprovalRequested
+	for asked == nil {
+		evs := nextOf[*workerEvents](proxy)
+		if evs.First != n+1 {
+			t.Fatalf("batch at %d after %d", evs.First, n)
+		}
+		n += uint64(len(evs.Items))
+		for _, it := range evs.Items {
+			ev, err := decodeWorkerEvent(it)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, ok := ev.(*ApprovalRequested); ok {
+				asked = a
+			}
+		}
+	}
+	if !strings.HasPrefix(asked.RequestID, "p1/f1.1/") || asked.Tool != "write_file" {
+		t.Fatalf("approval request %+v", asked)
+	}
+	proxy.send(&workerApproval{Task: "f1.1", Attempt: 1, RequestID: asked.RequestID, Choice: ApproveOnce})
+	for {
+		m := proxy.next()
+		if fin, ok := m.(*workerFinished); ok {
+			if fin.Status != StatusOK || fin.Text != "written" || fin.Last < n {
+				t.Fatalf("finished = %+v", fin)
+			}
+			break
+		}
+	}
+	if _, err := os.Stat(filepath.Join(r.cwd, "asked.txt")); err != nil {
+		t.Fatalf("the approved write did not happen: %v", err)
+	}
+
+	link.send(&workerPosture{Epoch: 1, Posture: "yolo"})
+	// The heartbeat's ack says the posture was handled before the start.
+	link.send(&workerHeartbeat{Epoch: 1, N: 9})
+	nextOf[*workerHeartbeatAck](link)
+	start = startMsg(1, 1, TaskSpec{ID: "f1.2", Prompt: "write", Writer: true})
+	start.Interactive = true
+	proxy.send(start)
+	nextOf[*workerAccepted](proxy)
+	items, fin := proxy.attempt()
+	for _, it := range items {
+		if it.Kind == (&ApprovalRequested{}).Kind() {
+			t.Fatalf("a task under the yolo posture asked: %s", it.JSON)
+		}
+	}
+	if fin.Status != StatusOK || fin.Text != "written too" {
+		t.Fatalf("finished = %+v", fin)
+	}
+	if _, err := os.Stat(filepath.Join(r.cwd, "free.txt")); err != nil {
+		t.Fatalf("the write under yolo did not happen: %v", err)
+	}
+}
+
+// answerAsks reads an attempt's messages up to its end, answering each
+// approval request it relays with choice; with choice "" a request fails
+// the test. It returns the end and how many requests it saw.
+func (p *probe) answerAsks(task, choice string) (*workerFinished, int) {
+	p.t.Helper()
+	asked := 0
+	for {
+		switch m := p.next().(type) {
+		case *workerEvents:
+			for _, it := range m.Items {
+				ev, err := decodeWorkerEvent(it)
+				if err != nil {
+					p.t.Fatal(err)
+				}
+				a, ok := ev.(*ApprovalRequested)
+				if !ok {
+					continue
+				}
+				asked++
+				if choice == "" {
+					p.t.Fatalf("task %s asked: %+v", task, a)
+				}
+				p.send(&workerApproval{Task: task, Attempt: 1, RequestID: a.RequestID, Choice: choice})
+			}
+		case *workerFinished:
+			return m, asked
+		}
+	}
+}
+
+// TestWorkerGrantsPerParent: what one parent's user allowed for the
+// session covers that parent's later tasks on the worker, not another
+// parent's.
+func TestWorkerGrantsPerParent(t *testing.T) {
+	t.Parallel()
+	r := newWorkerRig(t, rigOpts{})
+	write := providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "write_file", Arguments: `{"path":"shared.txt","content":"hi"}`}}}
+	r.srv.Push(write, providertest.Turn{Text: "a"}, write, providertest.Turn{Text: "b"}, write, providertest.Turn{Text: "c"})
+	l1, l2, p1, p2 := r.probe(), r.probe(), r.probe(), r.probe()
+	l1.link(1, 60_000)
+	l2.send(&workerHello{Protocol: workerProtocol, Scheduler: "sched2", Session: "p2", Workspace: "ws", Epoch: 1, LeaseMS: 60_000})
+	nextOf[*workerWelcome](l2)
+	run := func(p *probe, session, task, choice string) int {
+		t.Helper()
+		p.send(&workerStart{Epoch: 1, Attempt: 1, Session: session, Workspace: "ws", Interactive: true,
+			Spec: TaskSpec{ID: task, Prompt: "write", Writer: true}})
+		nextOf[*workerAccepted](p)
+		fin, asked := p.answerAsks(task, choice)
+		if fin.Status != StatusOK {
+			t.Fatalf("%s/%s finished %+v", session, task, fin)
+		}
+		return asked
+	}
+	if n := run(p1, "p1", "f1.1", ApproveSession); n != 1 {
+		t.Fatalf("the first write asked %d times", n)
+	}
+	run(p1, "p1", "f1.2", "")
+	if n := run(p2, "p2", "f1.1", ApproveOnce); n != 1 {
+		t.Errorf("another parent's write asked %d times, want once: the first parent's grant covered it", n)
+	}
 }
