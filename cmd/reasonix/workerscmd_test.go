@@ -2,8 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"io"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -60,6 +67,12 @@ const workersTestToken = "workers-test-token"
 // workspace name. It returns the address; everything stops at cleanup.
 func startTestWorker(t *testing.T, name, token string, capacity int, workspaces ...string) string {
 	t.Helper()
+	return startTestWorkerWith(t, name, actors.RemoteOptions{Listen: "127.0.0.1:0", Token: token}, capacity, workspaces...)
+}
+
+// startTestWorkerWith is startTestWorker with the endpoint's options.
+func startTestWorkerWith(t *testing.T, name string, o actors.RemoteOptions, capacity int, workspaces ...string) string {
+	t.Helper()
 	home := t.TempDir()
 	writeFile(t, config.UserConfigPath(home), providertest.ConfigText("http://127.0.0.1:1/v1", ""), 0o600)
 	cfg, err := config.Load(config.Options{Home: home})
@@ -71,7 +84,7 @@ func startTestWorker(t *testing.T, name, token string, capacity int, workspaces 
 		served[ws] = t.TempDir()
 	}
 	sys := actors.NewSystem(nil)
-	r, err := actors.StartRemote(sys, actors.RemoteOptions{Listen: "127.0.0.1:0", Token: token})
+	r, err := actors.StartRemote(sys, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,5 +368,71 @@ func TestWorkersQueryOptions(t *testing.T) {
 	}
 	if _, err := queryOptions(config.Remote{Listen: "nonsense"}, "tok"); err == nil {
 		t.Error("a listen address without a port was accepted")
+	}
+}
+
+// selfSignedCert writes a certificate for 127.0.0.1 that is its own
+// authority, and its key, into a temporary directory.
+func selfSignedCert(t *testing.T) (cert, key string) {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(time.Now().UnixNano()),
+		Subject:               pkix.Name{CommonName: "reasonix-workers-test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, key = filepath.Join(dir, "node.crt"), filepath.Join(dir, "node.key")
+	writeFile(t, cert, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), 0o600)
+	writeFile(t, key, string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})), 0o600)
+	return cert, key
+}
+
+// TestWorkersTLS lists a worker that serves TLS: a plaintext listing is a
+// tls error; with [remote] TLS trusting the worker's certificate it is up,
+// which takes the worker's answer coming back over TLS to the listing's
+// own endpoint.
+func TestWorkersTLS(t *testing.T) {
+	t.Parallel()
+	cert, key := selfSignedCert(t)
+	addr := startTestWorkerWith(t, "secure",
+		actors.RemoteOptions{Listen: "127.0.0.1:0", Token: workersTestToken, TLSCert: cert, TLSKey: key, TLSCA: cert}, 2, "proj")
+	entry := "name = \"secure\"\naddress = \"" + addr + "\""
+
+	plain := newWorkersRig(t, workersConfig("", entry))
+	res := plain.run(t, "--json")
+	var rows []workerJSON
+	if err := json.Unmarshal([]byte(res.stdout), &rows); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, res.stdout, res.stderr)
+	}
+	if res.code != exitFailed || len(rows) != 1 || rows[0].State != "tls error" || rows[0].Error == "" {
+		t.Errorf("plaintext listing of a TLS worker: exit %d, %+v", res.code, rows)
+	}
+
+	secure := newWorkersRig(t, workersConfig("\n[remote]\ntls_cert = \""+cert+"\"\ntls_key = \""+key+"\"\ntls_ca = \""+cert+"\"\n", entry))
+	res = secure.run(t, "--json")
+	rows = nil
+	if err := json.Unmarshal([]byte(res.stdout), &rows); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, res.stdout, res.stderr)
+	}
+	if res.code != exitOK || len(rows) != 1 || rows[0].State != "up" || rows[0].Capacity != 2 {
+		t.Errorf("TLS listing of a TLS worker: exit %d, %+v\n%s", res.code, rows, res.stderr)
 	}
 }
