@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -812,5 +813,42 @@ func TestWorkerGrantsPerParent(t *testing.T) {
 	run(p1, "p1", "f1.2", "")
 	if n := run(p2, "p2", "f1.1", ApproveOnce); n != 1 {
 		t.Errorf("another parent's write asked %d times, want once: the first parent's grant covered it", n)
+	}
+}
+
+// TestWorkerKillsAfterGrace: an attempt whose executor does not stop
+// within the grace of a cancel is ended as killed, once. Not parallel: the
+// fault hook is process-wide.
+func TestWorkerKillsAfterGrace(t *testing.T) {
+	release := make(chan struct{})
+	var released sync.Once
+	unblock := func() { released.Do(func() { close(release) }) }
+	hook := func(kind string, msg any, after bool) {
+		if _, ok := msg.(*CancelTurn); ok && kind == "executor" && !after {
+			<-release // an executor stuck in a handler ignores the cancel
+		}
+	}
+	faultHook.Store(&hook)
+	t.Cleanup(func() { faultHook.Store(nil) })
+	t.Cleanup(unblock)
+
+	r := newWorkerRig(t, rigOpts{grace: 100 * time.Millisecond})
+	r.srv.Push(providertest.Turn{Stall: true})
+	link, proxy := r.probe(), r.probe()
+	link.link(1, 60_000)
+	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
+	nextOf[*workerAccepted](proxy)
+	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	proxy.send(&workerCancel{Task: "f1.1", Attempt: 1, Why: "test"})
+	_, fin := proxy.attempt()
+	if fin.Status != StatusCancelled || !strings.Contains(fin.Error, "killed") {
+		t.Fatalf("finished = %+v", fin)
+	}
+	unblock()
+	r.waitIdle()
+	if got := proxy.rest(); len(got) != 0 {
+		t.Errorf("more after the end: %+v", got)
 	}
 }
