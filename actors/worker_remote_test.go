@@ -474,37 +474,6 @@ func TestRemoteLargeMessage(t *testing.T) {
 	}
 }
 
-// TestRemoteDeadPeerLeaksNothing sends through protoactor to an address
-// nobody serves: its writer gives up after its retries (about 10 s) and
-// publishes EndpointTerminatedEvent, and the connections of the failed
-// attempts are all closed (upstream leaked one per attempt).
-func TestRemoteDeadPeerLeaksNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for protoactor's connect retries (about 10 s)")
-	}
-	leakCheck(t)
-	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
-	events := a.endpointEvents(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := l.Addr().String()
-	l.Close()
-	a.sys.Send(echoAt(dead), wrapperspb.String("lost"))
-	deadline := time.After(30 * time.Second)
-	for {
-		select {
-		case addr := <-events:
-			if addr == dead {
-				return
-			}
-		case <-deadline:
-			t.Fatalf("no EndpointTerminatedEvent for the dead address %s", dead)
-		}
-	}
-}
-
 // TestSystemShutdownStopsRemote: System.Shutdown alone stops the endpoint
 // (the port is closed afterwards) and leaves nothing running.
 func TestSystemShutdownStopsRemote(t *testing.T) {
@@ -525,9 +494,11 @@ func TestSystemShutdownStopsRemote(t *testing.T) {
 	}
 }
 
-// TestRemoteStopBounded: while protoactor retries a dead peer its shutdown
-// waits for the retries; Shutdown still returns at its deadline and the
-// endpoint finishes stopping by itself afterwards.
+// TestRemoteStopBounded: while protoactor retries a dead peer (five
+// attempts, 2 s apart) its shutdown waits for the retries; Shutdown still
+// returns at its deadline, the endpoint finishes stopping by itself
+// afterwards, and no connection of the failed attempts is left (upstream
+// leaked one per attempt, each reconnecting forever).
 func TestRemoteStopBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for protoactor's connect retries (about 10 s)")
