@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -700,4 +701,46 @@ func BenchmarkProbeRemote(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkRemoteOneWay measures messages sent without a reply from one
+// System to an actor of another over loopback remote, the shape of a
+// worker relaying events: b.N sends, timed until the last one arrived.
+func BenchmarkRemoteOneWay(b *testing.B) {
+	x := startNode(b, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	y := startNode(b, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	var want atomic.Int64
+	done := make(chan struct{}, 1)
+	count := int64(0)
+	sink, err := y.sys.Root().SpawnNamed(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(*wrapperspb.StringValue); ok {
+			count++
+			if count == want.Load() {
+				done <- struct{}{}
+			}
+		}
+	}), "sink")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = y.sys.Stop(sink, 5*time.Second) })
+	target := actor.NewPID(y.r.Address(), "sink")
+	msg := wrapperspb.String(strings.Repeat("e", 200)) // about one small event
+	wait := func() {
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			b.Fatal("messages lost")
+		}
+	}
+	want.Store(1)
+	x.sys.Send(target, msg)
+	wait()
+	b.ReportAllocs()
+	b.ResetTimer()
+	want.Store(1 + int64(b.N))
+	for i := 0; i < b.N; i++ {
+		x.sys.Send(target, msg)
+	}
+	wait()
 }
