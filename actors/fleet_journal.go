@@ -178,6 +178,9 @@ func ResumeFleet(ctx context.Context, j FleetJournal, recs []journal.Record, run
 // whose process died. It waits at most timeout and stops the scheduler
 // (and whatever subagents it still runs) before it returns.
 func RunFleet(sys *System, spec FleetSpec, session string, bus *Bus, m *SubmitFleet, timeout time.Duration) (*FleetResult, error) {
+	if err := StartWorkersRemote(sys, &spec); err != nil {
+		sys.Logger().Warn("fleet resume runs every task in this process", "err", err)
+	}
 	pid := sys.Root().Spawn(fleetProps(sys, session, bus, spec))
 	defer func() { _ = sys.Stop(pid, 30*time.Second) }()
 	res, err := sys.Root().RequestFuture(pid, m, timeout).Result()

@@ -98,14 +98,33 @@ func (f *fleetActor) lease() time.Duration {
 	return f.heartbeat() * time.Duration(f.missLimit())
 }
 
-// startWorkers brings up the remote endpoint and one link per worker. A
-// remote that cannot start leaves the scheduler running every task here.
+// StartWorkersRemote starts the remote endpoint the workers of spec
+// answer to, unless spec has no workers or sys has an endpoint already.
+// Call it before anything runs on sys: starting an endpoint sets the
+// system's address, which every spawn and request reads. On an error the
+// workers are dropped from spec, so the fleet runs every task in this
+// process, and the error says why.
+func StartWorkersRemote(sys *System, spec *FleetSpec) error {
+	if spec == nil || len(spec.Workers) == 0 || spec.Remote == nil || sys.Remote() != nil {
+		return nil
+	}
+	if _, err := StartRemote(sys, *spec.Remote); err != nil {
+		spec.Workers = nil
+		return fmt.Errorf("workers not used: %w", err)
+	}
+	return nil
+}
+
+// startWorkers spawns one link per worker. When nobody started the
+// remote endpoint before the session (StartWorkersRemote), it is started
+// here, late: that still works, but races with whatever else the system
+// runs at that moment.
 func (f *fleetActor) startWorkers(c actor.Context) {
 	if len(f.spec.Workers) == 0 {
 		return
 	}
 	if f.spec.Remote != nil && f.sys.Remote() == nil {
-		if _, err := StartRemote(f.sys, *f.spec.Remote); err != nil {
+		if err := StartWorkersRemote(f.sys, &f.spec); err != nil {
 			f.log.Warn("remote endpoint did not start; every task runs in this process", "err", err)
 			return
 		}

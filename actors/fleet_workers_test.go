@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/core/config"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
@@ -481,5 +484,190 @@ func TestFleetWorkerRefusalRequeues(t *testing.T) {
 	}
 	if onW1 != 0 {
 		t.Errorf("%d tasks started on the full worker after its refusal", onW1)
+	}
+}
+
+// TestFleetOnRealWorkerHostsOverLoopback runs a fleet on two real worker
+// hosts, each in an actor system of its own behind its own remote
+// endpoint, with the scheduler dialling them as configured (its own
+// endpoint, the gRPC probe, the protobuf wire). One worker's process goes
+// away with a task on it: the task runs again on the other.
+func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
+	t.Parallel()
+	var held atomic.Bool
+	srv := providertest.Start(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		// The first attempt of the held task stalls; its rerun answers.
+		if strings.HasPrefix(req.FirstUser(), "hold") && held.CompareAndSwap(false, true) {
+			return providertest.Turn{Stall: true}
+		}
+		return providertest.Turn{Text: "answer to " + req.FirstUser()}
+	}))
+	cfg, cwd := buildConfig(t, srv.URL(), "")
+	type host struct {
+		sys  *System
+		rem  *Remote
+		host *WorkerHost
+	}
+	var hosts []*host
+	for _, name := range []string{"w1", "w2"} {
+		sys := NewSystem(nil)
+		rem, err := StartRemote(sys, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+		must(t, err)
+		h, err := StartWorkerHost(sys, WorkerHostSpec{Name: name, Capacity: 2, Workspaces: map[string]string{"ws": cwd}, Config: cfg,
+			Grace: time.Second})
+		must(t, err)
+		hosts = append(hosts, &host{sys: sys, rem: rem, host: h})
+	}
+	spec := FleetSpec{MaxRunning: 1, MaxWriters: 2, Root: cwd, Workspace: "ws", WarmWait: -1, RunLocal: false,
+		Heartbeat: 100 * time.Millisecond, MissLimit: 3, TaskTimeout: time.Minute,
+		Remote: &RemoteOptions{Listen: "127.0.0.1:0", Token: testToken},
+		Workers: []WorkerSpec{
+			{Name: "w1", Address: hosts[0].rem.Address(), Capacity: 2},
+			{Name: "w2", Address: hosts[1].rem.Address(), Capacity: 1},
+		}}
+	ssys := NewSystem(nil)
+	must(t, StartWorkersRemote(ssys, &spec))
+	bus := NewBus()
+	sub := bus.Subscribe()
+	pid := ssys.Root().Spawn(fleetProps(ssys, "p1", bus, spec))
+	t.Cleanup(func() {
+		sub.Close()
+		if err := ssys.Stop(pid, 10*time.Second); err != nil {
+			t.Errorf("stop scheduler: %v", err)
+		}
+		shutdown := func(what string, sys *System) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			t0 := time.Now()
+			if err := sys.Shutdown(ctx); err != nil {
+				t.Errorf("shutdown %s: %v", what, err)
+			}
+			// Measured, not asserted: a worker whose scheduler is gone
+			// may spend protoactor's dial retries (10 s) on its goodbye.
+			t.Logf("shutdown %s took %s", what, time.Since(t0))
+		}
+		shutdown("scheduler", ssys)
+		for i, h := range hosts {
+			if err := h.host.Stop(5 * time.Second); err != nil {
+				t.Errorf("stop worker: %v", err)
+			}
+			shutdown(fmt.Sprint("worker ", i+1), h.sys)
+		}
+	})
+	r := &fleetRig{t: t, sys: ssys, bus: bus, sub: sub, pid: pid}
+	r.waitUp("w1", "w2")
+	// The held task stalls on whichever worker it lands; that worker's
+	// process then goes away.
+	var tasks []TaskSpec
+	var ids []string
+	for i := 1; i <= 6; i++ {
+		p := fmt.Sprintf("task %d", i)
+		if i == 3 {
+			p = "hold task 3"
+		}
+		tasks = append(tasks, TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: p})
+		ids = append(ids, tasks[i-1].ID)
+	}
+	res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var evs []Event
+	var lost, other string
+	for lost == "" {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("waiting for the held task: %v", err)
+		}
+		evs = append(evs, e)
+		if s, ok := e.(*TaskStarted); ok && s.Task == "f1.3" {
+			lost = s.Worker
+		}
+	}
+	switch lost {
+	case "w1":
+		other = "w2"
+		hosts[0].rem.Stop(5 * time.Second)
+	case "w2":
+		other = "w1"
+		hosts[1].rem.Stop(5 * time.Second)
+	default:
+		t.Fatalf("the held task started on %q", lost)
+	}
+	out := <-res
+	if out == nil {
+		t.FailNow()
+	}
+	for i, res := range out.Results {
+		if res.TaskID != ids[i] {
+			t.Errorf("result %d is %s", i, res.TaskID)
+		}
+		if res.Status != TaskOK || res.Text != "answer to "+tasks[i].Prompt {
+			t.Errorf("%s = %+v", res.TaskID, res)
+		}
+	}
+	evs = append(evs, r.drain()...)
+	_, started, requeued := checkEndsOnce(t, evs, ids)
+	if q := requeued["f1.3"]; len(q) != 1 || q[0].Worker != lost {
+		t.Errorf("f1.3 requeued %+v, want once from %s", q, lost)
+	}
+	if s := started["f1.3"]; len(s) != 2 || s[1].Worker != other || s[1].Attempt != 2 {
+		t.Errorf("f1.3 started %+v, want its rerun on %s", s, other)
+	}
+	for _, id := range ids {
+		for _, s := range started[id] {
+			if s.Worker == "" || s.Model != "fake-model" {
+				t.Errorf("%s started %+v: every task runs on a worker, with the model the worker resolved", id, s)
+			}
+		}
+	}
+}
+
+// TestAddWorkersFromConfig: [[workers]] and [remote] become the fleet's
+// workers; without a token the run goes on with no workers.
+func TestAddWorkersFromConfig(t *testing.T) {
+	extra := `
+[remote]
+listen = "127.0.0.1:0"
+heartbeat_ms = 250
+miss_limit = 2
+run_local = false
+
+[[workers]]
+name = "build1"
+address = "build1.lan:7420"
+capacity = 3
+writes = ["src"]
+
+[[workers]]
+name = "build2"
+address = "build2.lan:7420"
+workspace = "other"
+`
+	cfg, cwd := buildConfig(t, "http://127.0.0.1:1/v1", extra)
+	d := &subagents{cfg: cfg, cwd: cwd, logger: slog.New(slog.DiscardHandler), perms: Permissions{Interactive: true}}
+
+	t.Setenv(config.WorkerTokenEnv, "")
+	spec := d.fleetSpec()
+	if len(spec.Workers) != 0 || spec.Remote != nil {
+		t.Errorf("no token, yet workers %+v remote %+v", spec.Workers, spec.Remote)
+	}
+
+	t.Setenv(config.WorkerTokenEnv, "s3cret")
+	spec = d.fleetSpec()
+	if spec.Remote == nil || spec.Remote.Token != "s3cret" || spec.Remote.Listen != "127.0.0.1:0" {
+		t.Fatalf("remote = %+v", spec.Remote)
+	}
+	if spec.Heartbeat != 250*time.Millisecond || spec.MissLimit != 2 || spec.RunLocal || spec.LostPolicy != "rerun" || !spec.interactive {
+		t.Errorf("spec = %+v", spec)
+	}
+	if spec.Workspace != filepath.Base(spec.Root) {
+		t.Errorf("workspace %q, root %q", spec.Workspace, spec.Root)
+	}
+	want := []WorkerSpec{
+		{Name: "build1", Address: "build1.lan:7420", Capacity: 3, Writes: []string{"src"}},
+		{Name: "build2", Address: "build2.lan:7420", Capacity: 4, Workspace: "other"},
+	}
+	if fmt.Sprint(spec.Workers) != fmt.Sprint(want) {
+		t.Errorf("workers = %+v, want %+v", spec.Workers, want)
 	}
 }

@@ -326,6 +326,7 @@ func (l *workerLink) onTimer(c actor.Context, m *linkTimer) {
 		// The worker's port answers our probe but its actor does not:
 		// drop protoactor's endpoint so the next try dials afresh.
 		l.lastErr = "no answer to hello within " + l.lease().String()
+		l.forgetWatcher()
 		l.dropEndpoint()
 		l.note(c, -1)
 		l.retry(c, l.nextBackoff())
@@ -348,9 +349,10 @@ func (l *workerLink) lose(c actor.Context, why string, dropEndpoint bool) {
 	wasUp := l.phase == phaseUp
 	l.gen++
 	l.lastErr, l.since = why, time.Now()
-	if wasUp {
-		c.Unwatch(l.target)
-	}
+	// No Unwatch: for a remote worker it is a message to the lost
+	// address (a dial). The watch ends with the endpoint, and a late
+	// Terminated is ignored while the link is not up.
+	l.forgetWatcher()
 	if dropEndpoint {
 		l.dropEndpoint()
 	}
@@ -359,6 +361,16 @@ func (l *workerLink) lose(c actor.Context, why string, dropEndpoint bool) {
 		c.Send(c.Parent(), &workerLost{name: l.spec.Worker.Name, epoch: l.epoch, why: why})
 	}
 	l.retry(c, l.nextBackoff())
+}
+
+// forgetWatcher drops the worker from the link's watchers. The worker
+// watches its link; left in place, the link's own stop would send that
+// watch a Terminated, which for a lost worker is a dial to a dead address
+// (and ten seconds of retries holding up the remote's shutdown).
+func (l *workerLink) forgetWatcher() {
+	if p, ok := l.sys.as.ProcessRegistry.GetLocal(l.self.Id); ok {
+		p.SendSystemMessage(l.self, &actor.Unwatch{Watcher: l.target})
+	}
 }
 
 // dropEndpoint makes protoactor give up its connection to the worker as
@@ -426,6 +438,10 @@ func (l *workerLink) note(c actor.Context, free int) {
 
 func (l *workerLink) stop(c actor.Context) {
 	if l.phase == phaseUp {
+		// Unwatch while the worker is reachable: left watched, its own
+		// stop later would send our gone process a Terminated, a dial
+		// to a dead address on the worker's side.
+		c.Unwatch(l.target)
 		sendWorker(l.sys, c, l.target, &workerBye{Epoch: l.epoch, Why: "scheduler stopping"})
 	}
 	l.phase = phaseWaiting
