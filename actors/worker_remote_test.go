@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -184,6 +185,41 @@ func TestRemoteRoundTrip(t *testing.T) {
 	}
 	if v := <-b.got; v != "one" {
 		t.Errorf("b's echo first got %q", v)
+	}
+}
+
+// TestRemoteConcurrentRoundTrips: many requests at once, both ways,
+// including the first ones that open the connections concurrently.
+func TestRemoteConcurrentRoundTrips(t *testing.T) {
+	leakCheck(t)
+	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	b := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	const workers, each = 8, 25
+	errs := make(chan error, 2*workers)
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		for _, dir := range []struct{ from, to *remoteNode }{{a, b}, {b, a}} {
+			wg.Add(1)
+			go func(i int, from, to *remoteNode) {
+				defer wg.Done()
+				for j := 0; j < each; j++ {
+					text := fmt.Sprintf("%d-%d", i, j)
+					got, err := from.roundTrip(to.r.Address(), text)
+					if err == nil && got != "echo:"+text {
+						err = fmt.Errorf("asked %q, got %q", text, got)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}(i, dir.from, dir.to)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 
