@@ -453,6 +453,32 @@ func TestRemotePeerShutdownSeen(t *testing.T) {
 	}
 }
 
+// TestRemotePeerComesBack: a peer that went away and is started again on
+// the same address is reached again by the next message.
+func TestRemotePeerComesBack(t *testing.T) {
+	leakCheck(t)
+	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	b := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	events := a.endpointEvents(t)
+	addr := b.r.Address()
+	if _, err := a.roundTrip(addr, "first life"); err != nil {
+		t.Fatal(err)
+	}
+	b.shutdown()
+	for gone := false; !gone; {
+		select {
+		case got := <-events:
+			gone = got == addr
+		case <-time.After(10 * time.Second):
+			t.Fatal("the peer's end was not seen")
+		}
+	}
+	startNode(t, RemoteOptions{Listen: addr, Token: testToken})
+	if got, err := a.roundTrip(addr, "second life"); err != nil || got != "echo:second life" {
+		t.Fatalf("round trip to the restarted peer = %q, %v", got, err)
+	}
+}
+
 // TestRemoteWatchAddressTerminated: an actor watching a PID on a peer is
 // told AddressTerminated when the peer's endpoint goes away (here: the
 // peer stops its remote while the watched actor still runs).
