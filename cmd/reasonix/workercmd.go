@@ -212,6 +212,11 @@ func workerRemote(cfg *config.Config, o *WorkerOptions) (actors.RemoteOptions, e
 }
 
 func runWorker(f *Factory, o *WorkerOptions) error {
+	// Signals are caught from the start: one that arrives while the
+	// worker starts drains it as soon as it is up.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	cwd, err := o.workdir()
 	if err != nil {
 		return err
@@ -253,17 +258,13 @@ func runWorker(f *Factory, o *WorkerOptions) error {
 		shutdown()
 		return asUsage(err)
 	}
-	return workUntilSignal(f, sys, rem, host, logger)
+	return workUntilSignal(f, sigs, sys, rem, host, logger)
 }
 
 // workUntilSignal announces the worker, serves until SIGINT or SIGTERM,
 // then drains it and stops everything. A second signal stops waiting for
 // the drain.
-func workUntilSignal(f *Factory, sys *actors.System, rem *actors.Remote, host *actors.WorkerHost, logger *slog.Logger) error {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-
+func workUntilSignal(f *Factory, sigs <-chan os.Signal, sys *actors.System, rem *actors.Remote, host *actors.WorkerHost, logger *slog.Logger) error {
 	fmt.Fprintf(f.Stderr, "reasonix worker %s listening on %s\n", host.Name(), rem.Address())
 	logger.Info("worker: listening", "name", host.Name(), "addr", rem.Address())
 	<-sigs
