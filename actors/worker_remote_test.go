@@ -479,6 +479,24 @@ func TestRemotePeerComesBack(t *testing.T) {
 	}
 }
 
+// TestRemoteForcedEndpointDrop: publishing EndpointTerminatedEvent for a
+// live peer (what a link does when heartbeats stop, as a cut network sends
+// nothing) drops protoactor's endpoint, and the next message opens a fresh
+// one that works.
+func TestRemoteForcedEndpointDrop(t *testing.T) {
+	leakCheck(t)
+	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	b := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	addr := b.r.Address()
+	if _, err := a.roundTrip(addr, "before"); err != nil {
+		t.Fatal(err)
+	}
+	a.sys.as.EventStream.Publish(&remote.EndpointTerminatedEvent{Address: addr})
+	if got, err := a.roundTrip(addr, "after"); err != nil || got != "echo:after" {
+		t.Fatalf("round trip after the forced drop = %q, %v", got, err)
+	}
+}
+
 // TestRemoteWatchAddressTerminated: an actor watching a PID on a peer is
 // told AddressTerminated when the peer's endpoint goes away (here: the
 // peer stops its remote while the watched actor still runs).

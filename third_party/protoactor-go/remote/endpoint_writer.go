@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -28,6 +29,9 @@ type endpointWriter struct {
 	conn    *grpc.ClientConn
 	stream  Remoting_ReceiveClient
 	remote  *Remote
+	// closing is set when this writer closes its own connection, so the
+	// stream's receive goroutine does not report that as a lost peer.
+	closing *atomic.Bool
 }
 
 type restartAfterConnectFailure struct {
@@ -83,10 +87,13 @@ func (state *endpointWriter) initializeInternal() error {
 	// the previous one, leaking a ClientConn (and its goroutines, which go
 	// on reconnecting) per failed attempt.
 	if state.conn != nil {
+		state.closing.Store(true)
 		_ = state.conn.Close()
 		state.conn = nil
 		state.stream = nil
 	}
+	closing := &atomic.Bool{}
+	state.closing = closing
 	conn, err := grpc.Dial(state.address, state.config.DialOptions...)
 	if err != nil {
 		return err
@@ -139,6 +146,12 @@ func (state *endpointWriter) initializeInternal() error {
 			switch {
 			case errors.Is(err, io.EOF):
 				state.remote.Logger().Debug("EndpointWriter stream completed", slog.String("address", state.address))
+				return
+			case err != nil && closing.Load():
+				// reasonix: our own close (this writer stopping). Reporting
+				// it published EndpointTerminatedEvent for the address after
+				// a new endpoint for it had been made, which removed and
+				// stopped that new endpoint, losing what it carried.
 				return
 			case err != nil:
 				state.remote.Logger().Error("EndpointWriter lost connection", slog.String("address", state.address), slog.Any("error", err))
@@ -340,6 +353,9 @@ func (state *endpointWriter) Receive(ctx actor.Context) {
 
 func (state *endpointWriter) closeClientConn() {
 	state.remote.Logger().Info("EndpointWriter closing client connection", slog.String("address", state.address))
+	if state.closing != nil {
+		state.closing.Store(true)
+	}
 	if state.stream != nil {
 		err := state.stream.CloseSend()
 		if err != nil {
