@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -191,6 +192,8 @@ type jobRef struct {
 	proxy   *actor.PID
 	// ended says the job has sent its end: it no longer takes a slot.
 	ended bool
+	// silenced is shared with the job: set, it sends its proxy nothing.
+	silenced *atomic.Bool
 }
 
 // workerActor is the `reasonix-worker` actor: it answers hellos, keeps a
@@ -373,7 +376,7 @@ func (w *workerActor) hello(c actor.Context, m *workerHello) {
 		w.log.Info("scheduler linked again; cancelling its older tasks", "scheduler", m.Scheduler, "epoch", m.Epoch, "old", l.epoch)
 		for _, j := range w.jobs {
 			if j.lease == key && j.epoch < m.Epoch {
-				c.Send(j.pid, &jobCancel{why: "the scheduler linked again", quiet: true})
+				w.giveUp(c, j, "the scheduler linked again")
 			}
 		}
 	}
@@ -480,6 +483,10 @@ func (w *workerActor) start(c actor.Context, m *workerStart) {
 		w.log.Warn("start without a sender dropped", "task", task)
 		return
 	}
+	if task == "" {
+		refuse("a start without a task id", true)
+		return
+	}
 	if w.draining {
 		refuse("draining", false)
 		return
@@ -531,10 +538,11 @@ func (w *workerActor) start(c actor.Context, m *workerStart) {
 	// Accepted goes out before the job exists, so it reaches the proxy
 	// ahead of the job's first events.
 	w.reply(c, &workerAccepted{Task: task, Attempt: attempt, Model: agent.Model, Price: price})
+	silenced := &atomic.Bool{}
 	spec := jobSpec{task: m.Spec, attempt: attempt, session: m.Session, agent: agent, proxy: proxy,
-		posture: posture, grace: w.spec.Grace, price: price}
+		posture: posture, grace: w.spec.Grace, price: price, silenced: silenced}
 	pid := c.SpawnPrefix(jobProps(w.sys, spec, w.log), "job/"+task+"#"+strconv.Itoa(attempt)+"/")
-	w.jobs[pid.Id] = &jobRef{pid: pid, lease: l.key, epoch: m.Epoch, task: task, attempt: attempt, proxy: proxy}
+	w.jobs[pid.Id] = &jobRef{pid: pid, lease: l.key, epoch: m.Epoch, task: task, attempt: attempt, proxy: proxy, silenced: silenced}
 	w.log.Info("task started", "task", task, "attempt", attempt, "session", m.Session, "model", agent.Model)
 }
 
@@ -604,7 +612,7 @@ func (w *workerActor) forget(c actor.Context, l *lease, why string, reachable bo
 	}
 	for _, j := range w.jobs {
 		if j.lease == l.key {
-			c.Send(j.pid, &jobCancel{why: why, quiet: true})
+			w.giveUp(c, j, why)
 		}
 	}
 }
@@ -653,8 +661,17 @@ func (w *workerActor) drain(c actor.Context) {
 	}
 	// Jobs of no lease (their scheduler's lease just ended) stop too.
 	for _, j := range w.jobs {
-		c.Send(j.pid, &jobCancel{why: "worker draining", quiet: true})
+		w.giveUp(c, j, "worker draining")
 	}
+}
+
+// giveUp cancels a job whose scheduler has given it up. The job is
+// silenced at once, not only when the cancel reaches it: what it still
+// has queued (a batch of events, its end) must not go to a scheduler that
+// may be gone, since a send there dials it again.
+func (w *workerActor) giveUp(c actor.Context, j *jobRef, why string) {
+	j.silenced.Store(true)
+	c.Send(j.pid, &jobCancel{why: why, quiet: true})
 }
 
 // checkIdle wakes the waiters whose count of jobs is reached.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -32,6 +33,9 @@ type jobSpec struct {
 	posture string
 	grace   time.Duration
 	price   *Price
+	// silenced, set by the worker, says the scheduler gave the attempt
+	// up: nothing more goes to the proxy.
+	silenced *atomic.Bool
 }
 
 // jobCancel stops a job's attempt. quiet says its scheduler has given the
@@ -196,7 +200,7 @@ func (j *job) relay(c actor.Context, m *jobBatch) {
 	if j.sent {
 		return
 	}
-	if len(m.items) > 0 && !j.quiet {
+	if len(m.items) > 0 && !j.muted() {
 		sendWorker(j.sys, c, j.spec.proxy, &workerEvents{Task: j.spec.task.ID, Attempt: j.spec.attempt, First: j.n + 1, Items: m.items})
 		j.n += uint64(len(m.items))
 	}
@@ -245,6 +249,11 @@ func (j *job) cancel(c actor.Context, why string, quiet bool) {
 	j.reaper = time.AfterFunc(j.spec.grace, func() { sys.Send(self, &jobReap{}) })
 }
 
+// muted says the attempt's scheduler has given it up.
+func (j *job) muted() bool {
+	return j.quiet || (j.spec.silenced != nil && j.spec.silenced.Load())
+}
+
 // finish sends the attempt's end once, frees the worker's slot and stops
 // the job (and with it the executor).
 func (j *job) finish(c actor.Context) {
@@ -262,10 +271,10 @@ func (j *job) finish(c actor.Context) {
 	// The worker hears first, so the slot is free before the scheduler
 	// can answer the end with a new task.
 	c.Send(j.parent, &jobEnded{pid: j.self})
-	if !j.quiet {
+	if !j.muted() {
 		sendWorker(j.sys, c, j.spec.proxy, j.finished(res))
 	}
-	j.log.Info("attempt ended", "status", res.Status, "events", j.n, "quiet", j.quiet)
+	j.log.Info("attempt ended", "status", res.Status, "events", j.n, "quiet", j.muted())
 	c.Stop(j.self)
 }
 
@@ -301,7 +310,7 @@ func (j *job) stopping(c actor.Context) {
 			res.Status, res.Error = StatusCancelled, "cancelled: "+j.cancelled
 		}
 	}
-	if !j.quiet && j.spec.proxy != nil {
+	if !j.muted() && j.spec.proxy != nil {
 		sendWorker(j.sys, c, j.spec.proxy, j.finished(res))
 	}
 }

@@ -421,6 +421,10 @@ func TestWorkerBuildFailureIsFatal(t *testing.T) {
 			t.Errorf("refused = %+v", ref)
 		}
 	}
+	proxy.send(startMsg(1, 1, TaskSpec{Prompt: "no id"}))
+	if ref := nextOf[*workerRefused](proxy); !ref.Fatal || !strings.Contains(ref.Reason, "task id") {
+		t.Errorf("a start without a task id: %+v", ref)
+	}
 	proxy.send(&workerStart{Epoch: 1, Attempt: 1, Session: "p1", Workspace: "elsewhere", Spec: TaskSpec{ID: "f1.3"}})
 	if ref := nextOf[*workerRefused](proxy); ref.Reason != "workspace" || ref.Fatal {
 		t.Errorf("a start for a workspace not served: %+v", ref)
