@@ -47,9 +47,21 @@ type fleetRig struct {
 // fake) and scripted workers named by specs.
 func newFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]bool) *fleetRig {
 	t.Helper()
-	srv := providertest.Start(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
-		return providertest.Turn{Text: "local did " + req.FirstUser()}
-	}))
+	return newScriptedFleetRig(t, spec, hang, down, nil, nil)
+}
+
+// newScriptedFleetRig is newFleetRig with the worker's handling of task
+// messages replaced by script where it returns true, and the local
+// model's answers by local.
+func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]bool,
+	script func(fw *fleetWorker, c actor.Context, m any) bool, local func(req providertest.Request) providertest.Turn) *fleetRig {
+	t.Helper()
+	if local == nil {
+		local = func(req providertest.Request) providertest.Turn {
+			return providertest.Turn{Text: "local did " + req.FirstUser()}
+		}
+	}
+	srv := providertest.Start(t, providertest.WithResponder(local))
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model",
@@ -65,13 +77,19 @@ func newFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]bool) *flee
 		fw.reachable.Store(!down[name])
 		fw.hang.Store(hang[name])
 		fw.onTask = func(c actor.Context, m any) {
+			if script != nil && script(fw, c, m) {
+				return
+			}
 			st, ok := m.(*workerStart)
 			if !ok {
 				return
 			}
 			to := c.Sender()
 			sendWorker(sys, c, to, &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt, Model: name + "-model"})
-			fw.started <- st
+			select {
+			case fw.started <- st:
+			default:
+			}
 			if fw.hang.Load() {
 				return
 			}
