@@ -611,7 +611,7 @@ func TestWorkerOverRemote(t *testing.T) {
 	cfg, cwd := buildConfig(t, srv.URL(), "")
 	start := func() (*System, *Remote) {
 		sys := NewSystem(nil)
-		rem, err := StartRemote(sys, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+		rem, err := StartRemote(sys, RemoteOptions{Listen: "127.0.0.1:0", Token: "worker-test-token"})
 		if err != nil {
 			t.Fatal(err)
 		}
