@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"reasonix/core/provider/providertest"
 )
@@ -135,7 +136,6 @@ func acceptRun(t *testing.T, policy string) (*rig, []event, []string) {
 	t.Helper()
 	g := newGate(victim, victim, acceptCapacity)
 	r := newRig(t, map[string]string{"README.md": "a checkout\n", "sub/keep.txt": "kept\n", "src/main.go": "package main\n"}, acceptScript(g))
-	t.Cleanup(g.release) // before the fake's Close, which waits for held turns
 
 	r.startWorker("w1", acceptCapacity, workerToken)
 	r.startWorker("w2", acceptCapacity, workerToken)
@@ -157,13 +157,46 @@ func acceptRun(t *testing.T, policy string) (*rig, []event, []string) {
 	})
 	parent.stdout.waitFor(t, "the victim's task_started events", func(s string) bool { return startedOn(s, victim) >= acceptCapacity })
 	held := g.tasksAsked(victim)
+	killed := time.Now()
 	r.proc(victim).kill(t)
 
 	if _, code := parent.waitExit(t); code != 0 {
 		t.Fatalf("parent exit %d\n--- stderr\n%s\n--- stdout (tail)\n%s", code, parent.stderr, tail(parent.stdout.String(), 4000))
 	}
+	t.Logf("parent exited %s after the kill", time.Since(killed).Round(time.Millisecond))
 	events := decodeEvents(t, parent.stdout.String())
+	logPlacement(t, events, killed)
 	return r, events, held
+}
+
+// logPlacement logs where tasks ran and how long after the kill the
+// requeues and the fleet's end came, to read a slow or odd run by.
+func logPlacement(t *testing.T, events []event, killed time.Time) {
+	t.Helper()
+	ran := map[string]int{}
+	first := map[string]time.Duration{}
+	var queued time.Time
+	for _, ev := range events {
+		switch ev.Type {
+		case "task_queued":
+			if queued.IsZero() {
+				queued = eventTime(t, ev)
+			}
+		case "task_started":
+			node := nodeLabel(field(ev, "worker"))
+			if ran[node] == 0 {
+				first[node] = eventTime(t, ev).Sub(queued).Round(time.Millisecond)
+			}
+			ran[node]++
+		case "task_requeued", "task_done":
+			if ev.Type == "task_requeued" || field(ev, "status") != "ok" {
+				t.Logf("%s %s +%s after the kill: %s", ev.Type, field(ev, "task"), eventTime(t, ev).Sub(killed).Round(time.Millisecond), ev.line)
+			}
+		case "turn_done":
+			t.Logf("turn_done +%s after the kill", eventTime(t, ev).Sub(killed).Round(time.Millisecond))
+		}
+	}
+	t.Logf("starts per node: %v; first start after the fleet was queued: %v", ran, first)
 }
 
 // checkEnds checks what holds under either policy: one task_done per task,
@@ -290,9 +323,11 @@ func checkWriters(t *testing.T, r *rig, logs map[string]*taskLog, failed map[str
 // no process of the test is left.
 func finish(t *testing.T, r *rig, workers ...string) {
 	t.Helper()
+	codes, took := r.terminateAll(t, workers...)
 	for _, w := range workers {
-		if code := r.proc(w).terminate(t); code != 0 {
-			t.Errorf("worker %s exited %d on SIGTERM, want 0\n--- stderr\n%s", w, code, r.proc(w).stderr)
+		t.Logf("worker %s exited %d %s after SIGTERM", w, codes[w], took[w].Round(time.Millisecond))
+		if codes[w] != 0 {
+			t.Errorf("worker %s exited %d on SIGTERM, want 0\n--- stderr\n%s", w, codes[w], r.proc(w).stderr)
 		}
 	}
 	r.noLeftovers(t)
@@ -370,7 +405,6 @@ func TestE2EWorkerWrongTokenNeverUsed(t *testing.T) {
 			return providertest.Turn{Text: "done with " + req.FirstUser()}
 		})
 	}))
-	t.Cleanup(g.release)
 	r.startWorker("good", 4, workerToken)
 	r.startWorker("bad", 4, "not-the-scheduler-token")
 	r.writeParentConfig("max_subagent_concurrency = 2", "heartbeat_ms = 200\nmiss_limit = 3",

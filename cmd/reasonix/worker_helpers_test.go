@@ -60,6 +60,16 @@ type rigProc struct {
 	exited         chan error
 	// Worker only: the address it listens on and its own checkout.
 	addr, checkout, home string
+
+	mu    sync.Mutex
+	ended time.Time // when Wait returned
+}
+
+// exitedAt is when the process was seen to exit, zero while it runs.
+func (p *rigProc) exitedAt() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ended
 }
 
 // newRig makes a scheduler workspace named rigWorkspace with files in it,
@@ -69,7 +79,6 @@ func newRig(t testing.TB, files map[string]string, opts ...providertest.Option) 
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		testenv.Missing(t, "the worker tests walk /proc to find left-over processes: %v", err)
 	}
-	workerLanded(t)
 	e := newE2E(t, opts...)
 	e.work = filepath.Join(t.TempDir(), rigWorkspace)
 	if err := os.Mkdir(e.work, 0o755); err != nil {
@@ -79,16 +88,6 @@ func newRig(t testing.TB, files map[string]string, opts ...providertest.Option) 
 	r := &rig{t: t, e: e, marker: fmt.Sprintf("%d-%d", os.Getpid(), rand.Uint64()), byName: map[string]*rigProc{}}
 	e.env = append(e.env, "REASONIX_WORKER_TOKEN="+workerToken, markerEnv+"="+r.marker)
 	return r
-}
-
-// workerLanded skips while `reasonix worker` is still the placeholder
-// without flags. TEMPORARY: goes once the worker command is committed.
-func workerLanded(t testing.TB) {
-	t.Helper()
-	out, _ := exec.Command(e2eBinary, "worker", "--help").CombinedOutput()
-	if !strings.Contains(string(out), "--listen") {
-		t.Skip("reasonix worker has not landed yet")
-	}
 }
 
 // nodeURL is the fake's base URL as the process named node is configured
@@ -222,7 +221,13 @@ func (r *rig) start(name, dir string, env []string, args ...string) *rigProc {
 	if err := cmd.Start(); err != nil {
 		r.t.Fatalf("start %s: %v", name, err)
 	}
-	go func() { p.exited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		p.mu.Lock()
+		p.ended = time.Now()
+		p.mu.Unlock()
+		p.exited <- err
+	}()
 	r.mu.Lock()
 	r.pgids = append(r.pgids, cmd.Process.Pid)
 	r.byName[name] = p
@@ -282,6 +287,24 @@ func (p *rigProc) terminate(t testing.TB) int {
 	}
 	_, code := p.waitExit(t)
 	return code
+}
+
+// terminateAll sends SIGTERM to the named processes at once, then waits
+// for each; it returns their exit codes and how long each took.
+func (r *rig) terminateAll(t testing.TB, names ...string) (map[string]int, map[string]time.Duration) {
+	t.Helper()
+	sent := time.Now()
+	for _, n := range names {
+		if err := r.proc(n).cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatalf("SIGTERM %s: %v", n, err)
+		}
+	}
+	codes, took := map[string]int{}, map[string]time.Duration{}
+	for _, n := range names {
+		_, codes[n] = r.proc(n).waitExit(t)
+		took[n] = r.proc(n).exitedAt().Sub(sent)
+	}
+	return codes, took
 }
 
 // waitExit waits (bounded) for the process to end and returns its error
@@ -396,12 +419,15 @@ func (r *rig) noLeftovers(t testing.TB) {
 }
 
 // gate makes the fake's answers to subagents depend on which worker asks.
-// Every turn asked from the worker named hold stalls (headers sent, then
-// nothing) until that worker goes away; every other subagent turn waits
-// until the worker named until has been asked by `need` distinct tasks, so
-// that worker is sure to be running that many tasks at once before the
-// rest of the fleet may finish. Both are events the test observes, not
-// timings.
+// Every turn asked from the worker named hold stalls after its first text
+// until that worker goes away; every other subagent turn pauses after its
+// first text until the worker named until has been asked by need distinct
+// tasks, so that worker is sure to be running that many tasks at once
+// before the rest of the fleet may finish. Both are events the test
+// observes, not timings. The first text is let through because the
+// scheduler holds a fan-out's siblings until the first of them has had
+// its first output (prompt-cache warm-up), which a turn held before its
+// headers would delay by the warm-up's bound.
 type gate struct {
 	hold, until string
 	need        int
@@ -409,22 +435,15 @@ type gate struct {
 	mu      sync.Mutex
 	asked   map[string]map[string]bool // node → tasks that asked from it
 	reached chan struct{}
-	stop    chan struct{}
-	once    sync.Once
 }
 
 func newGate(hold, until string, need int) *gate {
-	g := &gate{hold: hold, until: until, need: need, asked: map[string]map[string]bool{},
-		reached: make(chan struct{}), stop: make(chan struct{})}
+	g := &gate{hold: hold, until: until, need: need, asked: map[string]map[string]bool{}, reached: make(chan struct{})}
 	if until == "" || need == 0 {
 		close(g.reached)
 	}
 	return g
 }
-
-// release lets every waiting turn go; it is the test's cleanup, registered
-// after the fake's so it runs before the fake's Close waits for them.
-func (g *gate) release() { g.once.Do(func() { close(g.stop) }) }
 
 // note records that task asked from node and reports whether the turn is
 // one to stall.
@@ -434,8 +453,9 @@ func (g *gate) note(node, task string) bool {
 	if g.asked[node] == nil {
 		g.asked[node] = map[string]bool{}
 	}
+	fresh := !g.asked[node][task]
 	g.asked[node][task] = true
-	if node == g.until && len(g.asked[node]) == g.need {
+	if fresh && node == g.until && len(g.asked[node]) == g.need {
 		close(g.reached)
 	}
 	return node == g.hold && g.hold != ""
@@ -466,21 +486,26 @@ func (g *gate) waitReached(t testing.TB, bound time.Duration, what func() string
 	}
 }
 
-// turn answers a subagent's request: stall on the held worker, else wait
-// for the gate and then script reply.
+// turn answers a subagent's request: on the held worker a stall, else
+// reply's turn, paused until the gate opens if it is still shut.
 func (g *gate) turn(req providertest.Request, reply func(node string) providertest.Turn) providertest.Turn {
 	node := requestNode(req)
 	if g.note(node, req.FirstUser()) {
-		return providertest.Turn{Stall: true}
+		return providertest.Turn{Text: "holding", Stall: true, FaultAfterEvents: 2}
 	}
-	if node != g.until {
-		select {
-		case <-g.reached:
-		case <-g.stop:
-			return providertest.Turn{Status: 503}
+	t := reply(node)
+	select {
+	case <-g.reached:
+	default:
+		if node != g.until {
+			if t.Text == "" {
+				t.Text = "waiting"
+			}
+			// Event 0 opens the message, event 1 is the first text.
+			t.Hold, t.FaultAfterEvents = g.reached, 2
 		}
 	}
-	return reply(node)
+	return t
 }
 
 // decodeEvents decodes what a stream-json run printed (decodeStream,

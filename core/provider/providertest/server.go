@@ -359,6 +359,12 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, turn Turn, r
 			// real connection breaks.
 			panic(http.ErrAbortHandler)
 		}
+		if i == faultAt && turn.Hold != nil {
+			flush()
+			if !s.hold(ctx, turn.Hold) {
+				return
+			}
+		}
 		if i == faultAt {
 			switch {
 			case turn.Stall:
@@ -403,6 +409,18 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	}
 	select {
 	case <-timeout:
+		return true
+	case <-ctx.Done():
+	case <-s.done:
+	}
+	return false
+}
+
+// hold waits until ch is closed and reports false when the client went
+// away or the server closed first.
+func (s *Server) hold(ctx context.Context, ch <-chan struct{}) bool {
+	select {
+	case <-ch:
 		return true
 	case <-ctx.Done():
 	case <-s.done:

@@ -84,6 +84,13 @@ type Turn struct {
 	// Stall stops writing and holds the connection open until the client
 	// goes away or the server is closed.
 	Stall bool `json:"stall,omitempty"`
+	// Hold, when set, pauses the stream after FaultAfterEvents events
+	// (clamped like the faults) until the channel is closed, then goes on
+	// with the rest; the response ends early if the client goes away or
+	// the server closes first. A test closes it when something it waits
+	// for has happened, so a turn can be held open mid-stream (its first
+	// bytes already delivered) without a timer.
+	Hold <-chan struct{} `json:"-"`
 }
 
 // ToolCall is one scripted tool call. An empty ID is filled in as
