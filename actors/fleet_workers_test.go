@@ -689,3 +689,70 @@ workspace = "other"
 		t.Errorf("workers = %+v, want %+v", spec.Workers, want)
 	}
 }
+
+// TestFleetRepairsLostWorkerMessages: a scheduler handler that panics on
+// a link's up or lost message loses it; the repair asks every link for its
+// state, so the queue's nodes match the links again. Not parallel: the
+// fault hook is process-wide.
+func TestFleetRepairsLostWorkerMessages(t *testing.T) {
+	t.Run("up", func(t *testing.T) {
+		fired := injectPanic(t, "scheduler", "*actors.workerUp", false)
+		spec := FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws", WarmWait: -1, RunLocal: false,
+			Heartbeat: 30 * time.Millisecond, MissLimit: 3,
+			Workers: []WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
+		r := newFleetRig(t, spec, nil, nil)
+		r.waitUp("w1")
+		if !fired.Load() {
+			t.Fatal("the fault never fired")
+		}
+		out := <-r.submit(&SubmitFleet{FleetID: "f1", Tasks: []TaskSpec{{ID: "f1.1", Prompt: "task 1"}, {ID: "f1.2", Prompt: "task 2"}}})
+		if out == nil {
+			t.FailNow()
+		}
+		for _, res := range out.Results {
+			if res.Status != TaskOK || !strings.HasPrefix(res.Text, "w1 did") {
+				t.Errorf("%+v", res)
+			}
+		}
+	})
+	t.Run("lost", func(t *testing.T) {
+		spec := FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws", WarmWait: -1, RunLocal: true,
+			Heartbeat: 30 * time.Millisecond, MissLimit: 3,
+			Workers: []WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
+		r := newFleetRig(t, spec, map[string]bool{"w1": true}, nil)
+		r.waitUp("w1")
+		res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: []TaskSpec{{ID: "f1.1", Prompt: "task 1"}, {ID: "f1.2", Prompt: "task 2"},
+			{ID: "f1.3", Prompt: "task 3"}}})
+		var on []string
+		for len(on) < 2 {
+			select {
+			case st := <-r.workers["w1"].started:
+				on = append(on, st.Spec.ID)
+			case <-time.After(20 * time.Second):
+				t.Fatalf("w1 started %v", on)
+			}
+		}
+		fired := injectPanic(t, "scheduler", "*actors.workerLost", false)
+		w1 := r.workers["w1"]
+		w1.reachable.Store(false)
+		w1.set(func(w *scriptWorker) { w.mute = true })
+		out := <-res
+		if out == nil {
+			t.FailNow()
+		}
+		if !fired.Load() {
+			t.Fatal("the fault never fired")
+		}
+		for _, res := range out.Results {
+			if res.Status != TaskOK || !strings.HasPrefix(res.Text, "local did") {
+				t.Errorf("%+v", res)
+			}
+		}
+		_, _, requeued := checkEndsOnce(t, r.drain(), []string{"f1.1", "f1.2", "f1.3"})
+		for _, id := range on {
+			if len(requeued[id]) != 1 {
+				t.Errorf("%s requeued %+v", id, requeued[id])
+			}
+		}
+	})
+}
