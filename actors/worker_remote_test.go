@@ -497,22 +497,17 @@ func TestRemoteForcedEndpointDrop(t *testing.T) {
 	}
 }
 
-// TestRemoteWatchAddressTerminated: an actor watching a PID on a peer is
-// told AddressTerminated when the peer's endpoint goes away (here: the
-// peer stops its remote while the watched actor still runs).
-func TestRemoteWatchAddressTerminated(t *testing.T) {
-	leakCheck(t)
-	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
-	b := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
-	why := make(chan actor.TerminatedReason, 1)
+// watchPeer spawns an actor on n that watches target and returns the
+// reasons of the Terminated messages it gets for it, once the watch has
+// reached the peer (a request sent after it was answered).
+func (n *remoteNode) watchPeer(t *testing.T, target *actor.PID) <-chan actor.TerminatedReason {
+	t.Helper()
+	why := make(chan actor.TerminatedReason, 4)
 	watched := make(chan struct{})
-	target := echoAt(b.r.Address())
-	pid := a.sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
+	pid := n.sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
 		switch m := c.Message().(type) {
 		case *actor.Started:
 			c.Watch(target)
-			// A request after the watch, on the same connection, proves
-			// the watch reached the peer once it is answered.
 			c.Request(target, wrapperspb.String("watching"))
 		case *wrapperspb.StringValue:
 			close(watched)
@@ -525,13 +520,17 @@ func TestRemoteWatchAddressTerminated(t *testing.T) {
 			}
 		}
 	}))
-	t.Cleanup(func() { _ = a.sys.Stop(pid, 5*time.Second) })
+	t.Cleanup(func() { _ = n.sys.Stop(pid, 5*time.Second) })
 	select {
 	case <-watched:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the watcher's request was never answered")
 	}
-	b.r.Stop(10 * time.Second)
+	return why
+}
+
+func wantAddressTerminated(t *testing.T, why <-chan actor.TerminatedReason) {
+	t.Helper()
 	select {
 	case w := <-why:
 		if w != actor.TerminatedReason_AddressTerminated {
@@ -539,6 +538,41 @@ func TestRemoteWatchAddressTerminated(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the watcher was never told the peer went away")
+	}
+}
+
+// TestRemoteWatchAddressTerminated: an actor watching a PID on a peer is
+// told AddressTerminated when the peer's endpoint goes away (here: the
+// peer stops its remote while the watched actor still runs).
+func TestRemoteWatchAddressTerminated(t *testing.T) {
+	leakCheck(t)
+	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	b := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	why := a.watchPeer(t, echoAt(b.r.Address()))
+	b.r.Stop(10 * time.Second)
+	wantAddressTerminated(t, why)
+}
+
+// TestRemoteForcedDropTellsWatchers: publishing EndpointTerminatedEvent
+// for a live peer also tells the actors watching it (what a link relies on
+// when heartbeats stop), and a new watch after that works.
+func TestRemoteForcedDropTellsWatchers(t *testing.T) {
+	leakCheck(t)
+	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	b := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	target := echoAt(b.r.Address())
+	why := a.watchPeer(t, target)
+	a.sys.as.EventStream.Publish(&remote.EndpointTerminatedEvent{Address: b.r.Address()})
+	wantAddressTerminated(t, why)
+	again := a.watchPeer(t, target)
+	b.shutdown() // stops the echo actor first: the new watch hears of it
+	select {
+	case w := <-again:
+		if w != actor.TerminatedReason_Stopped && w != actor.TerminatedReason_AddressTerminated {
+			t.Errorf("second watch: Terminated.Why = %v", w)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second watch never heard of the peer's end")
 	}
 }
 

@@ -181,9 +181,25 @@ func (em *endpointManager) remoteTerminate(msg *remoteTerminate) {
 	if em.stopped.Load() {
 		return
 	}
-	address := msg.Watchee.Address
-	endpoint := em.ensureConnected(address)
+	// reasonix: without an endpoint for that address its watchers were
+	// already told AddressTerminated when it went away; making a new one
+	// just to pass this on dialled the dead peer (five attempts, blocking
+	// shutdown meanwhile). A Terminated racing its peer's disconnect hit it.
+	endpoint, ok := em.existing(msg.Watchee.Address)
+	if !ok {
+		return
+	}
 	em.remote.actorSystem.Root.Send(endpoint.watcher, msg)
+}
+
+// existing returns the endpoint for address if one is open, without
+// connecting.
+func (em *endpointManager) existing(address string) (*endpoint, bool) {
+	v, ok := em.connections.Load(address)
+	if !ok {
+		return nil, false
+	}
+	return v.(*endpointLazy).Get(), true
 }
 
 func (em *endpointManager) remoteWatch(msg *remoteWatch) {
@@ -199,8 +215,12 @@ func (em *endpointManager) remoteUnwatch(msg *remoteUnwatch) {
 	if em.stopped.Load() {
 		return
 	}
-	address := msg.Watchee.Address
-	endpoint := em.ensureConnected(address)
+	// reasonix: no endpoint means the watch already ended with it; do not
+	// dial the peer to withdraw it.
+	endpoint, ok := em.existing(msg.Watchee.Address)
+	if !ok {
+		return
+	}
 	em.remote.actorSystem.Root.Send(endpoint.watcher, msg)
 }
 
