@@ -37,9 +37,9 @@ const probeSystemID = "reasonix-probe"
 // o's credentials, without protoactor: it dials with the same token and
 // TLS settings, opens the message stream, exchanges protoactor's connect
 // handshake and closes everything again. Protoactor's own connection to a
-// dead address retries for 10 s and leaks connections, so a peer is probed
-// before protoactor is asked to reach it. The round trip covers the dial,
-// TLS and the handshake.
+// dead address retries for about 10 s, holding that peer's writer (and any
+// shutdown) meanwhile, so a peer is probed before protoactor is asked to
+// reach it. The round trip covers the dial, TLS and the handshake.
 //
 // The probe is bounded by ctx (10 s when ctx has no deadline) and leaves
 // no goroutine behind. Its errors wrap ErrWorkerUnreachable, ErrWorkerAuth

@@ -133,8 +133,10 @@ func StartRemote(sys *System, o RemoteOptions) (*Remote, error) {
 		opts = append(opts, remote.WithAdvertisedHost(o.Advertise))
 	}
 	r.r = remote.NewRemote(sys.as, remote.Configure(host, port, opts...))
-	// Start panics when it cannot listen; it does so before starting
-	// anything, so recovering leaves no goroutine behind.
+	// Start panics when it cannot listen, before starting anything, so
+	// recovering leaves no goroutine behind; on the one later panic (its
+	// endpoint manager not starting in time) our protoactor copy closes
+	// the listener first.
 	if err := startRecovered(r.r); err != nil {
 		sys.remote.CompareAndSwap(r, nil)
 		return nil, fmt.Errorf("start remote on %s: %w", o.Listen, err)
@@ -167,8 +169,8 @@ func (r *Remote) Address() string { return r.address }
 
 // Stop shuts the endpoint down gracefully (in-flight batches are written,
 // streams closed), waiting at most timeout. Stop the actors that talk to
-// peers first, so nothing is dialling a dead address: protoactor's
-// shutdown then waits for that dial's retries. When the timeout passes the
+// peers first: while protoactor is dialling a dead address its shutdown
+// waits for those retries (about 10 s). When the timeout passes the
 // shutdown goes on in the background and ends within protoactor's own
 // bounds (10 s per stage). Stop may be called more than once.
 func (r *Remote) Stop(timeout time.Duration) {
