@@ -54,7 +54,11 @@ const (
 //   - first-start-ms: from the first task_queued to the first
 //     task_started, which includes the links coming up;
 //   - relayed-events/s: task events (anything with a task id) on the
-//     parent's stream per second of wall time.
+//     parent's stream per second of wall time;
+//   - startup-ms: from starting the process to the first task_queued
+//     (process start, config, session, the parent's first model turn);
+//   - after-ms: from the last task_done to the process's exit (the fleet
+//     result, the parent's last model turn, shutdown).
 func BenchmarkWorkers256(b *testing.B) {
 	r := newRig(b, map[string]string{"README.md": "a checkout\n", "src/main.go": "package main\n"},
 		providertest.WithResponder(func(req providertest.Request) providertest.Turn {
@@ -91,7 +95,7 @@ func BenchmarkWorkers256(b *testing.B) {
 	slots := benchWorkers * benchCapacity
 	ideal := time.Duration((benchTasks+slots-1)/slots) * benchTurns * benchLatency
 
-	var ratio, place, extra, first, rate []float64
+	var ratio, place, extra, first, rate, startup, after []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
@@ -102,6 +106,8 @@ func BenchmarkWorkers256(b *testing.B) {
 			b.Fatalf("run exit %d\n--- stderr\n%s\n--- stdout (tail)\n%s", code, p.stderr, tail(p.stdout.String(), 3000))
 		}
 		m := benchFigures(b, decodeEvents(b, p.stdout.String()))
+		startup = append(startup, float64(m.firstQueued.Sub(start).Microseconds())/1000)
+		after = append(after, float64(p.exitedAt().Sub(m.lastDone).Microseconds())/1000)
 		ratio = append(ratio, float64(wall)/float64(ideal))
 		place = append(place, m.placeMS)
 		extra = append(extra, m.extraMS)
@@ -113,6 +119,8 @@ func BenchmarkWorkers256(b *testing.B) {
 	b.ReportMetric(median(extra), "run-extra-ms")
 	b.ReportMetric(median(first), "first-start-ms")
 	b.ReportMetric(median(rate), "relayed-events/s")
+	b.ReportMetric(median(startup), "startup-ms")
+	b.ReportMetric(median(after), "after-ms")
 	b.StopTimer()
 	var names []string
 	for _, w := range entries {
@@ -130,6 +138,7 @@ func BenchmarkWorkers256(b *testing.B) {
 type benchRun struct {
 	placeMS, extraMS, firstMS float64
 	taskEvents                int
+	firstQueued, lastDone     time.Time
 }
 
 // benchFigures computes one run's figures (see BenchmarkWorkers256) from
@@ -200,6 +209,14 @@ func benchFigures(b *testing.B, events []event) benchRun {
 	}
 	out.extraMS = float64(extra.Microseconds()) / 1000 / benchTasks
 	out.firstMS = float64(firstStarted.Sub(firstQueued).Microseconds()) / 1000
+	out.firstQueued = firstQueued
+	for _, d := range dones {
+		for _, at := range d {
+			if at.After(out.lastDone) {
+				out.lastDone = at
+			}
+		}
+	}
 	return out
 }
 
