@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -435,4 +436,96 @@ func TestE2EWorkerWrongTokenNeverUsed(t *testing.T) {
 		t.Errorf("fleet result:\n%s", tail(out, 2000))
 	}
 	finish(t, r, "good", "bad")
+}
+
+// TestE2EWorkerComesBack: a worker SIGKILLed while it runs four tasks of
+// a fleet that only workers run ([remote] run_local = false) is started
+// again on the same address; the scheduler links to it again and places
+// tasks there, and the fleet completes with every task ending once and ok.
+// The other worker's turns wait until the restarted one has been asked, so
+// the fleet cannot finish without it.
+func TestE2EWorkerComesBack(t *testing.T) {
+	t.Parallel()
+	const tasks = 16
+	var (
+		mu      sync.Mutex
+		dead    bool // the first w1 was killed: its turns are no longer held
+		back    = make(chan struct{})
+		once    sync.Once
+		firstW1 = map[string]bool{}
+		full    = make(chan struct{})
+	)
+	r := newRig(t, map[string]string{"README.md": "a checkout\n"}, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if !isSubagent(req) {
+			if len(toolResults(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(tasks, nil)}}}
+			}
+			return providertest.Turn{Text: "parent summarised the fleet"}
+		}
+		reply := providertest.Turn{Text: "done with " + req.FirstUser()}
+		if len(toolResults(req)) == 0 {
+			reply = providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "ls", Arguments: `{}`}}}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch requestNode(req) {
+		case "w1":
+			if !dead {
+				firstW1[req.FirstUser()] = true
+				if len(firstW1) == acceptCapacity {
+					close(full)
+				}
+				return providertest.Turn{Text: "holding", Stall: true, FaultAfterEvents: 2}
+			}
+			once.Do(func() { close(back) })
+		default:
+			select {
+			case <-back:
+			default:
+				if reply.Text == "" {
+					reply.Text = "waiting"
+				}
+				reply.Hold, reply.FaultAfterEvents = back, 2
+			}
+		}
+		return reply
+	}))
+	r.startWorker("w1", acceptCapacity, workerToken)
+	r.startWorker("w2", acceptCapacity, workerToken)
+	r.writeParentConfig("max_subagent_concurrency = 2", "heartbeat_ms = 200\nmiss_limit = 3\nrun_local = false",
+		workerEntry{name: "w1", capacity: acceptCapacity}, workerEntry{name: "w2", capacity: acceptCapacity})
+	parent := r.startParent("run", "--output-format", "stream-json", "fan out")
+
+	select {
+	case <-full:
+	case err := <-parent.exited:
+		parent.exited <- err
+		t.Fatalf("parent exited (%v) before w1 ran %d tasks\n%s", err, acceptCapacity, parent.stderr)
+	}
+	waitOutput(t, parent.stdout, "w1's task_started events", func(s string) bool { return startedOn(s, "w1") >= acceptCapacity })
+	mu.Lock()
+	dead = true
+	mu.Unlock()
+	r.proc("w1").kill(t)
+	waitOutput(t, parent.stdout, "w1 lost", func(s string) bool { return strings.Count(s, `"type":"task_requeued"`) >= acceptCapacity })
+	r.restartWorker("w1", acceptCapacity, workerToken)
+	waitOutput(t, parent.stdout, "a task started on w1 again", func(s string) bool { return startedOn(s, "w1") > acceptCapacity })
+
+	if _, code := parent.waitExit(t); code != 0 {
+		t.Fatalf("parent exit %d\n--- stderr\n%s\n--- stdout (tail)\n%s", code, parent.stderr, tail(parent.stdout.String(), 4000))
+	}
+	logs := taskLogs(decodeEvents(t, parent.stdout.String()))
+	for i := 1; i <= tasks; i++ {
+		id := fmt.Sprintf("f1.%d", i)
+		if l := logs[id]; l == nil || len(l.done) != 1 || field(l.done[0], "status") != "ok" {
+			t.Errorf("%s: want exactly one task_done, ok: %+v", id, l)
+		}
+	}
+	// The first w1 could start no more than its capacity (its tasks never
+	// ended), so every later start on w1 is the restarted one's.
+	t.Logf("%d starts on w1 after it came back", startedOn(parent.stdout.String(), "w1")-acceptCapacity)
+	if out := parentResult(t, r.e.srv, "fan"); !strings.HasPrefix(out, fmt.Sprintf("%d tasks: %d ok", tasks, tasks)) {
+		t.Errorf("fleet result:\n%s", tail(out, 2000))
+	}
+	finish(t, r, "w1", "w2")
 }

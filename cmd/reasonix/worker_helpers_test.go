@@ -182,6 +182,27 @@ func (r *rig) startWorker(name string, capacity int, token string) *rigProc {
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(fakeConfig(r.nodeURL(name), "")), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
+	return r.launchWorker(name, capacity, token, "127.0.0.1:0", home, checkout)
+}
+
+// restartWorker starts the worker named name again, after it was killed,
+// on the address it had and with its home and checkout, as a host that
+// comes back would.
+func (r *rig) restartWorker(name string, capacity int, token string) *rigProc {
+	r.t.Helper()
+	old := r.proc(name)
+	if old == nil || old.running() {
+		r.t.Fatalf("worker %s is not a stopped worker of the rig", name)
+	}
+	p := r.launchWorker(name, capacity, token, old.addr, old.home, old.checkout)
+	if p.addr != old.addr {
+		r.t.Fatalf("worker %s came back on %s, not on %s", name, p.addr, old.addr)
+	}
+	return p
+}
+
+func (r *rig) launchWorker(name string, capacity int, token, listen, home, checkout string) *rigProc {
+	r.t.Helper()
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
@@ -190,7 +211,7 @@ func (r *rig) startWorker(name string, capacity int, token string) *rigProc {
 		"REASONIX_WORKER_TOKEN=" + token,
 		markerEnv + "=" + r.marker,
 	}
-	p := r.start(name, checkout, env, "worker", "--listen", "127.0.0.1:0", "--name", name,
+	p := r.start(name, checkout, env, "worker", "--listen", listen, "--name", name,
 		"--workspace", rigWorkspace+"="+checkout, "--capacity", strconv.Itoa(capacity))
 	p.checkout, p.home = checkout, home
 	m := p.awaitLine(r.t, listening)
