@@ -264,14 +264,14 @@ func TestRemoteTLS(t *testing.T) {
 // message batch for the echo actor there, as a hostile or misconfigured
 // peer would. It returns the status the server ends the stream with (nil
 // while the stream stays open, which the caller then closes).
-func rawBatch(t *testing.T, address, token, text string) error {
+func rawBatch(t testing.TB, address, token, text string) error {
 	t.Helper()
 	return rawSend(t, address, token, echoBatch(t, address, text))
 }
 
 // echoBatch is a well-formed batch carrying text to the echo actor at
 // address.
-func echoBatch(t *testing.T, address, text string) *remote.MessageBatch {
+func echoBatch(t testing.TB, address, text string) *remote.MessageBatch {
 	t.Helper()
 	data, err := proto.Marshal(wrapperspb.String(text))
 	if err != nil {
@@ -285,7 +285,7 @@ func echoBatch(t *testing.T, address, text string) *remote.MessageBatch {
 }
 
 // rawSend writes one batch on a stream of its own, as rawBatch.
-func rawSend(t *testing.T, address, token string, b *remote.MessageBatch) error {
+func rawSend(t testing.TB, address, token string, b *remote.MessageBatch) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -857,4 +857,45 @@ func BenchmarkRemoteOneWay(b *testing.B) {
 		x.sys.Send(target, msg)
 	}
 	wait()
+}
+
+// FuzzRemoteBatch sends arbitrary message batches, with the right token,
+// to a node: whatever a peer sends, the node must not crash (upstream
+// panicked on the gRPC goroutine for several malformed batches) and must
+// keep serving.
+func FuzzRemoteBatch(f *testing.F) {
+	f.Cleanup(func() { goleak.VerifyNone(f) })
+	n := startNode(f, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	addr := n.r.Address()
+	seed := func(m *remote.MessageBatch) {
+		data, err := proto.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	seed(echoBatch(f, addr, "well formed"))
+	for _, broken := range []func(*remote.MessageBatch){
+		func(m *remote.MessageBatch) { m.TypeNames[0] = "no.such.Type" },
+		func(m *remote.MessageBatch) { m.Envelopes[0].TypeId = 9 },
+		func(m *remote.MessageBatch) { m.Envelopes[0].Target = 4 },
+		func(m *remote.MessageBatch) { m.Envelopes[0].Sender = 3 },
+		func(m *remote.MessageBatch) { m.Envelopes[0].SerializerId = 1 },
+		func(m *remote.MessageBatch) { m.Envelopes[0].MessageData = []byte{0xff, 0xff, 0xff} },
+		func(m *remote.MessageBatch) { m.Targets[0].Address = "elsewhere:1" },
+	} {
+		m := echoBatch(f, addr, "broken")
+		broken(m)
+		seed(m)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m := &remote.MessageBatch{}
+		if proto.Unmarshal(data, m) != nil {
+			return
+		}
+		_ = rawSend(t, addr, testToken, m)
+		for len(n.got) > 0 {
+			<-n.got
+		}
+	})
 }
