@@ -287,6 +287,13 @@ func echoBatch(t testing.TB, address, text string) *remote.MessageBatch {
 // rawSend writes one batch on a stream of its own, as rawBatch.
 func rawSend(t testing.TB, address, token string, b *remote.MessageBatch) error {
 	t.Helper()
+	return rawMessage(t, address, token, &remote.RemoteMessage{MessageType: &remote.RemoteMessage_MessageBatch{MessageBatch: b}})
+}
+
+// rawMessage writes one message of protoactor's stream protocol on a
+// stream of its own and returns how the server ended it.
+func rawMessage(t testing.TB, address, token string, msg *remote.RemoteMessage) error {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn, err := grpc.NewClient(address, dialOptions(token, nil, false)...)
@@ -298,8 +305,7 @@ func rawSend(t testing.TB, address, token string, b *remote.MessageBatch) error 
 	if err != nil {
 		return err
 	}
-	batch := &remote.RemoteMessage{MessageType: &remote.RemoteMessage_MessageBatch{MessageBatch: b}}
-	if err := stream.Send(batch); err != nil {
+	if err := stream.Send(msg); err != nil {
 		_, err = stream.Recv()
 		return err
 	}
@@ -859,16 +865,16 @@ func BenchmarkRemoteOneWay(b *testing.B) {
 	wait()
 }
 
-// FuzzRemoteBatch sends arbitrary message batches, with the right token,
-// to a node: whatever a peer sends, the node must not crash (upstream
-// panicked on the gRPC goroutine for several malformed batches) and must
-// keep serving.
+// FuzzRemoteBatch sends arbitrary messages of protoactor's stream protocol
+// (batches above all), with the right token, to a node: whatever a peer
+// sends, the node must not crash (upstream panicked on the gRPC goroutine
+// for several malformed batches).
 func FuzzRemoteBatch(f *testing.F) {
 	f.Cleanup(func() { goleak.VerifyNone(f) })
 	n := startNode(f, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
 	addr := n.r.Address()
 	seed := func(m *remote.MessageBatch) {
-		data, err := proto.Marshal(m)
+		data, err := proto.Marshal(&remote.RemoteMessage{MessageType: &remote.RemoteMessage_MessageBatch{MessageBatch: m}})
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -888,12 +894,25 @@ func FuzzRemoteBatch(f *testing.F) {
 		broken(m)
 		seed(m)
 	}
+	for _, m := range []*remote.RemoteMessage{
+		{MessageType: &remote.RemoteMessage_ConnectRequest{ConnectRequest: &remote.ConnectRequest{}}},
+		{MessageType: &remote.RemoteMessage_ConnectRequest{ConnectRequest: &remote.ConnectRequest{
+			ConnectionType: &remote.ConnectRequest_ClientConnection{ClientConnection: &remote.ClientConnection{}}}}},
+		{MessageType: &remote.RemoteMessage_DisconnectRequest{DisconnectRequest: &remote.DisconnectRequest{}}},
+		{},
+	} {
+		data, err := proto.Marshal(m)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m := &remote.MessageBatch{}
+		m := &remote.RemoteMessage{}
 		if proto.Unmarshal(data, m) != nil {
 			return
 		}
-		_ = rawSend(t, addr, testToken, m)
+		_ = rawMessage(t, addr, testToken, m)
 		for len(n.got) > 0 {
 			<-n.got
 		}
