@@ -305,6 +305,7 @@ func checkWriters(t *testing.T, r *rig, logs map[string]*taskLog, failed map[str
 			continue // reported by checkEnds
 		}
 		ranOn := nodeLabel(field(l.started[len(l.started)-1], "worker"))
+		t.Logf("writer %s ran on %s", id, ranOn)
 		if ranOn == "w3" {
 			t.Errorf("writer %s was placed on w3, whose claims do not cover sub/", id)
 		}
