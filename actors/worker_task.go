@@ -134,6 +134,9 @@ func (p *remoteTask) Receive(c actor.Context) {
 	case *Crashed:
 		// The attempt's state can no longer be trusted: it is lost, so
 		// the scheduler decides (rerun or fail) as for a lost worker.
+		if _, ok := m.Lost.(*RunTurn); ok && p.replyTo == nil {
+			p.replyTo = m.Sender
+		}
 		p.lose(c, "its proxy crashed: "+m.Error())
 	case *actor.Stopping:
 		if p.asked && !p.done {
@@ -296,6 +299,12 @@ func (p *remoteTask) end(c actor.Context) {
 func (p *remoteTask) lose(c actor.Context, why string) {
 	if p.done {
 		return
+	}
+	if p.asked {
+		// The worker may be alive (a broken stream, a crash here): it
+		// must not go on with an attempt the scheduler gave up. The
+		// link drops this when the worker itself is lost.
+		p.forward(c, &workerCancel{Task: p.id(), Attempt: p.attempt(), Why: "attempt lost: " + why})
 	}
 	p.lost = true
 	p.answer(c, &TurnFinished{Status: statusWorkerLost, Error: why})

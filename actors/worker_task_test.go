@@ -229,12 +229,17 @@ func TestProxyLost(t *testing.T) {
 	if tf := r.finished(); tf.Status != statusWorkerLost || !strings.Contains(tf.Error, "heartbeat") {
 		t.Errorf("answer = %+v", tf)
 	}
-	// Lost: a cancel is not sent to the worker.
+	// The proxy gives the attempt up with one cancel (the link drops it
+	// when the worker itself is lost; here the link is still up), then
+	// sends nothing more.
+	if c, ok := (<-r.fromProxy).(*workerCancel); !ok || !strings.Contains(c.Why, "attempt lost") {
+		t.Errorf("after the loss the worker got %+v", c)
+	}
 	r.sys.Send(r.parent, &CancelTurn{})
 	r.noSecondAnswer()
 	select {
 	case m := <-r.fromProxy:
-		t.Errorf("sent %T to a lost worker", m)
+		t.Errorf("sent %T for a lost attempt", m)
 	default:
 	}
 }
