@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -386,10 +387,12 @@ func TestE2EWorkersLostTasksFail(t *testing.T) {
 	finish(t, r, "w2", "w3")
 }
 
-// TestE2EWorkerWrongTokenNeverUsed: a worker whose token differs from the
-// scheduler's is never given a task (the fake never hears from it), while
-// a good worker and the scheduler itself run the whole fleet.
-func TestE2EWorkerWrongTokenNeverUsed(t *testing.T) {
+// TestE2EWorkerRefusedNeverUsed: a worker whose token differs from the
+// scheduler's, and one that serves another workspace, are never given a
+// task (the fake never hears from them), while a good worker and the
+// scheduler itself run the whole fleet; `reasonix workers` says why each
+// is not up.
+func TestE2EWorkerRefusedNeverUsed(t *testing.T) {
 	t.Parallel()
 	const tasks = 12
 	g := newGate("", "good", 1)
@@ -409,8 +412,9 @@ func TestE2EWorkerWrongTokenNeverUsed(t *testing.T) {
 	}))
 	r.startWorker("good", 4, workerToken)
 	r.startWorker("bad", 4, "not-the-scheduler-token")
+	r.startWorkerServing("elsewhere", 4, workerToken, "other")
 	r.writeParentConfig("max_subagent_concurrency = 2", "heartbeat_ms = 200\nmiss_limit = 3",
-		workerEntry{name: "good", capacity: 4}, workerEntry{name: "bad", capacity: 4})
+		workerEntry{name: "good", capacity: 4}, workerEntry{name: "bad", capacity: 4}, workerEntry{name: "elsewhere", capacity: 4})
 	parent := r.startParent("run", "--output-format", "stream-json", "fan out")
 	if _, code := parent.waitExit(t); code != 0 {
 		t.Fatalf("parent exit %d\n--- stderr\n%s\n--- stdout (tail)\n%s", code, parent.stderr, tail(parent.stdout.String(), 4000))
@@ -424,11 +428,13 @@ func TestE2EWorkerWrongTokenNeverUsed(t *testing.T) {
 			t.Errorf("%s: %+v", id, l)
 		}
 	}
-	if n := startedOn(parent.stdout.String(), "bad"); n != 0 {
-		t.Errorf("%d tasks started on the worker with the wrong token", n)
-	}
-	if asked := g.tasksAsked("bad"); len(asked) != 0 {
-		t.Errorf("the worker with the wrong token ran %v", asked)
+	for _, w := range []string{"bad", "elsewhere"} {
+		if n := startedOn(parent.stdout.String(), w); n != 0 {
+			t.Errorf("%d tasks started on %s", n, w)
+		}
+		if asked := g.tasksAsked(w); len(asked) != 0 {
+			t.Errorf("%s ran %v", w, asked)
+		}
 	}
 	if startedOn(parent.stdout.String(), "good") == 0 {
 		t.Errorf("no task ran on the good worker")
@@ -436,7 +442,19 @@ func TestE2EWorkerWrongTokenNeverUsed(t *testing.T) {
 	if out := parentResult(t, r.e.srv, "fan"); !strings.HasPrefix(out, fmt.Sprintf("%d tasks: %d ok", tasks, tasks)) {
 		t.Errorf("fleet result:\n%s", tail(out, 2000))
 	}
-	finish(t, r, "good", "bad")
+	res := r.e.run("workers", "--json")
+	var listed []struct{ Name, State string }
+	if err := json.Unmarshal([]byte(res.stdout), &listed); err != nil || res.code != 1 {
+		t.Errorf("reasonix workers --json, want exit 1 (a worker is not up): %v\n%s", err, res)
+	}
+	states := map[string]string{}
+	for _, w := range listed {
+		states[w.Name] = w.State
+	}
+	if want := map[string]string{"good": "up", "bad": "bad token", "elsewhere": "wrong workspace"}; !maps.Equal(states, want) {
+		t.Errorf("reasonix workers states %v, want %v", states, want)
+	}
+	finish(t, r, "good", "bad", "elsewhere")
 }
 
 // TestE2EWorkerComesBack: a worker SIGKILLed while it runs four tasks of

@@ -58,8 +58,9 @@ type rigProc struct {
 	cmd            *exec.Cmd
 	stdout, stderr *watchedBuffer
 	exited         chan error
-	// Worker only: the address it listens on and its own checkout.
-	addr, checkout, home string
+	// Worker only: the address it listens on, its own checkout and the
+	// name it serves that under.
+	addr, checkout, home, workspace string
 
 	mu    sync.Mutex
 	ended time.Time // when Wait returned
@@ -170,6 +171,14 @@ var listening = regexp.MustCompile(`(?m)^reasonix worker (\S+) listening on (\S+
 // address it listens on.
 func (r *rig) startWorker(name string, capacity int, token string) *rigProc {
 	r.t.Helper()
+	return r.startWorkerServing(name, capacity, token, rigWorkspace)
+}
+
+// startWorkerServing is startWorker with the checkout served under the
+// name workspace, which the scheduler's tasks do not ask for unless it is
+// rigWorkspace.
+func (r *rig) startWorkerServing(name string, capacity int, token, workspace string) *rigProc {
+	r.t.Helper()
 	base := r.t.TempDir()
 	home := filepath.Join(base, "home")
 	checkout := filepath.Join(base, rigWorkspace)
@@ -182,7 +191,8 @@ func (r *rig) startWorker(name string, capacity int, token string) *rigProc {
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(fakeConfig(r.nodeURL(name), "")), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
-	return r.launchWorker(name, capacity, token, "127.0.0.1:0", home, checkout)
+	p := r.launchWorker(name, capacity, token, "127.0.0.1:0", home, checkout, workspace)
+	return p
 }
 
 // restartWorker starts the worker named name again, after it was killed,
@@ -194,14 +204,14 @@ func (r *rig) restartWorker(name string, capacity int, token string) *rigProc {
 	if old == nil || old.running() {
 		r.t.Fatalf("worker %s is not a stopped worker of the rig", name)
 	}
-	p := r.launchWorker(name, capacity, token, old.addr, old.home, old.checkout)
+	p := r.launchWorker(name, capacity, token, old.addr, old.home, old.checkout, old.workspace)
 	if p.addr != old.addr {
 		r.t.Fatalf("worker %s came back on %s, not on %s", name, p.addr, old.addr)
 	}
 	return p
 }
 
-func (r *rig) launchWorker(name string, capacity int, token, listen, home, checkout string) *rigProc {
+func (r *rig) launchWorker(name string, capacity int, token, listen, home, checkout, workspace string) *rigProc {
 	r.t.Helper()
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -212,8 +222,8 @@ func (r *rig) launchWorker(name string, capacity int, token, listen, home, check
 		markerEnv + "=" + r.marker,
 	}
 	p := r.start(name, checkout, env, "worker", "--listen", listen, "--name", name,
-		"--workspace", rigWorkspace+"="+checkout, "--capacity", strconv.Itoa(capacity))
-	p.checkout, p.home = checkout, home
+		"--workspace", workspace+"="+checkout, "--capacity", strconv.Itoa(capacity))
+	p.checkout, p.home, p.workspace = checkout, home, workspace
 	m := p.awaitLine(r.t, listening)
 	if m[1] != name {
 		r.t.Errorf("worker announced itself as %q, started as %q", m[1], name)
