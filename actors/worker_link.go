@@ -293,6 +293,11 @@ func (l *workerLink) welcome(c actor.Context, m *workerWelcome) {
 		return
 	}
 	l.gen++
+	if m.Refused == "" && m.Protocol != workerProtocol {
+		// Nothing but a hello may go to a worker of another protocol: a
+		// message type it does not know would crash its process.
+		m.Refused = fmt.Sprintf("protocol %d (this scheduler speaks %d)", m.Protocol, workerProtocol)
+	}
 	if m.Refused != "" {
 		l.refused, l.lastErr = m.Refused, "refused: "+m.Refused
 		l.note(c, -1)

@@ -25,6 +25,7 @@ type scriptWorker struct {
 	mu       sync.Mutex
 	refuse   string
 	mute     bool // a cut network: hellos and heartbeats go unanswered
+	protocol int  // the protocol its welcome names; 0: ours
 	capacity int
 	free     int // reported free slots; -1: capacity
 	received int
@@ -48,7 +49,7 @@ func (w *scriptWorker) Receive(c actor.Context) {
 	}
 	w.mu.Lock()
 	w.received++
-	mute, refuse, capacity, free, onTask := w.mute, w.refuse, w.capacity, w.free, w.onTask
+	mute, refuse, capacity, free, onTask, protocol := w.mute, w.refuse, w.capacity, w.free, w.onTask, w.protocol
 	w.mu.Unlock()
 	defer func() {
 		select {
@@ -64,7 +65,10 @@ func (w *scriptWorker) Receive(c actor.Context) {
 		if mute {
 			return
 		}
-		sendWorker(w.sys, c, c.Sender(), &workerWelcome{Protocol: workerProtocol, Worker: w.name, Boot: "b1", Epoch: m.Epoch,
+		if protocol == 0 {
+			protocol = workerProtocol
+		}
+		sendWorker(w.sys, c, c.Sender(), &workerWelcome{Protocol: protocol, Worker: w.name, Boot: "b1", Epoch: m.Epoch,
 			Capacity: capacity, Workspaces: []string{"ws"}, Refused: refuse})
 	case *workerHeartbeat:
 		if mute {
@@ -297,7 +301,19 @@ func TestLinkUpHeartbeatsAndBye(t *testing.T) {
 
 func TestLinkRefused(t *testing.T) {
 	t.Parallel()
-	r := newLinkRig(t, 20*time.Millisecond, 3, func(w *scriptWorker) { w.refuse = "workspace" })
+	t.Run("workspace", func(t *testing.T) {
+		t.Parallel()
+		testLinkRefused(t, func(w *scriptWorker) { w.refuse = "workspace" }, "workspace")
+	})
+	t.Run("protocol", func(t *testing.T) {
+		t.Parallel()
+		// A worker of another protocol that does not refuse by itself.
+		testLinkRefused(t, func(w *scriptWorker) { w.protocol = workerProtocol + 1 }, "protocol")
+	})
+}
+
+func testLinkRefused(t *testing.T, tune func(w *scriptWorker), why string) {
+	r := newLinkRig(t, 20*time.Millisecond, 3, tune)
 	m := r.next(func(m any) bool {
 		switch m := m.(type) {
 		case *workerUp:
@@ -307,7 +323,7 @@ func TestLinkRefused(t *testing.T) {
 		}
 		return false
 	}).(*workerNote)
-	if !strings.Contains(m.state.Error, "workspace") {
+	if !strings.Contains(m.state.Error, why) {
 		t.Errorf("refused note = %+v", m.state)
 	}
 	// A refused worker is asked again only slowly: no flood of hellos,
