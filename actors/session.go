@@ -385,6 +385,11 @@ func StartSession(sys *System, spec SessionSpec) (*Session, error) {
 	if spec.Agent.Tools == nil {
 		return nil, errors.New("start session: no tool registry")
 	}
+	// The endpoint workers answer to must exist before any actor a worker
+	// replies to is spawned: a PID made earlier carries no address.
+	if err := StartWorkersRemote(sys, spec.Fleet); err != nil {
+		sys.Logger().Warn("remote endpoint did not start; every task runs in this process", "err", err)
+	}
 	pid, err := sys.Root().SpawnNamed(sessionProps(sys, spec), "session/"+spec.Agent.Session)
 	if err != nil {
 		return nil, fmt.Errorf("start session: %w", err)

@@ -117,6 +117,10 @@ type TaskSnapshot struct {
 	Profile string `json:"profile,omitempty"`
 	Writer  bool   `json:"writer"`
 	Model   string `json:"model,omitempty"`
+	// Worker is the worker host running (or that ran) the task, empty for
+	// the session's own process; Attempt counts from 1, shown from 2.
+	Worker  string `json:"worker,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
 	// State is queued, running or done; Status (ok, failed, cancelled,
 	// timed_out) and Error say how a done task ended.
 	State  string `json:"state"`
@@ -180,10 +184,17 @@ func (v *View) Apply(e Event) {
 		t.Fleet, t.Prompt, t.Profile, t.Writer, t.State = ev.Fleet, ev.Prompt, ev.Profile, ev.Writer, taskQueued
 	case *TaskStarted:
 		t := v.task(ev.Task)
-		t.Fleet, t.Model, t.State = ev.Fleet, ev.Model, taskRunning
+		t.Fleet, t.Model, t.State, t.Worker, t.Attempt = ev.Fleet, ev.Model, taskRunning, ev.Worker, ev.Attempt
+	case *TaskRequeued:
+		// The attempt was lost with its worker: the task waits again, and
+		// nothing the lost attempt asked can be answered any more.
+		t := v.task(ev.Task)
+		t.Fleet, t.State = ev.Fleet, taskQueued
+		v.approvals = slices.DeleteFunc(v.approvals, func(a PendingApproval) bool { return a.Task == ev.Task })
 	case *TaskDone:
 		t := v.task(ev.Task)
 		t.Fleet, t.State, t.Status, t.Error = ev.Fleet, taskDone, ev.Status, ev.Error
+		t.Worker, t.Attempt = ev.Worker, ev.Attempt
 		// A task's task_done is its last event, so nothing it asked can
 		// still be answered.
 		v.approvals = slices.DeleteFunc(v.approvals, func(a PendingApproval) bool { return a.Task == ev.Task })

@@ -103,6 +103,23 @@ func TestViewFold(t *testing.T) {
 				{ID: "f2.1", Fleet: "f2", Model: "m", State: "running"},
 			}
 		}},
+		{"a requeued task waits again and its lost attempt's approvals go", []Event{
+			&TaskQueued{Meta: task("f1.1"), Fleet: "f1", Prompt: "one"},
+			&TaskStarted{Meta: task("f1.1"), Fleet: "f1", Model: "m", Worker: "w1"},
+			&ApprovalRequested{Meta: task("f1.1"), RequestID: "s1/f1.1/c1"},
+			&TaskRequeued{Meta: task("f1.1"), Fleet: "f1", Worker: "w1", Attempt: 2, Reason: "worker w1 lost"},
+		}, func(s *Snapshot) {
+			s.Tasks = []TaskSnapshot{{ID: "f1.1", Fleet: "f1", Prompt: "one", Model: "m", Worker: "w1", State: "queued"}}
+		}},
+		{"a rerun task names its last worker and attempt", []Event{
+			&TaskQueued{Meta: task("f1.1"), Fleet: "f1", Prompt: "one"},
+			&TaskStarted{Meta: task("f1.1"), Fleet: "f1", Model: "m", Worker: "w1"},
+			&TaskRequeued{Meta: task("f1.1"), Fleet: "f1", Worker: "w1", Attempt: 2},
+			&TaskStarted{Meta: task("f1.1"), Fleet: "f1", Model: "m", Worker: "w2", Attempt: 2},
+			&TaskDone{Meta: task("f1.1"), Fleet: "f1", Status: TaskOK, Worker: "w2", Attempt: 2},
+		}, func(s *Snapshot) {
+			s.Tasks = []TaskSnapshot{{ID: "f1.1", Fleet: "f1", Prompt: "one", Model: "m", Worker: "w2", Attempt: 2, State: "done", Status: TaskOK}}
+		}},
 		{"mcp servers by name, latest state", []Event{
 			&MCPServerUpdated{Server: "b", Source: "user", State: MCPConnecting},
 			&MCPServerUpdated{Server: "a", Source: "project", State: MCPUntrusted},
