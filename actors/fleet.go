@@ -142,6 +142,13 @@ type fleetActor struct {
 	links       map[string]string
 	schedID     string
 	stoppingAll bool
+	// unsettled names the workers whose links have not yet reported a
+	// first verdict (up, refused, unreachable); admission waits for them
+	// until settleBy, so a fleet given right after the session starts
+	// does not run everything locally while the links are still dialling.
+	unsettled   map[string]bool
+	settleBy    time.Time
+	settleTimer *time.Timer
 }
 
 type fleet struct {
@@ -237,6 +244,9 @@ func (f *fleetActor) Receive(c actor.Context) {
 		f.onWorkerNote(c, m)
 	case *requeueWriter:
 		f.onRequeueWriter(c, m)
+	case *workersSettled:
+		f.unsettled = nil
+		f.admit(c)
 	case *CancelFleet:
 		f.cancelFleet(c, m.FleetID)
 	case *CancelTask:
@@ -272,6 +282,9 @@ func (f *fleetActor) Receive(c actor.Context) {
 		f.repair(c, m)
 	case *actor.Stopping:
 		f.stoppingAll = true
+		if f.settleTimer != nil {
+			f.settleTimer.Stop()
+		}
 		f.closeJournal()
 		if f.timer != nil {
 			f.timer.Stop()
@@ -338,6 +351,9 @@ func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
 
 // admit starts every task the policy admits now.
 func (f *fleetActor) admit(c actor.Context) {
+	if len(f.unsettled) > 0 && time.Now().Before(f.settleBy) {
+		return // workersSettled, or the last link's first report, admits
+	}
 	for _, s := range f.q.Next(time.Now()) {
 		t := f.tasks[s.Task.ID]
 		if t == nil {

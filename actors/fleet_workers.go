@@ -24,7 +24,14 @@ const (
 	// runs again: the time a cut-off worker needs, once its lease lapsed,
 	// to cancel and kill the writer it may still run.
 	fenceMargin = 500 * time.Millisecond
+	// settleWait bounds how long a new scheduler holds its first tasks
+	// for its links' first verdicts: a probe ends within linkProbeTimeout
+	// and a hello is answered in milliseconds.
+	settleWait = linkProbeTimeout + time.Second
 )
+
+// workersSettled ends the wait for the links' first verdicts.
+type workersSettled struct{}
 
 // addWorkers fills in the worker hosts ([[workers]] and [remote]) the
 // session's scheduler may place tasks on. Workers without a token cannot
@@ -134,6 +141,7 @@ func (f *fleetActor) startWorkers(c actor.Context) {
 	f.schedID = f.session + "-" + hex.EncodeToString(id[:])
 	f.nodes = map[string]*workerNode{}
 	f.links = map[string]string{}
+	f.unsettled = map[string]bool{}
 	added := 0
 	for _, w := range f.spec.Workers {
 		if _, dup := f.nodes[w.Name]; dup {
@@ -149,7 +157,13 @@ func (f *fleetActor) startWorkers(c actor.Context) {
 		f.nodes[w.Name] = n
 		f.nodeOrder = append(f.nodeOrder, w.Name)
 		f.spawnLink(c, n)
+		f.unsettled[w.Name] = true
 		added++
+	}
+	if added > 0 {
+		sys, self := f.sys, f.self
+		f.settleBy = time.Now().Add(settleWait)
+		f.settleTimer = time.AfterFunc(settleWait, func() { sys.Send(self, &workersSettled{}) })
 	}
 	if added > 0 && !f.spec.RunLocal {
 		if err := f.q.SetNode(scheduler.Node{Name: "", Slots: 0}); err != nil {
@@ -200,6 +214,7 @@ func (f *fleetActor) onWorkerUp(c actor.Context, m *workerUp) {
 	if n == nil {
 		return
 	}
+	delete(f.unsettled, m.name)
 	if n.up && n.epoch != m.epoch {
 		// A new epoch without the loss of the old one (a lost message):
 		// the old epoch's attempts are lost.
@@ -254,6 +269,13 @@ func (f *fleetActor) onWorkerNote(c actor.Context, m *workerNote) {
 	n := f.nodes[m.name]
 	if n == nil {
 		return
+	}
+	if f.unsettled[m.name] && (m.state.State != WorkerProbing || m.state.Error != "") {
+		// The link's first verdict: it will not be up soon.
+		delete(f.unsettled, m.name)
+		if len(f.unsettled) == 0 {
+			defer f.admit(c)
+		}
 	}
 	switch {
 	case m.state.State == WorkerUp && (!n.up || n.epoch != m.epoch):

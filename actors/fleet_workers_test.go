@@ -106,7 +106,13 @@ func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]boo
 		r.workers[name] = fw
 		r.wpids = append(r.wpids, wpid)
 	}
+	pre := spec.probe // a test's own probe runs first
 	spec.probe = func(ctx context.Context, address string) (time.Duration, error) {
+		if pre != nil {
+			if _, err := pre(ctx, address); err != nil {
+				return 0, err
+			}
+		}
 		for _, fw := range r.workers {
 			if address == fw.name+".test:7420" {
 				if !fw.reachable.Load() {
@@ -755,4 +761,48 @@ func TestFleetRepairsLostWorkerMessages(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestFleetWaitsForItsLinksFirstVerdict: a fleet given while the links are
+// still dialling is not run locally behind the workers' backs; it waits
+// for their first verdict (bounded by settleWait) and then spreads.
+func TestFleetWaitsForItsLinksFirstVerdict(t *testing.T) {
+	t.Parallel()
+	gate := make(chan struct{})
+	spec := FleetSpec{MaxRunning: 1, MaxWriters: 2, Root: "/ws", WarmWait: -1, RunLocal: true,
+		Heartbeat: 30 * time.Millisecond, MissLimit: 3,
+		Workers: []WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 8}},
+		probe: func(ctx context.Context, _ string) (time.Duration, error) {
+			select {
+			case <-gate:
+				return 0, nil
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		}}
+	r := newFleetRig(t, spec, nil, nil)
+	var tasks []TaskSpec
+	var ids []string
+	for i := 1; i <= 4; i++ {
+		tasks = append(tasks, TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: fmt.Sprintf("task %d", i)})
+		ids = append(ids, tasks[i-1].ID)
+	}
+	res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
+	// The query is handled after the submission: nothing may run yet.
+	st, err := r.sys.Root().RequestFuture(r.pid, &QueryFleet{}, 5*time.Second).Result()
+	must(t, err)
+	if fs := st.(*FleetStatus); fs.Running != 0 || fs.Queued != 4 {
+		t.Fatalf("before the link's verdict: running %d, queued %d; want 0 and 4", fs.Running, fs.Queued)
+	}
+	close(gate)
+	out := <-res
+	if out == nil || len(out.Results) != 4 {
+		t.Fatalf("result %+v", out)
+	}
+	_, started, _ := checkEndsOnce(t, r.drain(), ids)
+	for _, id := range ids {
+		if s := started[id]; len(s) != 1 || s[0].Worker != "w1" {
+			t.Errorf("%s started %+v; want once, on w1 (most free slots)", id, s)
+		}
+	}
 }
