@@ -12,10 +12,8 @@ import (
 )
 
 // eventTypes makes an empty event of each kind, keyed by its "type" on
-// the wire: the inverse of each type's Kind method. Together with the
-// kinds registered beside their type by an init (task_requeued, in
-// events.go, which then refreshes eventKinds) it covers every event type
-// of the package; TestEventCodecCoversEveryKind compares it with the
+// the wire: the inverse of each type's Kind method. It covers every event
+// type of the package; TestEventCodecCoversEveryKind compares it with the
 // golden samples, which TestGoldenCoversEveryType keeps complete.
 var eventTypes = map[string]func() Event{
 	(*SessionStarted)(nil).Kind():       func() Event { return new(SessionStarted) },
@@ -27,6 +25,7 @@ var eventTypes = map[string]func() Event{
 	(*Notice)(nil).Kind():               func() Event { return new(Notice) },
 	(*ErrorOccurred)(nil).Kind():        func() Event { return new(ErrorOccurred) },
 	(*TurnDone)(nil).Kind():             func() Event { return new(TurnDone) },
+	(*TaskRequeued)(nil).Kind():         func() Event { return new(TaskRequeued) },
 	(*ApprovalRequested)(nil).Kind():    func() Event { return new(ApprovalRequested) },
 	(*ApprovalResolved)(nil).Kind():     func() Event { return new(ApprovalResolved) },
 	(*ToolWaiting)(nil).Kind():          func() Event { return new(ToolWaiting) },

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"time"
 
 	"reasonix/core/provider"
@@ -371,11 +369,6 @@ func (*TaskRequeued) Kind() string { return "task_requeued" }
 
 // A scheduler-side event (never relayed by a worker), registered with the
 // codec here so the codec's table and the event stay side by side.
-func init() {
-	eventTypes[(*TaskRequeued)(nil).Kind()] = func() Event { return new(TaskRequeued) }
-	eventKinds = slices.Sorted(maps.Keys(eventTypes))
-}
-
 // Lagged tells one subscriber that events it has not read are gone: it
 // fell more than its bound behind (Bus.SubscribeBounded), or it asked to
 // replay from further back than the bus keeps (Bus.SubscribeFrom). Dropped
