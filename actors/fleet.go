@@ -73,6 +73,9 @@ type FleetSpec struct {
 	// interactive says the parent has a frontend that answers a remote
 	// subagent's approval requests.
 	interactive bool
+	// warning, when set, says why configured workers are not used; the
+	// scheduler publishes it as a notice when it starts.
+	warning string
 
 	// probe and target replace the link's gRPC probe and the worker
 	// actor's PID (tests point links at in-process workers).

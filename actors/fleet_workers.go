@@ -46,6 +46,7 @@ func (d *subagents) addWorkers(spec *FleetSpec) {
 	tok, err := config.WorkerToken(r.TokenFile)
 	if err != nil {
 		d.logger.Warn("[[workers]] configured but no worker token; every task runs in this process", "err", err)
+		spec.warning = "workers not used, every task runs in this process: " + err.Error()
 		return
 	}
 	spec.Remote = &RemoteOptions{Listen: r.Listen, Advertise: r.Advertise, Token: tok, TLSCert: r.TLSCert, TLSKey: r.TLSKey, TLSCA: r.TLSCA}
@@ -117,7 +118,9 @@ func StartWorkersRemote(sys *System, spec *FleetSpec) error {
 	}
 	if _, err := StartRemote(sys, *spec.Remote); err != nil {
 		spec.Workers = nil
-		return fmt.Errorf("workers not used: %w", err)
+		err = fmt.Errorf("workers not used, every task runs in this process: %w", err)
+		spec.warning = err.Error()
+		return err
 	}
 	return nil
 }
@@ -127,12 +130,18 @@ func StartWorkersRemote(sys *System, spec *FleetSpec) error {
 // here, late: that still works, but races with whatever else the system
 // runs at that moment.
 func (f *fleetActor) startWorkers(c actor.Context) {
+	if f.spec.warning != "" {
+		// The user configured workers that cannot be used: say so where
+		// they look, not only in the log.
+		f.publish(&Notice{Level: "warn", Message: f.spec.warning}, "")
+	}
 	if len(f.spec.Workers) == 0 {
 		return
 	}
 	if f.spec.Remote != nil && f.sys.Remote() == nil {
 		if err := StartWorkersRemote(f.sys, &f.spec); err != nil {
 			f.log.Warn("remote endpoint did not start; every task runs in this process", "err", err)
+			f.publish(&Notice{Level: "warn", Message: err.Error()}, "")
 			return
 		}
 	}

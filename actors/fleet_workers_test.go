@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -675,6 +676,9 @@ workspace = "other"
 	if len(spec.Workers) != 0 || spec.Remote != nil {
 		t.Errorf("no token, yet workers %+v remote %+v", spec.Workers, spec.Remote)
 	}
+	if !strings.Contains(spec.warning, "workers not used") || !strings.Contains(spec.warning, config.WorkerTokenEnv) {
+		t.Errorf("no token: warning %q should say the workers are not used and name %s", spec.warning, config.WorkerTokenEnv)
+	}
 
 	t.Setenv(config.WorkerTokenEnv, "s3cret")
 	spec = d.fleetSpec()
@@ -805,4 +809,41 @@ func TestFleetWaitsForItsLinksFirstVerdict(t *testing.T) {
 			t.Errorf("%s started %+v; want once, on w1 (most free slots)", id, s)
 		}
 	}
+}
+
+// TestFleetWarnsWhenWorkersAreNotUsed: configured workers that cannot be
+// used are reported on the bus, where a frontend shows them, and through
+// a taken port: the endpoint that cannot start is the session's notice.
+func TestFleetWarnsWhenWorkersAreNotUsed(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	sys := NewSystem(nil)
+	bus := NewBus()
+	sub := bus.Subscribe()
+	defer sub.Close()
+	spec := &FleetSpec{Root: "/ws", Remote: &RemoteOptions{Listen: ln.Addr().String(), Token: "t"},
+		Workers: []WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
+	if err := StartWorkersRemote(sys, spec); err == nil {
+		t.Fatal("an endpoint on a taken port started")
+	}
+	if len(spec.Workers) != 0 {
+		t.Errorf("workers kept after the endpoint failed: %+v", spec.Workers)
+	}
+	pid := sys.Root().Spawn(fleetProps(sys, "s1", bus, *spec))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		ev, err := sub.Next(ctx)
+		must(t, err)
+		if n, ok := ev.(*Notice); ok {
+			if n.Level != "warn" || !strings.Contains(n.Message, "workers not used") {
+				t.Errorf("notice %+v", n)
+			}
+			break
+		}
+	}
+	must(t, sys.Stop(pid, 5*time.Second))
+	must(t, sys.Shutdown(ctx))
 }
