@@ -46,7 +46,6 @@ type proxyRig struct {
 	parent *actor.PID
 	// fromProxy receives the task messages the worker got.
 	fromProxy chan any
-	proxyPID  chan *actor.PID
 }
 
 // newProxyRig runs one attempt of task "f1.1" on a scripted worker; script
