@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"reasonix/core/testenv"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestProbeRemote(t *testing.T) {
 	tlsOpts := tlsOptions(t, dir)
 	plain := startNode(t, plainOpts)
 	secure := startNode(t, tlsOpts)
-	otherCert, otherKey := testCert(t, dir, "stranger")
+	otherCert, otherKey := testenv.SelfSignedCert(t, dir, "stranger")
 	untrusting := tlsOpts
 	untrusting.TLSCA = otherCert // trusts only a certificate the node does not use
 	_ = otherKey

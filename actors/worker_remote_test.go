@@ -2,18 +2,12 @@ package actors
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
+	"reasonix/core/testenv"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,46 +27,10 @@ import (
 
 const testToken = "s3cret-token"
 
-// testCert writes a self-signed certificate for 127.0.0.1 (its own CA)
-// and its key into dir, returning their paths.
-func testCert(t testing.TB, dir, name string) (cert, key string) {
-	t.Helper()
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: "reasonix-" + name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		IsCA:         true, BasicConstraintsValid: true,
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, key = filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
-	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return cert, key
-}
-
 // tlsOptions are loopback options serving and trusting one self-signed
 // certificate.
 func tlsOptions(t testing.TB, dir string) RemoteOptions {
-	cert, key := testCert(t, dir, "node")
+	cert, key := testenv.SelfSignedCert(t, dir, "node")
 	return RemoteOptions{Listen: "127.0.0.1:0", Token: testToken, TLSCert: cert, TLSKey: key, TLSCA: cert}
 }
 
@@ -693,7 +651,7 @@ func TestStartRemoteWhileActorsRun(t *testing.T) {
 func TestStartRemoteErrors(t *testing.T) {
 	leakCheck(t)
 	dir := t.TempDir()
-	cert, key := testCert(t, dir, "node")
+	cert, key := testenv.SelfSignedCert(t, dir, "node")
 	garbage := filepath.Join(dir, "garbage.pem")
 	if err := os.WriteFile(garbage, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)

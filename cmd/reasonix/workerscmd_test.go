@@ -2,15 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -23,6 +16,7 @@ import (
 	"reasonix/actors"
 	"reasonix/core/config"
 	"reasonix/core/provider/providertest"
+	"reasonix/core/testenv"
 )
 
 func TestWorkersFlags(t *testing.T) {
@@ -371,47 +365,13 @@ func TestWorkersQueryOptions(t *testing.T) {
 	}
 }
 
-// selfSignedCert writes a certificate for 127.0.0.1 that is its own
-// authority, and its key, into a temporary directory.
-func selfSignedCert(t *testing.T) (cert, key string) {
-	t.Helper()
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               pkix.Name{CommonName: "reasonix-workers-test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cert, key = filepath.Join(dir, "node.crt"), filepath.Join(dir, "node.key")
-	writeFile(t, cert, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), 0o600)
-	writeFile(t, key, string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})), 0o600)
-	return cert, key
-}
-
 // TestWorkersTLS lists a worker that serves TLS: a plaintext listing is a
 // tls error; with [remote] TLS trusting the worker's certificate it is up,
 // which takes the worker's answer coming back over TLS to the listing's
 // own endpoint.
 func TestWorkersTLS(t *testing.T) {
 	t.Parallel()
-	cert, key := selfSignedCert(t)
+	cert, key := testenv.SelfSignedCert(t, t.TempDir(), "node")
 	addr := startTestWorkerWith(t, "secure",
 		actors.RemoteOptions{Listen: "127.0.0.1:0", Token: workersTestToken, TLSCert: cert, TLSKey: key, TLSCA: cert}, 2, "proj")
 	entry := "name = \"secure\"\naddress = \"" + addr + "\""
