@@ -53,6 +53,10 @@ const (
 //     finish coming back);
 //   - first-start-ms: from the first task_queued to the first
 //     task_started, which includes the links coming up;
+//   - first-wave-ms: from the first task_started to the 64th, the time
+//     the first wave takes to fill every slot (the fleet's prompt-cache
+//     warm-up holds a node's siblings until the first one's first output,
+//     about one model latency);
 //   - relayed-events/s: task events (anything with a task id) on the
 //     parent's stream per second of wall time;
 //   - startup-ms: from starting the process to the first task_queued
@@ -95,7 +99,7 @@ func BenchmarkWorkers256(b *testing.B) {
 	slots := benchWorkers * benchCapacity
 	ideal := time.Duration((benchTasks+slots-1)/slots) * benchTurns * benchLatency
 
-	var ratio, place, extra, first, rate, startup, after []float64
+	var ratio, place, extra, first, wave, rate, startup, after []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
@@ -112,12 +116,14 @@ func BenchmarkWorkers256(b *testing.B) {
 		place = append(place, m.placeMS)
 		extra = append(extra, m.extraMS)
 		first = append(first, m.firstMS)
+		wave = append(wave, m.waveMS)
 		rate = append(rate, float64(m.taskEvents)/wall.Seconds())
 	}
 	b.ReportMetric(median(ratio), "wall/ideal")
 	b.ReportMetric(median(place), "place-ms")
 	b.ReportMetric(median(extra), "run-extra-ms")
 	b.ReportMetric(median(first), "first-start-ms")
+	b.ReportMetric(median(wave), "first-wave-ms")
 	b.ReportMetric(median(rate), "relayed-events/s")
 	b.ReportMetric(median(startup), "startup-ms")
 	b.ReportMetric(median(after), "after-ms")
@@ -136,9 +142,9 @@ func BenchmarkWorkers256(b *testing.B) {
 }
 
 type benchRun struct {
-	placeMS, extraMS, firstMS float64
-	taskEvents                int
-	firstQueued, lastDone     time.Time
+	placeMS, extraMS, firstMS, waveMS float64
+	taskEvents                        int
+	firstQueued, lastDone             time.Time
 }
 
 // benchFigures computes one run's figures (see BenchmarkWorkers256) from
@@ -210,6 +216,14 @@ func benchFigures(b *testing.B, events []event) benchRun {
 	out.extraMS = float64(extra.Microseconds()) / 1000 / benchTasks
 	out.firstMS = float64(firstStarted.Sub(firstQueued).Microseconds()) / 1000
 	out.firstQueued = firstQueued
+	var all []time.Time
+	for _, st := range starts {
+		all = append(all, st...)
+	}
+	slices.SortFunc(all, func(x, y time.Time) int { return x.Compare(y) })
+	if n := benchWorkers * benchCapacity; len(all) >= n {
+		out.waveMS = float64(all[n-1].Sub(all[0]).Microseconds()) / 1000
+	}
 	for _, d := range dones {
 		for _, at := range d {
 			if at.After(out.lastDone) {
