@@ -251,7 +251,10 @@ func (w *workerActor) Receive(c actor.Context) {
 	case *workerBye:
 		if l := w.leaseFor(c.Sender(), m.Epoch); l != nil && m.Epoch >= l.epoch {
 			w.log.Info("scheduler said bye", "scheduler", l.scheduler, "why", m.Why)
-			w.forget(c, l, "the scheduler said bye: "+m.Why, true)
+			// Not unwatched: the scheduler is on its way out, and an
+			// unwatch sent now could dial its closing address and hold
+			// this worker's shutdown for protoactor's retries.
+			w.forget(c, l, "the scheduler said bye: "+m.Why, false)
 		}
 	case *leaseLapsed:
 		if l := w.leases[m.key]; l != nil && l.gen == m.gen {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -53,7 +54,13 @@ type remoteNode struct {
 
 func startNode(t testing.TB, o RemoteOptions) *remoteNode {
 	t.Helper()
-	sys := NewSystem(nil)
+	return startNodeLogging(t, o, nil)
+}
+
+// startNodeLogging is startNode with the System logging to logger.
+func startNodeLogging(t testing.TB, o RemoteOptions, logger *slog.Logger) *remoteNode {
+	t.Helper()
+	sys := NewSystem(logger)
 	r, err := StartRemote(sys, o)
 	if err != nil {
 		_ = sys.Shutdown(context.Background())
@@ -875,4 +882,74 @@ func FuzzRemoteBatch(f *testing.F) {
 			<-n.got
 		}
 	})
+}
+
+// dialLog records the addresses protoactor's endpoint writers start
+// connecting to.
+type dialLog struct {
+	mu    sync.Mutex
+	dials []string
+}
+
+func (d *dialLog) Enabled(context.Context, slog.Level) bool { return true }
+func (d *dialLog) WithAttrs([]slog.Attr) slog.Handler       { return d }
+func (d *dialLog) WithGroup(string) slog.Handler            { return d }
+func (d *dialLog) Handle(_ context.Context, r slog.Record) error {
+	if !strings.Contains(r.Message, "EndpointWriter. connecting") {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "address" {
+			d.mu.Lock()
+			d.dials = append(d.dials, a.Value.String())
+			d.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+func (d *dialLog) count(address string) int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n := 0
+	for _, a := range d.dials {
+		if a == address {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRemoteTerminatedNotSentToGonePeer: an actor that a gone peer watched
+// stops (a worker draining after its scheduler went away) without its
+// node dialling the gone peer to deliver the Terminated, which held the
+// node's shutdown for protoactor's connect retries.
+func TestRemoteTerminatedNotSentToGonePeer(t *testing.T) {
+	leakCheck(t)
+	dials := &dialLog{}
+	b := startNodeLogging(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken}, slog.New(dials))
+	a := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+	gone := a.r.Address()
+	events := b.endpointEvents(t)
+	// The watcher's request is answered over b's own connection to a, the
+	// endpoint through which b would tell a of the echo actor's end.
+	a.watchPeer(t, echoAt(b.r.Address()))
+	if dials.count(gone) != 1 {
+		t.Fatalf("b dialled a %d times before a went away; want 1", dials.count(gone))
+	}
+	a.shutdown()
+	for seen := false; !seen; {
+		select {
+		case addr := <-events:
+			seen = addr == gone
+		case <-time.After(10 * time.Second):
+			t.Fatal("b never saw a's endpoint end")
+		}
+	}
+	must(t, b.sys.Stop(b.echo, 5*time.Second))
+	b.shutdown()
+	if n := dials.count(gone); n != 1 {
+		t.Errorf("b dialled the gone peer %d times; want only the first connection", n)
+	}
 }

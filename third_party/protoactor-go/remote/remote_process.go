@@ -40,6 +40,16 @@ func (ref *process) SendSystemMessage(pid *actor.PID, message interface{}) {
 		}
 		// endpointManager.remoteUnwatch(ruw)
 		ref.remote.edpManager.remoteUnwatch(ruw)
+	case *actor.Terminated:
+		// reasonix: a Terminated for a watcher on a peer we hold no
+		// endpoint to is dropped. The endpoint went away with the peer
+		// (or the link to it), and the peer's side was told
+		// AddressTerminated then; dialling the gone peer to tell it again
+		// held this node's shutdown for five connect attempts.
+		if _, ok := ref.remote.edpManager.existing(pid.Address); !ok {
+			return
+		}
+		ref.remote.SendMessage(pid, nil, message, nil, -1)
 	default:
 		ref.remote.SendMessage(pid, nil, message, nil, -1)
 	}
