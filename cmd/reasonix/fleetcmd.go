@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -227,6 +228,10 @@ type taskStatusJSON struct {
 	Prompt string `json:"prompt"`
 	Turns  int    `json:"turns,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Worker and Attempt are where the task's last attempt was placed
+	// (empty: the scheduler's own process) and its number from 2 on.
+	Worker  string `json:"worker,omitempty"`
+	Attempt int    `json:"attempt,omitempty"`
 }
 
 // fleetStatusJSON is `fleet status --json`; its fields are part of the
@@ -247,19 +252,32 @@ func fleetStatus(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 	if r.Replied {
 		out.State = "done"
 	}
+	type placed struct {
+		worker  string
+		attempt int
+	}
+	last := map[string]placed{}
+	remote := false
 	for _, rec := range recs {
 		if rec.Kind != journal.KindStart || len(rec.Data) == 0 {
 			continue
 		}
 		var start struct {
 			Endpoint *provider.LimiterStats `json:"endpoint"`
+			Worker   string                 `json:"worker"`
+			Attempt  int                    `json:"attempt"`
 		}
-		if json.Unmarshal(rec.Data, &start) == nil && start.Endpoint != nil {
+		if json.Unmarshal(rec.Data, &start) != nil {
+			continue
+		}
+		if start.Endpoint != nil {
 			out.Endpoint = start.Endpoint
 		}
+		last[rec.Task] = placed{start.Worker, start.Attempt}
+		remote = remote || start.Worker != ""
 	}
 	for i, id := range r.Order {
-		ts := taskStatusJSON{ID: id, State: "queued"}
+		ts := taskStatusJSON{ID: id, State: "queued", Worker: last[id].worker, Attempt: last[id].attempt}
 		if i < len(r.Submission.Specs) {
 			var spec actors.TaskSpec
 			if json.Unmarshal(r.Submission.Specs[i], &spec) == nil {
@@ -284,9 +302,19 @@ func fleetStatus(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 			e.Endpoint, e.Window, e.Max, e.InFlight, e.Waiting, e.Throttled)
 	}
 	tw := tabwriter.NewWriter(f.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSTATE\tSTATUS\tTURNS\tPROMPT")
+	if !remote {
+		fmt.Fprintln(tw, "TASK\tSTATE\tSTATUS\tTURNS\tPROMPT")
+		for _, ts := range out.Tasks {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", ts.ID, ts.State, ts.Status, ts.Turns, ts.Prompt)
+		}
+		return tw.Flush()
+	}
+	// Some tasks ran on worker hosts: say where each last ran ("-" for
+	// this process) and which attempt that was.
+	fmt.Fprintln(tw, "TASK\tSTATE\tSTATUS\tTURNS\tWORKER\tATTEMPT\tPROMPT")
 	for _, ts := range out.Tasks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", ts.ID, ts.State, ts.Status, ts.Turns, ts.Prompt)
+		worker := cmp.Or(ts.Worker, "-")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", ts.ID, ts.State, ts.Status, ts.Turns, worker, max(ts.Attempt, 1), ts.Prompt)
 	}
 	return tw.Flush()
 }
