@@ -299,3 +299,29 @@ func TestBrowserFoldRebuildsTheSameView(t *testing.T) {
 	}
 	b.noExceptions()
 }
+
+// TestBrowserFoldRequeuedTask: a task whose worker was lost goes back to
+// queued on the page with its tool cleared and the approval its lost
+// attempt asked for gone, as in the session's snapshot; its next start
+// runs it again.
+func TestBrowserFoldRequeuedTask(t *testing.T) {
+	b := openPageHarness(t)
+	events := []string{
+		`{"type":"task_queued","seq":1,"task":"f1.1","fleet":"f1","prompt":"task 1"}`,
+		`{"type":"task_started","seq":2,"task":"f1.1","fleet":"f1","model":"m","worker":"w1","time":"2026-01-01T00:00:00Z"}`,
+		`{"type":"tool_started","seq":3,"task":"f1.1","call_id":"s1","tool":"ls","args":"{}"}`,
+		`{"type":"approval_requested","seq":4,"task":"f1.1","request_id":"s/f1.1/s2","call_id":"s2","tool":"write_file","args":"{}","reason":"writes"}`,
+		`{"type":"task_requeued","seq":5,"task":"f1.1","fleet":"f1","worker":"w1","attempt":2,"reason":"worker w1 lost"}`,
+	}
+	got := runPageFold(b, "", events)
+	if want := []pageFoldTask{{"f1.1", "queued", "", "", 0}}; fmt.Sprint(got.Tasks) != fmt.Sprint(want) || len(got.Approvals) != 0 {
+		t.Fatalf("after the requeue: tasks %+v approvals %v; want %+v and none", got.Tasks, got.Approvals, want)
+	}
+	events = append(events,
+		`{"type":"task_started","seq":6,"task":"f1.1","fleet":"f1","model":"m","worker":"w2","attempt":2,"time":"2026-01-01T00:00:01Z"}`,
+		`{"type":"task_done","seq":7,"task":"f1.1","fleet":"f1","status":"ok","worker":"w2","attempt":2,"duration_ms":900}`)
+	got = runPageFold(b, "", events)
+	if want := []pageFoldTask{{"f1.1", "done", "ok", "", 0}}; fmt.Sprint(got.Tasks) != fmt.Sprint(want) {
+		t.Fatalf("after the second attempt: %+v, want %+v", got.Tasks, want)
+	}
+}

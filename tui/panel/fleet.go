@@ -59,14 +59,18 @@ type Fleet struct {
 // task is one row.
 type task struct {
 	id, fleet, prompt, profile, model string
-	writer                            bool
-	state, status, err                string
-	overBudget                        string
-	queuedAt, startedAt, doneAt       time.Time
-	duration                          time.Duration
-	tokens                            int
-	cachePct                          float64
-	hasCache                          bool
+	// worker is the worker host the task runs on ("" in this process)
+	// and attempt its attempt there, from 1.
+	worker                      string
+	attempt                     int
+	writer                      bool
+	state, status, err          string
+	overBudget                  string
+	queuedAt, startedAt, doneAt time.Time
+	duration                    time.Duration
+	tokens                      int
+	cachePct                    float64
+	hasCache                    bool
 	// turns and cost are task_done's; budget and endpoint the latest
 	// task_started or task_done gave.
 	turns    int
@@ -189,7 +193,20 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 		}
 		t.fleet, t.model, t.startedAt = e.Fleet, clean(e.Model), e.Time
 		t.budget, t.endpoint = e.Budget, e.Endpoint
+		t.worker, t.attempt = clean(e.Worker), e.Attempt
 		f.setState(t, stateRunning, "")
+		t.version++
+		return true
+	case *actors.TaskRequeued:
+		// The attempt was lost with its worker: the task waits for its
+		// next start, and the calls the lost attempt had open are gone.
+		t := f.task(m.Task)
+		if t.state == stateDone {
+			return false
+		}
+		t.open, t.startedAt = nil, time.Time{}
+		t.lines.line("[requeued] " + clean(e.Reason))
+		f.setState(t, stateQueued, "")
 		t.version++
 		return true
 	case *actors.TaskDone:
@@ -305,6 +322,7 @@ func (f *Fleet) Restore(s actors.Snapshot) {
 	for _, ts := range s.Tasks {
 		t := f.task(ts.ID)
 		t.fleet, t.prompt, t.profile, t.model, t.writer = ts.Fleet, clean(ts.Prompt), clean(ts.Profile), clean(ts.Model), ts.Writer
+		t.worker, t.attempt = clean(ts.Worker), ts.Attempt
 		t.err = clean(ts.Error)
 		switch ts.State {
 		case stateQueued, stateRunning:
@@ -467,7 +485,7 @@ func tokensOf(u provider.Usage) int {
 // (a task's notice does not make a row).
 func metaOf(ev actors.Event) *actors.Meta {
 	switch ev.(type) {
-	case *actors.TaskQueued, *actors.TaskStarted, *actors.TaskDone, *actors.ToolStarted, *actors.ToolFinished,
+	case *actors.TaskQueued, *actors.TaskStarted, *actors.TaskRequeued, *actors.TaskDone, *actors.ToolStarted, *actors.ToolFinished,
 		*actors.UsageReported, *actors.TextDelta, *actors.GoalStarted, *actors.GoalProgressed, *actors.GoalEnded,
 		*actors.TodoUpdated:
 		m := actors.MetaOf(ev)

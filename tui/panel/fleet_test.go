@@ -618,3 +618,34 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetRequeuedTask: a task whose worker was lost goes back to
+// queued with the reason in its lines, its lost calls closed, and its
+// detail names the worker and attempt it runs on next.
+func TestFleetRequeuedTask(t *testing.T) {
+	t.Parallel()
+	f := NewFleet()
+	f.SetClock(clockAt(30))
+	f.Apply(queued(1, "f1.1", "", "scan the repo", 0))
+	st := started(2, "f1.1", 1)
+	st.Worker = "w1"
+	f.Apply(st)
+	f.Apply(&actors.ToolStarted{Meta: mt(3, "f1.1", 2), CallID: "c1", Tool: "grep"})
+	if !f.Apply(&actors.TaskRequeued{Meta: mt(4, "f1.1", 3), Fleet: "f1", Worker: "w1", Attempt: 2, Reason: "worker w1 lost: connection to the worker closed"}) {
+		t.Fatal("task_requeued changed nothing")
+	}
+	if got := summarize(f); len(got) != 1 || got[0].State != stateQueued || got[0].Tool != "" {
+		t.Fatalf("after the requeue: %+v", got)
+	}
+	again := started(5, "f1.1", 4)
+	again.Worker, again.Attempt = "w2", 2
+	f.Apply(again)
+	f.Focus()
+	f.Key(key("enter"))
+	out := ansi.Strip(f.View(100, 10))
+	for _, want := range []string{"[requeued] worker w1 lost", "on w2", "attempt 2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("detail lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -331,6 +331,12 @@ func detailInfo(t *task) string {
 	if t.model != "" {
 		parts = append(parts, t.model)
 	}
+	if t.worker != "" {
+		parts = append(parts, "on "+t.worker)
+	}
+	if t.attempt > 1 {
+		parts = append(parts, "attempt "+strconv.Itoa(t.attempt))
+	}
 	if t.writer {
 		parts = append(parts, "writer")
 	}

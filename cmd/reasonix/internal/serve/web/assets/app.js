@@ -778,7 +778,8 @@ function drawFleet() {
     c[0].textContent = row.id;
     c[0].title = row.prompt;
     c[1].textContent = row.state === 'done' ? row.status || 'done' : row.state;
-    c[1].title = row.error || '';
+    // Where a task runs, when that is a worker host, and its attempt.
+    c[1].title = row.error || (row.worker ? 'on ' + row.worker + (row.attempt > 1 ? ', attempt ' + row.attempt : '') : '');
     c[2].textContent = (row.profile || '—') + (row.writer ? ' ✎' : '');
     c[3].textContent = row.tool || '';
     c[4].textContent = tokens(row.tokens);

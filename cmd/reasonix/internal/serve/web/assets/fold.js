@@ -83,7 +83,7 @@ export function cut(s, n) {
 function task(st, id) {
   let row = st.tasks.get(id);
   if (!row) {
-    row = { id: id, fleet: '', prompt: '', profile: '', writer: false, model: '', state: 'queued', status: '', error: '', tool: '', tokens: 0, cachePct: null, started: 0, durationMS: null };
+    row = { id: id, fleet: '', prompt: '', profile: '', writer: false, model: '', worker: '', attempt: 1, state: 'queued', status: '', error: '', tool: '', tokens: 0, cachePct: null, started: 0, durationMS: null };
     st.tasks.set(id, row);
   }
   mark(st, 'tasks');
@@ -109,7 +109,7 @@ export function applySnapshot(st, snap) {
   if (snap.posture) st.posture = snap.posture;
   for (const t of snap.tasks || []) {
     const row = task(st, t.id);
-    Object.assign(row, { fleet: t.fleet || '', prompt: t.prompt || '', profile: t.profile || '', writer: !!t.writer, model: t.model || row.model, state: t.state || row.state, status: t.status || '', error: t.error || '' });
+    Object.assign(row, { fleet: t.fleet || '', prompt: t.prompt || '', profile: t.profile || '', writer: !!t.writer, model: t.model || row.model, state: t.state || row.state, status: t.status || '', error: t.error || '', worker: t.worker || '', attempt: t.attempt || 1 });
     if (row.state !== 'running') row.tool = '';
   }
   const known = st.approvals;
@@ -189,6 +189,19 @@ export function fold(st, ev) {
   return true;
 }
 
+// dropApprovals forgets the pending approvals of a task that ended or
+// lost its attempt, as the session's snapshot does.
+function dropApprovals(st, task) {
+  let dropped = false;
+  for (const [id, a] of st.approvals) {
+    if (a.task === task) {
+      st.approvals.delete(id);
+      dropped = true;
+    }
+  }
+  if (dropped) mark(st, 'approvals');
+}
+
 function foldTask(st, ev) {
   const row = task(st, ev.task);
   switch (ev.type) {
@@ -196,7 +209,13 @@ function foldTask(st, ev) {
       Object.assign(row, { fleet: ev.fleet || '', prompt: ev.prompt || '', profile: ev.profile || '', writer: !!ev.writer, state: 'queued' });
       break;
     case 'task_started':
-      Object.assign(row, { fleet: ev.fleet || row.fleet, model: ev.model || row.model, state: 'running', started: Date.parse(ev.time) || 0 });
+      Object.assign(row, { fleet: ev.fleet || row.fleet, model: ev.model || row.model, state: 'running', started: Date.parse(ev.time) || 0, worker: ev.worker || '', attempt: ev.attempt || 1 });
+      break;
+    case 'task_requeued':
+      // Its worker was lost: the task waits for its next start, and
+      // nothing the lost attempt asked can be answered any more.
+      Object.assign(row, { state: 'queued', tool: '', started: 0 });
+      dropApprovals(st, ev.task);
       break;
     case 'tool_started':
       row.tool = ev.tool;
@@ -211,6 +230,7 @@ function foldTask(st, ev) {
       }
       break;
     case 'task_done':
+      dropApprovals(st, ev.task);
       Object.assign(row, { state: 'done', status: ev.status || '', error: ev.error || '', tool: '', durationMS: ev.duration_ms ?? null });
       if (ev.usage && ev.usage.total_tokens) row.tokens = ev.usage.total_tokens;
       if (typeof ev.cache_hit_pct === 'number') row.cachePct = ev.cache_hit_pct;
