@@ -310,16 +310,6 @@ func (p *rigProc) kill(t testing.TB) {
 	}
 }
 
-// terminate sends SIGTERM to the process and returns its exit code.
-func (p *rigProc) terminate(t testing.TB) int {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatalf("SIGTERM %s: %v", p.name, err)
-	}
-	_, code := p.waitExit(t)
-	return code
-}
-
 // terminateAll sends SIGTERM to the named processes at once, then waits
 // for each; it returns their exit codes and how long each took.
 func (r *rig) terminateAll(t testing.TB, names ...string) (map[string]int, map[string]time.Duration) {
