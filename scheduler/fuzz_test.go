@@ -62,32 +62,10 @@ func FuzzQueue(f *testing.F) {
 	f.Add([]byte{0x3f, 0, 0x81, 0x01, 0x02, 0, 0x81, 0x01, 0x42, 0x03, 0x03, 0x07, 0x08, 0x0a, 0x30, 0x09, 0x03, 0x05})
 	f.Add([]byte("fleet of writers on overlapping paths, cancelled midway"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ops := &fuzzOps{data: data}
-		head := ops.byte()
-		cfg := scheduler.Config{MaxRunning: 1 + int(head)%4, MaxWriters: 1 + int(head>>2)%3}
-		if head&0x10 == 0 {
-			cfg.Root = "/ws"
-		}
-		q, err := scheduler.New(cfg)
-		if err != nil {
-			t.Fatalf("new %+v: %v", cfg, err)
-		}
-		h := newHarness(q, cfg, 0)
+		ops, h, fail := newFuzzRun(t, data)
 		now := t0
 		fleets := []string{"", "f1", "f2"}
-		anyID := func() string {
-			b := int(ops.byte())
-			if len(h.all) == 0 || b == 0xff {
-				return "nope"
-			}
-			return h.all[b%len(h.all)].task.ID
-		}
-		fail := func(err error) {
-			t.Helper()
-			if err != nil {
-				t.Fatalf("%v\ntrace:\n%s", err, tail(h.trace.String(), 60))
-			}
-		}
+		anyID := func() string { return fuzzID(ops, h) }
 
 		for n := 0; ops.more() && n < 400; n++ {
 			switch op := ops.byte() % 11; op {
@@ -171,32 +149,10 @@ func FuzzNodes(f *testing.F) {
 	f.Add([]byte{0x21, 3, 2, 65, 0x82, 1, 3, 1, 0, 3, 3, 4, 0, 0, 0x09, 2, 1, 1, 2})
 	f.Add([]byte("workers going down while writers on their paths are requeued twice"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ops := &fuzzOps{data: data}
-		head := ops.byte()
-		cfg := scheduler.Config{MaxRunning: 1 + int(head)%4, MaxWriters: 1 + int(head>>2)%3}
-		if head&0x10 == 0 {
-			cfg.Root = "/ws"
-		}
-		q, err := scheduler.New(cfg)
-		if err != nil {
-			t.Fatalf("new %+v: %v", cfg, err)
-		}
-		h := newHarness(q, cfg, 0)
+		ops, h, fail := newFuzzRun(t, data)
 		now := t0
 		fleets := []string{"", "f1", "f2"}
-		anyID := func() string {
-			b := int(ops.byte())
-			if len(h.all) == 0 || b == 0xff {
-				return "nope"
-			}
-			return h.all[b%len(h.all)].task.ID
-		}
-		fail := func(err error) {
-			t.Helper()
-			if err != nil {
-				t.Fatalf("%v\ntrace:\n%s", err, tail(h.trace.String(), 60))
-			}
-		}
+		anyID := func() string { return fuzzID(ops, h) }
 		for n := 0; ops.more() && n < 400; n++ {
 			switch op := ops.byte() % 12; op {
 			case 0, 1:
@@ -282,4 +238,39 @@ func FuzzNodes(f *testing.F) {
 		}
 		fail(h.checkAllEnded())
 	})
+}
+
+// newFuzzRun starts both fuzz targets the same way: the first byte picks
+// the caps and whether there is a root, and fail reports an error with
+// the end of the harness's trace.
+func newFuzzRun(t *testing.T, data []byte) (*fuzzOps, *harness, func(error)) {
+	t.Helper()
+	ops := &fuzzOps{data: data}
+	head := ops.byte()
+	cfg := scheduler.Config{MaxRunning: 1 + int(head)%4, MaxWriters: 1 + int(head>>2)%3}
+	if head&0x10 == 0 {
+		cfg.Root = "/ws"
+	}
+	q, err := scheduler.New(cfg)
+	if err != nil {
+		t.Fatalf("new %+v: %v", cfg, err)
+	}
+	h := newHarness(q, cfg, 0)
+	fail := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%v\ntrace:\n%s", err, tail(h.trace.String(), 60))
+		}
+	}
+	return ops, h, fail
+}
+
+// fuzzID picks the id of a task the harness knows from the next byte, or
+// one no task has.
+func fuzzID(ops *fuzzOps, h *harness) string {
+	b := int(ops.byte())
+	if len(h.all) == 0 || b == 0xff {
+		return "nope"
+	}
+	return h.all[b%len(h.all)].task.ID
 }
