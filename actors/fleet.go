@@ -532,6 +532,8 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 		f.cancelTask(c, lost.TaskID)
 	case *requeueWriter:
 		f.onRequeueWriter(c, lost)
+	case *workersSettled:
+		f.unsettled = nil // the admit below runs what waited for it
 	case *CancelFleet:
 		f.cancelFleet(c, lost.FleetID)
 	case *QueryFleet:
