@@ -166,6 +166,23 @@ func startMsg(epoch uint64, attempt int, spec TaskSpec) *workerStart {
 	return &workerStart{Epoch: epoch, Attempt: attempt, Session: "p1", Fleet: "f1", Workspace: "ws", Spec: spec}
 }
 
+// linked gives a link probe that holds a lease for scheduler "sched" at
+// epoch 1 and a proxy probe to start tasks with.
+func (r *workerRig) linked() (link, proxy *probe) {
+	r.t.Helper()
+	link, proxy = r.probe(), r.probe()
+	link.link(1, 60_000)
+	return link, proxy
+}
+
+// start has the probe start spec as attempt 1 of epoch 1 and returns the
+// worker's acceptance.
+func (p *probe) start(spec TaskSpec) *workerAccepted {
+	p.t.Helper()
+	p.send(startMsg(1, 1, spec))
+	return nextOf[*workerAccepted](p)
+}
+
 // running asks the worker for its load with a status hello.
 func (p *probe) running() int {
 	p.t.Helper()
@@ -263,10 +280,8 @@ func TestWorkerRunsATask(t *testing.T) {
 	r := newWorkerRig(t, rigOpts{})
 	answer := strings.Repeat("the answer is long enough to stream in many pieces. ", 12)
 	r.srv.Push(providertest.Turn{Text: answer, ChunkBytes: 4})
-	link, proxy := r.probe(), r.probe()
-	link.link(1, 60_000)
-	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "go"}))
-	acc := nextOf[*workerAccepted](proxy)
+	link, proxy := r.linked()
+	acc := proxy.start(TaskSpec{ID: "f1.1", Prompt: "go"})
 	if acc.Task != "f1.1" || acc.Attempt != 1 || acc.Model != "fake-model" {
 		t.Fatalf("accepted = %+v", acc)
 	}
@@ -320,8 +335,7 @@ func TestWorkerCapacityAndCancel(t *testing.T) {
 	r.srv.Push(providertest.Turn{Stall: true}, providertest.Turn{Text: "b done"})
 	link, pa, pb := r.probe(), r.probe(), r.probe()
 	link.link(1, 60_000)
-	pa.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
-	nextOf[*workerAccepted](pa)
+	pa.start(TaskSpec{ID: "f1.1", Prompt: "a"})
 	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -335,8 +349,7 @@ func TestWorkerCapacityAndCancel(t *testing.T) {
 		t.Fatalf("cancelled attempt finished %+v", fin)
 	}
 	// The cancelled attempt's slot is free as soon as its end is out.
-	pb.send(startMsg(1, 1, TaskSpec{ID: "f1.2", Prompt: "b"}))
-	nextOf[*workerAccepted](pb)
+	pb.start(TaskSpec{ID: "f1.2", Prompt: "b"})
 	if _, fin := pb.attempt(); fin.Status != StatusOK || fin.Text != "b done" {
 		t.Fatalf("second task finished %+v", fin)
 	}
@@ -375,8 +388,7 @@ func TestWorkerFences(t *testing.T) {
 			r.srv.Push(providertest.Turn{Stall: true}, providertest.Turn{Stall: true})
 			link, proxy, other := r.probe(), r.probe(), r.probe()
 			link.link(1, tc.leaseMS)
-			proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
-			nextOf[*workerAccepted](proxy)
+			proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
 			// Another scheduler's task is not touched.
 			other.send(&workerHello{Protocol: workerProtocol, Scheduler: "sched2", Session: "p2", Workspace: "ws", Epoch: 5, LeaseMS: 60_000})
 			nextOf[*workerWelcome](other)
@@ -409,8 +421,7 @@ func TestWorkerFences(t *testing.T) {
 func TestWorkerBuildFailureIsFatal(t *testing.T) {
 	t.Parallel()
 	r := newWorkerRig(t, rigOpts{})
-	link, proxy := r.probe(), r.probe()
-	link.link(1, 60_000)
+	link, proxy := r.linked()
 	for _, spec := range []TaskSpec{
 		{ID: "f1.1", Prompt: "a", Model: "nope"},
 		{ID: "f1.2", Prompt: "a", Profile: "no-such-profile"},
@@ -438,10 +449,8 @@ func TestWorkerDrain(t *testing.T) {
 	t.Parallel()
 	r := newWorkerRig(t, rigOpts{})
 	r.srv.Push(providertest.Turn{Stall: true})
-	link, proxy := r.probe(), r.probe()
-	link.link(1, 60_000)
-	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
-	nextOf[*workerAccepted](proxy)
+	link, proxy := r.linked()
+	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
 	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -473,10 +482,8 @@ func TestWorkerStopEndsJobs(t *testing.T) {
 	t.Parallel()
 	r := newWorkerRig(t, rigOpts{})
 	r.srv.Push(providertest.Turn{Stall: true})
-	link, proxy := r.probe(), r.probe()
-	link.link(1, 60_000)
-	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
-	nextOf[*workerAccepted](proxy)
+	_, proxy := r.linked()
+	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
 	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -510,16 +517,14 @@ func TestWorkerRepairsAPanic(t *testing.T) {
 
 	r := newWorkerRig(t, rigOpts{})
 	r.srv.Push(providertest.Turn{Text: "done"})
-	link, proxy := r.probe(), r.probe()
-	link.link(1, 60_000)
+	_, proxy := r.linked()
 	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
 	ref := nextOf[*workerRefused](proxy)
 	if !fired.Load() || ref.Fatal || !strings.Contains(ref.Reason, "internal error in worker") {
 		t.Fatalf("refused = %+v (fired %t)", ref, fired.Load())
 	}
 	// The worker goes on: its lease and the next start work.
-	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
-	nextOf[*workerAccepted](proxy)
+	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
 	if _, fin := proxy.attempt(); fin.Status != StatusOK || fin.Text != "done" {
 		t.Fatalf("finished = %+v", fin)
 	}
@@ -528,21 +533,12 @@ func TestWorkerRepairsAPanic(t *testing.T) {
 // TestWorkerJobRepairsAPanic: a job whose handler of the executor's end
 // panics still relays every event and sends that end once.
 func TestWorkerJobRepairsAPanic(t *testing.T) {
-	fired := &atomic.Bool{}
-	hook := func(kind string, msg any, after bool) {
-		if _, ok := msg.(*TurnFinished); ok && kind == "job" && !after && fired.CompareAndSwap(false, true) {
-			panic("injected fault in the job")
-		}
-	}
-	faultHook.Store(&hook)
-	t.Cleanup(func() { faultHook.Store(nil) })
+	fired := injectPanic(t, "job", "*actors.TurnFinished", false)
 
 	r := newWorkerRig(t, rigOpts{})
 	r.srv.Push(providertest.Turn{Text: "done"})
-	link, proxy := r.probe(), r.probe()
-	link.link(1, 60_000)
-	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
-	nextOf[*workerAccepted](proxy)
+	_, proxy := r.linked()
+	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
 	items, fin := proxy.attempt()
 	if !fired.Load() || fin.Status != StatusOK || fin.Text != "done" || len(items) == 0 {
 		t.Fatalf("finished = %+v after %d events (fired %t)", fin, len(items), fired.Load())
@@ -648,8 +644,7 @@ func TestWorkerOverRemote(t *testing.T) {
 	if ack := nextOf[*workerHeartbeatAck](link); ack.N != 1 || ack.Free != 2 {
 		t.Fatalf("ack = %+v", ack)
 	}
-	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "go"}))
-	if acc := nextOf[*workerAccepted](proxy); acc.Model != "fake-model" {
+	if acc := proxy.start(TaskSpec{ID: "f1.1", Prompt: "go"}); acc.Model != "fake-model" {
 		t.Fatalf("accepted = %+v", acc)
 	}
 	items, fin := proxy.attempt()
@@ -695,8 +690,7 @@ func TestWorkerApprovalAndPosture(t *testing.T) {
 		return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "write_file", Arguments: `{"path":"` + name + `","content":"hi"}`}}}
 	}
 	r.srv.Push(write("asked.txt"), providertest.Turn{Text: "written"}, write("free.txt"), providertest.Turn{Text: "written too"})
-	link, proxy := r.probe(), r.probe()
-	link.link(1, 60_000)
+	link, proxy := r.linked()
 	start := startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "write", Writer: true})
 	start.Interactive = true
 	proxy.send(start)
@@ -838,10 +832,8 @@ func TestWorkerKillsAfterGrace(t *testing.T) {
 
 	r := newWorkerRig(t, rigOpts{grace: 100 * time.Millisecond})
 	r.srv.Push(providertest.Turn{Stall: true})
-	link, proxy := r.probe(), r.probe()
-	link.link(1, 60_000)
-	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
-	nextOf[*workerAccepted](proxy)
+	_, proxy := r.linked()
+	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
 	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
