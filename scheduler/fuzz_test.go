@@ -70,24 +70,7 @@ func FuzzQueue(f *testing.F) {
 		for n := 0; ops.more() && n < 400; n++ {
 			switch op := ops.byte() % 11; op {
 			case 0, 1, 2:
-				flags := ops.byte()
-				tk := scheduler.Task{
-					ID:    fmt.Sprintf("t%d", len(h.all)),
-					Fleet: fleets[int(flags>>1)%len(fleets)],
-				}
-				if flags&0x80 != 0 {
-					tk.ID = anyID() // most likely a duplicate
-				}
-				if flags&1 != 0 {
-					tk.Writer = true
-					for range int(flags>>3) % 4 {
-						tk.WritePaths = append(tk.WritePaths, ops.path())
-					}
-				}
-				if flags&0x40 != 0 {
-					tk.Timeout = time.Duration(int(ops.byte())%8) * time.Second
-				}
-				fail(h.submit(tk, now))
+				fail(h.submit(fuzzTask(ops, h, fleets), now))
 			case 3, 4:
 				_, err := h.next(now)
 				fail(err)
@@ -114,24 +97,7 @@ func FuzzQueue(f *testing.F) {
 			fail(h.checkStatus())
 		}
 
-		// Drain: with every slot freed before each Next, the head of the
-		// queue can always start, so each round starts at least one task.
-		for range len(h.all) + 1 {
-			if h.live() == 0 {
-				break
-			}
-			for len(h.running) > 0 {
-				_, err := h.finish(h.running[0].task.ID, now)
-				fail(err)
-			}
-			_, err := h.next(now)
-			fail(err)
-			fail(h.checkStatus())
-		}
-		if h.live() != 0 {
-			t.Fatalf("queue did not drain: %d live\ntrace:\n%s", h.live(), tail(h.trace.String(), 60))
-		}
-		fail(h.checkAllEnded())
+		fail(fuzzDrain(h, now))
 	})
 }
 
@@ -156,21 +122,7 @@ func FuzzNodes(f *testing.F) {
 		for n := 0; ops.more() && n < 400; n++ {
 			switch op := ops.byte() % 12; op {
 			case 0, 1:
-				flags := ops.byte()
-				tk := scheduler.Task{ID: fmt.Sprintf("t%d", len(h.all)), Fleet: fleets[int(flags>>1)%len(fleets)]}
-				if flags&0x80 != 0 {
-					tk.ID = anyID()
-				}
-				if flags&1 != 0 {
-					tk.Writer = true
-					for range int(flags>>3) % 4 {
-						tk.WritePaths = append(tk.WritePaths, ops.path())
-					}
-				}
-				if flags&0x40 != 0 {
-					tk.Timeout = time.Duration(int(ops.byte())%8) * time.Second
-				}
-				fail(h.submit(tk, now))
+				fail(h.submit(fuzzTask(ops, h, fleets), now))
 			case 2:
 				_, err := h.next(now)
 				fail(err)
@@ -216,27 +168,11 @@ func FuzzNodes(f *testing.F) {
 			fail(h.checkStatus())
 		}
 
-		// Drain through the local node, which covers every writer: with all
-		// slots freed before each Next, the head of the queue always starts.
+		// Drain through the local node, which covers every writer.
 		if h.nodes[0].slots == 0 {
 			fail(h.setNode(scheduler.Node{Slots: 1}))
 		}
-		for range len(h.all) + 1 {
-			if h.live() == 0 {
-				break
-			}
-			for len(h.running) > 0 {
-				_, err := h.finish(h.running[0].task.ID, now)
-				fail(err)
-			}
-			_, err := h.next(now)
-			fail(err)
-			fail(h.checkStatus())
-		}
-		if h.live() != 0 {
-			t.Fatalf("queue did not drain: %d live\ntrace:\n%s", h.live(), tail(h.trace.String(), 60))
-		}
-		fail(h.checkAllEnded())
+		fail(fuzzDrain(h, now))
 	})
 }
 
@@ -263,6 +199,53 @@ func newFuzzRun(t *testing.T, data []byte) (*fuzzOps, *harness, func(error)) {
 		}
 	}
 	return ops, h, fail
+}
+
+// fuzzTask decodes a task to submit from the next bytes: its fleet, an id
+// some task already has (most likely a duplicate), a writer's fuzzed
+// write paths and a timeout.
+func fuzzTask(ops *fuzzOps, h *harness, fleets []string) scheduler.Task {
+	flags := ops.byte()
+	tk := scheduler.Task{ID: fmt.Sprintf("t%d", len(h.all)), Fleet: fleets[int(flags>>1)%len(fleets)]}
+	if flags&0x80 != 0 {
+		tk.ID = fuzzID(ops, h)
+	}
+	if flags&1 != 0 {
+		tk.Writer = true
+		for range int(flags>>3) % 4 {
+			tk.WritePaths = append(tk.WritePaths, ops.path())
+		}
+	}
+	if flags&0x40 != 0 {
+		tk.Timeout = time.Duration(int(ops.byte())%8) * time.Second
+	}
+	return tk
+}
+
+// fuzzDrain empties the queue: with every slot freed before each Next,
+// the head of the queue can always start, so each round starts at least
+// one task. It then checks that every accepted task ended exactly once.
+func fuzzDrain(h *harness, now time.Time) error {
+	for range len(h.all) + 1 {
+		if h.live() == 0 {
+			break
+		}
+		for len(h.running) > 0 {
+			if _, err := h.finish(h.running[0].task.ID, now); err != nil {
+				return err
+			}
+		}
+		if _, err := h.next(now); err != nil {
+			return err
+		}
+		if err := h.checkStatus(); err != nil {
+			return err
+		}
+	}
+	if h.live() != 0 {
+		return violation("queue did not drain: %d live", h.live())
+	}
+	return h.checkAllEnded()
 }
 
 // fuzzID picks the id of a task the harness knows from the next byte, or
