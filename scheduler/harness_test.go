@@ -68,7 +68,6 @@ type modelNode struct {
 	slots   int
 	up      bool
 	writes  [][]string // component lists; an empty list is the whole workspace
-	order   int
 	running int
 }
 
@@ -531,7 +530,7 @@ func (h *harness) setNode(n scheduler.Node) error {
 	writes = folded
 	mn := h.node(n.Name)
 	if mn == nil {
-		mn = &modelNode{name: n.Name, order: len(h.nodes)}
+		mn = &modelNode{name: n.Name}
 		h.nodes = append(h.nodes, mn)
 	}
 	mn.slots = n.Slots

@@ -47,7 +47,6 @@ type NodeStatus struct {
 // node is the Queue's record of one node.
 type node struct {
 	Node
-	order   int // 0 for local, then the order SetNode first saw each worker
 	running int // running and stopping tasks placed here
 }
 
@@ -128,7 +127,7 @@ func (q *Queue) SetNode(n Node) error {
 	}
 	rec := q.byName[n.Name]
 	if rec == nil {
-		rec = &node{order: len(q.nodes)}
+		rec = &node{}
 		q.nodes = append(q.nodes, rec)
 		q.byName[n.Name] = rec
 	}
