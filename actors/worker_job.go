@@ -162,14 +162,15 @@ func (j *job) Receive(c actor.Context) {
 	}
 }
 
-// begin starts the relay and the executor.
+// begin starts the relay and the executor. It records self and parent
+// last, so repair tells a begin that did not complete by j.self alone,
+// wherever it stopped.
 func (j *job) begin(c actor.Context) {
-	j.self, j.parent = c.Self(), c.Parent()
 	j.bus = NewBus(WithHistory(0))
 	j.sub = j.bus.Subscribe()
 	ctx, cancel := context.WithCancel(context.Background())
 	j.stopRelay = cancel
-	sys, self, sub, log := j.sys, j.self, j.sub, j.log
+	sys, self, sub, log := j.sys, c.Self(), j.sub, j.log
 	sys.Go(func() { relayJobEvents(ctx, sys, sub, self, log) },
 		func(reason any, _ []byte) { sys.Send(self, &jobRelayLost{reason: fmt.Sprint(reason)}) })
 
@@ -193,6 +194,7 @@ func (j *job) begin(c actor.Context) {
 	}
 	j.exec = c.Spawn(executorProps(j.sys, agent))
 	c.Request(j.exec, &RunTurn{Input: j.spec.task.Prompt})
+	j.self, j.parent = self, c.Parent()
 }
 
 // relay sends a batch on to the proxy, numbered on from the last.
@@ -321,7 +323,8 @@ func (j *job) stopping(c actor.Context) {
 // attempt.
 func (j *job) repair(c actor.Context, m *Crashed) {
 	if j.self == nil {
-		// begin itself crashed: there is no executor to wait for.
+		// begin itself crashed: whatever it started (the relay, an
+		// executor) is not waited for.
 		j.self, j.parent = c.Self(), c.Parent()
 		j.result = &TurnFinished{Status: StatusFailed, Error: "subagent could not start: " + m.Error()}
 		j.relayDead = true
