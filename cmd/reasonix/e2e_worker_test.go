@@ -521,14 +521,14 @@ func TestE2EWorkerComesBack(t *testing.T) {
 		parent.exited <- err
 		t.Fatalf("parent exited (%v) before w1 ran %d tasks\n%s", err, acceptCapacity, parent.stderr)
 	}
-	waitOutput(t, parent.stdout, "w1's task_started events", func(s string) bool { return startedOn(s, "w1") >= acceptCapacity })
+	parent.stdout.waitFor(t, "w1's task_started events", func(s string) bool { return startedOn(s, "w1") >= acceptCapacity })
 	mu.Lock()
 	dead = true
 	mu.Unlock()
 	r.proc("w1").kill(t)
-	waitOutput(t, parent.stdout, "w1 lost", func(s string) bool { return strings.Count(s, `"type":"task_requeued"`) >= acceptCapacity })
+	parent.stdout.waitFor(t, "w1 lost", func(s string) bool { return strings.Count(s, `"type":"task_requeued"`) >= acceptCapacity })
 	r.restartWorker("w1", acceptCapacity, workerToken)
-	waitOutput(t, parent.stdout, "a task started on w1 again", func(s string) bool { return startedOn(s, "w1") > acceptCapacity })
+	parent.stdout.waitFor(t, "a task started on w1 again", func(s string) bool { return startedOn(s, "w1") > acceptCapacity })
 
 	if _, code := parent.waitExit(t); code != 0 {
 		t.Fatalf("parent exit %d\n--- stderr\n%s\n--- stdout (tail)\n%s", code, parent.stderr, tail(parent.stdout.String(), 4000))

@@ -355,27 +355,6 @@ func (p *rigProc) running() bool {
 	}
 }
 
-// waitOutput is watchedBuffer.waitFor for tests and benchmarks alike:
-// it returns once ok holds for what w holds, failing after e2eExitBound.
-func waitOutput(t testing.TB, w *watchedBuffer, what string, ok func(string) bool) {
-	t.Helper()
-	timer := time.NewTimer(e2eExitBound)
-	defer timer.Stop()
-	for {
-		w.mu.Lock()
-		s, changed := w.buf.String(), w.changed
-		w.mu.Unlock()
-		if ok(s) {
-			return
-		}
-		select {
-		case <-changed:
-		case <-timer.C:
-			t.Fatalf("no %s after %s; output so far:\n%s", what, e2eExitBound, tail(s, 4000))
-		}
-	}
-}
-
 func tail(s string, n int) string {
 	if len(s) <= n {
 		return s
