@@ -42,6 +42,9 @@ type fleetRig struct {
 	pid     *actor.PID
 	workers map[string]*fleetWorker
 	wpids   []*actor.PID
+	// changed gets a token each time the scheduler has handled news from
+	// a link (up, lost or a note), for waitUp.
+	changed chan struct{}
 }
 
 // newFleetRig starts a scheduler over the local process (on the model
@@ -132,9 +135,27 @@ func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]boo
 		}
 		return AgentSpec{Provider: p, Model: "fake-model", Tools: reg, System: "sub", ToolTimeout: 10 * time.Second}, nil
 	}
-	r.pid = sys.Root().Spawn(fleetProps(sys, "s1", r.bus, spec))
+	r.spawn("s1", spec)
 	t.Cleanup(r.close)
 	return r
+}
+
+// spawn starts the rig's scheduler, observed for waitUp.
+func (r *fleetRig) spawn(session string, spec FleetSpec) {
+	r.changed = make(chan struct{}, 1)
+	observe := actor.WithReceiverMiddleware(func(next actor.ReceiverFunc) actor.ReceiverFunc {
+		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
+			next(c, env)
+			switch env.Message.(type) {
+			case *workerUp, *workerLost, *workerNote:
+				select {
+				case r.changed <- struct{}{}:
+				default: // a token is pending already
+				}
+			}
+		}
+	})
+	r.pid = r.sys.Root().Spawn(fleetProps(r.sys, session, r.bus, spec).Configure(observe))
 }
 
 func (r *fleetRig) close() {
@@ -155,7 +176,7 @@ func (r *fleetRig) close() {
 // waitUp waits until every named worker is up in the scheduler's status.
 func (r *fleetRig) waitUp(names ...string) {
 	r.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.After(20 * time.Second)
 	for {
 		res, err := r.sys.Root().RequestFuture(r.pid, &QueryFleet{}, 5*time.Second).Result()
 		must(r.t, err)
@@ -170,12 +191,13 @@ func (r *fleetRig) waitUp(names ...string) {
 		if all {
 			return
 		}
-		if time.Now().After(deadline) {
+		// Ask again once the scheduler has heard from a link; a token
+		// left from before the query only costs one more query.
+		select {
+		case <-r.changed:
+		case <-deadline:
 			r.t.Fatalf("workers %v not up: %+v", names, res.(*FleetStatus).Workers)
 		}
-		// Workers come up on their links' own schedule, which publishes
-		// nothing: ask again shortly.
-		<-time.After(10 * time.Millisecond)
 	}
 }
 
@@ -554,7 +576,9 @@ func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 	must(t, StartWorkersRemote(ssys, &spec))
 	bus := NewBus()
 	sub := bus.Subscribe()
-	pid := ssys.Root().Spawn(fleetProps(ssys, "p1", bus, spec))
+	r := &fleetRig{t: t, sys: ssys, bus: bus, sub: sub}
+	r.spawn("p1", spec)
+	pid := r.pid
 	t.Cleanup(func() {
 		sub.Close()
 		if err := ssys.Stop(pid, 10*time.Second); err != nil {
@@ -579,7 +603,6 @@ func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 			shutdown(fmt.Sprint("worker ", i+1), h.sys)
 		}
 	})
-	r := &fleetRig{t: t, sys: ssys, bus: bus, sub: sub, pid: pid}
 	r.waitUp("w1", "w2")
 	// The held task stalls on whichever worker it lands; that worker's
 	// process then goes away.
