@@ -330,6 +330,11 @@ func (j *job) repair(c actor.Context, m *Crashed) {
 		j.relayDead = true
 		if j.exec != nil {
 			c.Stop(j.exec)
+		} else if cl, ok := j.spec.agent.Transcript.(interface{ Close() error }); ok {
+			// The executor closes its transcript; with none, the job does.
+			if err := cl.Close(); err != nil {
+				j.log.Warn("close transcript", "err", err)
+			}
 		}
 		j.finish(c)
 		return

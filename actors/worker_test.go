@@ -549,6 +549,27 @@ func TestWorkerJobRepairsAPanic(t *testing.T) {
 	}
 }
 
+// TestWorkerJobBeginCrash: a job whose start panics ends its attempt
+// failed, once, and frees its slot.
+func TestWorkerJobBeginCrash(t *testing.T) {
+	fired := injectPanic(t, "job", "*actor.Started", false)
+
+	r := newWorkerRig(t, rigOpts{})
+	_, proxy := r.linked()
+	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
+	items, fin := proxy.attempt()
+	if !fired.Load() || fin.Status != StatusFailed || !strings.Contains(fin.Error, "could not start") || len(items) != 0 {
+		t.Fatalf("finished = %+v after %d events (fired %t)", fin, len(items), fired.Load())
+	}
+	r.waitIdle()
+	if got := proxy.rest(); len(got) != 0 {
+		t.Errorf("more after the end: %+v", got)
+	}
+	if proxy.running() != 0 {
+		t.Error("the failed attempt holds a slot")
+	}
+}
+
 func TestStartWorkerHostChecksItsSpec(t *testing.T) {
 	t.Parallel()
 	cfg, cwd := buildConfig(t, "http://127.0.0.1:1/v1", "")
