@@ -114,11 +114,7 @@ var wide = scheduler.Config{MaxRunning: 2, MaxWriters: 8, Root: "/ws"}
 
 func TestNodeRules(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name  string
-		cfg   scheduler.Config
-		steps []step
-	}{
+	runScripts(t, []script{
 		{"readers spread to the node with most free slots, ties to local then order", wide, []step{
 			worker("w1", 3), worker("w2", 3),
 			rd("r1"), rd("r2"), rd("r3"), rd("r4"), rd("r5"), rd("r6"), rd("r7"), rd("r8"), rd("r9"),
@@ -296,23 +292,13 @@ func TestNodeRules(t *testing.T) {
 			finish{id: "c", outcome: scheduler.OutcomeCancelled},
 			placed{"d@w1"},
 		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			runScript(t, tc.cfg, tc.steps)
-		})
-	}
+	})
 }
 
 func TestRequeue(t *testing.T) {
 	t.Parallel()
 	one := scheduler.Config{MaxRunning: 1, MaxWriters: 1, Root: "/ws"}
-	tests := []struct {
-		name  string
-		cfg   scheduler.Config
-		steps []step
-	}{
+	runScripts(t, []script{
 		{"back at its submission position with the next attempt", one, []step{
 			worker("w1", 1),
 			rd("a"), rd("b"), rd("c"),
@@ -413,13 +399,7 @@ func TestRequeue(t *testing.T) {
 			state{id: "a", state: scheduler.Ended, outcome: scheduler.OutcomeCancelled},
 			where{id: "a", node: "", attempt: 2},
 		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			runScript(t, tc.cfg, tc.steps)
-		})
-	}
+	})
 }
 
 func TestSetNodeValidation(t *testing.T) {

@@ -131,6 +131,24 @@ func in(fleet string, s submit) submit { s.task.Fleet = fleet; return s }
 
 func timeout(d time.Duration, s submit) submit { s.task.Timeout = d; return s }
 
+// script is one named table case: a Queue made from cfg, then steps.
+type script struct {
+	name  string
+	cfg   scheduler.Config
+	steps []step
+}
+
+// runScripts runs each script as a parallel subtest.
+func runScripts(t *testing.T, scripts []script) {
+	t.Helper()
+	for _, sc := range scripts {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			runScript(t, sc.cfg, sc.steps)
+		})
+	}
+}
+
 func runScript(t *testing.T, cfg scheduler.Config, steps []step) {
 	t.Helper()
 	q, err := scheduler.New(cfg)
@@ -147,11 +165,7 @@ var caps63 = scheduler.Config{MaxRunning: 6, MaxWriters: 3, Root: "/ws"}
 
 func TestQueueRules(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name  string
-		cfg   scheduler.Config
-		steps []step
-	}{
+	runScripts(t, []script{
 		{"run cap holds readers back until a slot frees", scheduler.Config{MaxRunning: 3, Root: "/ws"}, []step{
 			rd("r1"), rd("r2"), rd("r3"), rd("r4"), rd("r5"),
 			next{"r1", "r2", "r3"},
@@ -337,13 +351,7 @@ func TestQueueRules(t *testing.T) {
 			wr("rel", "a/b"),
 			next{"rel"},
 		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			runScript(t, tc.cfg, tc.steps)
-		})
-	}
+	})
 }
 
 // TestQueueOverlap checks the conflict rule on pairs of claims: the second
