@@ -236,16 +236,13 @@ type tokenLookup struct {
 // environment first, then [remote] token_file (which must not be readable
 // by others).
 func lookupWorkerToken(f *Factory, cfg *config.Config) tokenLookup {
-	if v := strings.TrimSpace(getenv(f)(config.WorkerTokenEnv)); v != "" {
-		return tokenLookup{token: v, source: config.WorkerTokenEnv + " from the environment"}
-	}
-	file := cfg.Remote.TokenFile
-	if file == "" {
-		return tokenLookup{err: fmt.Errorf("no worker token: set %s or [remote] token_file", config.WorkerTokenEnv)}
-	}
-	tok, err := config.WorkerToken(file)
-	if err != nil {
+	env, file := getenv(f), cfg.Remote.TokenFile
+	tok, err := config.WorkerTokenFrom(env, file)
+	switch {
+	case err != nil:
 		return tokenLookup{file: file, err: err}
+	case strings.TrimSpace(env(config.WorkerTokenEnv)) != "":
+		return tokenLookup{token: tok, source: config.WorkerTokenEnv + " from the environment"}
 	}
 	return tokenLookup{token: tok, source: "token_file " + file, file: file}
 }

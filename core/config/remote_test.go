@@ -333,3 +333,23 @@ func TestWorkerToken(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerTokenFromOwnEnvironment: WorkerTokenFrom reads the variable
+// through the getenv it is given, never the process environment.
+func TestWorkerTokenFromOwnEnvironment(t *testing.T) {
+	t.Setenv(WorkerTokenEnv, "tok-process")
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("tok-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	got, err := WorkerTokenFrom(func(k string) string { return env[k] }, file)
+	if err != nil || got != "tok-file" {
+		t.Errorf("without the variable: %q, %v; want the file's tok-file", got, err)
+	}
+	env[WorkerTokenEnv] = "tok-own"
+	got, err = WorkerTokenFrom(func(k string) string { return env[k] }, file)
+	if err != nil || got != "tok-own" {
+		t.Errorf("with the variable: %q, %v; want tok-own", got, err)
+	}
+}

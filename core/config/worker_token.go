@@ -20,7 +20,14 @@ const WorkerTokenEnv = "REASONIX_WORKER_TOKEN"
 // (on systems with Unix permissions), since the token lets its holder run
 // tasks on every worker. An empty result is an error naming both sources.
 func WorkerToken(tokenFile string) (string, error) {
-	if tok := strings.TrimSpace(os.Getenv(WorkerTokenEnv)); tok != "" {
+	return WorkerTokenFrom(os.Getenv, tokenFile)
+}
+
+// WorkerTokenFrom is WorkerToken reading the environment through getenv,
+// for a caller that carries its own environment (a command under test), so
+// the process environment cannot stand in for it.
+func WorkerTokenFrom(getenv func(string) string, tokenFile string) (string, error) {
+	if tok := strings.TrimSpace(getenv(WorkerTokenEnv)); tok != "" {
 		return tok, nil
 	}
 	if tokenFile == "" {
