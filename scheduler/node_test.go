@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func (s placed) run(t *testing.T, q *scheduler.Queue, now *time.Time) {
 	t.Helper()
 	var got, want []string
 	for _, st := range q.Next(*now) {
-		got = append(got, st.Task.ID+"@"+st.Node+"#"+string(rune('0'+st.Attempt)))
+		got = append(got, st.Task.ID+"@"+st.Node+"#"+strconv.Itoa(st.Attempt))
 	}
 	for _, w := range s {
 		if !strings.Contains(w, "#") {
@@ -85,7 +86,7 @@ func (s nodeRunning) run(t *testing.T, q *scheduler.Queue, _ *time.Time) {
 	t.Helper()
 	var got []string
 	for _, n := range q.Status().Nodes {
-		got = append(got, n.Node.Name+"="+string(rune('0'+n.Running)))
+		got = append(got, n.Node.Name+"="+strconv.Itoa(n.Running))
 	}
 	if !slices.Equal(got, s) {
 		t.Fatalf("Status nodes running %q, want %q", got, []string(s))
