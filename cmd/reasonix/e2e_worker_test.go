@@ -218,8 +218,8 @@ func checkEnds(t *testing.T, r *rig, events []event, held []string, failed map[s
 			t.Errorf("%s: no events", id)
 			continue
 		}
-		if len(l.done) != 1 {
-			t.Errorf("%s: %d task_done events, want exactly 1", id, len(l.done))
+		if len(l.done) != 1 || len(l.started) == 0 {
+			t.Errorf("%s: %d task_done and %d task_started events, want exactly 1 and at least 1", id, len(l.done), len(l.started))
 			continue
 		}
 		for _, s := range l.started {
