@@ -249,7 +249,7 @@ func runWorker(f *Factory, o *WorkerOptions) error {
 	rem, err := actors.StartRemote(sys, ro)
 	if err != nil {
 		shutdown()
-		return usageErrorf("%v", err)
+		return &usageError{err: err}
 	}
 	host, err := actors.StartWorkerHost(sys, actors.WorkerHostSpec{Name: o.Name, Capacity: o.Capacity,
 		Workspaces: spaces, Config: cfg, Logger: logger})
