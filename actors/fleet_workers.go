@@ -73,9 +73,10 @@ type workerNode struct {
 	target *actor.PID
 	// full is set when the worker refused a task for want of slots; the
 	// node takes nothing until a heartbeat answer shows a free slot.
-	full     bool
-	capacity int
-	state    WorkerState
+	full bool
+	// state is the worker as status shows it; its Capacity is the slots
+	// the queue gives the node.
+	state WorkerState
 }
 
 // requeueWriter ends a lost writer's fence: its worker has had the time
@@ -161,7 +162,7 @@ func (f *fleetActor) startWorkers(c actor.Context) {
 			f.log.Warn("worker skipped", "worker", w.Name, "err", err)
 			continue
 		}
-		n := &workerNode{spec: w, capacity: w.Capacity,
+		n := &workerNode{spec: w,
 			state: WorkerState{Name: w.Name, Address: w.Address, State: WorkerProbing, Capacity: w.Capacity, Since: time.Now()}}
 		f.nodes[w.Name] = n
 		f.nodeOrder = append(f.nodeOrder, w.Name)
@@ -230,7 +231,6 @@ func (f *fleetActor) onWorkerUp(c actor.Context, m *workerUp) {
 		f.onWorkerLost(c, &workerLost{name: m.name, epoch: n.epoch, why: "the link opened a new epoch"})
 	}
 	n.up, n.epoch, n.target, n.full = true, m.epoch, m.target, false
-	n.capacity = m.capacity
 	n.state.State, n.state.Since, n.state.Error, n.state.Capacity = WorkerUp, time.Now(), "", m.capacity
 	f.setNode(n)
 	f.admit(c)
@@ -238,7 +238,7 @@ func (f *fleetActor) onWorkerUp(c actor.Context, m *workerUp) {
 
 // setNode tells the queue the node's slots and whether it takes tasks.
 func (f *fleetActor) setNode(n *workerNode) {
-	slots := max(1, n.capacity)
+	slots := max(1, n.state.Capacity)
 	if err := f.q.SetNode(scheduler.Node{Name: n.spec.Name, Slots: slots, Up: n.up && !n.full, Writes: n.spec.Writes}); err != nil {
 		f.log.Warn("worker node", "worker", n.spec.Name, "err", err)
 	}
