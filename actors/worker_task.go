@@ -195,13 +195,10 @@ func (p *remoteTask) accept(c actor.Context, m *workerAccepted) {
 	if model == "" {
 		model = p.spec.start.Spec.Model
 	}
-	attempt := p.attempt()
-	if attempt == 1 {
-		attempt = 0
-	}
 	// The scheduler leaves a remote task's task_started to the proxy:
 	// only the worker knows the model it resolved.
-	p.relay(&TaskStarted{Fleet: p.spec.start.Fleet, Model: model, Budget: p.spec.budget, Worker: p.spec.worker, Attempt: attempt})
+	p.relay(&TaskStarted{Fleet: p.spec.start.Fleet, Model: model, Budget: p.spec.budget, Worker: p.spec.worker,
+		Attempt: laterAttempt(p.attempt())})
 	early := p.early
 	p.early = nil
 	for _, e := range early {
