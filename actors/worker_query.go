@@ -98,10 +98,6 @@ func NewWorkerQuerier(o RemoteOptions) (*WorkerQuerier, error) {
 	return &WorkerQuerier{o: o, sys: sys, r: r}, nil
 }
 
-// Address is where the workers' answers come back: the endpoint's
-// advertised address.
-func (q *WorkerQuerier) Address() string { return q.r.Address() }
-
 // Query probes the worker at address and, when the probe passes, asks it
 // for its status, as QueryWorker does. It is safe for concurrent use.
 func (q *WorkerQuerier) Query(ctx context.Context, address string) (WorkerInfo, error) {
