@@ -87,4 +87,38 @@ func TestHoldPausesMidStream(t *testing.T) {
 			t.Fatal("read succeeded after cancel")
 		}
 	})
+	// The client sees its own cancel whatever the handler does, so hold
+	// itself is checked for ending on each of its three events.
+	t.Run("hold ends", func(t *testing.T) {
+		t.Parallel()
+		tests := []struct {
+			name string
+			end  func(srv *Server, cancel context.CancelFunc, release chan struct{})
+			want bool
+		}{
+			{"released", func(_ *Server, _ context.CancelFunc, release chan struct{}) { close(release) }, true},
+			{"client gone", func(_ *Server, cancel context.CancelFunc, _ chan struct{}) { cancel() }, false},
+			{"server closed", func(srv *Server, _ context.CancelFunc, _ chan struct{}) { srv.Close() }, false},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				srv := Start(t)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				release := make(chan struct{})
+				got := make(chan bool, 1)
+				go func() { got <- srv.hold(ctx, release) }()
+				tc.end(srv, cancel, release)
+				select {
+				case ok := <-got:
+					if ok != tc.want {
+						t.Fatalf("hold = %v, want %v", ok, tc.want)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("hold did not return")
+				}
+			})
+		}
+	})
 }
