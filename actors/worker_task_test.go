@@ -33,6 +33,8 @@ func (p *proxyParent) Receive(c actor.Context) {
 		p.out <- m
 	case *CancelTurn, *attemptLost, *ApprovalResponse:
 		c.Send(p.pid, m)
+	case chan struct{}: // a ping: everything sent here before it is handled
+		close(m)
 	}
 }
 
@@ -44,6 +46,7 @@ type proxyRig struct {
 	gate   *taskGate
 	out    chan *TurnFinished
 	parent *actor.PID
+	pp     *proxyParent
 	// fromProxy receives the task messages the worker got.
 	fromProxy chan any
 }
@@ -70,13 +73,13 @@ func newProxyRig(t *testing.T, backstop time.Duration, script func(r *proxyRig, 
 		start: workerStart{Epoch: r.up.epoch, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "ws",
 			Spec: TaskSpec{ID: "f1.1", Prompt: "do it", Model: "asked-model"}}}
 	pp := &proxyParent{sys: r.sys, spec: spec, out: r.out}
+	r.pp = pp
 	r.parent = r.sys.Root().Spawn(actor.PropsFromProducer(func() actor.Actor { return pp }))
 	t.Cleanup(func() { _ = r.sys.Stop(r.parent, 5*time.Second) })
 	return r
 }
 
-// finished waits for the attempt's answer and checks that no second one
-// follows while the worker's late messages are handled.
+// finished waits for the attempt's answer.
 func (r *proxyRig) finished() *TurnFinished {
 	r.t.Helper()
 	select {
@@ -88,16 +91,33 @@ func (r *proxyRig) finished() *TurnFinished {
 	return nil
 }
 
+// noSecondAnswer checks that what the test and the worker sent so far
+// brings no second answer: the parent has passed on what it got, the
+// proxy has handled all of it (a poison queues behind it), and the parent
+// and the link have handled whatever the proxy sent them.
 func (r *proxyRig) noSecondAnswer() {
 	r.t.Helper()
-	// A query through the same mailbox order: once the link answers, any
-	// message sent to the proxy before it was handled too.
+	r.pingParent()
+	must(r.t, r.sys.Root().PoisonFuture(r.pp.pid).Wait())
+	r.pingParent()
 	_, err := r.sys.Root().RequestFuture(r.link, &linkQuery{}, 5*time.Second).Result()
 	must(r.t, err)
 	select {
 	case tf := <-r.out:
 		r.t.Fatalf("second answer %+v", tf)
 	default:
+	}
+}
+
+// pingParent waits until the parent has handled what was sent to it.
+func (r *proxyRig) pingParent() {
+	r.t.Helper()
+	done := make(chan struct{})
+	r.sys.Send(r.parent, done)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		r.t.Fatal("the proxy's parent never answered a ping")
 	}
 }
 
