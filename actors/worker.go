@@ -262,7 +262,7 @@ func (w *workerActor) Receive(c actor.Context) {
 			w.forget(c, l, "lease lapsed", false)
 		}
 	case *jobEnded:
-		if j := w.jobs[idOf(m.pid)]; j != nil {
+		if j := w.jobs[m.pid.Id]; j != nil {
 			j.ended = true
 			w.checkIdle()
 		}
@@ -723,12 +723,4 @@ func (w *workerActor) repair(c actor.Context, m *Crashed) {
 		}
 	}
 	w.checkIdle()
-}
-
-// idOf is pid's id, "" for nil.
-func idOf(pid *actor.PID) string {
-	if pid == nil {
-		return ""
-	}
-	return pid.Id
 }
