@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -149,10 +148,7 @@ func runWorkers(ctx context.Context, f *Factory, opts *WorkersOptions) error {
 		return &usageError{err: err}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(f.Stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rows); err != nil {
+		if err := writeJSON(f, rows); err != nil {
 			return err
 		}
 	} else if err := printWorkers(f.Stdout, rows); err != nil {
