@@ -345,7 +345,12 @@ func TestLinkHeartbeatLossAndComeback(t *testing.T) {
 	ended := make(chan string, 4)
 	sub := r.sys.as.EventStream.Subscribe(func(evt any) {
 		if e, ok := evt.(*remote.EndpointTerminatedEvent); ok {
-			ended <- e.Address
+			// Called on the publisher's goroutine (the link's mailbox):
+			// never block it.
+			select {
+			case ended <- e.Address:
+			default:
+			}
 		}
 	})
 	defer r.sys.as.EventStream.Unsubscribe(sub)
