@@ -42,7 +42,7 @@ func (d *doctor) checkWorkers(ctx context.Context) []check {
 			c.detail += fmt.Sprintf(" (mode %04o)", st.Mode().Perm())
 		}
 	default:
-		c.detail += "; token " + tok.source
+		c.detail += "; token " + config.WorkerTokenEnv + " from the environment"
 		if f := d.cfg.Remote.TokenFile; f != "" {
 			c.notes = append(c.notes, fmt.Sprintf("token_file %s is not read: %s wins", f, config.WorkerTokenEnv))
 		}

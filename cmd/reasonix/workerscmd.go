@@ -221,9 +221,7 @@ func formatRTT(ms float64) string {
 // none.
 type tokenLookup struct {
 	token string
-	// source describes where the token was found, for doctor.
-	source string
-	// file is the token file read, "" for the environment.
+	// file is the token file read, "" when the environment gave the token.
 	file string
 	err  error
 }
@@ -238,9 +236,9 @@ func lookupWorkerToken(f *Factory, cfg *config.Config) tokenLookup {
 	case err != nil:
 		return tokenLookup{file: file, err: err}
 	case strings.TrimSpace(env(config.WorkerTokenEnv)) != "":
-		return tokenLookup{token: tok, source: config.WorkerTokenEnv + " from the environment"}
+		return tokenLookup{token: tok}
 	}
-	return tokenLookup{token: tok, source: "token_file " + file, file: file}
+	return tokenLookup{token: tok, file: file}
 }
 
 // workerWorkspace is the workspace name worker w must serve: its
