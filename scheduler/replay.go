@@ -31,9 +31,6 @@ type Replayed struct {
 	// requeue record takes a task out again: its attempt was given up, so
 	// it is simply queued.
 	Running map[string]bool
-	// Requeues counts the requeue records of each unfinished task, so a
-	// resumed fleet can tell how often a task already lost its worker.
-	Requeues map[string]int
 	// Cancelled and Expired hold unfinished tasks whose cancellation or
 	// expiry was recorded; CancelledFleet says the whole fleet was.
 	Cancelled      map[string]bool
@@ -50,7 +47,7 @@ type Replayed struct {
 // the journal is written by one scheduler, so they mean corruption.
 func Replay(recs []journal.Record) (*Replayed, error) {
 	r := &Replayed{Results: map[string]json.RawMessage{}, Running: map[string]bool{},
-		Cancelled: map[string]bool{}, Expired: map[string]bool{}, Requeues: map[string]int{}}
+		Cancelled: map[string]bool{}, Expired: map[string]bool{}}
 	known := map[string]bool{}
 	submitted := false
 	for _, rec := range recs {
@@ -88,7 +85,6 @@ func Replay(recs []journal.Record) (*Replayed, error) {
 				delete(r.Running, rec.Task)
 				delete(r.Cancelled, rec.Task)
 				delete(r.Expired, rec.Task)
-				delete(r.Requeues, rec.Task)
 			}
 		case journal.KindRequeue:
 			if rec.Task == "" {
@@ -96,7 +92,6 @@ func Replay(recs []journal.Record) (*Replayed, error) {
 			}
 			if !done {
 				delete(r.Running, rec.Task)
-				r.Requeues[rec.Task]++
 			}
 		case journal.KindCancel:
 			switch {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -185,29 +184,28 @@ func TestReplayRequeue(t *testing.T) {
 		return journal.Record{Fleet: "s/f", Kind: kind, Task: task, Data: data}
 	}
 	tests := []struct {
-		name     string
-		recs     []journal.Record
-		running  []string
-		requeues map[string]int
-		pending  []string
+		name    string
+		recs    []journal.Record
+		running []string
+		pending []string
 	}{
 		{"requeued task is queued again", []journal.Record{
 			rec(journal.KindSubmit, "", sub),
 			rec(journal.KindStart, "a", nil), rec(journal.KindStart, "b", nil),
 			rec(journal.KindRequeue, "a", why),
-		}, []string{"b"}, map[string]int{"a": 1}, []string{"a", "b", "c"}},
+		}, []string{"b"}, []string{"a", "b", "c"}},
 		{"started again after the requeue", []journal.Record{
 			rec(journal.KindSubmit, "", sub),
 			rec(journal.KindStart, "a", nil), rec(journal.KindRequeue, "a", why),
 			rec(journal.KindStart, "a", nil), rec(journal.KindRequeue, "a", why),
 			rec(journal.KindStart, "a", nil),
-		}, []string{"a"}, map[string]int{"a": 2}, []string{"a", "b", "c"}},
+		}, []string{"a"}, []string{"a", "b", "c"}},
 		{"finished after a requeue keeps its result", []journal.Record{
 			rec(journal.KindSubmit, "", sub),
 			rec(journal.KindStart, "a", nil), rec(journal.KindRequeue, "a", why),
 			rec(journal.KindStart, "a", nil), rec(journal.KindFinish, "a", json.RawMessage(`"ok"`)),
 			rec(journal.KindRequeue, "a", why),
-		}, nil, map[string]int{}, []string{"b", "c"}},
+		}, nil, []string{"b", "c"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,8 +220,8 @@ func TestReplayRequeue(t *testing.T) {
 					running = append(running, id)
 				}
 			}
-			if !slices.Equal(running, tc.running) || !maps.Equal(r.Requeues, tc.requeues) || !slices.Equal(r.Pending(), tc.pending) {
-				t.Fatalf("running %q requeues %v pending %q; want %q %v %q", running, r.Requeues, r.Pending(), tc.running, tc.requeues, tc.pending)
+			if !slices.Equal(running, tc.running) || !slices.Equal(r.Pending(), tc.pending) {
+				t.Fatalf("running %q pending %q; want %q %q", running, r.Pending(), tc.running, tc.pending)
 			}
 		})
 	}
@@ -264,8 +262,8 @@ func TestReplayRequeueThroughJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Running["a"] || r.Running["b"] || r.Requeues["b"] != 1 {
-		t.Fatalf("replayed running %v requeues %v", r.Running, r.Requeues)
+	if !r.Running["a"] || r.Running["b"] {
+		t.Fatalf("replayed running %v", r.Running)
 	}
 	q, err := r.Rebuild(Config{Root: "/ws"}, r.Pending(), time.Unix(1800000000, 0))
 	if err != nil {
