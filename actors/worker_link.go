@@ -105,7 +105,7 @@ type (
 		err error
 	}
 	linkTimer    struct{ gen int } // retry, hello timeout or heartbeat, by phase
-	endpointDown struct{ address string }
+	endpointDown struct{}
 )
 
 // Link phases; the state shown to users is derived (see view).
@@ -141,7 +141,6 @@ type workerLink struct {
 	lastErr  string
 	since    time.Time
 	capacity int
-	running  int
 	backoff  time.Duration
 	posture  string
 }
@@ -172,7 +171,6 @@ func (l *workerLink) Receive(c actor.Context) {
 	case *workerHeartbeatAck:
 		if l.phase == phaseUp && m.Epoch == l.epoch {
 			l.missed = 0
-			l.running = m.Running
 			l.note(c, m.Free)
 		}
 	case *workerBye:
@@ -237,7 +235,7 @@ func (l *workerLink) start(c actor.Context) {
 	// (protoactor's endpoint manager): hand the event to the mailbox.
 	l.sub = sys.as.EventStream.Subscribe(func(evt any) {
 		if e, ok := evt.(*remote.EndpointTerminatedEvent); ok && e.Address == addr {
-			sys.Send(self, &endpointDown{address: e.Address})
+			sys.Send(self, &endpointDown{})
 		}
 	})
 	l.probe(c)
@@ -306,7 +304,7 @@ func (l *workerLink) welcome(c actor.Context, m *workerWelcome) {
 	}
 	l.phase, l.refused, l.lastErr = phaseUp, "", ""
 	l.everUp, l.since, l.backoff = true, time.Now(), 0
-	l.missed, l.running = 0, m.Running
+	l.missed = 0
 	l.capacity = l.spec.Worker.Capacity
 	if m.Capacity > 0 && m.Capacity < l.capacity {
 		l.capacity = m.Capacity // the worker's own limit wins
@@ -416,8 +414,9 @@ func (l *workerLink) arm(after time.Duration) {
 
 // view is the worker as FleetStatus shows it.
 func (l *workerLink) view() WorkerState {
+	// Running is left to the scheduler, which counts its own tasks there.
 	st := WorkerState{Name: l.spec.Worker.Name, Address: l.spec.Worker.Address, Capacity: l.capacity,
-		Running: l.running, Since: l.since, Error: l.lastErr}
+		Since: l.since, Error: l.lastErr}
 	switch {
 	case l.phase == phaseUp:
 		st.State = WorkerUp
