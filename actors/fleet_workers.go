@@ -470,7 +470,7 @@ func (f *fleetActor) requeue(c actor.Context, id, why string) {
 		t.reaper = nil
 	}
 	worker := t.node
-	f.jot(t.fleet, journal.KindRequeue, id, requeueRecord{Worker: worker, Attempt: t.attempt, Reason: why})
+	f.jot(t.fleet, journal.KindRequeue, id, requeueRecord{Worker: worker, Attempt: t.attempt, Why: why})
 	attempt, err := f.q.Requeue(id, time.Now())
 	if err != nil {
 		if errors.Is(err, scheduler.ErrAttempts) {
@@ -498,7 +498,7 @@ func (f *fleetActor) requeue(c actor.Context, id, why string) {
 type requeueRecord struct {
 	Worker  string `json:"worker,omitempty"`
 	Attempt int    `json:"attempt"`
-	Reason  string `json:"reason"`
+	Why     string `json:"why"`
 }
 
 // workersStatus lists the workers for FleetStatus, with this scheduler's

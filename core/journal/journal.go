@@ -32,7 +32,7 @@ const (
 	// KindRequeue records that a running task lost its attempt (its worker
 	// went away) and is queued again. Its payload is the caller's; the
 	// fleet writes {"worker", "attempt", "why"}: the node the attempt ran
-	// on, the number of the attempt to come, and why the last one was lost.
+	// on, the number of the attempt that was lost, and why.
 	KindRequeue = "requeue"
 )
 
