@@ -77,32 +77,50 @@ func (a *authenticator) passwordOK(p string) bool {
 }
 
 // authenticated reports whether r may use the API: auth is off, it carries
-// the token as a bearer, or a cookie key we handed out.
-func (a *authenticator) authenticated(r *http.Request) bool {
+// the token as a bearer, or a cookie key we handed out. A bearer token is
+// a guess like a login: while the client is over the login limit it is not
+// checked (wait says how long until it would be), and a wrong one counts
+// against the limit, so the header is no way around the throttle.
+func (s *Server) authenticated(r *http.Request) (ok bool, wait time.Duration) {
+	a := s.auth
 	if a.mode == AuthNone {
-		return true
+		return true, 0
 	}
-	if t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && a.tokenOK(strings.TrimSpace(t)) {
-		return true
+	if t, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); bearer {
+		ip := s.clientIP(r)
+		if wait := a.limit.blocked(ip); wait > 0 {
+			return false, wait
+		}
+		if a.tokenOK(strings.TrimSpace(t)) {
+			return true, 0
+		}
+		a.limit.fail(ip)
+		s.log.Warn("serve: wrong bearer token", "client", ip)
+		return false, 0
 	}
 	c, err := r.Cookie(CookieName)
 	if err != nil || c.Value == "" {
-		return false
+		return false, 0
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	_, ok := a.keys[c.Value]
-	return ok
+	_, ok = a.keys[c.Value]
+	return ok, 0
 }
 
-// require answers 401 to a request that is not authenticated.
-func (a *authenticator) require(next http.Handler) http.Handler {
+// require answers 401 to a request that is not authenticated, and 429 to
+// a bearer token the login limit stops.
+func (s *Server) require(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.authenticated(r) {
-			writeError(w, http.StatusUnauthorized, "not authenticated: log in first ("+a.mode+" mode)")
-			return
+		ok, wait := s.authenticated(r)
+		switch {
+		case wait > 0:
+			refuse(w, wait)
+		case !ok:
+			writeError(w, http.StatusUnauthorized, "not authenticated: log in first ("+s.auth.mode+" mode)")
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 
@@ -158,7 +176,12 @@ func refuse(w http.ResponseWriter, wait time.Duration) {
 
 // handleAuthState tells the page whether to show its login form.
 func (s *Server) handleAuthState(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"mode": s.auth.mode, "authenticated": s.auth.authenticated(r)})
+	ok, wait := s.authenticated(r)
+	if wait > 0 {
+		refuse(w, wait)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"mode": s.auth.mode, "authenticated": ok})
 }
 
 // maxLoginBody bounds a login request.

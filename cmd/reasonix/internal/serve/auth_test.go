@@ -227,3 +227,46 @@ func TestNewRefusesBadAuth(t *testing.T) {
 		})
 	}
 }
+
+// TestBearerTokenThrottled: a wrong Authorization: Bearer token is a guess
+// like a wrong login, so it counts against the same limit; past it even the
+// right token gets 429 until the window has passed, and other clients are
+// not held back.
+func TestBearerTokenThrottled(t *testing.T) {
+	t.Parallel()
+	const token = "s3cret-token"
+	clk := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	h := newHarness(t, harnessOpts{mode: AuthToken, token: token, now: clk.Now, behindProxy: true})
+	from := func(ip string) func(*http.Request) { return withHeader("X-Forwarded-For", ip) }
+	bearer := func(tok string) func(*http.Request) { return withHeader("Authorization", "Bearer "+tok) }
+
+	for i := range perClientFailures {
+		// /api/auth answers whether a bearer is good, so it counts too.
+		path := "/api/sessions"
+		if i%2 == 1 {
+			path = "/api/auth"
+		}
+		r := h.req("GET", path, nil, from("10.0.0.2"), bearer("guess"+strconv.Itoa(i)))
+		if path == "/api/sessions" && r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong bearer %d: status %d: %s", i, r.StatusCode, body(t, r))
+		}
+		if path == "/api/auth" {
+			var st struct{ Authenticated bool }
+			decode(t, r, http.StatusOK, &st)
+			if st.Authenticated {
+				t.Fatalf("wrong bearer %d authenticated /api/auth", i)
+			}
+		}
+	}
+	resp := h.req("GET", "/api/sessions", nil, from("10.0.0.2"), bearer(token))
+	want(t, resp, http.StatusTooManyRequests)
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || s < 1 || s > 60 {
+		t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
+	}
+	want(t, h.req("GET", "/api/auth", nil, from("10.0.0.2"), bearer(token)), http.StatusTooManyRequests)
+	// The password/token login form shares the limit.
+	want(t, h.req("POST", "/api/login", map[string]string{"token": token}, from("10.0.0.2")), http.StatusTooManyRequests)
+	want(t, h.req("GET", "/api/sessions", nil, from("10.0.0.3"), bearer(token)), http.StatusOK)
+	clk.add(loginWindow + time.Second)
+	want(t, h.req("GET", "/api/sessions", nil, from("10.0.0.2"), bearer(token)), http.StatusOK)
+}

@@ -198,7 +198,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("POST /api/logout", limited(s.handleLogout))
 
 	api := func(pattern string, h http.HandlerFunc) {
-		mux.Handle(pattern, s.auth.require(limited(h)))
+		mux.Handle(pattern, s.require(limited(h)))
 	}
 	api("GET /api/sessions", s.handleList)
 	api("POST /api/sessions", s.handleOpen)
@@ -208,7 +208,7 @@ func (s *Server) routes() http.Handler {
 	api("GET /api/sessions/{id}/fleet", s.handleFleet)
 	api("POST /api/sessions/{id}/commands", s.handleCommand)
 	// The event stream sets its own deadlines, write by write.
-	mux.Handle("GET /api/sessions/{id}/events", s.auth.require(http.HandlerFunc(s.handleEvents)))
+	mux.Handle("GET /api/sessions/{id}/events", s.require(http.HandlerFunc(s.handleEvents)))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
