@@ -139,29 +139,30 @@ func TestNarrowRefusesClaims(t *testing.T) {
 func TestNarrowWritePath(t *testing.T) {
 	t.Parallel()
 	f, _, n := newClaimFixture(t)
+	const claims = "outside this task's write_paths (a, b/c.txt, missing)"
 	tests := []struct {
 		path string
-		ok   bool
+		deny string // substring of the refusal; "" when allowed
 	}{
-		{"a/new.txt", true},
-		{"b/c.txt", true},
-		{"missing/new.txt", true},
-		{"b/other", false},
-		{"top.txt", false},
-		{"sub/x", false},
-		{filepath.Join(f.extra, "x"), false},
-		{filepath.Join(f.home, "config.toml"), false},
+		{"a/new.txt", ""},
+		{"b/c.txt", ""},
+		{"missing/new.txt", ""},
+		{"b/other", claims},
+		{"top.txt", claims},
+		{"sub/x", claims},
+		{filepath.Join(f.extra, "x"), claims},
+		{filepath.Join(f.home, "config.toml"), "in the Reasonix home"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
 			_, err := n.WritePath(tt.path)
-			if tt.ok && err != nil {
+			if tt.deny == "" && err != nil {
 				t.Errorf("WritePath(%q) = %v, want it allowed", tt.path, err)
 			}
-			if !tt.ok {
+			if tt.deny != "" {
 				var d *DeniedError
-				if !errors.As(err, &d) || !strings.Contains(err.Error(), "outside this task's write_paths (a, b/c.txt, missing)") {
-					t.Errorf("WritePath(%q) = %v, want a refusal naming the write_paths", tt.path, err)
+				if !errors.As(err, &d) || !strings.Contains(err.Error(), tt.deny) {
+					t.Errorf("WritePath(%q) = %v, want a refusal saying %q", tt.path, err, tt.deny)
 				}
 			}
 		})
@@ -252,7 +253,9 @@ func TestNarrowSeatbeltProfile(t *testing.T) {
 	if scratch < 0 || deny < scratch || claimA < deny || claimLater < deny {
 		t.Errorf("writer profile order wrong (scratch %d, workspace denial %d, claims %d %d):\n%s", scratch, deny, claimA, claimLater, p)
 	}
-	if strings.Contains(p, "rhome") {
-		t.Errorf("writer profile lets the Reasonix home be written:\n%s", p)
+	home := "(subpath " + sbplString(filepath.Join(base, "rhome")) + ")"
+	homeDeny := strings.Index(p, "(deny file-write*\n  "+home)
+	if homeDeny < claimA || strings.Count(p, home) != 1 {
+		t.Errorf("writer profile does not deny writes to the Reasonix home after every allowance:\n%s", p)
 	}
 }

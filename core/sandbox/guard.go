@@ -34,14 +34,19 @@ func (e *DeniedError) Error() string {
 // symlink at the end too, so the answer names the file that would really
 // change. move_file checks both its source and its destination with it,
 // so moving a file out of, or into, a directory outside the roots is
-// refused. The path must lie under a writable root (a claim, for a
-// sandbox built by Narrow) and outside every
-// forbid_read entry, and an existing regular file must have a single hard
-// link (see the package documentation).
+// refused. The path must lie outside the Reasonix home (by its resolved
+// path and by its spelling), under a writable root (a claim, for a sandbox
+// built by Narrow), outside every forbid_read entry and secret, and not be
+// denied by the PathRule; an existing regular file must have a single hard
+// link (see the package documentation). The workspace's trust-bearing
+// files are not refused here: see Protected.
 func (s *Sandbox) WritePath(p string) (string, error) {
 	abs, resolved, err := s.lookup(p)
 	if err != nil {
 		return "", err
+	}
+	if d := s.homeDenial("write", p, abs, resolved); d != nil {
+		return "", d
 	}
 	if !s.writableAt(resolved) && s.claims != nil {
 		return "", &DeniedError{Op: "write", Path: p, Resolved: resolved, Reason: fmt.Sprintf(
@@ -55,8 +60,10 @@ func (s *Sandbox) WritePath(p string) (string, error) {
 			resolved, strings.Join(s.writable, ", "))}
 	}
 	if entry, ok := s.forbiddenBy(abs, resolved); ok {
-		return "", &DeniedError{Op: "write", Path: p, Resolved: resolved, Reason: fmt.Sprintf(
-			"it resolves to %s, which is under the [sandbox] forbid_read entry %s; the user keeps it private", resolved, entry)}
+		return "", &DeniedError{Op: "write", Path: p, Resolved: resolved, Reason: forbiddenReason(resolved, entry, "")}
+	}
+	if d := s.ruleDenial("write", p, abs, resolved); d != nil {
+		return "", d
 	}
 	fi, err := os.Lstat(resolved)
 	switch {
@@ -82,8 +89,9 @@ func (s *Sandbox) WritePath(p string) (string, error) {
 }
 
 // ReadPath resolves p like WritePath and returns the path a file tool may
-// inspect. Anything outside the forbid_read entries may be read, inside
-// the workspace or not; a path that resolves into an entry (through a
+// inspect. Anything may be read, inside the workspace or not, except the
+// Reasonix home, the forbid_read entries and secrets, and what the
+// PathRule denies; a path that resolves into one of them (through a
 // symlink, say), or a file that is a hard link of a forbidden file, is
 // refused.
 func (s *Sandbox) ReadPath(p string) (string, error) {
@@ -91,38 +99,120 @@ func (s *Sandbox) ReadPath(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if entry, ok := s.forbiddenBy(abs, resolved); ok {
-		return "", &DeniedError{Op: "read", Path: p, Resolved: resolved, Reason: fmt.Sprintf(
-			"it resolves to %s, which is under the [sandbox] forbid_read entry %s; the user keeps it private, "+
-				"so do not try to read it another way", resolved, entry)}
-	}
-	if entry, ok := s.forbiddenLink(resolved); ok {
-		return "", &DeniedError{Op: "read", Path: p, Resolved: resolved, Reason: fmt.Sprintf(
-			"%s is a hard link of %s, a [sandbox] forbid_read entry; the user keeps it private, "+
-				"so do not try to read it another way", resolved, entry)}
+	if d := s.readDenial(p, abs, resolved); d != nil {
+		return "", d
 	}
 	return resolved, nil
 }
 
 // Forbidden reports whether ReadPath would refuse the absolute path abs
-// because of a forbid_read entry, so tools that walk directories can leave
-// a forbidden subtree out without descending into it. A path that cannot
-// be resolved is judged by its spelling alone.
+// (the home, a forbid_read entry or secret, a PathRule denial), so tools
+// that walk directories can leave a refused subtree out without
+// descending into it. A path that cannot be resolved is judged by its
+// spelling alone.
 func (s *Sandbox) Forbidden(abs string) bool {
-	if len(s.forbid) == 0 {
+	if len(s.forbid) == 0 && s.home.given == "" && s.rule == nil {
 		return false
 	}
 	clean := filepath.Clean(abs)
 	resolved, err := resolve(clean)
 	if err != nil {
-		_, ok := s.forbiddenBy(clean, clean)
-		return ok
+		resolved = clean
 	}
-	if _, ok := s.forbiddenBy(clean, resolved); ok {
-		return true
+	return s.readDenial(clean, clean, resolved) != nil
+}
+
+// readDenial is the refusal ReadPath makes of a path spelled abs that
+// resolves to resolved, or nil.
+func (s *Sandbox) readDenial(p, abs, resolved string) *DeniedError {
+	if d := s.homeDenial("read", p, abs, resolved); d != nil {
+		return d
 	}
-	_, ok := s.forbiddenLink(resolved)
-	return ok
+	const dont = "so do not try to read it another way"
+	if entry, ok := s.forbiddenBy(abs, resolved); ok {
+		return &DeniedError{Op: "read", Path: p, Resolved: resolved, Reason: forbiddenReason(resolved, entry, dont)}
+	}
+	if entry, ok := s.forbiddenLink(resolved); ok {
+		return &DeniedError{Op: "read", Path: p, Resolved: resolved, Reason: fmt.Sprintf(
+			"%s is a hard link of %s, %s", resolved, forbiddenWhat(entry), dont)}
+	}
+	return s.ruleDenial("read", p, abs, resolved)
+}
+
+// forbiddenReason explains a refusal by a forbid_read entry or a secret;
+// tail, when set, ends it.
+func forbiddenReason(resolved string, entry forbidEntry, tail string) string {
+	r := fmt.Sprintf("it resolves to %s, which is under %s", resolved, forbiddenWhat(entry))
+	if tail != "" {
+		r += ", " + tail
+	}
+	return r
+}
+
+// forbiddenWhat names an entry and why it is out of reach.
+func forbiddenWhat(entry forbidEntry) string {
+	if entry.secret {
+		return entry.given + ", which holds Reasonix credentials; they never reach the agent"
+	}
+	return "the [sandbox] forbid_read entry " + entry.given + "; the user keeps it private"
+}
+
+// homeDenial refuses a path in the Reasonix home, by where it resolves or
+// by how it is spelled: the home holds the settings that confine the agent
+// and the user's credentials, so no file tool may read or write it. The
+// memory tools keep their part of it without going through the guard.
+func (s *Sandbox) homeDenial(op, p, abs, resolved string) *DeniedError {
+	if !s.inHome(abs, resolved) {
+		return nil
+	}
+	return &DeniedError{Op: op, Path: p, Resolved: resolved, Reason: fmt.Sprintf(
+		"it resolves to %s, which is in the Reasonix home %s; the home belongs to the user "+
+			"(configuration, credentials, sessions) and is off limits to file tools, so do not try to reach it another way; "+
+			"to keep a memory, use the remember tool", resolved, s.home.given)}
+}
+
+// inHome reports whether a path spelled abs that resolves to resolved lies
+// in the Reasonix home.
+func (s *Sandbox) inHome(abs, resolved string) bool {
+	if s.home.given == "" {
+		return false
+	}
+	return within(s.home.resolved, resolved) || within(s.home.given, abs)
+}
+
+// ruleDenial asks the PathRule about the resolved path and the absolute
+// spelling and returns the refusal the first denial makes, or nil.
+func (s *Sandbox) ruleDenial(op, p, abs, resolved string) *DeniedError {
+	if s.rule == nil {
+		return nil
+	}
+	for i, q := range []string{resolved, abs} {
+		if i > 0 && q == resolved {
+			break // one spelling, asked already
+		}
+		reason, denied := s.askRule(op, q)
+		if !denied {
+			continue
+		}
+		reason = strings.TrimRight(strings.TrimSpace(reason), ".;")
+		if reason == "" {
+			reason = "a permission rule denies it"
+		}
+		return &DeniedError{Op: op, Path: p, Resolved: resolved, Reason: fmt.Sprintf(
+			"it resolves to %s: %s; the user's rules keep it out of reach, so do not try to reach it another way", resolved, reason)}
+	}
+	return nil
+}
+
+// askRule calls the PathRule, turning a panic in it into a denial: a check
+// that cannot answer answers no.
+func (s *Sandbox) askRule(op, q string) (reason string, denied bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			reason, denied = fmt.Sprintf("the permission check failed (%v)", r), true
+		}
+	}()
+	return s.rule(op, q)
 }
 
 // lookup anchors p at the workspace root and resolves it, returning the
@@ -154,38 +244,38 @@ func (s *Sandbox) writableAt(resolved string) bool {
 	return false
 }
 
-// forbiddenBy returns the forbid_read entry that covers a path, checking
-// the resolved path against resolved entries and the spelled path against
-// the entries as configured.
-func (s *Sandbox) forbiddenBy(abs, resolved string) (string, bool) {
+// forbiddenBy returns the forbid_read entry or secret that covers a path,
+// checking the resolved path against resolved entries and the spelled path
+// against the entries as configured.
+func (s *Sandbox) forbiddenBy(abs, resolved string) (forbidEntry, bool) {
 	for _, f := range s.forbid {
 		if within(f.resolved, resolved) || within(f.given, abs) {
-			return f.given, true
+			return f, true
 		}
 	}
-	return "", false
+	return forbidEntry{}, false
 }
 
-// forbiddenLink returns the forbid_read file entry that the regular file at
-// resolved is another hard link of. Only a file with several links can be
-// one, which keeps the common case to a single Lstat; files inside a
-// forbidden directory are not searched.
-func (s *Sandbox) forbiddenLink(resolved string) (string, bool) {
+// forbiddenLink returns the forbid_read or secret file entry that the
+// regular file at resolved is another hard link of. Only a file with
+// several links can be one, which keeps the common case to a single Lstat;
+// files inside a forbidden directory are not searched.
+func (s *Sandbox) forbiddenLink(resolved string) (forbidEntry, bool) {
 	if len(s.forbid) == 0 {
-		return "", false
+		return forbidEntry{}, false
 	}
 	fi, err := os.Lstat(resolved)
 	if err != nil || !fi.Mode().IsRegular() {
-		return "", false
+		return forbidEntry{}, false
 	}
 	if n, err := linkCount(resolved, fi); err != nil || n < 2 {
-		return "", false
+		return forbidEntry{}, false
 	}
 	for _, f := range s.forbid {
 		ffi, err := os.Stat(f.resolved)
 		if err == nil && ffi.Mode().IsRegular() && os.SameFile(fi, ffi) {
-			return f.given, true
+			return f, true
 		}
 	}
-	return "", false
+	return forbidEntry{}, false
 }

@@ -19,6 +19,13 @@ const maxSymlinks = 255
 // lexical check gets tunnelled.
 var errClimbMissing = errors.New(`".." follows a directory that does not exist`)
 
+// Resolve returns the absolute path abs as the kernel would resolve it,
+// the way every check in this package sees a path: symlinks followed,
+// ".." taken after the symlink before it, and components that do not
+// exist yet appended as written (a ".." among them is an error). Rules
+// that must match real paths, such as the permission policy's, use it.
+func Resolve(abs string) (string, error) { return resolve(abs) }
+
 // resolve turns the absolute path p into an absolute, symlink-free, clean
 // path, walking it one component at a time as the kernel does: a symlink is
 // replaced by its target (relative targets are taken from the link's

@@ -34,8 +34,11 @@ type Options struct {
 	// directory when that is empty). Relative model paths resolve against
 	// it; empty means the process working directory.
 	Root string
-	// Home is the Reasonix home directory, writable so the agent can
-	// update its own configuration; empty adds no root.
+	// Home is the Reasonix home directory: the user's configuration,
+	// credentials, sessions and memory. It is the user's, not the
+	// agent's: file tools may neither read nor write anything in it, and
+	// jailed commands see it read-only, so the agent cannot rewrite the
+	// settings that confine it. Empty means no home.
 	Home string
 	// AllowWrite lists extra writable directories. Entries are expanded
 	// like ForbidRead.
@@ -44,6 +47,19 @@ type Options struct {
 	// command may read. Entries support ${VAR}, ${VAR:-default} and a
 	// leading ~/; a relative entry is taken relative to Root.
 	ForbidRead []string
+	// Secrets lists absolute paths of files and directories holding
+	// credentials (the home's .env, OAuth tokens, grants, a worker's
+	// token file). Jailed commands cannot see them at all, as with
+	// ForbidRead, and file tools refuse them like forbid_read entries,
+	// which matters for those outside the home.
+	Secrets []string
+	// PathRule, when set, is asked by ReadPath, WritePath and Forbidden,
+	// after their own checks, about each spelling of the path (the
+	// resolved one and the absolute one as given); op is "read" or
+	// "write". A denial by either spelling refuses the path with reason.
+	// It is how the permission policy's deny rules reach every file tool,
+	// walks included. A panic in it counts as a denial.
+	PathRule func(op, resolved string) (reason string, denied bool)
 	// Bash is "enforce" (the default when empty) or "off".
 	Bash string
 	// Network lets jailed commands use the network.
@@ -63,26 +79,30 @@ type Options struct {
 // commands (it is a tool.CommandWrapper). It holds no open resources and is
 // safe for concurrent use.
 type Sandbox struct {
-	root     string   // resolved workspace root
-	writable []string // resolved writable roots: root, home, allow_write; a writer task's claims after Narrow
-	allow    []string // resolved allow_write roots, which Narrow keeps writable for jailed commands
-	claims   []string // the write_paths a Narrow sandbox holds, as the task gave them; nil otherwise
-	forbid   []forbidEntry
-	scratch  []string // temporary and cache directories for jailed commands
+	root     string        // resolved workspace root
+	writable []string      // resolved writable roots: root, allow_write; a writer task's claims after Narrow
+	allow    []string      // resolved allow_write roots, which Narrow keeps writable for jailed commands
+	claims   []string      // the write_paths a Narrow sandbox holds, as the task gave them; nil otherwise
+	home     forbidEntry   // the Reasonix home; given is "" without one
+	forbid   []forbidEntry // forbid_read entries, then the secrets
+	scratch  []string      // temporary and cache directories for jailed commands
 	mode     string
 	backend  string // bwrap or sandbox-exec path when mode is enforce
 	goos     string
 	network  bool
 	notes    []string
+
+	rule func(op, resolved string) (string, bool) // Options.PathRule; nil asks nothing
 }
 
-// forbidEntry is one forbid_read entry in two spellings: as configured
-// (expanded, absolute, clean) and resolved when the sandbox was built. A
-// path is forbidden when either covers it, so an entry that becomes a
-// symlink later still protects the name the user wrote.
+// forbidEntry is one forbid_read entry, or one secret, in two spellings:
+// as configured (expanded, absolute, clean) and resolved when the sandbox
+// was built. A path is forbidden when either covers it, so an entry that
+// becomes a symlink later still protects the name the user wrote.
 type forbidEntry struct {
 	given    string
 	resolved string
+	secret   bool // from Options.Secrets, which refusals name differently
 }
 
 // New resolves the roots in o and settles the bash mode. It fails when a
@@ -98,7 +118,7 @@ func New(o Options) (*Sandbox, error) {
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
 	}
-	s := &Sandbox{goos: o.GOOS, network: o.Network}
+	s := &Sandbox{goos: o.GOOS, network: o.Network, rule: o.PathRule}
 
 	rootAbs := o.Root
 	if rootAbs == "" {
@@ -113,11 +133,19 @@ func New(o Options) (*Sandbox, error) {
 	}
 	s.addWritable(s.root)
 	if o.Home != "" {
-		home, err := s.configured(o.Home, nil)
+		given, err := s.absolute(o.Home, nil)
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: reasonix home: %w", err)
 		}
-		s.addWritable(home)
+		resolved, err := resolve(given)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: reasonix home %q: %w", o.Home, err)
+		}
+		s.home = forbidEntry{given: given, resolved: resolved}
+		if s.inHome(s.root, s.root) {
+			s.notes = append(s.notes, fmt.Sprintf("the workspace root %s lies in the Reasonix home %s, "+
+				"which file tools may not touch: they refuse every path in the workspace", s.root, resolved))
+		}
 	}
 	for _, p := range o.AllowWrite {
 		w, err := s.configured(p, o.LookupEnv)
@@ -126,6 +154,10 @@ func New(o Options) (*Sandbox, error) {
 		}
 		s.addWritable(w)
 		s.allow = append(s.allow, w)
+		if s.inHome(w, w) {
+			s.notes = append(s.notes, fmt.Sprintf("[sandbox] allow_write entry %s lies in the Reasonix home %s, "+
+				"which stays closed to file tools and read-only to bash", w, s.home.resolved))
+		}
 	}
 	for _, p := range o.ForbidRead {
 		given, err := s.absolute(p, o.LookupEnv)
@@ -137,6 +169,17 @@ func New(o Options) (*Sandbox, error) {
 			return nil, fmt.Errorf("sandbox: forbid_read %q: %w", p, err)
 		}
 		s.forbid = append(s.forbid, forbidEntry{given: given, resolved: resolved})
+	}
+	for _, p := range o.Secrets {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("sandbox: secret %q is not an absolute path", p)
+		}
+		given := filepath.Clean(p)
+		resolved, err := resolve(given)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: secret %q: %w", p, err)
+		}
+		s.forbid = append(s.forbid, forbidEntry{given: given, resolved: resolved, secret: true})
 	}
 	s.scratch = scratchDirs(o.GOOS, o.LookupEnv)
 
@@ -276,9 +319,12 @@ func (s *Sandbox) unavailableReason() string {
 func (s *Sandbox) Mode() string { return s.mode }
 
 // Roots returns the writable roots, resolved: the workspace root first,
-// then the Reasonix home, then the allow_write entries, without
-// duplicates. For a sandbox built by Narrow they are the task's claims.
+// then the allow_write entries, without duplicates. The Reasonix home is
+// never one. For a sandbox built by Narrow they are the task's claims.
 func (s *Sandbox) Roots() []string { return slices.Clone(s.writable) }
+
+// Root returns the workspace root, resolved.
+func (s *Sandbox) Root() string { return s.root }
 
 // Notes returns human-readable lines about settings that did not take the
 // effect their value suggests (an ignored or unusable enforce, an explicit

@@ -57,12 +57,15 @@ func (s *Sandbox) Wrap(dir string, argv []string) ([]string, error) {
 }
 
 // bwrapArgs builds the bubblewrap command line. Mount order matters:
-// the read-only root comes first, then the binds mounts plans (writable
-// directories, and for a writer task the workspace read-only again with
-// its claims writable inside it), and the forbid_read entries last, so a
-// forbidden path inside a writable root is still hidden. Dropping every capability matters when the caller is root:
-// bubblewrap then keeps them by default, and with CAP_SYS_ADMIN the command
-// could remount / read-write or unmount a hidden path.
+// the read-only root comes first, then what mounts plans (writable
+// directories; for a writer task the workspace read-only again with its
+// claims writable inside it; the Reasonix home and the trust-bearing
+// workspace paths read-only, with the pins that hold them in place), and
+// the forbid_read entries and secrets last, so a forbidden path inside a
+// writable root is still hidden.
+// Dropping every capability matters when the caller is root: bubblewrap
+// then keeps them by default, and with CAP_SYS_ADMIN the command could
+// remount / read-write or unmount a hidden path.
 func (s *Sandbox) bwrapArgs(dir string, argv []string) []string {
 	out := []string{s.backend,
 		"--die-with-parent",
@@ -75,11 +78,14 @@ func (s *Sandbox) bwrapArgs(dir string, argv []string) []string {
 	}
 	out = append(out, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
 	for _, m := range s.mounts() {
-		flag := "--ro-bind"
-		if m.writable {
-			flag = "--bind"
+		switch {
+		case m.empty:
+			out = append(out, "--tmpfs", m.path, "--remount-ro", m.path)
+		case m.writable:
+			out = append(out, "--bind", m.path, m.path)
+		default:
+			out = append(out, "--ro-bind", m.path, m.path)
 		}
-		out = append(out, flag, m.path, m.path)
 	}
 	for _, h := range s.hidden() {
 		if h.dir {
@@ -121,15 +127,15 @@ func outermost(paths []string) []string {
 	return out
 }
 
-// hiddenPath is a forbid_read entry as it exists now.
+// hiddenPath is a forbid_read entry or secret as it exists now.
 type hiddenPath struct {
 	path string
 	dir  bool
 }
 
-// hidden resolves the forbid_read entries again (one may have been created
-// or replaced since New) and returns those that exist, outermost first,
-// leaving out any inside an entry already hidden.
+// hidden resolves the forbid_read entries and secrets again (one may have
+// been created or replaced since New) and returns those that exist,
+// outermost first, leaving out any inside an entry already hidden.
 func (s *Sandbox) hidden() []hiddenPath {
 	var paths []string
 	for _, f := range s.forbid {

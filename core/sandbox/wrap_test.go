@@ -231,16 +231,33 @@ func TestBwrapArgs(t *testing.T) {
 			covered := func(p string) bool {
 				return slices.ContainsFunc(bound, func(b string) bool { return within(b, p) })
 			}
-			for _, w := range []string{f.root, filepath.Join(f.root, "sub"), f.home, f.extra, f.tmpdir, f.gocache, f.userCache, "/tmp"} {
+			for _, w := range []string{f.root, filepath.Join(f.root, "sub"), f.extra, f.tmpdir, f.gocache, f.userCache, "/tmp"} {
 				if !covered(w) {
 					t.Errorf("%s is not writable; binds %q", w, bound)
 				}
 			}
+			// The home lies in /tmp, bound writable, so it is bound
+			// read-only after it, and each directory between the two is
+			// pinned by a bind onto itself so the home cannot be renamed
+			// away and replaced.
+			homeAt := slices.IndexFunc(ro, func(b []string) bool { return slices.Equal(b, []string{f.home, f.home}) })
+			if homeAt < 0 || roAt[homeAt] < bindAt[slices.Index(bound, "/tmp")] {
+				t.Errorf("the Reasonix home %s is not bound read-only after /tmp: %q", f.home, argv)
+			}
+			var pins []string
+			for d := filepath.Dir(f.home); d != "/tmp"; d = filepath.Dir(d) {
+				pins = append(pins, d)
+			}
+			for _, pin := range pins {
+				if at := slices.Index(bound, pin); at < 0 || bindAt[at] > roAt[homeAt] {
+					t.Errorf("%s, between /tmp and the home, is not pinned before the home's bind: %q", pin, argv)
+				}
+			}
 			for _, b := range bound {
-				if !slices.Contains([]string{f.root, f.home, f.extra, f.tmpdir, f.gocache, f.userCache, "/tmp"}, b) {
+				if !slices.Contains(append([]string{f.root, f.extra, f.tmpdir, f.gocache, f.userCache, "/tmp"}, pins...), b) {
 					t.Errorf("unexpected writable bind %s", b)
 				}
-				if b != "/tmp" && within("/tmp", b) {
+				if b != "/tmp" && within("/tmp", b) && !slices.Contains(pins, b) {
 					t.Errorf("%s is bound although /tmp, bound too, covers it", b)
 				}
 			}
@@ -304,7 +321,7 @@ func TestSeatbeltProfile(t *testing.T) {
 			}
 			allow, deny := p[allowAt:denyReadAt], p[denyReadAt:]
 			for _, w := range []string{
-				root, filepath.Join(base, "rhome"), filepath.Join(base, "extra"), tmp,
+				root, filepath.Join(base, "extra"), tmp,
 				filepath.Join(base, "uhome", ".cache"), filepath.Join(base, "uhome", "Library", "Caches"),
 			} {
 				if !strings.Contains(allow, "(subpath "+sbplString(w)+")") {
@@ -316,6 +333,9 @@ func TestSeatbeltProfile(t *testing.T) {
 			}
 			if !strings.Contains(allow, `we\"ird\\ws`) {
 				t.Errorf("quote and backslash in a path are not escaped:\n%s", p)
+			}
+			if strings.Contains(p, "(allow file-write*\n  (subpath "+sbplString(filepath.Join(base, "rhome"))) {
+				t.Errorf("writes to the Reasonix home are allowed:\n%s", p)
 			}
 			if strings.Contains(p, sbplString(outside)) {
 				t.Errorf("profile mentions %s, which is no root", outside)
@@ -383,5 +403,89 @@ func TestWritableDirsSkipsMissing(t *testing.T) {
 	}
 	if !slices.ContainsFunc(s.writableDirs(false), func(d string) bool { return within(d, f.gocache) }) {
 		t.Fatalf("writableDirs(false) = %q leaves out %s", s.writableDirs(false), f.gocache)
+	}
+}
+
+// TestSeatbeltProtections checks the profile's rules for the Reasonix home
+// (here also HOME, so its cache is writable again), secrets and the
+// trust-bearing workspace paths, and their order: Seatbelt applies the
+// last rule that matches.
+func TestSeatbeltProtections(t *testing.T) {
+	t.Parallel()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, home, token := filepath.Join(base, "ws"), filepath.Join(base, "rhome"), filepath.Join(base, "worker.token")
+	for _, d := range []string{".git", ".reasonix/memory", "src"} {
+		mkdir(t, filepath.Join(root, d))
+	}
+	writeFile(t, filepath.Join(root, "reasonix.toml"), "x")
+	writeFile(t, filepath.Join(root, ".git", "config"), "x")
+	mkdir(t, filepath.Join(home, ".cache"))
+	writeFile(t, filepath.Join(home, ".env"), "k")
+	writeFile(t, token, "t")
+	s, err := New(Options{
+		Root: root, Home: home, Secrets: []string{filepath.Join(home, ".env"), token}, GOOS: "darwin",
+		LookPath:  (&fakeLookPath{found: map[string]string{sandboxExec: sandboxExec}}).look,
+		LookupEnv: fakeEnv(map[string]string{"HOME": home}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := func(p string) string { return "(subpath " + sbplString(p) + ")" }
+	lit := func(p string) string { return "(literal " + sbplString(p) + ")" }
+	// at returns the position, among the profile's rules, of the first
+	// rule after the one at from with head that names every filter, or -1.
+	at := func(p string, from int, head string, filters ...string) int {
+		for i, r := range strings.Split(p, "\n(") {
+			r = "(" + strings.TrimPrefix(r, "(")
+			if i <= from || !strings.HasPrefix(r, "("+head+"\n") && !strings.HasPrefix(r, "("+head+" ") {
+				continue
+			}
+			if !slices.ContainsFunc(filters, func(f string) bool { return !strings.Contains(r, f) }) {
+				return i
+			}
+		}
+		return -1
+	}
+	n, err := s.Narrow([]string{"src"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name   string
+		s      *Sandbox
+		memory bool
+		pins   []string // directories that may not be removed or renamed
+	}{
+		{"whole workspace", s, true, []string{lit(base), lit(root), lit(filepath.Join(root, ".git"))}},
+		// The workspace is not writable for a writer, so only what lies
+		// above it needs pinning.
+		{"writer of src", n, false, []string{lit(base)}},
+	} {
+		p := tt.s.SeatbeltProfile()
+		if err := balanced(p); err != nil {
+			t.Fatalf("%s: profile is not well formed: %v\n%s", tt.name, err, p)
+		}
+		allow := at(p, -1, "allow file-write*")
+		homeDeny := at(p, allow, "deny file-write*", sub(home))
+		cache := at(p, homeDeny, "allow file-write*", sub(filepath.Join(home, ".cache")))
+		trust := at(p, cache, "deny file-write*", sub(filepath.Join(root, "reasonix.toml")), sub(filepath.Join(root, ".git", "config")),
+			sub(filepath.Join(root, ".git", "hooks")), sub(filepath.Join(root, ".reasonix")))
+		memory := at(p, trust, "allow file-write*", sub(filepath.Join(root, ".reasonix", "memory")))
+		pins := at(p, trust, "deny file-write-unlink", tt.pins...)
+		secrets := at(p, pins, "deny file-read* file-write*", sub(filepath.Join(home, ".env")), sub(token))
+		if allow < 0 || homeDeny < 0 || cache < 0 || trust < 0 || pins < 0 || secrets < 0 {
+			t.Errorf("%s: rules missing or out of order (allow %d, home %d, cache %d, trust %d, pins %d, secrets %d):\n%s",
+				tt.name, allow, homeDeny, cache, trust, pins, secrets, p)
+		}
+		if tt.memory != (memory >= 0) {
+			t.Errorf("%s: project memory allowed at %d, trust-bearing paths denied at %d; want it writable again = %v:\n%s",
+				tt.name, memory, trust, tt.memory, p)
+		}
+		if strings.Contains(p, sbplString(filepath.Join(root, ".mcp.json"))) {
+			t.Errorf("%s: the profile names .mcp.json, which does not exist (the jail cannot bind it either):\n%s", tt.name, p)
+		}
 	}
 }

@@ -35,7 +35,8 @@ func (t *glob) Description() string {
 		"directory level, \"**\" matches any number of directories (including none), [abc] is a character class and "+
 		"{a,b} is alternation, so \"*.go\" only matches files directly in the search directory. "+
 		"Only files (and symbolic links) are listed, not directories. Files ignored by .gitignore and the .git directory "+
-		"are skipped; symbolic links are not followed. Results are paths relative to the workspace root, sorted; at most %d "+
+		"are skipped; symbolic links are not followed. Paths the sandbox does not let you read are left out and only "+
+		"counted. Results are paths relative to the workspace root, sorted; at most %d "+
 		"are listed and the rest are counted. No match is a normal result, not an error. "+
 		"Fails on an invalid pattern or a path that is not a directory. Use grep to search file contents.",
 		t.env.Limits.WithDefaults().ListEntries)
@@ -72,7 +73,7 @@ func (t *glob) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 	tree := newSearchTree(t.env, base)
 	limit := t.env.Limits.WithDefaults().ListEntries
 	var kept []string
-	total := 0
+	total, skipped := 0, 0
 	err = tree.m.Walk(tree.start, func(rel string, d fs.DirEntry, err error) error {
 		sub, _ := tree.underStart(rel)
 		if err != nil {
@@ -85,12 +86,22 @@ func (t *glob) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 			return err
 		}
 		if d.IsDir() {
-			if sub != "" && (!set.mayContain(sub) || !tree.readable(rel)) {
+			switch {
+			case sub == "":
+				return nil
+			case !set.mayContain(sub):
+				return fs.SkipDir
+			case !tree.readable(rel):
+				skipped++
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if !set.match(sub, "") || !tree.readable(rel) {
+		if !set.match(sub, "") {
+			return nil
+		}
+		if !tree.readable(rel) {
+			skipped++
 			return nil
 		}
 		total++
@@ -106,7 +117,7 @@ func (t *glob) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 		return "", fmt.Errorf("glob: %w", err)
 	}
 	if total == 0 {
-		return fmt.Sprintf("no files match %q under %s", args.Pattern, shown), nil
+		return fmt.Sprintf("no files match %q under %s", args.Pattern, shown) + skippedNote(" ", skipped), nil
 	}
 	slices.Sort(kept)
 	kept = kept[:min(len(kept), limit)]
@@ -118,7 +129,21 @@ func (t *glob) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 	if omitted := total - len(kept); omitted > 0 {
 		fmt.Fprintf(&b, "[%d more files not shown; the list is capped at %d. Narrow the pattern or path.]\n", omitted, limit)
 	}
+	b.WriteString(skippedNote("", skipped))
 	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+// skippedNote is the line that tells the model how many paths a walk left
+// out because the guard refused to let them be read, without naming any;
+// lead goes before it. Nothing was skipped, nothing is said.
+func skippedNote(lead string, n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return lead + "[1 path skipped by read restrictions]"
+	}
+	return fmt.Sprintf("%s[%d paths skipped by read restrictions]", lead, n)
 }
 
 // searchTree is the tree a glob or grep call walks. When the searched path
@@ -196,7 +221,7 @@ func (t *searchTree) display(rel string) string {
 }
 
 // readable asks the guard, when there is one, whether rel may be inspected;
-// paths it refuses are left out of results as if absent.
+// paths it refuses are left out of results and only counted.
 func (t *searchTree) readable(rel string) bool {
 	if t.env.Guard == nil {
 		return true

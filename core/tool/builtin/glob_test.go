@@ -125,10 +125,28 @@ func TestGlob(t *testing.T) {
 			want:   ".github/workflows/x.go\ncmd/other/main.go\n[4 more files not shown; the list is capped at 2. Narrow the pattern or path.]",
 		},
 		{
-			name:  "guard hides refused paths",
+			name:  "guard hides refused paths and counts them",
 			args:  map[string]any{"pattern": "**/*.go"},
 			guard: true,
-			want:  ".github/workflows/x.go\ncmd/other/main.go\ncmd/tool/main.go\ncmd/tool/util.go\nmain.go",
+			want:  ".github/workflows/x.go\ncmd/other/main.go\ncmd/tool/main.go\ncmd/tool/util.go\nmain.go\n[1 path skipped by read restrictions]",
+		},
+		{
+			name:  "guard count on no match",
+			args:  map[string]any{"pattern": "secret/*"},
+			guard: true,
+			want:  `no files match "secret/*" under . [1 path skipped by read restrictions]`,
+		},
+		{
+			name:  "a directory the pattern cannot reach is not counted",
+			args:  map[string]any{"pattern": "web/*.ts"},
+			guard: true,
+			want:  "web/a.ts",
+		},
+		{
+			name:    "guard refuses a path named outright",
+			args:    map[string]any{"pattern": "*", "path": "secret"},
+			guard:   true,
+			wantErr: "glob: refused by policy",
 		},
 		{
 			name: "no match",

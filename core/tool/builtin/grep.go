@@ -67,7 +67,7 @@ func (t *grep) Description() string {
 		"\"path-line-text\" and non-adjacent groups are separated by \"--\". include restricts the files searched with a "+
 		"glob such as \"*.go\" or \"**/*.{ts,tsx}\" (a pattern without \"/\" matches file names at any depth). "+
 		"Files ignored by .gitignore, the .git directory, binary files (any NUL byte), files over %d MiB and symbolic "+
-		"links are skipped. Lines longer than %d bytes are cut to a window around the match. At most %d matching lines "+
+		"links are skipped; paths the sandbox does not let you read are left out and only counted. Lines longer than %d bytes are cut to a window around the match. At most %d matching lines "+
 		"are returned (max_results can lower this); when there are more the output ends with a truncation notice. "+
 		"No match is a normal result, not an error. Fails on an invalid regular expression, naming the problem, "+
 		"or on a path that does not exist.",
@@ -192,13 +192,15 @@ func (t *grep) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 			truncated = hits.count > limit
 		}
 	}
+	skipped := s.refused.count(s.coll.boundary.Load())
 	if len(files) == 0 {
 		if include != nil {
-			return fmt.Sprintf("no matches for %q in %s (files matching %q)", args.Pattern, shown, args.Include), nil
+			return fmt.Sprintf("no matches for %q in %s (files matching %q)", args.Pattern, shown, args.Include) +
+				skippedNote(" ", skipped), nil
 		}
-		return fmt.Sprintf("no matches for %q in %s", args.Pattern, shown), nil
+		return fmt.Sprintf("no matches for %q in %s", args.Pattern, shown) + skippedNote(" ", skipped), nil
 	}
-	return s.format(files, truncated, info.IsDir()), nil
+	return s.format(files, truncated, info.IsDir()) + skippedNote("\n", skipped), nil
 }
 
 // format renders the collected hits, at most limit matching lines.
@@ -255,6 +257,41 @@ type grepSearch struct {
 	limit   int
 	tree    *searchTree
 	coll    grepCollector
+	refused grepRefusals
+}
+
+// grepRefusals records the paths a walk left out because the guard refused
+// them, by the key the collector's boundary is compared with (a directory's
+// path ends in "/").
+type grepRefusals struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (r *grepRefusals) add(key string) {
+	r.mu.Lock()
+	r.keys = append(r.keys, key)
+	r.mu.Unlock()
+}
+
+// count returns how many refused paths sort at or before boundary, all of
+// them when there is none. The boundary only falls, so every run of the
+// same search reaches and checks each of those, however its workers
+// interleave, while past it which paths were checked depends on timing:
+// counting only the former keeps the result deterministic.
+func (r *grepRefusals) count(boundary *string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if boundary == nil {
+		return len(r.keys)
+	}
+	n := 0
+	for _, k := range r.keys {
+		if k <= *boundary {
+			n++
+		}
+	}
+	return n
 }
 
 // grepJob is a directory to list or a file to search.
@@ -361,7 +398,11 @@ func (s *grepSearch) do(w *grepWorker, q *grepQueue, job grepJob) {
 			rel = job.rel + "/" + name
 		}
 		if isDir {
-			if s.coll.beyond(rel+"/") || !s.tree.readable(rel) {
+			if s.coll.beyond(rel + "/") {
+				continue
+			}
+			if !s.tree.readable(rel) {
+				s.refused.add(rel + "/")
 				continue
 			}
 			jobs = append(jobs, grepJob{rel: rel, dir: true, parent: dir})
@@ -373,7 +414,11 @@ func (s *grepSearch) do(w *grepWorker, q *grepQueue, job grepJob) {
 				continue
 			}
 		}
-		if s.coll.beyond(rel) || !s.tree.readable(rel) {
+		if s.coll.beyond(rel) {
+			continue
+		}
+		if !s.tree.readable(rel) {
+			s.refused.add(rel)
 			continue
 		}
 		jobs = append(jobs, grepJob{rel: rel})

@@ -147,11 +147,24 @@ func TestGrep(t *testing.T) {
 			want: "long.txt:1:[... 900 bytes ...] " + strings.Repeat("a", 100) + "needle" + strings.Repeat("b", 294) + " [... 706 bytes ...]",
 		},
 		{
-			name:  "guard hides refused paths",
+			name:  "guard hides refused paths and counts them",
 			args:  map[string]any{"pattern": "func main"},
 			guard: true,
-			want:  ".hidden/h.go:1:func main\na.go:3:func main() {\ncrlf.txt:2:func main",
+			want:  ".hidden/h.go:1:func main\na.go:3:func main() {\ncrlf.txt:2:func main\n[1 path skipped by read restrictions]",
 		},
+		{
+			name:  "guard count on no match",
+			args:  map[string]any{"pattern": "zebra"},
+			guard: true,
+			want:  `no matches for "zebra" in . [1 path skipped by read restrictions]`,
+		},
+		{
+			name:    "guard refuses a path named outright",
+			args:    map[string]any{"pattern": "func", "path": "secret"},
+			guard:   true,
+			wantErr: "grep: refused by policy",
+		},
+
 		{
 			name: "no match",
 			args: map[string]any{"pattern": "zebra"},
@@ -294,6 +307,56 @@ func TestGrepDeterministic(t *testing.T) {
 			}
 			g := &grep{env: tool.Env{Root: root, Limits: tool.Limits{GrepMatches: tc.limit}}}
 			for i := range 20 {
+				out, err := callTool(t, g, map[string]any{"pattern": "hit"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out != want {
+					t.Fatalf("run %d differs:\n%s\nwant:\n%s", i, out, want)
+				}
+			}
+		})
+	}
+}
+
+// TestGrepSkippedDeterministic checks that the count of paths the guard
+// refused is the same on every run even when the walk stops early: which
+// refused paths past the last file shown a worker happens to reach depends
+// on timing, so only those before it are counted. The guard refuses the
+// directory a and a file a in every directory d0 to d7.
+func TestGrepSkippedDeterministic(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"a/x.txt": "hit\n"}
+	var all []string
+	for d := range 8 {
+		files[fmt.Sprintf("d%d/a", d)] = "hit\n"
+		for f := range 25 {
+			rel := fmt.Sprintf("d%d/f%02d.txt", d, f)
+			files[rel] = "x hit\ny\nz hit\n"
+			all = append(all, rel+":1:x hit", rel+":3:z hit")
+		}
+	}
+	slices.Sort(all)
+	root := testenv.Tree(t, files)
+	tests := []struct {
+		name    string
+		limit   int
+		skipped int
+	}{
+		// The first 7 lines end in d0/f03.txt: a/ and d0/a sort before it.
+		{"tight cap", 7, 2},
+		{"cap above the total", 1000, 9},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			want := strings.Join(all[:min(tc.limit, len(all))], "\n")
+			if tc.limit < len(all) {
+				want += fmt.Sprintf("\n[results truncated: showing the first %d matching lines in path order; narrow the pattern, path or include to see the rest]", tc.limit)
+			}
+			want += fmt.Sprintf("\n[%d paths skipped by read restrictions]", tc.skipped)
+			g := &grep{env: tool.Env{Root: root, Limits: tool.Limits{GrepMatches: tc.limit}, Guard: refuseGuard{root: root, hidden: "a"}}}
+			for i := range 50 {
 				out, err := callTool(t, g, map[string]any{"pattern": "hit"})
 				if err != nil {
 					t.Fatal(err)

@@ -28,6 +28,7 @@ func (*ls) Name() string { return "ls" }
 func (t *ls) Description() string {
 	return fmt.Sprintf("List the entries of one directory (not recursive), sorted by name. "+
 		"Directories end in \"/\", symlinks show \"name -> target\", files show their size in bytes. "+
+		"Entries the sandbox does not let you read are left out and only counted. "+
 		"At most %d entries are listed; the rest are counted. Fails on a file (use read_file) "+
 		"or a missing path. Use glob to find files by pattern across directories.",
 		t.env.Limits.WithDefaults().ListEntries)

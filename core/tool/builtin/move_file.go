@@ -14,11 +14,20 @@ import (
 )
 
 func init() {
-	tool.RegisterBuiltin("move_file", func(env tool.Env) tool.Tool { return &moveFile{env: env} })
+	tool.RegisterBuiltin("move_file", func(env tool.Env) tool.Tool { return &moveFile{env: env, limit: moveMaxEntries} })
 }
 
+// moveMaxEntries bounds how many entries below a directory move_file
+// checks before moving it. A larger tree is refused: whether every entry
+// may move cannot be settled at a bounded cost, and a check that cannot
+// answer answers no.
+const moveMaxEntries = 100_000
+
 // moveFile renames or moves a file or directory.
-type moveFile struct{ env tool.Env }
+type moveFile struct {
+	env   tool.Env
+	limit int // entries checked below a moved directory; more is refused
+}
 
 type moveFileArgs struct {
 	Path        string `json:"path" arg:"required"`
@@ -32,7 +41,8 @@ func (*moveFile) Description() string {
 	return "Move or rename a file or directory. The destination is the full new path (not a directory to move into); " +
 		"its parent directories are created. Fails if the source does not exist, or if the destination exists " +
 		"unless overwrite is true. An existing directory is never replaced. " +
-		"Moves across filesystems are not supported."
+		"A directory is moved only when the sandbox lets every entry below it be moved, so a move never carries " +
+		"a protected file somewhere else. Moves across filesystems are not supported."
 }
 
 func (*moveFile) Schema() json.RawMessage {
@@ -62,6 +72,11 @@ func (t *moveFile) Execute(ctx context.Context, raw json.RawMessage) (string, er
 	if err != nil {
 		return "", fmt.Errorf("move_file: source: %w", err)
 	}
+	// A move carries the content elsewhere, so a source that may not be
+	// read may not be moved either.
+	if _, err := resolveRead(t.env, args.Path); err != nil {
+		return "", fmt.Errorf("move_file: source: %w", err)
+	}
 	dst, err := resolveWrite(t.env, args.Destination)
 	if err != nil {
 		return "", fmt.Errorf("move_file: destination: %w", err)
@@ -77,6 +92,11 @@ func (t *moveFile) Execute(ctx context.Context, raw json.RawMessage) (string, er
 	}
 	if err != nil {
 		return "", fmt.Errorf("move_file: %w", err)
+	}
+	if srcInfo.IsDir() {
+		if err := t.checkTree(ctx, src, dst); err != nil {
+			return "", fmt.Errorf("move_file: %w", err)
+		}
 	}
 
 	replaced := false
@@ -109,4 +129,74 @@ func (t *moveFile) Execute(ctx context.Context, raw json.RawMessage) (string, er
 		return fmt.Sprintf("moved %s to %s (replaced the existing file)", srcShown, dstShown), nil
 	}
 	return fmt.Sprintf("moved %s to %s", srcShown, dstShown), nil
+}
+
+// checkTree asks the guard about every entry below the directory src, as
+// it is now and as it would be under dst, and refuses the move when it
+// refuses any: moving a directory moves everything in it, and a
+// forbid_read file, a secret or a path a permission rule denies must not
+// be carried out from under its rule (or into one) by moving an ancestor.
+// Refused directories are not entered. The refusal names the first
+// refused entry, in walk order, and how many there are.
+func (t *moveFile) checkTree(ctx context.Context, src, dst string) error {
+	if t.env.Guard == nil {
+		return nil
+	}
+	srcShown := displayPath(t.env, src)
+	var first error
+	refused, seen := 0, 0
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("cannot move %s: check every entry below it: %w", srcShown, err)
+		}
+		if p == src {
+			return nil
+		}
+		if seen%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if seen++; seen > t.limit {
+			return fmt.Errorf("cannot move %s: it holds more than %d entries, too many to check that each may be moved; "+
+				"move it in parts", srcShown, t.limit)
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if err := t.entryAllowed(p, filepath.Join(dst, rel)); err != nil {
+			refused++
+			if first == nil {
+				first = err
+			}
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if first != nil {
+		return fmt.Errorf("cannot move %s: the sandbox refuses %s below it; the first: %w",
+			srcShown, countEntries(refused), first)
+	}
+	return nil
+}
+
+// entryAllowed reports the guard's refusal of the entry at p, which the
+// move would put at to, or nil.
+func (t *moveFile) entryAllowed(p, to string) error {
+	if _, err := t.env.Guard.WritePath(p); err != nil {
+		return err
+	}
+	if _, err := t.env.Guard.ReadPath(p); err != nil {
+		return err
+	}
+	if _, err := t.env.Guard.WritePath(to); err != nil {
+		return err
+	}
+	return nil
 }

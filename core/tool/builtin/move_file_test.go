@@ -1,8 +1,10 @@
 package builtin
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"reasonix/core/tool"
@@ -81,6 +83,103 @@ func TestMoveFile(t *testing.T) {
 				if _, err := os.Lstat(filepath.Join(root, rel)); !os.IsNotExist(err) {
 					t.Errorf("%s still exists (lstat err %v)", rel, err)
 				}
+			}
+		})
+	}
+}
+
+// treeGuard refuses, for reads and writes, the paths under root listed in
+// deny (relative, slash-separated) and everything below them, and reads
+// alone of those in unreadable.
+type treeGuard struct {
+	root             string
+	deny, unreadable []string
+}
+
+func (g treeGuard) refused(p string, list []string) bool {
+	rel, ok := relUnder(g.root, joinRoot(g.root, p))
+	if !ok {
+		return false
+	}
+	for _, d := range list {
+		if rel == d || strings.HasPrefix(rel, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (g treeGuard) ReadPath(p string) (string, error) {
+	if g.refused(p, g.deny) || g.refused(p, g.unreadable) {
+		return "", errors.New("guard: read refused for " + p)
+	}
+	return joinRoot(g.root, p), nil
+}
+
+func (g treeGuard) WritePath(p string) (string, error) {
+	if g.refused(p, g.deny) {
+		return "", errors.New("guard: write refused for " + p)
+	}
+	return joinRoot(g.root, p), nil
+}
+
+// TestMoveFileDirectoryGuard moves directories holding entries the guard
+// refuses: the move is refused, naming the first such entry and how many,
+// and nothing moves.
+func TestMoveFileDirectoryGuard(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"pkg/a.go": "A", "pkg/keys/k.pem": "K", "pkg/keys/l.pem": "L", "pkg/z/token": "T"}
+	tests := []struct {
+		name             string
+		deny, unreadable []string
+		limit            int
+		dst              string
+		want             string
+		wantErr          string
+		names            string // the entry the refusal must name
+	}{
+		{name: "nothing refused", dst: "lib/pkg", want: "moved pkg to lib/pkg"},
+		{name: "a refused directory is not entered", deny: []string{"pkg/keys"}, dst: "lib/pkg",
+			wantErr: "move_file: cannot move pkg: the sandbox refuses 1 entry below it; the first: guard: write refused for ",
+			names:   "/pkg/keys"},
+		{name: "refused entries are counted", deny: []string{"pkg/keys/l.pem", "pkg/z/token"}, dst: "lib/pkg",
+			wantErr: "refuses 2 entries below it; the first: guard: write refused for ", names: "/pkg/keys/l.pem"},
+		{name: "an entry that may not be read", unreadable: []string{"pkg/z/token"}, dst: "lib/pkg",
+			wantErr: "refuses 1 entry below it; the first: guard: read refused for ", names: "/pkg/z/token"},
+		{name: "an entry whose new place is refused", deny: []string{"lib/pkg/keys"}, dst: "lib/pkg",
+			wantErr: "refuses 1 entry below it; the first: guard: write refused for ", names: "/lib/pkg/keys"},
+		{name: "a source that may not be read", unreadable: []string{"pkg"}, dst: "lib/pkg",
+			wantErr: "move_file: source: guard: read refused for pkg"},
+		{name: "too many entries to check", limit: 3, dst: "lib/pkg",
+			wantErr: "move_file: cannot move pkg: it holds more than 3 entries"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			for rel, text := range files {
+				putFile(t, root, rel, text)
+			}
+			limit := moveMaxEntries
+			if tc.limit > 0 {
+				limit = tc.limit
+			}
+			mv := &moveFile{env: tool.Env{Root: root, Guard: treeGuard{root: root, deny: tc.deny, unreadable: tc.unreadable}}, limit: limit}
+			got, err := callTool(t, mv, map[string]any{"path": "pkg", "destination": tc.dst})
+			if tc.wantErr == "" {
+				checkResult(t, got, err, tc.want, "")
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.HasSuffix(err.Error(), tc.names) {
+				t.Fatalf("move = %q, %v; want an error containing %q and ending in %q", got, err, tc.wantErr, tc.names)
+			}
+			for rel, text := range files {
+				if got := fileText(t, root, rel); got != text {
+					t.Errorf("%s = %q after a refused move, want %q", rel, got, text)
+				}
+			}
+			if _, err := os.Lstat(filepath.Join(root, "lib")); !os.IsNotExist(err) {
+				t.Errorf("the refused move created the destination's parent (lstat err %v)", err)
 			}
 		})
 	}
