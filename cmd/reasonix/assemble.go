@@ -11,6 +11,7 @@ import (
 	"reasonix/actors"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
+	"reasonix/core/trust"
 
 	// Built-in providers and tools register themselves.
 	_ "reasonix/core/history"
@@ -23,6 +24,9 @@ import (
 type globalOptions struct {
 	ConfigFile string
 	Cwd        string
+	// TrustProject honours the project's files for this process without
+	// recording trust (run --trust-project).
+	TrustProject bool
 }
 
 // workdir resolves --cwd (default: the process working directory) to an
@@ -50,17 +54,83 @@ func (g *globalOptions) workdir() (string, error) {
 	return abs, nil
 }
 
-// loadConfig loads the merged configuration for cwd. Any problem is a usage
-// error (exit 2): nothing can run on a config we do not understand.
+// loadConfig loads the merged configuration for cwd, whose project files
+// count in full only when the workspace is trusted (workspaceTrusted), and
+// prints the config's warnings and, when the project set something that
+// was left out, one notice saying what and how to trust it. Any problem is
+// a usage error (exit 2): nothing can run on a config we do not
+// understand.
 func loadConfig(f *Factory, g *globalOptions, cwd string) (*config.Config, error) {
-	cfg, err := config.Load(config.Options{ProjectDir: cwd, File: g.ConfigFile})
+	home, err := reasonixHome(f)
+	if err != nil {
+		return nil, &usageError{err: fmt.Errorf("config: %w", err)}
+	}
+	trusted, warning, err := workspaceTrusted(home, cwd, g.TrustProject)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(config.Options{Home: home, ProjectDir: cwd, File: g.ConfigFile, TrustProject: trusted})
 	if err != nil {
 		return nil, &usageError{err: fmt.Errorf("config: %w", err)}
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
 	}
+	if warning != "" {
+		fmt.Fprintln(f.Stderr, "reasonix: warning:", warning)
+	}
+	for _, n := range untrustedNotices(cfg, cwd) {
+		fmt.Fprintln(f.Stderr, "reasonix: notice:", n)
+	}
 	return cfg, nil
+}
+
+// workspaceTrusted decides whether cwd's project files are honoured in
+// full: always with --trust-project (force), else when the trust store
+// holds a trust whose digest still matches the files. A store that cannot
+// be read is a usage error naming its repair; files that cannot be
+// digested leave the workspace untrusted, with the reason as a warning,
+// since a stranger's unreadable file must not stop the user's own work.
+func workspaceTrusted(home, cwd string, force bool) (trusted bool, warning string, err error) {
+	if force {
+		return true, "", nil
+	}
+	store, err := trust.Open(home)
+	if err != nil {
+		return false, "", &usageError{err: err}
+	}
+	state, err := store.Check(cwd)
+	if err != nil {
+		return false, fmt.Sprintf("workspace trust: %v; the project's files count as untrusted", err), nil
+	}
+	return state == trust.Trusted, "", nil
+}
+
+// untrustedNotices are the lines that say what an untrusted workspace's
+// files set that was left out: the project file's keys in one line, and
+// the .mcp.json that was not read.
+func untrustedNotices(cfg *config.Config, cwd string) []string {
+	var out []string
+	if n := cfg.UntrustedNotice(); n != "" {
+		out = append(out, n)
+	}
+	if n := mcpJSONNotice(cfg, cwd); n != "" {
+		out = append(out, n)
+	}
+	return out
+}
+
+// mcpJSONNotice says that cwd's .mcp.json declares servers nothing will
+// start while the workspace is untrusted, or is "".
+func mcpJSONNotice(cfg *config.Config, cwd string) string {
+	if cfg.ProjectTrusted {
+		return ""
+	}
+	path := filepath.Join(cwd, mcp.MCPJSONFile)
+	if !exists(path) {
+		return ""
+	}
+	return fmt.Sprintf("%s: its MCP servers are ignored until you trust this workspace (run \"reasonix trust\" to trust it)", path)
 }
 
 // buildSession builds a session with actors.Build. When that fails it

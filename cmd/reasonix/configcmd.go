@@ -89,16 +89,9 @@ func runConfigShow(f *Factory, opts *ConfigShowOptions) error {
 	if err != nil {
 		return err
 	}
-	home, err := reasonixHome(f)
+	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
 	if err != nil {
 		return err
-	}
-	cfg, err := config.Load(config.Options{Home: home, ProjectDir: cwd, File: opts.ConfigFile})
-	if err != nil {
-		return &usageError{err: fmt.Errorf("config: %w", err)}
-	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
 	}
 	out, err := cfg.Show()
 	if err != nil {

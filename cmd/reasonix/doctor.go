@@ -187,7 +187,13 @@ func plural(n int, word string) string {
 
 func (d *doctor) checkConfig() check {
 	c := check{name: "config"}
-	cfg, err := config.Load(config.Options{Home: d.home, ProjectDir: d.cwd, File: d.opts.ConfigFile})
+	trusted, trustWarning, err := workspaceTrusted(d.home, d.cwd, false)
+	if err != nil {
+		c.status = checkFail
+		c.detail = err.Error()
+		return c
+	}
+	cfg, err := config.Load(config.Options{Home: d.home, ProjectDir: d.cwd, File: d.opts.ConfigFile, TrustProject: trusted})
 	if err != nil {
 		c.status = checkFail
 		lines := strings.Split(err.Error(), "\n")
@@ -204,10 +210,23 @@ func (d *doctor) checkConfig() check {
 	} else {
 		c.detail = "read " + strings.Join(cfg.Files, ", ")
 	}
+	var why []string
 	if len(cfg.Warnings) > 0 {
-		c.status = checkWarn
-		c.detail += fmt.Sprintf("; %s:", plural(len(cfg.Warnings), "ignored key"))
+		why = append(why, plural(len(cfg.Warnings), "ignored key"))
 		c.notes = cfg.Warnings
+	}
+	// What an untrusted workspace set is not a mistake, but it is why a
+	// project's settings seem to do nothing.
+	if notices := untrustedNotices(cfg, d.cwd); len(notices) > 0 || trustWarning != "" {
+		why = append(why, "the workspace is not trusted")
+		if trustWarning != "" {
+			c.notes = append(c.notes, trustWarning)
+		}
+		c.notes = append(c.notes, notices...)
+	}
+	if len(why) > 0 {
+		c.status = checkWarn
+		c.detail += "; " + strings.Join(why, "; ") + ":"
 	}
 	return c
 }

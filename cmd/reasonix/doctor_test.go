@@ -238,6 +238,15 @@ bash = "off"
 			wantText: []string{"read {home}/config.toml, {cwd}/reasonix.toml; 2 ignored keys:", "- {cwd}/reasonix.toml: unknown key colour", "sandbox.network"},
 		},
 		{
+			name:     "an untrusted workspace is named",
+			user:     fakeConfig,
+			project:  "colour = \"blue\"\n[permissions]\nallow = [\"Bash\"]\n",
+			env:      map[string]string{keyVar: key},
+			args:     []string{"--offline"},
+			want:     map[string]string{"config": "warn"},
+			wantText: []string{"; 1 ignored key; the workspace is not trusted:", "- {cwd}/reasonix.toml: ignored until you trust this workspace: permissions.allow"},
+		},
+		{
 			name:     "unknown tool",
 			user:     fakeConfig + "\n[tools]\nenabled = [\"read_file\", \"teleport\"]\n",
 			env:      map[string]string{keyVar: key},

@@ -62,8 +62,9 @@ command = %q
 }
 
 // TestE2EMCPProjectServerNeedsGrant: a server from the project's .mcp.json
-// is not started without a grant (the run goes on without it), and
-// --trust-project-mcp approves it for later runs.
+// is not even declared while the workspace is untrusted, is not started
+// without a launch grant once it is trusted (the run goes on without it),
+// and --trust-project-mcp approves it for later runs.
 func TestE2EMCPProjectServerNeedsGrant(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
@@ -73,12 +74,24 @@ func TestE2EMCPProjectServerNeedsGrant(t *testing.T) {
 	}
 
 	e.srv.Push(providertest.Turn{Text: "no tools"})
-	r := e.run("run", "hello")
+	r := e.run("run", "--trust-project-mcp", "hello")
+	if r.code != 0 || strings.Contains(r.stderr, `mcp server "proj"`) ||
+		!strings.Contains(r.stderr, ".mcp.json: its MCP servers are ignored until you trust this workspace") {
+		t.Fatalf("untrusted workspace:\n%s", r)
+	}
+	if r := e.run("trust"); r.code != 0 || !strings.Contains(r.stdout, ".mcp.json: its MCP servers") {
+		t.Fatalf("trust:\n%s", r)
+	}
+
+	e.srv.Push(providertest.Turn{Text: "no tools"})
+	r = e.run("run", "hello")
 	if r.code != 0 || !strings.Contains(r.stderr, `mcp server "proj" (.mcp.json) not started: untrusted`) {
 		t.Fatalf("untrusted run:\n%s", r)
 	}
-	if tools := e.srv.Requests()[0].Tools; slices.ContainsFunc(tools, func(n string) bool { return strings.HasPrefix(n, "mcp__") }) {
-		t.Errorf("tools offered without a grant: %v", tools)
+	for i := range 2 {
+		if tools := e.srv.Requests()[i].Tools; slices.ContainsFunc(tools, func(n string) bool { return strings.HasPrefix(n, "mcp__") }) {
+			t.Errorf("run %d: tools offered without a grant: %v", i, tools)
+		}
 	}
 
 	e.srv.Push(providertest.Turn{Text: "with tools"})
@@ -86,7 +99,7 @@ func TestE2EMCPProjectServerNeedsGrant(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "REASONIX_E2E_UNSET") {
 		t.Fatalf("trusted run:\n%s", r)
 	}
-	if tools := e.srv.Requests()[1].Tools; !slices.Contains(tools, "mcp__proj__echo") {
+	if tools := e.srv.Requests()[2].Tools; !slices.Contains(tools, "mcp__proj__echo") {
 		t.Errorf("tools after the grant: %v", tools)
 	}
 
@@ -96,7 +109,7 @@ func TestE2EMCPProjectServerNeedsGrant(t *testing.T) {
 	if r.code != 0 || strings.Contains(r.stderr, "untrusted") {
 		t.Fatalf("granted run:\n%s", r)
 	}
-	if tools := e.srv.Requests()[2].Tools; !slices.Contains(tools, "mcp__proj__echo") {
+	if tools := e.srv.Requests()[3].Tools; !slices.Contains(tools, "mcp__proj__echo") {
 		t.Errorf("tools on the granted run: %v", tools)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -258,16 +259,9 @@ func loadMCPContext(f *Factory, o *MCPOptions) (*mcpContext, error) {
 	if err != nil {
 		return nil, err
 	}
-	home, err := reasonixHome(f)
+	cfg, err := loadConfig(f, &o.globalOptions, cwd)
 	if err != nil {
 		return nil, err
-	}
-	cfg, err := config.Load(config.Options{Home: home, ProjectDir: cwd, File: o.ConfigFile})
-	if err != nil {
-		return nil, &usageError{err: fmt.Errorf("config: %w", err)}
-	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
 	}
 	logger, closeLog := openLogger(cfg.Home, f.Getenv)
 	m := &mcpContext{cfg: cfg, cwd: cwd, logger: logger.With("cmd", "mcp")}
@@ -323,10 +317,22 @@ func (m *mcpContext) target(f *Factory, o *MCPOptions) (mcp.ServerConfig, error)
 		}
 		return srv.Config, nil
 	}
-	if len(names) == 0 {
-		return mcp.ServerConfig{}, usageErrorf("unknown mcp server %q: none is configured ([[plugins]] or .mcp.json)", o.Server)
+	return mcp.ServerConfig{}, unknownServer(m, o.Server, names)
+}
+
+// unknownServer is the usage error for a server name nothing declares.
+// When the workspace is untrusted and its files would declare servers, it
+// says so: otherwise a server the user can see in reasonix.toml would just
+// be "unknown".
+func unknownServer(m *mcpContext, name string, names []string) error {
+	msg := fmt.Sprintf("unknown mcp server %q: none is configured ([[plugins]] or .mcp.json)", name)
+	if len(names) > 0 {
+		msg = fmt.Sprintf("unknown mcp server %q (configured: %s)", name, strings.Join(names, ", "))
 	}
-	return mcp.ServerConfig{}, usageErrorf("unknown mcp server %q (configured: %s)", o.Server, strings.Join(names, ", "))
+	if !m.cfg.ProjectTrusted && (slices.Contains(m.cfg.Untrusted, config.EntryKey("plugins", name)) || exists(filepath.Join(m.cwd, mcp.MCPJSONFile))) {
+		msg += `; the project's servers are ignored until you trust this workspace (run "reasonix trust")`
+	}
+	return &usageError{err: errors.New(msg)}
 }
 
 // dialMCP opens and connects to a server; Close the client when done.
@@ -596,8 +602,5 @@ func runMCPTrust(f *Factory, o *MCPOptions) error {
 		fmt.Fprintf(f.Stdout, "trusted mcp server %q from %s in %s\n  %s: %s\n", d.Config.Name, d.File, m.cwd, d.Config.Type, strings.TrimSpace(what))
 		return nil
 	}
-	if len(names) == 0 {
-		return usageErrorf("unknown mcp server %q: none is configured", o.Server)
-	}
-	return usageErrorf("unknown mcp server %q (configured: %s)", o.Server, strings.Join(names, ", "))
+	return unknownServer(m, o.Server, names)
 }

@@ -152,8 +152,8 @@ func TestMCPCommandFlags(t *testing.T) {
 }
 
 // mcpWorkspace is a home whose user config declares the plugin example as
-// "example", and a project whose reasonix.toml declares it again as
-// "proj", started through a wrapper that leaves a marker file when it
+// "example", and a trusted project whose reasonix.toml declares it again
+// as "proj", started through a wrapper that leaves a marker file when it
 // runs.
 type mcpWorkspace struct {
 	home, work, marker string
@@ -181,7 +181,17 @@ command = %q
 disabled = true
 `, bin, bin), 0o600)
 	w.writeProject(t, "")
+	w.trust(t)
 	return w
+}
+
+// trust records the workspace's files as trusted, so its project servers
+// are declared at all.
+func (w *mcpWorkspace) trust(t *testing.T) {
+	t.Helper()
+	if r := w.run(t, "trust"); r.code != 0 {
+		t.Fatalf("trust: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 // writeProject declares "proj" in the project with extra arguments to the
@@ -309,8 +319,17 @@ func TestMCPCommands(t *testing.T) {
 		if r.code != 0 || r.stdout != "granted\n" || !w.started() {
 			t.Fatalf("call after trust: exit %d started %v\n%s%s", r.code, w.started(), r.stdout, r.stderr)
 		}
-		// A changed declaration needs a new grant.
+		// A changed declaration untrusts the workspace, which hides the
+		// server again; trusted again, it still needs a new grant.
 		w.writeProject(t, `, "--extra"`)
+		r = w.run(t, "mcp", "list", "--no-connect")
+		if strings.Contains(r.stdout, "proj") || !strings.Contains(r.stderr, "ignored until you trust this workspace: plugins[proj]") {
+			t.Fatalf("after the change, untrusted:\n%s%s", r.stdout, r.stderr)
+		}
+		if r := w.run(t, "mcp", "trust", "proj"); r.code != exitUsage || !strings.Contains(r.stderr, `unknown mcp server "proj"`) || !strings.Contains(r.stderr, "the project's servers are ignored until you trust this workspace") {
+			t.Fatalf("mcp trust in an untrusted workspace: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		w.trust(t)
 		r = w.run(t, "mcp", "list", "--no-connect")
 		if !hasRow(r.stdout, "proj", "untrusted", "identity changed") {
 			t.Fatalf("after the change:\n%s%s", r.stdout, r.stderr)

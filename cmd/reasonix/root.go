@@ -102,6 +102,7 @@ func NewCmdRoot(f *Factory) *cobra.Command {
 	root.AddCommand(NewCmdGoal(f))
 	root.AddCommand(NewCmdServe(f, nil))
 	root.AddCommand(NewCmdWorker(f, nil), NewCmdWorkers(f, nil))
+	root.AddCommand(NewCmdTrust(f, nil))
 	return root
 }
 

@@ -113,6 +113,11 @@ func TestRunFlags(t *testing.T) {
 			},
 		},
 		{
+			name: "trust the project for one run",
+			args: []string{"--trust-project", "go"},
+			want: RunOptions{globalOptions: globalOptions{TrustProject: true}, Prompt: "go", OutputFormat: "text", InputFormat: "text"},
+		},
+		{
 			name:  "commands on stdin",
 			args:  []string{"--input-format", "stream-json", "-o", "stream-json", "--continue"},
 			stdin: strings.NewReader(`{"type":"prompt","text":"not read here"}`),

@@ -128,6 +128,7 @@ budget, 130 interrupted.`,
 	fl.StringVar(&opts.InputFormat, "input-format", "text", "text (the prompt from the arguments or stdin) or stream-json (JSON commands on stdin, one per line)")
 	fl.StringVar(&opts.PermissionMode, "permission-mode", "ask", "ask, auto or yolo (headless runs allow what would be asked; deny rules always apply)")
 	fl.StringArrayVar(&opts.Deny, "deny", nil, "an extra deny rule for this run, e.g. 'Bash(git push:*)' (repeatable)")
+	fl.BoolVar(&opts.TrustProject, "trust-project", false, "honour the project's reasonix.toml, .mcp.json and .reasonix/ for this run, without recording trust (see reasonix trust)")
 	fl.BoolVar(&opts.TrustProjectMCP, "trust-project-mcp", false, "approve the project's MCP servers for this workspace (records launch grants)")
 	fl.StringVar(&opts.MCPElicitation, "mcp-elicitation", "", "how MCP servers' questions are answered: decline (the default), or defaults (the form's default values)")
 	addGoalFlags(cmd, &opts.Goal)

@@ -124,23 +124,16 @@ func runWorkers(ctx context.Context, f *Factory, opts *WorkersOptions) error {
 	if err != nil {
 		return err
 	}
-	home, err := reasonixHome(f)
+	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
 	if err != nil {
 		return err
-	}
-	cfg, err := config.Load(config.Options{Home: home, ProjectDir: cwd, File: opts.ConfigFile})
-	if err != nil {
-		return &usageError{err: fmt.Errorf("config: %w", err)}
-	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
 	}
 	if len(cfg.Workers) == 0 {
 		if opts.JSON {
 			_, err := fmt.Fprintln(f.Stdout, "[]")
 			return err
 		}
-		return printNoWorkers(f.Stdout, config.UserConfigPath(home))
+		return printNoWorkers(f.Stdout, config.UserConfigPath(cfg.Home))
 	}
 	tok := lookupWorkerToken(f, cfg)
 	rows, err := queryWorkers(ctx, cfg, cwd, tok, opts.Timeout)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -21,6 +22,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("providers = [{ name = \"ds\", kind = \"openai\", base_url = \"http://h\", model = \"m\" }]\n"),
 		[]byte("default_model = \"ds/m\"\n[agent]\nsubagent_models = { r = \"m\" }\n"))
 	f.Add([]byte("[agent]\nmax_steps = 1\n[bot]\nx = 1\n"), []byte("Default_Model = 1\n"))
+	f.Add([]byte("[permissions]\ndeny = [\"Bash(rm:*)\"]\nmode = \"deny\"\n"),
+		[]byte("[permissions]\ndeny = []\nallow = [\"Bash\"]\nmode = \"ask\"\n[agent]\nsubagent_ask = \"allow\"\nsystem_prompt_file = \"/x\"\n"))
 	f.Add([]byte("[remote]\nlisten = \"0.0.0.0:7420\"\nadvertise = \"me:7420\"\nrun_local = false\n[[workers]]\nname = \"w\"\naddress = \"w:1\"\nwrites = [\".\"]\n"),
 		[]byte("[[workers]]\nname = \"evil\"\naddress = \"e:1\"\n[remote]\ntoken_file = \"t\"\n"))
 	// One directory per worker process: the fuzz function runs inputs one
@@ -34,22 +37,34 @@ func FuzzLoad(f *testing.F) {
 		if err := os.WriteFile(projectPath, project, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		c, err := Load(Options{Home: dir, ProjectDir: dir})
-		if (c == nil) == (err == nil) {
-			t.Fatalf("Load returned config %v and error %v", c != nil, err)
-		}
-		if err != nil {
-			var ve *ValidationError
-			if errors.As(err, &ve) && len(ve.Problems) == 0 {
-				t.Fatal("validation error without problems")
+		for _, trusted := range []bool{false, true} {
+			c, err := Load(Options{Home: dir, ProjectDir: dir, TrustProject: trusted})
+			if (c == nil) == (err == nil) {
+				t.Fatalf("Load returned config %v and error %v", c != nil, err)
 			}
-			return
-		}
-		if _, err := c.Show(); err != nil {
-			t.Fatalf("Show: %v", err)
-		}
-		if _, err := c.ResolveModel(""); err != nil {
-			t.Fatalf("accepted config cannot resolve its default model: %v", err)
+			if err != nil {
+				var ve *ValidationError
+				if errors.As(err, &ve) && len(ve.Problems) == 0 {
+					t.Fatal("validation error without problems")
+				}
+				continue
+			}
+			if _, err := c.Show(); err != nil {
+				t.Fatalf("Show: %v", err)
+			}
+			if _, err := c.ResolveModel(""); err != nil {
+				t.Fatalf("accepted config cannot resolve its default model: %v", err)
+			}
+			if trusted {
+				continue
+			}
+			// Untrusted, the project wrote no allow rule, provider or
+			// server.
+			for k, src := range c.Sources {
+				if src == projectPath && (k == "permissions.allow" || strings.HasPrefix(k, "providers[") || strings.HasPrefix(k, "plugins[")) {
+					t.Fatalf("untrusted project set %s", k)
+				}
+			}
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -27,6 +28,11 @@ type Options struct {
 	// KnownKinds lists the provider kinds a provider may use. Empty means
 	// provider.Kinds(), or just "openai" when no kind is registered.
 	KnownKinds []string
+	// TrustProject honours the project layer in full, as the user decided
+	// for this workspace (see package trust). When false the project may
+	// only tighten: the keys it could loosen with are left out and listed
+	// in Config.Untrusted.
+	TrustProject bool
 }
 
 // SourceDefault is the Sources value of a built-in setting.
@@ -58,6 +64,8 @@ func Load(opts Options) (*Config, error) {
 	}
 
 	m := newMerger(home)
+	m.trustProject = opts.TrustProject
+	m.cfg.ProjectTrusted = opts.TrustProject
 	if err := m.applyText(layerDefault, SourceDefault, builtinTOML); err != nil {
 		return nil, fmt.Errorf("built-in defaults: %w", err)
 	}
@@ -83,6 +91,7 @@ func Load(opts Options) (*Config, error) {
 		}
 	}
 	m.finish()
+	m.cfg.Untrusted = sortedSet(m.untrusted)
 
 	kinds := opts.KnownKinds
 	if len(kinds) == 0 {
@@ -150,14 +159,23 @@ type merger struct {
 	rank     map[string]layerKind
 	problems []string
 	// userProviders holds the providers declared before the project layer,
-	// whose endpoint and key the project may not change.
-	userProviders map[string]ProviderConfig
+	// whose endpoint and key the project may not change; trustedProviders
+	// is the same list in order, and baseProvider the one the trusted
+	// layers' default model uses.
+	userProviders    map[string]ProviderConfig
+	trustedProviders []ProviderConfig
+	baseProvider     string
+	// trustProject is Options.TrustProject; untrusted collects the keys an
+	// untrusted project layer was not allowed to set.
+	trustProject bool
+	untrusted    map[string]bool
 }
 
 func newMerger(home string) *merger {
 	return &merger{
-		cfg:  &Config{Home: home, Sources: map[string]string{}},
-		rank: map[string]layerKind{SourceDefault: layerDefault},
+		cfg:       &Config{Home: home, Sources: map[string]string{}},
+		rank:      map[string]layerKind{SourceDefault: layerDefault},
+		untrusted: map[string]bool{},
 	}
 }
 
@@ -194,6 +212,8 @@ func (m *merger) applyText(kind layerKind, name, text string) error {
 		for _, p := range protected {
 			m.userProviders[p.Name] = p
 		}
+		m.trustedProviders = protected
+		m.baseProvider = m.resolveProvider("default_model", m.cfg.DefaultModel)
 	}
 	m.mergeStruct(reflect.ValueOf(m.cfg).Elem(), reflect.ValueOf(&layer).Elem(), raw, nil, kind, name)
 	return nil
@@ -327,11 +347,22 @@ func (m *merger) mergeStruct(dst, src reflect.Value, raw map[string]any, path []
 			m.warn("%s: permissions.mode = \"allow\" is ignored: only the user config may turn approval prompts off", file)
 			continue
 		}
+		held := kind == layerProject && !m.trustProject
 		df, sf := dst.Field(i), src.Field(i)
 		switch {
 		case f.Type.Kind() == reflect.Struct:
 			sub, _ := rv.(map[string]any)
 			m.mergeStruct(df, sf, sub, p, kind, file)
+		case held && f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
+			// Untrusted, a project adds or changes no model endpoint
+			// and no MCP server.
+			for _, e := range rawEntries(rv) {
+				if n, _ := e["name"].(string); n != "" {
+					m.untrusted[EntryKey(name, n)] = true
+				}
+			}
+		case held && m.holdBack(key, rv):
+			m.untrusted[key] = true
 		case f.Type.Kind() == reflect.Map:
 			if sf.Len() == 0 {
 				continue
@@ -340,13 +371,18 @@ func (m *merger) mergeStruct(dst, src reflect.Value, raw map[string]any, path []
 				df.Set(reflect.MakeMapWithSize(f.Type, sf.Len()))
 			}
 			for _, k := range sortedMapKeys(sf) {
+				kp := dotted(appendPath(p, k))
+				if held && key == "agent.subagent_models" && !m.keepsProvider(key, sf.MapIndex(reflect.ValueOf(k)).String()) {
+					m.untrusted[kp] = true
+					continue
+				}
 				df.SetMapIndex(reflect.ValueOf(k), sf.MapIndex(reflect.ValueOf(k)))
-				m.cfg.Sources[dotted(appendPath(p, k))] = file
+				m.cfg.Sources[kp] = file
 			}
 		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
 			m.mergeEntries(df, sf, rawEntries(rv), name, kind, file)
-		case key == "sandbox.forbid_read":
-			m.unionForbidRead(sf.Interface().([]string), file)
+		case unionKeys[key]:
+			m.union(key, df.Addr().Interface().(*[]string), sf.Interface().([]string), file)
 		default:
 			df.Set(sf)
 			m.cfg.Sources[key] = file
@@ -354,24 +390,38 @@ func (m *merger) mergeStruct(dst, src reflect.Value, raw map[string]any, path []
 	}
 }
 
-// unionForbidRead adds entries instead of replacing the list: no layer can
-// make a path readable that another layer forbids.
-func (m *merger) unionForbidRead(add []string, file string) {
+// unionKeys are the lists every layer adds to and none can shorten: no
+// layer, trusted or not, can make a path readable that another forbids, or
+// lift a deny or ask rule another wrote, so `deny = []` removes nothing.
+var unionKeys = map[string]bool{
+	"sandbox.forbid_read": true,
+	"permissions.deny":    true,
+	"permissions.ask":     true,
+}
+
+// union adds the entries of add that list lacks, keeping their order.
+// Sources names every file that contributed an entry, lowest first; a file
+// that only repeated entries or wrote an empty list is named only when no
+// file is yet.
+func (m *merger) union(key string, list *[]string, add []string, file string) {
 	have := map[string]bool{}
-	for _, p := range m.cfg.Sandbox.ForbidRead {
+	for _, p := range *list {
 		have[p] = true
 	}
+	added := false
 	for _, p := range add {
 		if !have[p] {
 			have[p] = true
-			m.cfg.Sandbox.ForbidRead = append(m.cfg.Sandbox.ForbidRead, p)
+			*list = append(*list, p)
+			added = true
 		}
 	}
-	const key = "sandbox.forbid_read"
-	if prev, ok := m.cfg.Sources[key]; ok && prev != file {
-		m.cfg.Sources[key] = prev + ", " + file
-	} else {
+	prev, ok := m.cfg.Sources[key]
+	switch {
+	case !ok:
 		m.cfg.Sources[key] = file
+	case added && !slices.Contains(strings.Split(prev, ", "), file):
+		m.cfg.Sources[key] = prev + ", " + file
 	}
 }
 
@@ -647,6 +697,16 @@ func rawEntries(v any) []map[string]any {
 		return out
 	}
 	return nil
+}
+
+// sortedSet returns the members of set in order; nil when it is empty.
+func sortedSet(set map[string]bool) []string {
+	var out []string
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func sortedKeys(m map[string]any) []string {

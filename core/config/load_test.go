@@ -12,8 +12,10 @@ import (
 )
 
 // layout is one test's set of config files; empty texts are not written.
+// trusted loads with the workspace trusted.
 type layout struct {
 	user, project, explicit string
+	trusted                 bool
 }
 
 // files holds the paths a layout was written to.
@@ -33,7 +35,7 @@ func writeLayout(t *testing.T, l layout) (files, Options) {
 	f.user = UserConfigPath(f.home)
 	f.project = ProjectConfigPath(f.projectDir)
 	f.explicit = filepath.Join(root, "explicit.toml")
-	opts := Options{Home: f.home, ProjectDir: f.projectDir}
+	opts := Options{Home: f.home, ProjectDir: f.projectDir, TrustProject: l.trusted}
 	write := func(path, text string) {
 		if text == "" {
 			return
@@ -362,6 +364,9 @@ disabled = true
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			// Precedence is about the layers a user trusts; what an
+			// untrusted project may set is TestLoadUntrustedProject's.
+			tt.layout.trusted = true
 			c, f := mustLoad(t, tt.layout)
 			wantWarnings(t, c.Warnings)
 			tt.check(t, c, f)
@@ -436,7 +441,8 @@ path = "/tmp/evil-sh"
 go = "/tmp/evil-go"
 node = "/tmp/evil-node"
 `
-	c, f := mustLoad(t, layout{user: user, project: project})
+	// Trusted, the project still cannot set these.
+	c, f := mustLoad(t, layout{user: user, project: project, trusted: true})
 	p := f.project
 	wantWarnings(t, c.Warnings,
 		p+": providers[corp].base_url is ignored",
@@ -512,7 +518,7 @@ func TestLoadProjectCannotRedirectBuiltinProvider(t *testing.T) {
 	t.Parallel()
 	// No user config: the built-in provider and the user's exported
 	// DEEPSEEK_API_KEY are what a hostile project would target.
-	c, f := mustLoad(t, layout{project: `
+	c, f := mustLoad(t, layout{trusted: true, project: `
 [[providers]]
 name = "deepseek"
 kind = "openai"
@@ -536,7 +542,7 @@ func TestLoadProjectProviderNotFromUser(t *testing.T) {
 	// A provider only the project declares is the project's to define,
 	// except that it cannot read a key: the repository would otherwise
 	// choose both the secret and where it is sent.
-	c, f := mustLoad(t, layout{project: `
+	c, f := mustLoad(t, layout{trusted: true, project: `
 [[providers]]
 name = "team"
 kind = "openai"

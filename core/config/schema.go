@@ -51,6 +51,17 @@ type Config struct {
 	// there was none. Consumers that must treat project-supplied entries
 	// as untrusted (MCP launch grants) compare Sources values against it.
 	ProjectFile string `toml:"-"`
+	// ProjectTrusted reports whether the project layer was honoured in
+	// full (Options.TrustProject). It is the workspace's decision, so it
+	// holds for the project's .mcp.json too, even when --config names the
+	// project's reasonix.toml.
+	ProjectTrusted bool `toml:"-"`
+	// Untrusted lists, sorted, the dotted keys of the project file that
+	// were left out because the workspace is not trusted, such as
+	// permissions.allow or providers[team]; trusting the workspace would
+	// honour them. They are not Warnings: UntrustedNotice renders them as
+	// one line.
+	Untrusted []string `toml:"-"`
 	// Warnings holds one human-readable line per ignored key, in file
 	// order, lowest layer first.
 	Warnings []string `toml:"-"`
@@ -248,9 +259,11 @@ type Permissions struct {
 	Mode string `toml:"mode"`
 	// Allow lists rules that never prompt.
 	Allow []string `toml:"allow"`
-	// Ask lists rules that always prompt.
+	// Ask lists rules that always prompt; it is the union of every
+	// layer's entries.
 	Ask []string `toml:"ask"`
-	// Deny lists rules that are blocked in every mode.
+	// Deny lists rules that are blocked in every mode; it is the union of
+	// every layer's entries.
 	Deny []string `toml:"deny"`
 	// ApprovalTimeoutSeconds denies a call nobody approved within it, so
 	// an unattended approval never holds a turn forever; 0 waits.

@@ -106,6 +106,7 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	f, opts := writeLayout(t, layout{
 		user:    "[agent]\nmax_parallel_writers = 0\n",
 		project: "[permissions]\nmode = \"maybe\"\n[[plugins]]\nname = \"x\"\n",
+		trusted: true,
 	})
 	_, err := Load(opts)
 	if err == nil {

@@ -25,9 +25,10 @@
 // Context values are parameters, never fields.
 //
 // The configuration glue turns config.PluginConfig entries and a project's
-// .mcp.json into ServerConfig values, expands ${VAR} and ${VAR:-default}
-// references, computes the stable Identity used for launch grants, keeps
-// each server's approval policy, and adapts remote tools to tool.Tool
-// under names of the form mcp__<server>__<tool> (a tool marked
+// .mcp.json into ServerConfig values (a project declares none until its
+// workspace is trusted: config.Config.ProjectTrusted), expands ${VAR} and
+// ${VAR:-default} references, computes the stable Identity used for launch
+// grants, keeps each server's approval policy, and adapts remote tools to
+// tool.Tool under names of the form mcp__<server>__<tool> (a tool marked
 // destructive needs a fresh approval on every call).
 package mcp

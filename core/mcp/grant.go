@@ -56,6 +56,12 @@ func (d Declared) Project() bool { return d.Source != SourceUser }
 // name clash the [[plugins]] entry wins. An entry is project-declared when
 // the project reasonix.toml set it: entries merge by name as a whole, so
 // the layer that wrote the name wrote everything the server launches.
+//
+// While the workspace is untrusted (cfg.ProjectTrusted false) the project
+// declares nothing: its [[plugins]] entries are left out (Load already
+// drops them) and .mcp.json is not read at all, so a stranger's file can
+// neither start a server nor fail the run. Servers of the user config and
+// of a --config file, even one naming the project's reasonix.toml, stay.
 func Declarations(cfg *config.Config, projectDir string) ([]Declared, error) {
 	var out []Declared
 	seen := map[string]bool{}
@@ -67,13 +73,16 @@ func Declarations(cfg *config.Config, projectDir string) ([]Declared, error) {
 		d := Declared{Config: sc, Source: SourceUser, Disabled: p.Disabled}
 		d.File = cfg.Sources[config.EntryKey("plugins", p.Name)+".name"]
 		if cfg.ProjectFile != "" && d.File == cfg.ProjectFile {
+			if !cfg.ProjectTrusted {
+				continue
+			}
 			d.Source = SourceProject
 			d.Config.Project = true
 		}
 		seen[p.Name] = true
 		out = append(out, d)
 	}
-	if projectDir != "" {
+	if projectDir != "" && cfg.ProjectTrusted {
 		path := filepath.Join(projectDir, MCPJSONFile)
 		servers, err := LoadMCPJSON(path)
 		switch {

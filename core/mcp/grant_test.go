@@ -62,7 +62,7 @@ command = "from-config-flag"
 		"proj": {"command": "loses-to-reasonix-toml"},
 		"claude": {"type": "streamable-http", "url": "https://mcp.example.com", "headers": {"Authorization": "Bearer ${TOKEN}"}}
 	}}`)
-	cfg, err := config.Load(config.Options{Home: home, ProjectDir: project, File: filepath.Join(extra, "extra.toml")})
+	cfg, err := config.Load(config.Options{Home: home, ProjectDir: project, File: filepath.Join(extra, "extra.toml"), TrustProject: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestDeclarationsBadMCPJSON(t *testing.T) {
 	t.Parallel()
 	home, project := t.TempDir(), t.TempDir()
 	writeTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"x": {"type": "carrier-pigeon"}}}`)
-	cfg, err := config.Load(config.Options{Home: home, ProjectDir: project})
+	cfg, err := config.Load(config.Options{Home: home, ProjectDir: project, TrustProject: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +127,81 @@ func TestDeclarationsBadMCPJSON(t *testing.T) {
 	if d, err := Declarations(cfg, ""); err != nil || len(d) != 0 {
 		t.Fatalf("without a project dir: %v %v", d, err)
 	}
+}
+
+// TestDeclarationsUntrustedWorkspace: an untrusted project declares no
+// server, by either file, while the user's and a --config file's stay, even
+// when --config names the project's own reasonix.toml.
+func TestDeclarationsUntrustedWorkspace(t *testing.T) {
+	t.Parallel()
+	home, project := t.TempDir(), t.TempDir()
+	writeTestFile(t, filepath.Join(home, "config.toml"), "[[plugins]]\nname = \"user-tool\"\ncommand = \"user-server\"\n")
+	projectFile := filepath.Join(project, "reasonix.toml")
+	writeTestFile(t, projectFile, "[[plugins]]\nname = \"proj\"\ncommand = \"project-server\"\n")
+	writeTestFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers":{"claude":{"command":"claude-server"}}}`)
+	names := func(ds []Declared) string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.Config.Name+":"+d.Source)
+		}
+		return strings.Join(out, " ")
+	}
+	tests := []struct {
+		name string
+		opts config.Options
+		want string
+	}{
+		{"untrusted", config.Options{Home: home, ProjectDir: project},
+			"user-tool:user"},
+		{"trusted", config.Options{Home: home, ProjectDir: project, TrustProject: true},
+			"claude:.mcp.json proj:project user-tool:user"},
+		{"project file as --config, untrusted", config.Options{Home: home, ProjectDir: project, File: projectFile},
+			"proj:user user-tool:user"},
+		{"project file as --config, trusted", config.Options{Home: home, ProjectDir: project, File: projectFile, TrustProject: true},
+			"claude:.mcp.json proj:user user-tool:user"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := config.Load(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Declarations(cfg, project)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if names(got) != tt.want {
+				t.Errorf("servers = %q, want %q", names(got), tt.want)
+			}
+		})
+	}
+
+	t.Run("a broken .mcp.json is not read", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		writeTestFile(t, filepath.Join(dir, ".mcp.json"), "{broken")
+		cfg, err := config.Load(config.Options{Home: home, ProjectDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Declarations(cfg, dir); err != nil || names(got) != "user-tool:user" {
+			t.Errorf("servers %q, err %v", names(got), err)
+		}
+	})
+	t.Run("a project entry in a hand-built config", func(t *testing.T) {
+		t.Parallel()
+		// Whatever produced cfg, an entry the project file wrote stays
+		// out while the workspace is untrusted.
+		cfg := &config.Config{
+			ProjectFile: projectFile,
+			Plugins:     []config.PluginConfig{{Name: "proj", Type: "stdio", Command: "project-server"}},
+			Sources:     map[string]string{config.EntryKey("plugins", "proj") + ".name": projectFile},
+		}
+		if got, err := Declarations(cfg, ""); err != nil || len(got) != 0 {
+			t.Errorf("servers %q, err %v", names(got), err)
+		}
+	})
 }
 
 func TestGrants(t *testing.T) {
