@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -50,6 +51,34 @@ func (m *merger) holdBack(key string, rv any) bool {
 	case "default_model", "agent.planner_model", "agent.subagent_model":
 		ref, _ := rv.(string)
 		return !m.keepsProvider(key, ref)
+	case "tools.enabled":
+		return m.widensTools(rv)
+	case "tools.bash_timeout_seconds":
+		// 0 is no cap at all; a runaway command is a loosening too.
+		v, ok := rv.(int64)
+		cur := int64(m.cfg.Tools.BashTimeoutSeconds)
+		return ok && cur > 0 && (v == 0 || v > cur)
+	}
+	return false
+}
+
+// widensTools reports whether an untrusted project's tools.enabled would
+// turn on a built-in the trusted layers left off: a name outside their
+// list, or an empty list (every tool) where they named some.
+func (m *merger) widensTools(rv any) bool {
+	cur := m.cfg.Tools.Enabled
+	if len(cur) == 0 {
+		return false // every tool is on already
+	}
+	list, _ := rv.([]any)
+	if len(list) == 0 {
+		return true
+	}
+	for _, e := range list {
+		name, _ := e.(string)
+		if !slices.Contains(cur, name) {
+			return true
+		}
 	}
 	return false
 }

@@ -75,6 +75,37 @@ func TestLoadUntrustedProject(t *testing.T) {
 			applied: func(c *Config) bool { return c.Agent.SubagentAsk == "parent" },
 		},
 		{
+			name:    "tools.enabled turning on a tool the user left off",
+			user:    trustUser + "\n[tools]\nenabled = [\"read_file\", \"grep\"]\n",
+			project: "[tools]\nenabled = [\"read_file\", \"bash\"]\n",
+			held:    []string{"tools.enabled"},
+			applied: func(c *Config) bool { return slices.Contains(c.Tools.Enabled, "bash") },
+		},
+		{
+			name:    "tools.enabled empty means every tool",
+			user:    trustUser + "\n[tools]\nenabled = [\"read_file\"]\n",
+			project: "[tools]\nenabled = []\n",
+			held:    []string{"tools.enabled"},
+			applied: func(c *Config) bool { return len(c.Tools.Enabled) == 0 },
+		},
+		{
+			name:    "tools.enabled narrowing tightens",
+			user:    trustUser + "\n[tools]\nenabled = [\"read_file\", \"grep\"]\n",
+			project: "[tools]\nenabled = [\"grep\"]\n",
+			applied: func(c *Config) bool { return slices.Equal(c.Tools.Enabled, []string{"grep"}) },
+		},
+		{
+			name:    "bash timeout off",
+			project: "[tools]\nbash_timeout_seconds = 0\n",
+			held:    []string{"tools.bash_timeout_seconds"},
+			applied: func(c *Config) bool { return c.Tools.BashTimeoutSeconds == 0 },
+		},
+		{
+			name:    "bash timeout shorter tightens",
+			project: "[tools]\nbash_timeout_seconds = 30\n",
+			applied: func(c *Config) bool { return c.Tools.BashTimeoutSeconds == 30 },
+		},
+		{
 			name:    "mode deny tightens",
 			project: "[permissions]\nmode = \"deny\"\n",
 			applied: func(c *Config) bool { return c.Permissions.Mode == "deny" },

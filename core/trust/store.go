@@ -223,3 +223,31 @@ func (s *Store) update(change func(map[string]record) bool) error {
 	}
 	return nil
 }
+
+// Keep runs write, an edit of a trust-bearing file that Reasonix makes
+// itself on the user's word (an "always allow" answer saved to
+// reasonix.toml), without costing the workspace the trust it had: when
+// the workspace was trusted just before the edit, the new files are
+// trusted again after it. It returns the state before the edit, so the
+// caller can tell a user whose workspace is not trusted that the saved
+// rule waits for `reasonix trust`. A write that fails leaves the store as
+// it was.
+func Keep(home, workspace string, write func() error) (State, error) {
+	s, err := Open(home)
+	if err != nil {
+		return "", err
+	}
+	before, err := s.Check(workspace)
+	if err != nil {
+		return "", err
+	}
+	if err := write(); err != nil {
+		return before, err
+	}
+	if before == Trusted {
+		if err := s.Trust(workspace); err != nil {
+			return before, fmt.Errorf("trust %s again after the edit: %w", workspace, err)
+		}
+	}
+	return before, nil
+}

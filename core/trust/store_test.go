@@ -2,6 +2,7 @@ package trust
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -263,4 +264,42 @@ func TestDamagedStoreIsNotOverwritten(t *testing.T) {
 	if data, _ := os.ReadFile(Path(home)); string(data) != "{broken" {
 		t.Errorf("store = %q", data)
 	}
+}
+
+// TestKeep: Reasonix's own edit of reasonix.toml keeps a trusted workspace
+// trusted, leaves an untrusted one untrusted, and a failed edit changes
+// nothing.
+func TestKeep(t *testing.T) {
+	t.Parallel()
+	home, ws := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(ws, "reasonix.toml"), "[permissions]\nallow = [\"Bash(go test:*)\"]\n")
+	edit := func(text string) func() error {
+		return func() error { return os.WriteFile(filepath.Join(ws, "reasonix.toml"), []byte(text), 0o644) }
+	}
+
+	before, err := Keep(home, ws, edit("[permissions]\nallow = [\"Bash(ls:*)\"]\n"))
+	if err != nil || before != Untrusted {
+		t.Fatalf("untrusted: before %q, %v", before, err)
+	}
+	wantState(t, mustOpen(t, home), ws, Untrusted)
+
+	trustStep(t, mustOpen(t, home), ws)
+	before, err = Keep(home, ws, edit("[permissions]\nallow = [\"Bash(ls:*)\", \"Bash(pwd)\"]\n"))
+	if err != nil || before != Trusted {
+		t.Fatalf("trusted: before %q, %v", before, err)
+	}
+	wantState(t, mustOpen(t, home), ws, Trusted)
+
+	failed := errors.New("disk full")
+	before, err = Keep(home, ws, func() error {
+		if err := edit("changed behind the failure")(); err != nil {
+			return err
+		}
+		return failed
+	})
+	if !errors.Is(err, failed) || before != Trusted {
+		t.Fatalf("failed edit: before %q, %v", before, err)
+	}
+	// The failed edit's change is not trusted in passing.
+	wantState(t, mustOpen(t, home), ws, Changed)
 }
