@@ -51,6 +51,7 @@ var bashSeeds = []string{
 	"go test <<EOF\nx\nEOF", "bash -c 'go test'", "go test # x", "go test\\\n./...", "go testify",
 	"(go test)", "go test ${x:-$(rm y)}", `go $'test'`, "go test >& x", "go test {fd}>&1", "go\ttest",
 	"go test\r\nrm x", "go test; ", "! go test", "time go test", "go test <(x)", "go test $((1))",
+	"ls{,x} -la", "ls* -la", "~/ls", "go{,} test", "echo{,} x",
 }
 
 // singleGoTest is the independent oracle for FuzzDecideBash. It uses the
@@ -108,23 +109,98 @@ func singleGoTest(cmd string) string {
 	return ""
 }
 
+// dynamicName is the independent oracle for the program-name properties.
+// It uses the shell library's parser and expander rather than the
+// package's helpers, and returns the first simple command, anywhere in cmd
+// outside nested shell code, whose program name is not a static word, or
+// "" when there is none. A command that does not parse counts as one.
+func dynamicName(cmd string) string {
+	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return "does not parse"
+	}
+	found := ""
+	syntax.Walk(f, func(n syntax.Node) bool {
+		ce, ok := n.(*syntax.CallExpr)
+		if !ok || len(ce.Args) == 0 || found != "" {
+			return found == ""
+		}
+		w := ce.Args[0]
+		var printed strings.Builder
+		syntax.NewPrinter().Print(&printed, w)
+		for i, part := range w.Parts {
+			switch p := part.(type) {
+			case *syntax.Lit:
+				for j := 0; j < len(p.Value); j++ {
+					switch c := p.Value[j]; {
+					case c == '\\':
+						j++
+					case c == '*' || c == '?' || c == '[' && strings.Contains(cmd[int(p.Pos().Offset())+j:int(w.End().Offset())], "]"):
+						found = printed.String()
+					case c == '~' && i == 0 && j == 0:
+						found = printed.String()
+					}
+				}
+			case *syntax.SglQuoted:
+			case *syntax.DblQuoted:
+				if p.Dollar {
+					found = printed.String()
+				}
+				for _, q := range p.Parts {
+					if _, ok := q.(*syntax.Lit); !ok {
+						found = printed.String()
+					}
+				}
+			default:
+				found = printed.String()
+			}
+		}
+		if found == "" {
+			// Only literal parts are left, which the expander handles
+			// without an environment; more than one field is a brace
+			// expansion.
+			if fields, err := expand.Fields(&expand.Config{}, w); err != nil || len(fields) != 1 {
+				found = printed.String()
+			}
+		}
+		return found == ""
+	})
+	return found
+}
+
 func FuzzDecideBash(f *testing.F) {
 	for _, s := range bashSeeds {
+		f.Add(s)
+	}
+	for _, s := range bypasses {
 		f.Add(s)
 	}
 	p, err := NewPolicy("ask", []string{"Bash(go test:*)"}, nil, nil, testRoot, testHome)
 	if err != nil {
 		f.Fatal(err)
 	}
+	allowOnly, err := NewPolicy("ask", []string{"Bash(go test:*)", "Bash(echo:*)", "Bash(rm:*)", "Bash(ls*)", "Bash(git status)"}, nil, nil, testRoot, testHome)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, command string) {
 		args := cmd(command)
-		if p.Decide("bash", false, args) != Allow {
-			return
-		}
 		// Judge the command the tool will run: JSON replaces invalid UTF-8.
 		var sent struct{ Command string }
 		if err := json.Unmarshal(args, &sent); err != nil {
 			t.Fatal(err)
+		}
+		v := allowOnly.Explain(PostureAsk, "bash", false, args)
+		if v.Source == FromFailure {
+			t.Fatalf("Explain(%q) failed: %s", sent.Command, v.Reason())
+		}
+		if v.Decision == Allow && !strings.Contains(sent.Command, "\x00") {
+			if name := dynamicName(sent.Command); name != "" {
+				t.Fatalf("allowed %q by %s, but its program name %s is not static", sent.Command, v.Rule, name)
+			}
+		}
+		if p.Decide("bash", false, args) != Allow {
+			return
 		}
 		if why := singleGoTest(sent.Command); why != "" {
 			t.Fatalf("allowed %q under Bash(go test:*), but it is not a single go test command: %s", sent.Command, why)
@@ -181,6 +257,9 @@ func FuzzDenyBash(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	for _, s := range bypasses {
+		f.Add(s, "")
+	}
 	f.Fuzz(func(t *testing.T, prefix, suffix string) {
 		for _, command := range []string{prefix, prefix + suffix, prefix + "\n" + suffix, prefix + " && " + suffix} {
 			args := cmd(command)
@@ -188,8 +267,17 @@ func FuzzDenyBash(f *testing.F) {
 			if err := json.Unmarshal(args, &sent); err != nil {
 				t.Fatal(err)
 			}
-			if hasLiteralRm(sent.Command) && p.Decide("bash", false, args) != Deny {
+			v := p.Explain(PostureAsk, "bash", false, args)
+			if v.Source == FromFailure {
+				t.Fatalf("Explain(%q) failed: %s", sent.Command, v.Reason())
+			}
+			if hasLiteralRm(sent.Command) && v.Decision != Deny {
 				t.Fatalf("%q runs rm but Bash(rm:*) did not deny it", sent.Command)
+			}
+			if v.Decision != Deny && !strings.Contains(sent.Command, "\x00") {
+				if name := dynamicName(sent.Command); name != "" {
+					t.Fatalf("%q has the program name %s, which is not static, but Bash(rm:*) did not deny it", sent.Command, name)
+				}
 			}
 		}
 	})

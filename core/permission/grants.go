@@ -15,6 +15,10 @@ import (
 // concurrent use; the zero value is not, use NewGrants.
 type Grants struct {
 	root, home string
+	// resolve and places follow path arguments to where they really lead,
+	// as a Policy with a Resolve does; nil matches paths as written.
+	resolve func(string) (string, error)
+	places  *placeCache
 
 	mu    sync.RWMutex
 	rules []Rule
@@ -23,7 +27,15 @@ type Grants struct {
 // NewGrants returns an empty grant set whose path rules are read against
 // the given workspace root and home directory, as a Policy's are.
 func NewGrants(root, home string) *Grants {
-	return &Grants{root: root, home: home}
+	return &Grants{root: root, home: home, places: &placeCache{}}
+}
+
+// FollowLinks makes the grants match path arguments by their real paths
+// too (see Policy.Resolve), so a grant of Edit(docs/**) does not cover a
+// write through docs/lnk that leads out of docs. Call it before the
+// grants are shared.
+func (g *Grants) FollowLinks(resolve func(string) (string, error)) {
+	g.resolve = resolve
 }
 
 // Add records a rule, usually one returned by Policy.Suggest. Adding a rule
@@ -45,18 +57,24 @@ func (g *Grants) Add(rule string) error {
 }
 
 // Covers reports whether a granted rule allows the call. A nil *Grants
-// covers nothing.
-func (g *Grants) Covers(toolName string, args json.RawMessage) bool {
+// covers nothing, and a panic while matching covers nothing either.
+func (g *Grants) Covers(toolName string, args json.RawMessage) (covered bool) {
 	if g == nil {
 		return false
 	}
+	defer func() {
+		if recover() != nil {
+			covered = false
+		}
+	}()
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	if len(g.rules) == 0 {
 		return false
 	}
 	c := newCall(toolName, args, g.root, g.home)
-	_, ok := firstMatch(g.rules, c, true)
+	c.place.resolve, c.place.cache = g.resolve, g.places
+	_, _, ok := firstMatch(g.rules, c, true)
 	return ok
 }
 

@@ -32,6 +32,13 @@ type shellCommand struct {
 	commands []simpleCommand
 	// overflow is set when the search for commands gave up (maxShellWork).
 	overflow bool
+	// dynamic says, when it is not "", why the program some part of the
+	// command runs cannot be read from its text: a program name built at
+	// run time, code for eval or a shell built at run time, a command
+	// that does not parse. Rules match program names, so such a command
+	// is covered by no allow rule with a specifier and is taken to match
+	// every deny and ask rule that has one (see Policy.Explain).
+	dynamic string
 }
 
 // simpleCommand is a command name and its arguments as deny and ask rules
@@ -81,6 +88,9 @@ func analyzeShell(cmd string) *shellCommand {
 	switch {
 	case err != nil:
 		c.rough(text)
+		// Bash runs the lines before a syntax error, and this parser may
+		// reject what bash accepts: what runs cannot be told.
+		sc.dynamic = "cannot tell which program runs (the command does not parse)"
 	case text != sc.raw:
 		c.file(f, 0)
 		c.rough(sc.raw)
@@ -90,6 +100,12 @@ func analyzeShell(cmd string) *shellCommand {
 		c.file(f, 0)
 	}
 	sc.commands, sc.overflow = c.out, c.overflow
+	if err == nil {
+		sc.dynamic = checkPrograms(f)
+	}
+	if sc.dynamic == "" && c.undecodable != "" {
+		sc.dynamic = "cannot tell which program runs (" + c.undecodable + " cannot be decoded)"
+	}
 	return sc
 }
 
@@ -243,6 +259,11 @@ func unescapeDouble(s string) string {
 var shells = setOf("sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish",
 	"csh", "tcsh", "pwsh", "powershell", "cmd", "su", "script", "watch")
 
+// codeTakers run some of their arguments as shell code, as a shell's -c
+// does: trap's action, flock -c, sg's command, the callback of mapfile -C
+// and compgen -C, and GNU parallel's inputs when it has no command.
+var codeTakers = setOf("trap", "flock", "runuser", "sg", "mapfile", "readarray", "compgen", "parallel")
+
 // wrappers run the command formed by some of their arguments: env VAR=1 rm,
 // sudo -u x rm, xargs rm, timeout 5 rm.
 var wrappers = setOf("env", "sudo", "doas", "command", "builtin", "exec", "nohup",
@@ -286,6 +307,9 @@ type collector struct {
 	out      []simpleCommand
 	work     int
 	overflow bool
+	// undecodable is the first $'...' string the expander could not
+	// decode, or "".
+	undecodable string
 }
 
 // spend charges n units of work and reports whether the budget still
@@ -316,7 +340,7 @@ func (c *collector) file(f *syntax.File, depth int) {
 			for i, w := range x.Args {
 				words[i] = render(w)
 				if i > 0 {
-					v, _ := emptyEnvValue(w)
+					v, _ := c.emptyEnvValue(w)
 					texts = append(texts, v)
 				}
 			}
@@ -324,7 +348,7 @@ func (c *collector) file(f *syntax.File, depth int) {
 				feedsShell = true
 			}
 			// Seen with every variable unset, r${X}m or $EMPTY rm is rm.
-			if alt := emptyEnvWords(x.Args); len(alt) > 0 && !equalWords(alt, words) && c.add(alt, depth) {
+			if alt := c.emptyEnvWords(x.Args); len(alt) > 0 && !equalWords(alt, words) && c.add(alt, depth) {
 				feedsShell = true
 			}
 		case *syntax.Redirect:
@@ -426,15 +450,29 @@ func (c *collector) add(words []string, depth int) bool {
 
 // one records words as a command, under its written name and its base
 // name, and follows the commands it runs itself: eval's joined arguments
-// and find's -exec clauses. It reports whether the command is a shell or
-// eval.
+// and find's -exec clauses. It reports whether the command is a shell, eval
+// or another command that runs code given as text.
 func (c *collector) one(words []string, depth int) bool {
 	name, args := words[0], words[1:]
 	c.push(name, args)
 	base := baseName(name)
 	switch {
-	case shells[base]:
+	case shells[base], codeTakers[base]:
 		return true
+	case base == "env":
+		// env -S splits one word into a command line of its own.
+		shell := false
+		for _, a := range args {
+			switch {
+			case a == "-S" || a == "--split-string":
+				shell = true
+			case strings.HasPrefix(a, "--split-string="):
+				c.script(strings.TrimPrefix(a, "--split-string="), depth+1)
+			case strings.HasPrefix(a, "-S"):
+				c.script(a[2:], depth+1)
+			}
+		}
+		return shell
 	case base == "eval":
 		if c.spend(len(args)) {
 			c.script(strings.Join(args, " "), depth+1)
@@ -492,10 +530,10 @@ func render(w *syntax.Word) string {
 // disappear. Command substitutions and arithmetic keep their source text.
 // It gives deny and ask rules a second look at commands whose name or
 // arguments are assembled from expansions.
-func emptyEnvWords(args []*syntax.Word) []string {
+func (c *collector) emptyEnvWords(args []*syntax.Word) []string {
 	var out []string
 	for _, w := range args {
-		v, quoted := emptyEnvValue(w)
+		v, quoted := c.emptyEnvValue(w)
 		if v != "" || quoted {
 			out = append(out, v)
 		}
@@ -504,8 +542,10 @@ func emptyEnvWords(args []*syntax.Word) []string {
 }
 
 // emptyEnvValue renders one word for emptyEnvWords and reports whether any
-// part of it was quoted (a quoted empty word is still an argument).
-func emptyEnvValue(w *syntax.Word) (string, bool) {
+// part of it was quoted (a quoted empty word is still an argument). A
+// $'...' string it cannot decode is kept as written and recorded in
+// c.undecodable, since the rules can then no longer tell what it says.
+func (c *collector) emptyEnvValue(w *syntax.Word) (string, bool) {
 	if w == nil {
 		return "", false
 	}
@@ -517,9 +557,14 @@ func emptyEnvValue(w *syntax.Word) (string, bool) {
 			b.WriteString(unescapeBare(p.Value))
 		case *syntax.SglQuoted:
 			quoted = true
-			if p.Dollar {
-				b.WriteString(ansiC(p))
+			if !p.Dollar {
+				b.WriteString(p.Value)
+			} else if v, ok := ansiC(p); ok {
+				b.WriteString(v)
 			} else {
+				if c.undecodable == "" {
+					c.undecodable = clip(source(p))
+				}
 				b.WriteString(p.Value)
 			}
 		case *syntax.DblQuoted:
@@ -529,13 +574,13 @@ func emptyEnvValue(w *syntax.Word) (string, bool) {
 				case *syntax.Lit:
 					b.WriteString(unescapeDouble(q.Value))
 				case *syntax.ParamExp:
-					b.WriteString(paramDefault(q))
+					b.WriteString(c.paramDefault(q))
 				default:
 					b.WriteString(source(inner))
 				}
 			}
 		case *syntax.ParamExp:
-			b.WriteString(paramDefault(p))
+			b.WriteString(c.paramDefault(p))
 		default:
 			b.WriteString(source(part))
 		}
@@ -545,32 +590,35 @@ func emptyEnvValue(w *syntax.Word) (string, bool) {
 
 // paramDefault is the value of a parameter expansion when the variable is
 // unset: the default word of ${x-w}, ${x:-w}, ${x=w} and ${x:=w}, else "".
-func paramDefault(p *syntax.ParamExp) string {
+func (c *collector) paramDefault(p *syntax.ParamExp) string {
 	if p.Exp == nil || p.Exp.Word == nil {
 		return ""
 	}
 	switch p.Exp.Op {
 	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull:
-		v, _ := emptyEnvValue(p.Exp.Word)
+		v, _ := c.emptyEnvValue(p.Exp.Word)
 		return v
 	}
 	return ""
 }
 
+// expandLiteral is the shell library's expander; a test swaps it for one
+// that fails, which nothing else can make it do on demand.
+var expandLiteral = expand.Literal
+
 // ansiC decodes a $'...' string with the shell library's expander, which
 // knows every escape bash does. A fresh Config is passed on purpose: a nil
-// one makes the library share and modify a package-level Config.
-func ansiC(q *syntax.SglQuoted) (v string) {
+// one makes the library share and modify a package-level Config. It
+// reports false when the expander fails or panics: the text as written is
+// not what bash would see, so nothing may be concluded from it.
+func ansiC(q *syntax.SglQuoted) (v string, ok bool) {
 	defer func() {
 		if recover() != nil {
-			v = q.Value
+			v, ok = "", false
 		}
 	}()
-	v, err := expand.Literal(&expand.Config{}, &syntax.Word{Parts: []syntax.WordPart{q}})
-	if err != nil {
-		return q.Value
-	}
-	return v
+	v, err := expandLiteral(&expand.Config{}, &syntax.Word{Parts: []syntax.WordPart{q}})
+	return v, err == nil
 }
 
 // source prints a node back as shell text.
@@ -583,13 +631,14 @@ func source(n syntax.Node) string {
 }
 
 // allowsBash reports whether an allow rule (or a session grant) covers the
-// command. Only a command that parsed can be covered. An exact rule covers
+// command. Only a command that parsed and whose every program name is
+// static (see dynamic) can be covered. An exact rule covers
 // the identical text, or a plain simple command with the same words. Prefix
 // rules cover only a plain simple command that does not hand its arguments
 // to another command (see runsOtherCommands) and starts with the rule's
 // words (Bash(go test:*)) or characters (Bash(go te*)).
 func (sc *shellCommand) allowsBash(r Rule) bool {
-	if !sc.parsed {
+	if !sc.parsed || sc.dynamic != "" {
 		return false
 	}
 	switch r.kind {

@@ -3,9 +3,11 @@ package permission
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -43,18 +45,31 @@ func decodeCallArgs(raw json.RawMessage) callArgs {
 	return a
 }
 
-// call is one tool call as the matchers see it. The shell analysis is done
-// at most once per call, however many rules look at it.
+// call is one tool call as the matchers see it. The shell analysis and the
+// resolution of each path are done at most once per call, however many
+// rules look at them.
 type call struct {
 	tool  string
 	args  callArgs
 	root  string // slash-separated and clean, or ""
 	home  string // slash-separated and clean, or ""
+	place placer
 	shell *shellCommand
+	// readings caches resolveSubject by path argument.
+	readings map[string]readings
+}
+
+// readings are the absolute forms a path argument may denote, or the
+// reason its real path is unknown.
+type readings struct {
+	paths []string
+	err   error
 }
 
 func newCall(tool string, args json.RawMessage, root, home string) *call {
-	return &call{tool: tool, args: decodeCallArgs(args), root: cleanDir(root), home: cleanDir(home)}
+	c := &call{tool: tool, args: decodeCallArgs(args), root: cleanDir(root), home: cleanDir(home)}
+	c.place = placer{root: c.root, home: c.home}
+	return c
 }
 
 // bash returns the analysis of the call's command, computing it once.
@@ -63,6 +78,27 @@ func (c *call) bash() *shellCommand {
 		c.shell = analyzeShell(c.args.Command)
 	}
 	return c.shell
+}
+
+// blindCommand returns, for a bash call, why the program its command runs
+// cannot be told from the text (see shellCommand.dynamic), else "".
+func (c *call) blindCommand() string {
+	if toolFamily[c.tool] != familyBash || c.args.Command == "" {
+		return ""
+	}
+	return c.bash().dynamic
+}
+
+// EditPaths returns the path arguments an Edit-family call (write_file,
+// edit_file, multi_edit, move_file) writes, as written and decoded exactly
+// as the rules read them: path, file_path and destination, blank ones left
+// out. It returns nil for any other tool. It lets a caller find writes to
+// files that need more than a rule, such as those that confer trust.
+func EditPaths(tool string, args json.RawMessage) []string {
+	if toolFamily[tool] != familyEdit {
+		return nil
+	}
+	return newCall(tool, args, "", "").pathSubjects()
 }
 
 // pathSubjects lists the paths a file tool call touches. move_file touches
@@ -103,68 +139,77 @@ var foldPathCase = runtime.GOOS == "windows" || runtime.GOOS == "darwin"
 // resolveSubject returns the absolute, clean forms a path argument may
 // denote. The built-in tools do not expand "~", but a path guard might, so
 // a path starting with "~/" yields both readings and the matchers demand
-// that an allow holds for all of them and a deny for any.
-func (c *call) resolveSubject(p string) []string {
+// that an allow holds for all of them and a deny for any. With a resolver
+// each reading's real path is one more; an error means the argument's real
+// path is unknown.
+func (c *call) resolveSubject(p string) ([]string, error) {
+	if r, ok := c.readings[p]; ok {
+		return r.paths, r.err
+	}
 	out := []string{c.absolute(p)}
+	joined := []string{c.joined(p)}
 	if s := filepath.ToSlash(p); c.home != "" && (s == "~" || strings.HasPrefix(s, "~/")) {
 		out = append(out, path.Clean(c.home+s[1:]))
+		joined = append(joined, filepath.FromSlash(c.home+s[1:]))
+	}
+	var err error
+	if c.place.resolve != nil {
+		for _, j := range joined {
+			real, rerr := c.place.resolve(j)
+			if rerr != nil {
+				err = fmt.Errorf("cannot tell which file %s is: %w", clip(p), rerr)
+				break
+			}
+			if real = filepath.ToSlash(filepath.Clean(real)); !slices.Contains(out, real) {
+				out = append(out, real)
+			}
+		}
 	}
 	if foldPathCase {
 		for i := range out {
 			out[i] = strings.ToLower(out[i])
 		}
 	}
-	return out
-}
-
-// resolvePattern turns a rule's glob into an absolute one: "~/" is the
-// user's home, a relative glob hangs off the workspace root and a trailing
-// "/" means everything below the directory. It reports false for a "~/"
-// glob when the policy knows no home, since such a rule cannot be placed.
-func (c *call) resolvePattern(spec string) (string, bool) {
-	if strings.HasSuffix(spec, "/") {
-		spec += "**"
+	if c.readings == nil {
+		c.readings = map[string]readings{}
 	}
-	var pat string
-	switch {
-	case spec == "~" || strings.HasPrefix(spec, "~/"):
-		if c.home == "" {
-			return "", false
-		}
-		pat = path.Clean(c.home + spec[1:])
-	default:
-		pat = anchor(c.root, spec)
-	}
-	if foldPathCase {
-		pat = strings.ToLower(pat)
-	}
-	return pat, true
+	c.readings[p] = readings{out, err}
+	return out, err
 }
 
 // matchPaths applies a glob rule to the call's paths. An allow (all) needs
-// every path, under every reading, to match; a deny or ask (!all) needs
-// one. A call that exposes no path matches neither way.
-func (c *call) matchPaths(spec string, all bool) bool {
+// every path, under every reading, to match one of the glob's spellings; a
+// deny or ask (!all) needs one. A call that exposes no path matches
+// neither way. A path whose real location is unknown matches as a deny or
+// ask, with that as the detail, and never as an allow.
+func (c *call) matchPaths(spec string, all bool) (bool, string) {
 	subjects := c.pathSubjects()
 	if len(subjects) == 0 {
-		return false
+		return false, ""
 	}
-	pat, ok := c.resolvePattern(spec)
+	g, ok := c.place.spellings(spec)
 	if !ok {
-		return false
+		return false, ""
 	}
 	for _, s := range subjects {
-		for _, p := range c.resolveSubject(s) {
-			m := matchGlob(pat, p)
+		names, err := c.resolveSubject(s)
+		if err != nil {
+			if all {
+				return false, ""
+			}
+			return true, err.Error()
+		}
+		for _, n := range names {
+			m := g.match(n)
 			if m && !all {
-				return true
+				return true, ""
 			}
 			if !m && all {
-				return false
+				return false, ""
 			}
 		}
 	}
-	return all
+	return all, ""
 }
 
 // absolute resolves a path argument the way the file tools do: against
@@ -176,6 +221,18 @@ func (c *call) absolute(p string) string {
 		native = filepath.Join(filepath.FromSlash(c.root), native)
 	}
 	return filepath.ToSlash(filepath.Clean(native))
+}
+
+// joined is a path argument made absolute against the root but not
+// cleaned, in the platform's form, for a resolver: only a resolver that
+// walks the path as the kernel does can say where a ".." after a symlink
+// leads.
+func (c *call) joined(p string) string {
+	native := filepath.FromSlash(p)
+	if c.root != "" && !isAbs(filepath.ToSlash(p)) {
+		native = filepath.FromSlash(c.root) + string(filepath.Separator) + native
+	}
+	return native
 }
 
 // anchor makes a slash-separated glob absolute against root (when it is
@@ -208,8 +265,11 @@ func cleanDir(d string) string {
 // below it. It runs in time proportional to segments(pattern) ×
 // segments(name), however many "**" the pattern holds.
 func matchGlob(pattern, name string) bool {
-	ps := strings.Split(pattern, "/")
-	ns := strings.Split(name, "/")
+	return matchSegments(strings.Split(pattern, "/"), strings.Split(name, "/"))
+}
+
+// matchSegments is matchGlob on a pattern and a name already split at "/".
+func matchSegments(ps, ns []string) bool {
 	cur := make([]bool, len(ns)+1)
 	next := make([]bool, len(ns)+1)
 	cur[0] = true

@@ -23,8 +23,14 @@ import (
 // Edit(<path>); a move or rename with two paths is offered their common
 // directory instead; then the whole Edit family, the usual scope of a
 // session grant. Any other tool is offered its bare name.
-func (p Policy) Suggest(toolName string, args json.RawMessage) []string {
-	c := newCall(toolName, args, p.Root, p.Home)
+func (p Policy) Suggest(toolName string, args json.RawMessage) (out []string) {
+	// A suggestion is a convenience: when matching fails, offer none.
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	c := p.newCall(toolName, args)
 	var cands []string
 	switch toolFamily[toolName] {
 	case familyBash:
@@ -62,7 +68,6 @@ func (p Policy) Suggest(toolName string, args json.RawMessage) []string {
 
 	// Keep only what parses and covers the call, so a suggestion can never
 	// approve less than the user saw (or, by a surprising reading, more).
-	var out []string
 	seen := map[Rule]bool{}
 	for _, s := range cands {
 		r, err := ParseRule(s)
