@@ -13,12 +13,14 @@ import (
 	"reasonix/core/compact"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
+	"reasonix/core/mcp/oauth"
 	"reasonix/core/permission"
 	"reasonix/core/provider"
 	"reasonix/core/sandbox"
 	"reasonix/core/session"
 	"reasonix/core/skill"
 	"reasonix/core/tool"
+	"reasonix/core/trust"
 )
 
 // DefaultToolTimeout caps any one tool call, so a hung tool cannot hold a
@@ -164,11 +166,7 @@ func Build(cfg *config.Config, o BuildOptions) (*Built, error) {
 		}
 		return nil, err
 	}
-	sb, err := NewSandbox(cfg, o.Cwd)
-	if err != nil {
-		return nil, err
-	}
-	perms, err := buildPermissions(cfg, o.Cwd, o.PermissionMode, o.Deny, o.Interactive)
+	sb, perms, err := confine(cfg, o.Cwd, o.PermissionMode, o.Deny, o.Interactive)
 	if err != nil {
 		return nil, err
 	}
@@ -323,21 +321,77 @@ func ToolEnv(cfg *config.Config, cwd string) tool.Env {
 	}
 }
 
-// NewSandbox confines file writers to the workspace, the reasonix home
-// and allow_write, hides forbid_read, and jails bash when enforced.
+// NewSandbox confines file tools to the workspace and allow_write, keeps
+// them out of the reasonix home, hides forbid_read and the home's secrets
+// from jailed commands, and jails bash when enforced.
 func NewSandbox(cfg *config.Config, cwd string) (*sandbox.Sandbox, error) {
-	sb, err := sandbox.New(sandbox.Options{
+	return newSandbox(cfg, cwd, nil)
+}
+
+// newSandbox is NewSandbox with the permission policy's path deny rules
+// enforced by the guard too (nil: none), so a Read or Edit deny rule holds
+// for every path a file tool touches and every entry a walk visits.
+func newSandbox(cfg *config.Config, cwd string, policy *permission.Policy) (*sandbox.Sandbox, error) {
+	o := sandbox.Options{
 		Root:       WorkspaceRoot(cfg, cwd),
 		Home:       cfg.Home,
 		AllowWrite: cfg.Sandbox.AllowWrite,
 		ForbidRead: cfg.Sandbox.ForbidRead,
+		Secrets:    homeSecrets(cfg),
 		Bash:       cfg.Sandbox.Bash,
 		Network:    cfg.Sandbox.Network,
-	})
+	}
+	if policy != nil {
+		o.PathRule = func(op, resolved string) (string, bool) {
+			if r, ok := policy.PathDenied(op, resolved); ok {
+				return "blocked by deny rule " + r.String(), true
+			}
+			return "", false
+		}
+	}
+	sb, err := sandbox.New(o)
 	if err != nil {
 		return nil, setupErrorf("[sandbox]: %w", err)
 	}
 	return sb, nil
+}
+
+// homeSecrets are the files a jailed command must not even see: the
+// home's API keys, MCP tokens and launch grants, workspace trust, and the
+// worker token wherever it lives.
+func homeSecrets(cfg *config.Config) []string {
+	if cfg.Home == "" {
+		return nil
+	}
+	out := []string{
+		config.DotEnvPath(cfg.Home),
+		filepath.Join(cfg.Home, oauth.StoreDir),
+		filepath.Join(cfg.Home, mcp.GrantsFile),
+		filepath.Join(cfg.Home, trust.File),
+	}
+	if cfg.Remote.TokenFile != "" {
+		out = append(out, cfg.Remote.TokenFile)
+	}
+	return out
+}
+
+// confine builds a session's gate and its sandbox together: the sandbox
+// enforces the policy's path deny rules, the policy matches paths by where
+// they really lead (the sandbox's resolver), and the gate asks a person
+// for every write to a trust-bearing file the sandbox names.
+func confine(cfg *config.Config, cwd, posture string, deny []string, interactive bool) (*sandbox.Sandbox, Permissions, error) {
+	perms, err := buildPermissions(cfg, cwd, posture, deny, interactive)
+	if err != nil {
+		return nil, Permissions{}, err
+	}
+	perms.Policy.Resolve = sandbox.Resolve
+	perms.Grants.FollowLinks(sandbox.Resolve)
+	sb, err := newSandbox(cfg, cwd, perms.Policy)
+	if err != nil {
+		return nil, Permissions{}, err
+	}
+	perms.Protected = sb.Protected
+	return sb, perms, nil
 }
 
 // SkillOptions are the skill roots the config points at.
@@ -381,6 +435,7 @@ func buildPermissions(cfg *config.Config, cwd, posture string, deny []string, in
 		Grants:      permission.NewGrants(root, userHome),
 		Interactive: interactive,
 		ProjectFile: config.ProjectConfigPath(cwd),
+		TrustHome:   cfg.Home,
 	}, nil
 }
 

@@ -237,11 +237,7 @@ func newWorkerAgents(cfg *config.Config, cwd string, logger *slog.Logger) (*suba
 	if err != nil {
 		return nil, err
 	}
-	sb, err := NewSandbox(cfg, cwd)
-	if err != nil {
-		return nil, err
-	}
-	perms, err := buildPermissions(cfg, cwd, "", nil, false)
+	sb, perms, err := confine(cfg, cwd, "", nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -261,6 +257,7 @@ func (d *subagents) grantsFor(parent string) *permission.Grants {
 	if !ok {
 		userHome, _ := os.UserHomeDir()
 		g = permission.NewGrants(WorkspaceRoot(d.cfg, d.cwd), userHome)
+		g.FollowLinks(sandbox.Resolve)
 		d.grants[parent] = g
 	}
 	return g

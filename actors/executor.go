@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"reasonix/core/provider"
 	"reasonix/core/session"
 	"reasonix/core/tool"
+	"reasonix/core/trust"
 )
 
 // Transcript receives every message a session appends, in order.
@@ -168,9 +170,12 @@ type turn struct {
 	group   int
 	runners map[string]runnerRef // by call ID
 	// approvals maps a pending approval request to its call index;
-	// approvalTimers are their deadlines.
+	// approvalTimers are their deadlines; approvalOnce marks the requests
+	// whose answer covers that call alone (once_only), as the gate decided
+	// when it asked.
 	approvals      map[string]int
 	approvalTimers map[string]*time.Timer
+	approvalOnce   map[string]bool
 	// fleets maps a pending delegation (fleet id) to its call index;
 	// fleetAt to when it was submitted, for its tool_finished duration.
 	fleets   map[string]int
@@ -494,6 +499,7 @@ func (e *executor) finishStep(c actor.Context) {
 	t.runners = map[string]runnerRef{}
 	t.approvals = map[string]int{}
 	t.approvalTimers = map[string]*time.Timer{}
+	t.approvalOnce = map[string]bool{}
 	t.fleets, t.fleetAt = map[string]int{}, map[string]time.Time{}
 	// The calls may change the world: they start only once the message
 	// that asks for them is in the transcript, so a session resumed after
@@ -590,9 +596,9 @@ func (e *executor) dispatch(c actor.Context, i int) {
 		t.approvals[id] = i
 		t.pending++
 		e.publish(&ToolWaiting{CallID: call.ID, Tool: call.Name, Args: call.Arguments, RequestID: id})
-		_, once := tl.(tool.FreshApproval)
+		t.approvalOnce[id] = g.once
 		e.publish(&ApprovalRequested{RequestID: id, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
-			Reason: g.reason, Suggestions: g.suggest, OnceOnly: once})
+			Reason: g.reason, Suggestions: g.suggest, OnceOnly: g.once})
 		if d := e.spec.ApprovalTimeout; d > 0 {
 			sys, self := e.sys, c.Self()
 			t.approvalTimers[id] = time.AfterFunc(d, func() { sys.Send(self, &approvalExpired{requestID: id}) })
@@ -774,9 +780,11 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 		}
 		return
 	}
-	// A tool that needs a person every call is approved for this call
-	// only, whatever scope the answer named.
-	_, once := tl.(tool.FreshApproval)
+	// A call that needs a person every time (a tool such as remember, a
+	// write to a trust-bearing file) is approved for this call only,
+	// whatever scope the answer named.
+	once := t.approvalOnce[m.RequestID]
+	delete(t.approvalOnce, m.RequestID)
 	e.publish(&ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: m.Choice})
 	if (m.Choice == ApproveSession || m.Choice == ApproveAlways) && !once {
 		e.grant(call, m)
@@ -814,16 +822,35 @@ func (e *executor) grant(call provider.ToolCall, m *ApprovalResponse) {
 	if m.Choice != ApproveAlways || p.ProjectFile == "" {
 		return
 	}
-	file, bus, meta := p.ProjectFile, e.spec.Bus, Meta{Session: e.spec.Session, Task: e.spec.Task}
+	file, home, bus, meta := p.ProjectFile, p.TrustHome, e.spec.Bus, Meta{Session: e.spec.Session, Task: e.spec.Task}
 	e.sys.Go(func() {
-		if err := permission.PersistRule(file, rule); err != nil && bus != nil {
+		trusted, err := persistRule(home, file, rule)
+		if err != nil && bus != nil {
 			bus.Publish(&Notice{Meta: meta, Level: "warn", Message: fmt.Sprintf("could not save %s to %s: %v", rule, file, err)})
 			return
 		}
-		if bus != nil {
-			bus.Publish(&Notice{Meta: meta, Level: "info", Message: fmt.Sprintf("saved %s to %s", rule, file)})
+		if bus == nil {
+			return
 		}
+		msg := fmt.Sprintf("saved %s to %s", rule, file)
+		if !trusted {
+			msg += `; later sessions honour it once you trust this workspace ("reasonix trust")`
+		}
+		bus.Publish(&Notice{Meta: meta, Level: "info", Message: msg})
 	}, nil)
+}
+
+// persistRule saves an "always" rule to the project file. The edit is the
+// user's own, so a workspace trusted before it stays trusted after it
+// (trust.Keep); it reports whether the workspace is trusted, that is,
+// whether later sessions will honour the rule. An empty home keeps no
+// trust store.
+func persistRule(home, file, rule string) (bool, error) {
+	if home == "" {
+		return true, permission.PersistRule(file, rule)
+	}
+	before, err := trust.Keep(home, filepath.Dir(file), func() error { return permission.PersistRule(file, rule) })
+	return before == trust.Trusted, err
 }
 
 // record stores a call's result and publishes it.

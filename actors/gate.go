@@ -26,16 +26,33 @@ type Permissions struct {
 	DenyUnasked bool
 	// ProjectFile is where "always allow" rules are saved.
 	ProjectFile string
+	// TrustHome is the Reasonix home whose trust store an "always" rule
+	// saved to ProjectFile keeps current, so the user's own answer does
+	// not cost a trusted workspace its trust; empty leaves the store be.
+	TrustHome string
 	// Delegated marks a subagent's gate: calls that need a person's fresh
 	// approval (tool.FreshApproval) are refused there, whoever could answer.
 	Delegated bool
+	// Protected reports whether a path a file tool would write is one of
+	// the workspace's trust-bearing files (sandbox.Sandbox.Protected), and
+	// where it resolves. Such a write needs a person's fresh approval
+	// every time, like remember; nil protects nothing.
+	Protected func(path string) (string, bool)
 }
 
 // checkTool decides one call of tl. Tools that need a fresh approval every
-// call are decided here; every other tool goes through check.
+// call, and file-tool writes to trust-bearing files, are decided here;
+// every other tool goes through check.
 func (p Permissions) checkTool(tl tool.Tool, args string) gateResult {
+	raw := json.RawMessage(args)
+	if len(raw) == 0 {
+		raw = json.RawMessage("{}")
+	}
 	if fa, ok := tl.(tool.FreshApproval); ok {
-		return p.checkFresh(tl, fa, args)
+		return p.checkFresh(tl, raw, tl.Name()+" needs a person to approve each call", fa.Preview(raw))
+	}
+	if why, ok := p.protectedWrite(tl.Name(), raw); ok {
+		return p.checkFresh(tl, raw, why+", so a person must approve each such write", why)
 	}
 	if g, ok := p.checkMCP(tl, args); ok {
 		return g
@@ -43,18 +60,31 @@ func (p Permissions) checkTool(tl tool.Tool, args string) gateResult {
 	return p.check(tl.Name(), tl.ReadOnly(), args)
 }
 
+// protectedWrite reports whether a file-tool call writes a trust-bearing
+// file (reasonix.toml, .mcp.json, .reasonix/, .git/config, .git/hooks),
+// and says which: such files decide what every later run trusts, so the
+// agent may change them only with a person's word each time.
+func (p Permissions) protectedWrite(name string, raw json.RawMessage) (string, bool) {
+	if p.Protected == nil {
+		return "", false
+	}
+	for _, path := range permission.EditPaths(name, raw) {
+		if resolved, ok := p.Protected(path); ok {
+			return fmt.Sprintf("%s of %s changes a trust-bearing file (%s)", name, path, resolved), true
+		}
+	}
+	return "", false
+}
+
 // checkFresh decides a call that a person must approve at the moment it is
-// made. A deny from the policy still stands, since refusing needs nobody.
-// Nothing else can allow it: not the posture (yolo included), not an allow
-// rule, not a session grant, and not the fact that nobody is there to ask,
-// which is a refusal rather than the allow other Asks get headless. Rule
+// made; why says what makes it so and preview what the call would do. A
+// deny from the policy still stands, since refusing needs nobody. Nothing
+// else can allow it: not the posture (yolo included), not an allow rule,
+// not a session grant, and not the fact that nobody is there to ask, which
+// is a refusal rather than the allow other Asks get headless. Rule
 // suggestions are left out because no rule could ever cover the call; the
 // executor takes any answer for this call only.
-func (p Permissions) checkFresh(tl tool.Tool, fa tool.FreshApproval, args string) gateResult {
-	raw := json.RawMessage(args)
-	if len(raw) == 0 {
-		raw = json.RawMessage("{}")
-	}
+func (p Permissions) checkFresh(tl tool.Tool, raw json.RawMessage, why, preview string) gateResult {
 	if p.Policy != nil {
 		// The posture only relaxes Asks, so a deny found under ask is the
 		// deny under any posture.
@@ -63,17 +93,15 @@ func (p Permissions) checkFresh(tl tool.Tool, fa tool.FreshApproval, args string
 		}
 	}
 	if p.Delegated {
-		return gateResult{decision: permission.Deny, reason: fmt.Sprintf(
-			"%s needs a person to approve each call, and a subagent has nobody who can; "+
-				"mention it in your answer to the parent agent instead", tl.Name())}
+		return gateResult{decision: permission.Deny, reason: why +
+			", and a subagent has nobody who can; mention it in your answer to the parent agent instead"}
 	}
 	if !p.Interactive {
-		return gateResult{decision: permission.Deny, reason: fmt.Sprintf(
-			"%s needs a person to approve each call, and this headless run has nobody who can; "+
-				"tell the user in your answer instead", tl.Name())}
+		return gateResult{decision: permission.Deny, reason: why +
+			", and this headless run has nobody who can; tell the user in your answer instead"}
 	}
-	return gateResult{decision: permission.Ask,
-		reason: fa.Preview(raw) + " (asked every time, whatever the approval mode or earlier answers)"}
+	return gateResult{decision: permission.Ask, once: true,
+		reason: preview + " (asked every time, whatever the approval mode or earlier answers)"}
 }
 
 // gateResult is the gate's answer for one call.
@@ -81,6 +109,8 @@ type gateResult struct {
 	decision permission.Decision
 	reason   string
 	suggest  []string
+	// once says an approval covers this call alone (once_only).
+	once bool
 }
 
 // check decides one call. A session grant turns an Ask into Allow, never
@@ -106,7 +136,9 @@ func (p Permissions) check(name string, readOnly bool, args string) gateResult {
 		return gateResult{decision: permission.Allow, reason: "allowed for this session"}
 	}
 	if !p.Interactive {
-		if p.DenyUnasked {
+		// A check that failed asks a person; with nobody to ask it is a
+		// no, never the allow an unanswerable Ask gets here.
+		if p.DenyUnasked || v.Source == permission.FromFailure {
 			return gateResult{decision: permission.Deny, reason: "nobody may approve it here: " + v.Reason()}
 		}
 		return gateResult{decision: permission.Allow, reason: "no approver: " + v.Reason()}

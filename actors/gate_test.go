@@ -12,6 +12,7 @@ import (
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
+	"reasonix/core/trust"
 )
 
 func policy(t *testing.T, mode string, allow, ask, deny []string) *permission.Policy {
@@ -149,5 +150,59 @@ func TestCancelWhileAwaitingApproval(t *testing.T) {
 	done, _ := h.wait()
 	if done.Status != StatusCancelled || runs.Load() != 0 {
 		t.Fatalf("done %+v runs %d", done, runs.Load())
+	}
+}
+
+// TestAlwaysAllowKeepsTrust: the rule an "always" answer saves changes
+// reasonix.toml, a trust-bearing file; the edit is the user's own, so a
+// workspace trusted before it is still trusted after it, and an untrusted
+// one is told the rule waits for "reasonix trust".
+func TestAlwaysAllowKeepsTrust(t *testing.T) {
+	t.Parallel()
+	for _, trusted := range []bool{true, false} {
+		t.Run(map[bool]string{true: "trusted", false: "untrusted"}[trusted], func(t *testing.T) {
+			t.Parallel()
+			var runs atomic.Int32
+			home, ws := t.TempDir(), t.TempDir()
+			project := filepath.Join(ws, "reasonix.toml")
+			must(t, os.WriteFile(project, []byte("# team settings\n"), 0o644))
+			if trusted {
+				st, err := trust.Open(home)
+				must(t, err)
+				must(t, st.Trust(ws))
+			}
+			h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
+				perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true,
+					Grants: permission.NewGrants(ws, "/home/u"), ProjectFile: project, TrustHome: home}})
+			h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"go test ./a"}`)}}, providertest.Turn{Text: "ok"})
+			h.sess.Run("go")
+			ev := h.waitEvent(isApproval).(*ApprovalRequested)
+			h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: ApproveAlways, Rule: "Bash(go test:*)"})
+			saved := func(e Event) bool { n, ok := e.(*Notice); return ok && strings.Contains(n.Message, "saved") }
+			_, evs := h.wait()
+			var note *Notice
+			for _, e := range evs {
+				if saved(e) {
+					note = e.(*Notice)
+				}
+			}
+			if note == nil { // the save runs in the background and may finish after the turn
+				note = h.waitEvent(saved).(*Notice)
+			}
+			if waits := strings.Contains(note.Message, "reasonix trust"); waits == trusted {
+				t.Errorf("notice %q (trusted %v)", note.Message, trusted)
+			}
+			st, err := trust.Open(home)
+			must(t, err)
+			state, err := st.Check(ws)
+			must(t, err)
+			want := trust.Untrusted
+			if trusted {
+				want = trust.Trusted
+			}
+			if state != want {
+				t.Errorf("trust after the save = %s, want %s", state, want)
+			}
+		})
 	}
 }

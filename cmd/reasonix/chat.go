@@ -118,6 +118,13 @@ func runChat(f *Factory, opts *ChatOptions) error {
 	if err != nil {
 		return err
 	}
+	if trusted, err := askTrust(f, cfg, cwd); err != nil {
+		return err
+	} else if trusted {
+		if cfg, err = loadConfig(&quiet, &opts.globalOptions, cwd); err != nil {
+			return err
+		}
+	}
 	logger, closeLog := openLogger(cfg.Home, getenv(f))
 	defer closeLog()
 	// Anything that logs through the standard library's default logger

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -185,4 +186,64 @@ func TestE2ETrustNothingToTrust(t *testing.T) {
 			t.Errorf("%v with a damaged store:\n%s", args, r)
 		}
 	}
+}
+
+// TestE2ETUIAsksTrustOnce: the chat asks once, on the plain terminal
+// before it takes the screen, whether to trust a workspace whose project
+// file would loosen something. Yes is recorded and the next start asks
+// nothing; after the file changes it asks again, and a no is recorded too,
+// so the start after that asks nothing either.
+func TestE2ETUIAsksTrustOnce(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS == "windows" {
+		t.Skip("the chat is tested in tmux")
+	}
+	e := newE2E(t)
+	project := filepath.Join(e.work, "reasonix.toml")
+	if err := os.WriteFile(project, []byte("[permissions]\nallow = [\"Bash(touch:*)\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const question = "Trust this workspace? [y/N]"
+	status := func() string {
+		t.Helper()
+		r := e.run("trust", "--status")
+		if r.code != 0 {
+			t.Fatalf("trust --status:\n%s", r)
+		}
+		return strings.TrimSpace(r.stdout)
+	}
+	answer := func(reply string) {
+		t.Helper()
+		m := startTUI(t, e)
+		s := m.waitFor("the trust question", func(s string) bool { return strings.Contains(s, question) })
+		if !strings.Contains(s, "permissions.allow") {
+			t.Errorf("the question does not say what would change:\n%s", s)
+		}
+		m.send(reply)
+		m.waitFor("the chat to start", func(s string) bool { return strings.Contains(s, tuiReady) && strings.Contains(s, tuiIdle) })
+		m.quit()
+	}
+	noQuestion := func() {
+		t.Helper()
+		m := openTUI(t, e)
+		if s := m.scrollback(); strings.Contains(s, question) {
+			t.Errorf("asked again:\n%s", s)
+		}
+		m.quit()
+	}
+
+	answer("y")
+	if got := status(); got != "trusted" {
+		t.Fatalf("after yes: %s", got)
+	}
+	noQuestion()
+
+	if err := os.WriteFile(project, []byte("[permissions]\nallow = [\"Bash(touch:*)\", \"Bash(ls:*)\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	answer("n")
+	if got := status(); got != "declined" {
+		t.Fatalf("after no: %s", got)
+	}
+	noQuestion()
 }

@@ -216,6 +216,16 @@ func runServe(f *Factory, o *ServeOptions) error {
 	if err != nil {
 		return err
 	}
+	if trusted, err := askTrust(f, cfg, cwd); err != nil {
+		return err
+	} else if trusted {
+		// Its warnings were printed already; only the notices go.
+		quiet := *f
+		quiet.Stderr = io.Discard
+		if cfg, err = loadConfig(&quiet, &o.globalOptions, cwd); err != nil {
+			return err
+		}
+	}
 	st, err := resolveServe(cfg.Serve, o)
 	if err != nil {
 		return err

@@ -1,0 +1,153 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"reasonix/core/permission"
+	"reasonix/core/provider/providertest"
+	"reasonix/core/sandbox"
+	"reasonix/core/tool"
+)
+
+// protectedWorkspace is a workspace with a sandbox whose Protected the
+// gate consults, and a symlink lnk -> .git/hooks to reach one through.
+func protectedWorkspace(t *testing.T) (string, func(string) (string, bool)) {
+	t.Helper()
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
+	must(t, os.Symlink(filepath.Join(".git", "hooks"), filepath.Join(root, "lnk")))
+	sb, err := sandbox.New(sandbox.Options{Root: root, Bash: "off"})
+	must(t, err)
+	return root, sb.Protected
+}
+
+// TestProtectedWriteGate: a file-tool write to a trust-bearing file asks
+// a person every time, in every posture and whatever the rules or grants
+// say, and is refused where nobody can answer; an ordinary write beside it
+// follows the usual rules.
+func TestProtectedWriteGate(t *testing.T) {
+	t.Parallel()
+	root, protected := protectedWorkspace(t)
+	writer := &funcTool{name: "write_file"}
+	mover := &funcTool{name: "move_file"}
+	grants := permission.NewGrants(root, "/home/u")
+	must(t, grants.Add("Edit"))
+	pol := func(mode string, allow, deny []string) *permission.Policy {
+		p, err := permission.NewPolicy(mode, allow, nil, deny, root, "/home/u")
+		must(t, err)
+		return &p
+	}
+	args := func(path string) string { return `{"path":` + quote(path) + `,"content":"x"}` }
+	tests := []struct {
+		name   string
+		perms  Permissions
+		tool   tool.Tool
+		args   string
+		want   permission.Decision
+		reason string
+	}{
+		{"config, yolo", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Grants: grants, Protected: protected},
+			writer, args("reasonix.toml"), permission.Ask, "trust-bearing file"},
+		{"mcp json, auto", Permissions{Policy: pol("ask", nil, nil), Posture: permission.PostureAuto, Interactive: true, Protected: protected},
+			writer, args(".mcp.json"), permission.Ask, "asked every time"},
+		{"command file", Permissions{Policy: pol("ask", nil, nil), Interactive: true, Protected: protected},
+			writer, args(".reasonix/commands/x.md"), permission.Ask, "asked every time"},
+		{"hook through a symlink", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Protected: protected},
+			writer, args("lnk/pre-commit"), permission.Ask, ".git/hooks"},
+		{"move destination", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Protected: protected},
+			mover, `{"path":"a.txt","destination":".git/config"}`, permission.Ask, "trust-bearing file"},
+		{"headless", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Protected: protected},
+			writer, args("reasonix.toml"), permission.Deny, "this headless run has nobody who can"},
+		{"subagent", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Delegated: true, Protected: protected},
+			writer, args("reasonix.toml"), permission.Deny, "a subagent has nobody who can"},
+		{"deny rule still denies", Permissions{Policy: pol("ask", nil, []string{"Edit(reasonix.toml)"}), Interactive: true, Protected: protected},
+			writer, args("reasonix.toml"), permission.Deny, "blocked by deny rule"},
+		{"memory is not protected", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Interactive: true, Protected: protected},
+			writer, args(".reasonix/memory/x.md"), permission.Allow, ""},
+		{"ordinary file", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Interactive: true, Protected: protected},
+			writer, args("main.go"), permission.Allow, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			g := tt.perms.checkTool(tt.tool, tt.args)
+			if g.decision != tt.want || !strings.Contains(g.reason, tt.reason) {
+				t.Fatalf("%v %q, want %v with %q", g.decision, g.reason, tt.want, tt.reason)
+			}
+			if g.decision == permission.Ask && (!g.once || len(g.suggest) != 0) {
+				t.Errorf("ask once=%v suggest=%v: want once-only and no rule suggestions", g.once, g.suggest)
+			}
+		})
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestProtectedWriteAsksEveryTime: answering "session" approves the one
+// write; the next write to the same file asks again, and no grant is left.
+func TestProtectedWriteAsksEveryTime(t *testing.T) {
+	t.Parallel()
+	_, protected := protectedWorkspace(t)
+	var runs atomic.Int32
+	writer := &funcTool{name: "write_file", run: func(_ context.Context, args json.RawMessage) (string, error) {
+		runs.Add(1)
+		return "wrote", nil
+	}}
+	grants := permission.NewGrants("/ws", "/home/u")
+	h := newHarness(t, harnessOpts{tools: []tool.Tool{writer},
+		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true, Grants: grants, Protected: protected}})
+	args := `{"path":"reasonix.toml","content":"[sandbox]\nbash = \"off\"\n"}`
+	h.srv.Push(
+		providertest.Turn{ToolCalls: []providertest.ToolCall{call("write_file", args)}},
+		providertest.Turn{ToolCalls: []providertest.ToolCall{call("write_file", args)}},
+		providertest.Turn{Text: "ok"},
+	)
+	h.sess.Run("go")
+	var seen []Event
+	for _, choice := range []string{ApproveSession, ApproveOnce} {
+		ev, evs := collectUntil(h, isApproval)
+		seen = append(seen, evs...)
+		req := ev.(*ApprovalRequested)
+		if !req.OnceOnly {
+			t.Errorf("approval %+v is not once-only", req)
+		}
+		h.sess.Approve(&ApprovalResponse{RequestID: req.RequestID, Choice: choice, Rule: "Edit"})
+	}
+	done, evs := h.wait()
+	seen = append(seen, evs...)
+	if done.Status != StatusOK || runs.Load() != 2 {
+		t.Fatalf("done %+v, runs %d", done, runs.Load())
+	}
+	if n := len(eventsOf[*ApprovalRequested](seen)); n != 2 {
+		t.Errorf("%d approval requests, want one per write", n)
+	}
+	if r := grants.Rules(); len(r) != 0 {
+		t.Errorf("session grants = %v, want none", r)
+	}
+}
+
+// TestFailedCheckNeverAllowsHeadless: a permission check that panics asks
+// a person under the ask posture; headless, with nobody to ask, that is a
+// deny, not the allow an unanswered Ask gets there.
+func TestFailedCheckNeverAllowsHeadless(t *testing.T) {
+	t.Parallel()
+	p, err := permission.NewPolicy("ask", nil, nil, []string{"Read(secrets/**)"}, "/ws", "/home/u")
+	must(t, err)
+	p.Resolve = func(string) (string, error) { panic("resolver bug") }
+	args := `{"path":"docs/a.md"}`
+	if g := (Permissions{Policy: &p}).check("read_file", true, args); g.decision != permission.Deny {
+		t.Errorf("headless: %v %q, want deny", g.decision, g.reason)
+	}
+	if g := (Permissions{Policy: &p, Interactive: true}).check("read_file", true, args); g.decision != permission.Ask {
+		t.Errorf("interactive: %v %q, want ask", g.decision, g.reason)
+	}
+}
