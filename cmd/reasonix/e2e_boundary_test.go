@@ -72,9 +72,14 @@ func TestE2EJailCannotLoosenItself(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.home, ".env"), []byte(secret), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	grantsPath := filepath.Join(e.home, "mcp-grants.json")
+	const grants = `{"version":1,"workspaces":{}}` + "\n"
+	if err := os.WriteFile(grantsPath, []byte(grants), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	e.srv.Push(
 		bashTurn("b1", `printf '\n[sandbox]\nbash = "off"\n' >> "$REASONIX_HOME/config.toml"; echo appended=$?`),
-		bashTurn("b2", `cat "$REASONIX_HOME/.env"; echo read=$?; touch "$REASONIX_HOME/new.txt"; echo created=$?`),
+		bashTurn("b2", `cat "$REASONIX_HOME/.env"; echo read=$?; touch "$REASONIX_HOME/new.txt"; echo created=$?; echo '{}' > "$REASONIX_HOME/mcp-grants.json"; echo granted=$?`),
 		providertest.Turn{Text: "tried"},
 	)
 	if r := e.run("run", "loosen the jail"); r.code != 0 {
@@ -87,6 +92,9 @@ func TestE2EJailCannotLoosenItself(t *testing.T) {
 	if string(after) != string(before) {
 		t.Fatalf("jailed bash changed the user config:\n%s", after)
 	}
+	if got, err := os.ReadFile(grantsPath); err != nil || string(got) != grants {
+		t.Errorf("mcp-grants.json = %q, %v: jailed bash changed the launch grants", got, err)
+	}
 	if _, err := os.Stat(filepath.Join(e.home, "new.txt")); !os.IsNotExist(err) {
 		t.Errorf("jailed bash created a file in the home (err %v)", err)
 	}
@@ -95,7 +103,7 @@ func TestE2EJailCannotLoosenItself(t *testing.T) {
 		t.Errorf("append result = %q, want it to fail", got)
 	}
 	second := toolResults(reqs[2])
-	if got := second[len(second)-1].Content; strings.Contains(got, "sk-not-for-the-model") || strings.Contains(got, "created=0") {
+	if got := second[len(second)-1].Content; strings.Contains(got, "sk-not-for-the-model") || strings.Contains(got, "created=0") || strings.Contains(got, "granted=0") {
 		t.Errorf("home result = %q: the jail saw the home's secrets or wrote there", got)
 	}
 
@@ -116,9 +124,9 @@ func TestE2EJailCannotLoosenItself(t *testing.T) {
 	}
 }
 
-// TestE2EFileToolsKeepOutOfHome: write_file cannot change the user config,
-// by its path or through a symlink in the workspace, and read_file cannot
-// read the home's .env.
+// TestE2EFileToolsKeepOutOfHome: write_file cannot change the user config
+// or create the launch grants, by path or through a symlink in the
+// workspace, and read_file and grep cannot read the home's .env.
 func TestE2EFileToolsKeepOutOfHome(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
@@ -142,6 +150,7 @@ func TestE2EFileToolsKeepOutOfHome(t *testing.T) {
 			{ID: "r1", Name: "read_file", Arguments: jsonObject("path", filepath.Join(e.home, ".env"))},
 			{ID: "r2", Name: "read_file", Arguments: jsonObject("path", "h/.env")},
 			{ID: "g1", Name: "grep", Arguments: jsonObject("pattern", "sk-secret", "path", "h")},
+			{ID: "w3", Name: "write_file", Arguments: jsonObject("path", "h/mcp-grants.json", "content", "{}")},
 		}},
 		providertest.Turn{Text: "tried"},
 	)
@@ -155,8 +164,11 @@ func TestE2EFileToolsKeepOutOfHome(t *testing.T) {
 	if string(after) != string(before) {
 		t.Fatalf("a file tool changed the user config:\n%s", after)
 	}
+	if _, err := os.Stat(filepath.Join(e.home, "mcp-grants.json")); !os.IsNotExist(err) {
+		t.Errorf("a file tool wrote the launch grants (err %v)", err)
+	}
 	res := toolResults(e.srv.Requests()[1])
-	if len(res) != 5 {
+	if len(res) != 6 {
 		t.Fatalf("results = %+v", res)
 	}
 	for _, r := range res {
