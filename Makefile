@@ -6,7 +6,7 @@ GO      ?= go
 BIN     ?= bin
 PLATFORMS := darwin/amd64 darwin/arm64 linux/amd64 linux/arm64 windows/amd64 windows/arm64
 
-.PHONY: build cross vet fmt test bench proto clean
+.PHONY: build cross vet fmt test bench proto mutants clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/reasonix ./cmd/reasonix
@@ -48,3 +48,9 @@ proto:
 
 clean:
 	rm -rf $(BIN)
+
+# Applies each one-line change in core/testenv/mutants/mutants.tsv to a copy
+# of the tree and runs the tests named for it; every change must be killed
+# (docs/TESTING.md). Slow, so not part of the test command.
+mutants:
+	$(GO) run ./core/testenv/mutants
