@@ -49,8 +49,8 @@ proto:
 clean:
 	rm -rf $(BIN)
 
-# Applies each one-line change in core/testenv/mutants/mutants.tsv to a copy
+# Applies each one-line change in cmd/reasonix-mutants/mutants.tsv to a copy
 # of the tree and runs the tests named for it; every change must be killed
 # (docs/TESTING.md). Slow, so not part of the test command.
 mutants:
-	$(GO) run ./core/testenv/mutants
+	$(GO) run ./cmd/reasonix-mutants

@@ -1,4 +1,4 @@
-// Command mutants checks that the tests guard the code behind the
+// Command reasonix-mutants checks that the tests guard the code behind the
 // project's claims: it applies, one at a time, the one-line changes listed
 // in mutants.tsv to a copy of the working tree, runs the tests named for
 // each, and reports each change as killed (a test failed), survived (every
@@ -6,7 +6,7 @@
 // longer there exactly once, or the change does not build).
 //
 // Run it from the module root with `make mutants`, or `go run
-// ./core/testenv/mutants [-run REGEXP] [-count N]`. It never touches the
+// ./cmd/reasonix-mutants [-run REGEXP] [-count N]`. It never touches the
 // working tree: the copy lives in a temporary directory. It exits 1 when
 // any mutant survived or is stale.
 package main
@@ -48,7 +48,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	table := fs.String("table", "core/testenv/mutants/mutants.tsv", "the mutation table, from the module root")
+	table := fs.String("table", "cmd/reasonix-mutants/mutants.tsv", "the mutation table, from the module root")
 	only := fs.String("run", "", "only the mutants whose file, claim or tests match this regexp")
 	count := fs.Int("count", 1, "run each mutant's tests this many times (a mutant survives only if every run passes)")
 	timeout := fs.Duration("timeout", 5*time.Minute, "give up on one mutant's tests after this long (counted as killed, and said so)")
