@@ -3,69 +3,20 @@ package permission
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"reasonix/core/sandbox"
 )
 
-// resolveLikeKernel walks an absolute path one component at a time as the
-// kernel does: a symlink is replaced by its target and ".." climbs from the
-// directory reached so far. Components past the first missing one are
-// appended as written; a ".." among them is an error.
-func resolveLikeKernel(p string) (string, error) {
-	if !filepath.IsAbs(p) {
-		return "", fmt.Errorf("%q is not absolute", p)
-	}
-	cur := string(filepath.Separator)
-	queue := strings.FieldsFunc(p, func(r rune) bool { return r == filepath.Separator })
-	missing, links := false, 0
-	for len(queue) > 0 {
-		c := queue[0]
-		queue = queue[1:]
-		switch {
-		case c == ".":
-			continue
-		case c == ".." && missing:
-			return "", errors.New(`".." after a missing directory`)
-		case c == "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, c)
-		if missing {
-			cur = next
-			continue
-		}
-		fi, err := os.Lstat(next)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			missing, cur = true, next
-			continue
-		case err != nil:
-			return "", err
-		case fi.Mode()&fs.ModeSymlink == 0:
-			cur = next
-			continue
-		}
-		if links++; links > 40 {
-			return "", errors.New("too many symlinks")
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", err
-		}
-		if filepath.IsAbs(target) {
-			cur = string(filepath.Separator)
-		}
-		queue = append(strings.FieldsFunc(target, func(r rune) bool { return r == filepath.Separator }), queue...)
-	}
-	return cur, nil
-}
+// resolveLikeKernel is the sandbox's resolver, the one sessions give
+// their policy: symlinks followed and ".." taken after them, as the kernel
+// does.
+var resolveLikeKernel = sandbox.Resolve
 
 // symlinkTree lays out a workspace for the path tests and returns its
 // root, reached both through a symlink (link) and directly (real, free of

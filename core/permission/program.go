@@ -579,20 +579,4 @@ func heredocText(r *syntax.Redirect) (string, bool) {
 
 // unescapeHeredoc removes the backslashes an unquoted here-document
 // removes: before $, `, \ and a newline.
-func unescapeHeredoc(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\\\n", s[i+1]) >= 0 {
-			i++
-			if s[i] != '\n' {
-				b.WriteByte(s[i])
-			}
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+func unescapeHeredoc(s string) string { return unescapeBefore(s, "$`\\\n") }

@@ -237,13 +237,18 @@ func unescapeBare(s string) string {
 
 // unescapeDouble removes the backslashes that are special inside double
 // quotes (before $ ` " \ and newline); any other backslash is literal.
-func unescapeDouble(s string) string {
+func unescapeDouble(s string) string { return unescapeBefore(s, "$`\"\\\n") }
+
+// unescapeBefore removes each backslash that stands before one of the
+// characters in special (a backslash-newline joins lines); any other
+// backslash is literal.
+func unescapeBefore(s, special string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte(special, s[i+1]) >= 0 {
 			i++
 			if s[i] != '\n' {
 				b.WriteByte(s[i])
