@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -49,4 +50,19 @@ func Write(name string, data []byte, perm fs.FileMode) (err error) {
 	}
 	syncDir(dir)
 	return nil
+}
+
+// WriteJSON replaces the file name with v as indented JSON and a final
+// newline, creating its directory (mode 0700: what such files hold is
+// usually the user's alone) when it is missing. It is how the home's small
+// JSON stores (launch grants, workspace trust) are saved.
+func WriteJSON(name string, v any, perm fs.FileMode) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	return Write(name, append(data, '\n'), perm)
 }

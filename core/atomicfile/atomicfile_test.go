@@ -118,3 +118,23 @@ func assertNoTemp(t *testing.T, dir string) {
 		t.Errorf("temporary files left behind: %v", left)
 	}
 }
+
+// TestWriteJSON: the value lands indented with a final newline, with the
+// mode asked for, in a directory created when missing.
+func TestWriteJSON(t *testing.T) {
+	t.Parallel()
+	name := filepath.Join(t.TempDir(), "new", "store.json")
+	if err := WriteJSON(name, map[string]int{"version": 1}, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil || string(data) != "{\n  \"version\": 1\n}\n" {
+		t.Fatalf("file = %q, %v", data, err)
+	}
+	if fi, err := os.Stat(name); err != nil || (runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600) {
+		t.Errorf("mode = %v, %v", fi.Mode(), err)
+	}
+	if err := WriteJSON(name, func() {}, 0o600); err == nil {
+		t.Error("a value JSON cannot encode was written")
+	}
+}

@@ -201,14 +201,7 @@ func (g *Grants) Grant(workspace, server, identity string, now time.Time) error 
 	}
 	g.doc.Workspaces[ws][server] = grantEntry{Identity: identity, Granted: now.UTC()}
 	g.doc.Version = 1
-	data, err := json.MarshalIndent(g.doc, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode mcp grants: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(g.path), 0o700); err != nil {
-		return fmt.Errorf("save mcp grants: %w", err)
-	}
-	if err := atomicfile.Write(g.path, append(data, '\n'), 0o600); err != nil {
+	if err := atomicfile.WriteJSON(g.path, g.doc, 0o600); err != nil {
 		return fmt.Errorf("save mcp grants: %w", err)
 	}
 	return nil

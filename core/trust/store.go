@@ -211,14 +211,7 @@ func (s *Store) update(change func(map[string]record) bool) error {
 		return nil
 	}
 	s.doc.Version = currentVersion
-	data, err := json.MarshalIndent(s.doc, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode trust store: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
-		return fmt.Errorf("save trust store: %w", err)
-	}
-	if err := atomicfile.Write(s.path, append(data, '\n'), 0o600); err != nil {
+	if err := atomicfile.WriteJSON(s.path, s.doc, 0o600); err != nil {
 		return fmt.Errorf("save trust store: %w", err)
 	}
 	return nil
