@@ -3,6 +3,7 @@ package compact
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,6 +115,41 @@ func TestPruneUpgradesSnippedAndLeavesPruned(t *testing.T) {
 	}
 }
 
+// TestTrimKeepsErrorsAndBlocked: snip and prune leave error and blocked
+// results whole (docs/SPEC.md, Compaction), however large, as they say
+// what went wrong; the other stale results beside them are still cut.
+func TestTrimKeepsErrorsAndBlocked(t *testing.T) {
+	t.Parallel()
+	for _, tier := range []string{TierSnip, TierPrune} {
+		t.Run(tier, func(t *testing.T) {
+			t.Parallel()
+			msgs := convo(4, 4000, 0)
+			whole := map[int]string{
+				2: "Error: no such file " + strings.Repeat("e", 5000),
+				4: "Blocked: blocked by deny rule Bash(rm:*) " + strings.Repeat("b", 5000),
+			}
+			for i, c := range whole {
+				msgs[i].Content = c
+			}
+			edits, _ := trimEdits(msgs, len(msgs), tier)
+			cut := map[int]bool{}
+			for _, e := range edits {
+				cut[e.Index] = true
+			}
+			for i := range whole {
+				if cut[i] {
+					t.Errorf("%s cut the result %.20q", tier, msgs[i].Content)
+				}
+			}
+			for i, m := range msgs {
+				if _, ok := whole[i]; !ok && m.Role == provider.RoleTool && !cut[i] {
+					t.Errorf("%s left the stale result %d whole", tier, i)
+				}
+			}
+		})
+	}
+}
+
 func TestSmallSnipWaits(t *testing.T) {
 	// Only one stale result, worth far less than a tenth of the window:
 	// the prefix is not reset for it.
@@ -176,6 +212,57 @@ func TestFoldKeepsUsersAndDigestsAndAligns(t *testing.T) {
 	}
 	if plan.Compaction(msgs, " \n ", 1, meter, TriggerAuto) != nil {
 		t.Error("an empty digest made a fold")
+	}
+}
+
+// TestFoldPinBoundary holds both sides of the pin budget: a user turn of
+// exactly PinTokens (in the meter's bytes) is a turn of "at most" the
+// budget and stays verbatim, one byte more is folded into the digest.
+func TestFoldPinBoundary(t *testing.T) {
+	t.Parallel()
+	p := Policy{Window: 20000}.WithDefaults()
+	pin := meter.Bytes(p.PinTokens)
+	framing := Size(provider.Message{Role: provider.RoleUser})
+	tests := []struct {
+		name   string
+		size   int
+		pinned bool
+	}{
+		{name: "exactly the pin budget", size: pin, pinned: true},
+		{name: "one byte over", size: pin + 1, pinned: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			turn := provider.Message{Role: provider.RoleUser, Content: strings.Repeat("p", tc.size-framing)}
+			if Size(turn) != tc.size {
+				t.Fatalf("turn has size %d, want %d", Size(turn), tc.size)
+			}
+			const at = 1
+			msgs := convo(10, 4000, 0)
+			msgs = append(msgs[:at], append([]provider.Message{turn}, msgs[at:]...)...)
+			plan, ok := p.PlanFold(msgs, meter)
+			if !ok {
+				t.Fatal("nothing to fold")
+			}
+			if at < plan.From || at >= plan.To {
+				t.Fatalf("the turn at %d is outside the fold [%d,%d)", at, plan.From, plan.To)
+			}
+			if kept := slices.Contains(plan.Keep, at); kept != tc.pinned {
+				t.Errorf("turn of %d bytes (pin %d) kept = %v, want %v", tc.size, pin, kept, tc.pinned)
+			}
+			if folded := slices.Contains(plan.Folded, at); folded == tc.pinned {
+				t.Errorf("turn of %d bytes (pin %d) folded = %v, want %v", tc.size, pin, folded, !tc.pinned)
+			}
+			out, err := plan.Compaction(msgs, "digest", 10000, meter, TriggerAuto).Apply(msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			verbatim := slices.ContainsFunc(out, func(m provider.Message) bool { return m.Content == turn.Content })
+			if verbatim != tc.pinned {
+				t.Errorf("after the fold the turn is verbatim = %v, want %v", verbatim, tc.pinned)
+			}
+		})
 	}
 }
 

@@ -22,6 +22,71 @@ func TestNormalizeAudit(t *testing.T) {
 	}
 }
 
+// TestAuditCountsOneBlockerInARow: a goal ends on the same blocker
+// reported three times in a row (docs/SPEC.md, Goals), so a different
+// blocker starts the count again at one rather than adding to it, while
+// rewording the same one (case, spacing, punctuation) still adds; any
+// other report ends the run, leaving no count behind.
+func TestAuditCountsOneBlockerInARow(t *testing.T) {
+	t.Parallel()
+	type report struct {
+		status, reason string
+		count          int // BlockedCount after the report
+	}
+	blocked := func(reason string, count int) report { return report{StatusBlocked, reason, count} }
+	working := report{"in_progress", "", 0}
+	tests := []struct {
+		name    string
+		reports []report
+		end     bool // the last report ends the goal; no earlier one does
+	}{
+		{
+			name: "a new blocker restarts the count",
+			reports: []report{blocked("Need the deploy token", 1), blocked("need the deploy token.", 2),
+				blocked("Waiting for CI access", 1), blocked("waiting  for ci-access!", 2), blocked("WAITING FOR CI ACCESS", 3)},
+			end: true,
+		},
+		{
+			name: "an earlier blocker does not resume its count",
+			reports: []report{blocked("Need the deploy token", 1), blocked("Need the deploy token", 2),
+				blocked("Waiting for CI access", 1), blocked("Need the deploy token", 1)},
+		},
+		{
+			name: "alternating blockers never end the goal",
+			reports: []report{blocked("token", 1), blocked("access", 1), blocked("token", 1),
+				blocked("access", 1), blocked("token", 1), blocked("access", 1)},
+		},
+		{
+			name:    "progress between blockers resets the count",
+			reports: []report{blocked("token", 1), blocked("token", 2), working, blocked("token", 1), blocked("token", 2)},
+		},
+		{
+			name:    "progress reports are never a blocker",
+			reports: []report{working, working, working, working},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := &Record{}
+			for i, rep := range tc.reports {
+				want := tc.end && i == len(tc.reports)-1
+				end := r.Audit(rep.status, rep.reason)
+				if end != want || r.BlockedCount != rep.count {
+					t.Fatalf("report %d (%s %q): end %v, count %d; want %v, %d", i+1, rep.status, rep.reason, end, r.BlockedCount, want, rep.count)
+				}
+				wantKey := ""
+				if rep.status == StatusBlocked {
+					wantKey = Normalize(rep.reason)
+				}
+				if r.Blocked != wantKey {
+					t.Fatalf("report %d (%s %q): blocked key %q, want %q", i+1, rep.status, rep.reason, r.Blocked, wantKey)
+				}
+			}
+		})
+	}
+}
+
 func TestParsePrompt(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

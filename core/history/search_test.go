@@ -453,3 +453,81 @@ func TestZeroResultGuidance(t *testing.T) {
 		})
 	}
 }
+
+// TestRelativeFloorBoundary holds the floor at a quarter of the best hit's
+// score (docs/SPEC.md, History) from both sides. One term's hits, in
+// messages of growing length, score in small steps down past a quarter of
+// the best, so the hit just over a quarter must be kept and the one just
+// under dropped, although each scores close to the hit before it: the
+// floor is relative to the best hit, not to the neighbour. The unfloored
+// ranking of the same expression is the reference.
+func TestRelativeFloorBoundary(t *testing.T) {
+	t.Parallel()
+	const quarter = 0.25
+	h := newTestHome(t)
+	msgs := []provider.Message{user("ocelot ocelot ocelot ocelot")}
+	for n := range 40 {
+		words := []string{"ocelot"}
+		for i := range 2 * n {
+			words = append(words, fmt.Sprintf("pad%d", i))
+		}
+		msgs = append(msgs, assistant(strings.Join(words, " ")))
+	}
+	for i := range 100 {
+		msgs = append(msgs, user(fmt.Sprintf("unrelated %d", i)))
+	}
+	h.transcript(h.sessions, "s", day, msgs...)
+	ix := h.open()
+	res, err := ix.Search(context.Background(), Query{Text: "ocelot", Scope: ScopeGlobal, Limit: MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := ix.query(context.Background(), phrase(term{text: "ocelot"}), 0, MaxLimit)
+	if err == nil {
+		err = ix.fillPaths(context.Background(), raw)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) < 2 || len(raw) >= MaxLimit {
+		t.Fatalf("%d matches, want several and fewer than the limit of %d so that every one is ranked", len(raw), MaxLimit)
+	}
+	floor := quarter * raw[0].Score
+	// above is the weakest hit at or over the floor, below the strongest
+	// under it; both must be close to it for the boundary to be held.
+	above, below := -1, -1
+	for i, r := range raw {
+		if r.Score >= floor {
+			above = i
+		} else if below < 0 {
+			below = i
+		}
+	}
+	if above < 1 || below < 0 || raw[above].Score > 1.05*floor || raw[below].Score < 0.95*floor {
+		t.Fatalf("no hits close to either side of the floor %f: scores %v", floor, scores(raw))
+	}
+	kept := map[string]bool{}
+	for _, hit := range res.Hits {
+		kept[hit.Ref.String()] = true
+	}
+	if len(res.Hits) == 0 || res.Hits[0].Ref != raw[0].Ref {
+		t.Fatalf("the best hit %s was not kept first: %v", raw[0].Ref, refs(res))
+	}
+	if !kept[raw[above].Ref.String()] {
+		t.Errorf("hit %s at %.3f of the best was dropped; a quarter or more must be kept", raw[above].Ref, raw[above].Score/raw[0].Score)
+	}
+	if kept[raw[below].Ref.String()] {
+		t.Errorf("hit %s at %.3f of the best was kept; under a quarter must be dropped", raw[below].Ref, raw[below].Score/raw[0].Score)
+	}
+	if len(res.Hits) != above+1 || res.BelowFloor != len(raw)-above-1 {
+		t.Errorf("%d hits kept, %d counted below the floor; want %d and %d", len(res.Hits), res.BelowFloor, above+1, len(raw)-above-1)
+	}
+}
+
+func scores(hits []Hit) []float64 {
+	out := make([]float64, len(hits))
+	for i, h := range hits {
+		out[i] = h.Score
+	}
+	return out
+}

@@ -294,6 +294,54 @@ func TestSharedEndpointGate(t *testing.T) {
 	}
 }
 
+// TestRefusalHalvesEndpointWindow: a 429 and a 503 both say the endpoint
+// is over its limit, so each halves the window every agent of the process
+// shares (docs/SPEC.md, concurrency per endpoint); other failures say
+// nothing about capacity and leave it alone. The limiter is keyed by chat
+// URL and lives for the process, so the test compares against what it
+// held before the request rather than against a fresh limiter.
+func TestRefusalHalvesEndpointWindow(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		status    int
+		throttled bool
+	}{
+		{status: http.StatusTooManyRequests, throttled: true},
+		{status: http.StatusServiceUnavailable, throttled: true},
+		{status: http.StatusInternalServerError},
+		{status: http.StatusBadGateway},
+		{status: http.StatusBadRequest},
+	}
+	for _, tc := range tests {
+		t.Run(http.StatusText(tc.status), func(t *testing.T) {
+			t.Parallel()
+			srv := providertest.Start(t)
+			srv.Push(providertest.Turn{Status: tc.status}, providertest.Turn{Text: "never"})
+			cfg := testConfig(t, srv)
+			cfg.MaxRetries = -1
+			p, _ := fakeProvider(t, cfg)
+			before := p.lim.Stats()
+			_, err := p.Stream(context.Background(), userReq("q"))
+			var se *StatusError
+			if !errors.As(err, &se) || se.StatusCode != tc.status {
+				t.Fatalf("err = %v, want StatusError %d", err, tc.status)
+			}
+			after := p.lim.Stats()
+			wantThrottled, wantDecreases, wantWindow := before.Throttled, before.Decreases, before.Window
+			if tc.throttled {
+				wantThrottled, wantDecreases, wantWindow = before.Throttled+1, before.Decreases+1, max(1, before.Window/2)
+			}
+			if after.Throttled != wantThrottled || after.Decreases != wantDecreases || after.Window != wantWindow {
+				t.Errorf("after a %d: throttled %d, decreases %d, window %d; want %d, %d, %d (before: %+v)",
+					tc.status, after.Throttled, after.Decreases, after.Window, wantThrottled, wantDecreases, wantWindow, before)
+			}
+			if after.InFlight != before.InFlight {
+				t.Errorf("in flight %d after the refusal, %d before: the slot was not given back", after.InFlight, before.InFlight)
+			}
+		})
+	}
+}
+
 func TestBackoffBounds(t *testing.T) {
 	t.Parallel()
 	const base, limit = 500 * time.Millisecond, 20 * time.Second
