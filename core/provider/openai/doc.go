@@ -23,10 +23,11 @@
 // started: a bad request, a cancelled context, or a failure that persisted
 // through the retries (a typed *StatusError for non-2xx replies). Retries
 // use bounded exponential backoff with full jitter, honour Retry-After, and
-// happen only before any response byte has been read. A 429 or a
-// Retry-After closes a process-wide gate for that chat URL, so every
-// request to the endpoint, from any Provider in the process, waits out the
-// backoff together instead of hammering the server.
+// happen only before any response byte has been read. A 429 or a 503
+// halves the endpoint's shared concurrency window, and a Retry-After
+// closes a process-wide gate for that chat URL, so every request to the
+// endpoint, from any Provider in the process, waits it out together
+// instead of hammering the server.
 //
 // Once the response headers arrive with a 2xx status, everything else is
 // reported on the channel: text and reasoning deltas as they come, complete
