@@ -242,6 +242,12 @@ type commandDriver struct {
 // goes on. It returns the last turn_done of the session (nil when no prompt
 // ran).
 //
+// The end of r is the frontend going away: nobody is left to answer an
+// approval or an MCP server's question, so from then on each is answered
+// at once (denied with actors.NoFrontendLeft, declined), those pending
+// included, and the prompts still queued run to their end instead of
+// waiting behind a call nobody will approve.
+//
 // The reader goroutine cannot be stopped while it waits on r (a read from
 // stdin does not take a context); it ends at EOF, or with the process.
 func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first string) (*actors.TurnDone, error) {
@@ -287,6 +293,7 @@ func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first stri
 	}()
 
 	var last *actors.TurnDone
+	unattended := d.sess.Unattended()
 	// While commands may still come, events are read until the input ends
 	// or an interrupt arrives; then the session is asked whether it still
 	// has work, and the driver waits for each turn_done until it has none.
@@ -321,11 +328,15 @@ func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first stri
 			}
 			if reading {
 				reading = false // the input ended or an interrupt came
+				if isClosed(eof) {
+					unattended.Leave()
+				}
 				continue
 			}
 			return last, nil // idle and drained
 		}
 		d.each(ev)
+		unattended.Observe(ev)
 		if td, ok := ev.(*actors.TurnDone); ok && td.Session == d.session && td.Task == "" {
 			last = td
 			if isClosed(d.interrupted) {

@@ -73,6 +73,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	sub := bus.SubscribeFrom(since, s.opts.StreamBound)
 	defer sub.Close()
+	// While it is open the stream is a tab following the session, there
+	// to answer its approvals (tabs.go).
+	defer e.attach()()
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")

@@ -64,13 +64,15 @@ type harnessOpts struct {
 	// for release.
 	entered, release chan struct{}
 	streamBound      int
+	// config is TOML added to the user config.
+	config string
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
 	t.Helper()
 	fake := providertest.Start(t)
 	h := &harness{t: t, fake: fake, home: t.TempDir(), cwd: t.TempDir(), busOpts: o.busOpts, entered: o.entered, release: o.release}
-	text := providertest.ConfigText(fake.URL(), "")
+	text := providertest.ConfigText(fake.URL(), o.config)
 	if err := os.WriteFile(config.UserConfigPath(h.home), []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -46,15 +46,23 @@ type entry struct {
 	base     [32]byte
 	// enc is shared by the session's event streams.
 	enc *encodeCache
+	// tabs counts the session's open event streams; each change is
+	// signalled on tabsChanged for the warden (tabs.go).
+	tabs        int
+	tabsChanged chan struct{}
+	// wardenDone is closed when the warden has stopped; nil when the
+	// session has none.
+	wardenDone chan struct{}
 }
 
 func newEntry(id string) *entry {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &entry{id: id, ready: make(chan struct{}), ctx: ctx, cancel: cancel, enc: newEncodeCache()}
+	return &entry{id: id, ready: make(chan struct{}), ctx: ctx, cancel: cancel, enc: newEncodeCache(),
+		tabsChanged: make(chan struct{}, 1)}
 }
 
 // close closes the session, then ends its event streams, which drain what
-// the closing published and say session_closed.
+// the closing published and say session_closed, and its warden.
 func (e *entry) close(timeout time.Duration) error {
 	var err error
 	e.once.Do(func() {
@@ -63,6 +71,9 @@ func (e *entry) close(timeout time.Duration) error {
 			err = e.live.Close(timeout)
 		}
 		e.cancel()
+		if e.wardenDone != nil {
+			<-e.wardenDone
+		}
 	})
 	return err
 }
@@ -303,6 +314,7 @@ func (s *Server) open(ctx context.Context, req OpenRequest) (*entry, int, error)
 	if req.Resume != "" {
 		e.liveFrom, e.base = s.history(ctx, live)
 	}
+	e.startWarden(s.log)
 	close(e.ready)
 	s.mu.Lock()
 	closing := s.closing

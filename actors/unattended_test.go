@@ -1,0 +1,134 @@
+package actors
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"reasonix/core/provider/providertest"
+	"reasonix/core/tool"
+)
+
+// observeUntil feeds every event of h's stream to u until one that match
+// accepts, and returns the events read.
+func observeUntil(t *testing.T, h *harness, u *Unattended, match func(Event) bool) []Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var evs []Event
+	for {
+		e, err := h.sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("waiting for event: %v (events so far: %d)", err, len(evs))
+		}
+		evs = append(evs, e)
+		u.Observe(e)
+		if match(e) {
+			return evs
+		}
+	}
+}
+
+func isTurnDone(e Event) bool { td, ok := e.(*TurnDone); return ok && td.Task == "" }
+
+// TestUnattendedDeniesPendingApproval: Leave denies the approval waiting
+// now with NoFrontendLeft, the model reads that reason, and the turn ends.
+func TestUnattendedDeniesPendingApproval(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
+		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
+	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "ok"})
+	u := h.sess.Unattended()
+	h.sess.Run("go")
+	observeUntil(t, h, u, isApproval)
+	u.Leave()
+	evs := observeUntil(t, h, u, isTurnDone)
+	res := eventsOf[*ApprovalResolved](evs)
+	if len(res) != 1 || res[0].Decision != ApproveDeny || res[0].Reason != NoFrontendLeft || runs.Load() != 0 {
+		t.Fatalf("approval_resolved = %+v, runs %d", res, runs.Load())
+	}
+	if got := toolMessages(h.srv.Requests()[1])[0].Content; !strings.HasPrefix(got, "Blocked: no frontend left") {
+		t.Errorf("the model saw %q", got)
+	}
+}
+
+// TestUnattendedDeniesLaterApprovalsUntilReturn: after Leave a call is
+// denied as it is asked; after Return one waits for the frontend again.
+func TestUnattendedDeniesLaterApprovalsUntilReturn(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
+		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
+	h.srv.Push(
+		providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "denied"},
+		providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "ran"},
+	)
+	u := h.sess.Unattended()
+	u.Leave()
+	h.sess.Run("one")
+	evs := observeUntil(t, h, u, isTurnDone)
+	if res := eventsOf[*ApprovalResolved](evs); len(res) != 1 || res[0].Reason != NoFrontendLeft || runs.Load() != 0 {
+		t.Fatalf("approval_resolved = %+v, runs %d", res, runs.Load())
+	}
+
+	u.Return()
+	h.sess.Run("two")
+	ask := observeUntil(t, h, u, isApproval)
+	req := ask[len(ask)-1].(*ApprovalRequested)
+	h.sess.Approve(&ApprovalResponse{RequestID: req.RequestID, Choice: ApproveOnce})
+	evs = observeUntil(t, h, u, isTurnDone)
+	if res := eventsOf[*ApprovalResolved](evs); len(res) != 1 || res[0].Decision != ApproveOnce || runs.Load() != 1 {
+		t.Fatalf("after Return: approval_resolved = %+v, runs %d", res, runs.Load())
+	}
+}
+
+// TestUnattendedDeniesSubagentApproval: a subagent's approval, asked on
+// the parent's stream, is denied too, and the subagent reads the reason.
+func TestUnattendedDeniesSubagentApproval(t *testing.T) {
+	t.Parallel()
+	var runs atomic.Int32
+	perms := Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}
+	h := newHarness(t, harnessOpts{perms: perms, fleet: &FleetSpec{MaxRunning: 2, Root: "/ws"}, subTools: []tool.Tool{shell(&runs)},
+		subPerms: &perms,
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				if len(toolMessages(req)) == 0 {
+					return providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}
+				}
+				return providertest.Turn{Text: "sub saw: " + toolMessages(req)[0].Content}
+			}
+			if len(toolMessages(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{call("task", `{"prompt":"build it","write_paths":["."]}`)}}
+			}
+			return providertest.Turn{Text: "parent done"}
+		})}})
+	u := h.sess.Unattended()
+	h.sess.Run("delegate")
+	evs := observeUntil(t, h, u, isApproval)
+	parent := evs[len(evs)-1].(*ApprovalRequested)
+	h.sess.Approve(&ApprovalResponse{RequestID: parent.RequestID, Choice: ApproveOnce})
+	observeUntil(t, h, u, func(e Event) bool { return isApproval(e) && e.(*ApprovalRequested).Task != "" })
+	u.Leave()
+	evs = observeUntil(t, h, u, isTurnDone)
+	var sub []*ApprovalResolved
+	for _, r := range eventsOf[*ApprovalResolved](evs) {
+		if r.Task != "" {
+			sub = append(sub, r)
+		}
+	}
+	if len(sub) != 1 || sub[0].Decision != ApproveDeny || sub[0].Reason != NoFrontendLeft || runs.Load() != 0 {
+		t.Fatalf("subagent approval_resolved = %+v, runs %d", sub, runs.Load())
+	}
+	saw := false
+	for _, r := range h.srv.Requests() {
+		if isSub(r) && len(toolMessages(r)) > 0 {
+			saw = strings.HasPrefix(toolMessages(r)[0].Content, "Blocked: no frontend left")
+		}
+	}
+	if !saw {
+		t.Fatal("the subagent never read why its call was blocked")
+	}
+}
