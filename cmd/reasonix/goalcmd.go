@@ -234,22 +234,37 @@ func workspaceGoals(f *Factory, g *globalOptions) (dir, cwd string, err error) {
 	return goalDir(cfg.Home, cwd), cwd, nil
 }
 
+// damagedGoalJSON is a damaged record's entry in `goal list --json`,
+// beside the records; its fields are part of the CLI contract
+// (docs/SPEC.md).
+type damagedGoalJSON struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Damage  string `json:"damage"`
+	Path    string `json:"path"`
+	Session string `json:"session,omitempty"`
+}
+
 func runGoalList(f *Factory, o *GoalCmdOptions) error {
 	dir, _, err := workspaceGoals(f, &o.globalOptions)
 	if err != nil {
 		return err
 	}
-	all, err := goal.List(dir)
+	all, damaged, err := goal.Scan(dir)
 	if err != nil {
 		return err
 	}
 	if o.JSON {
-		if all == nil {
-			all = []*goal.Record{}
+		out := []any{}
+		for _, r := range all {
+			out = append(out, r)
 		}
-		return writeJSON(f, all)
+		for _, d := range damaged {
+			out = append(out, damagedGoalJSON{ID: d.ID, Status: "damaged", Damage: d.Err.Error(), Path: d.Path, Session: d.Session})
+		}
+		return writeJSON(f, out)
 	}
-	if len(all) == 0 {
+	if len(all) == 0 && len(damaged) == 0 {
 		fmt.Fprintln(f.Stdout, "no goals in this workspace; start one with reasonix run --goal \"…\"")
 		return nil
 	}
@@ -258,23 +273,56 @@ func runGoalList(f *Factory, o *GoalCmdOptions) error {
 	for _, r := range all {
 		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Status, r.Turns, r.Tokens, r.StartedAt.Local().Format("2006-01-02 15:04"), text.OneLine(r.Objective, 60))
 	}
+	// A damaged record's cause is its row's last cell, which does not
+	// widen the columns of the others.
+	for _, d := range damaged {
+		fmt.Fprintf(w, "%s\t%s\n", d.ID, damageText(d))
+	}
 	return w.Flush()
 }
 
-// pick loads the goal id names, or the latest one keep accepts.
-func pick(dir, id string, keep func(*goal.Record) bool, what string) (*goal.Record, error) {
+// damageText is how a listing shows a damaged goal record.
+func damageText(d *goal.DamagedError) string {
+	return "damaged: " + text.OneLine(d.Err.Error(), 200)
+}
+
+// warnDamaged says on stderr which damaged records a choice of "the
+// latest" goal could not consider: one of them may be the goal meant.
+func warnDamaged(f *Factory, dir string) {
+	_, damaged, err := goal.Scan(dir)
+	if err != nil {
+		return
+	}
+	for _, d := range damaged {
+		fmt.Fprintf(f.Stderr, "reasonix: warning: goal %s was not considered: %s (%s)\n", d.ID, damageText(d), d.Path)
+	}
+}
+
+// pick loads the goal id names, or the latest one keep accepts. A damaged
+// record named by id is an error that says what of the goal is lost.
+func pick(f *Factory, dir, id string, keep func(*goal.Record) bool, what string) (*goal.Record, error) {
 	var rec *goal.Record
 	var err error
 	if id != "" {
 		rec, err = goal.Load(dir, id)
 	} else {
+		warnDamaged(f, dir)
 		rec, err = goal.Latest(dir, keep)
 	}
-	if errors.Is(err, goal.ErrNoGoal) {
+	var d *goal.DamagedError
+	switch {
+	case errors.Is(err, goal.ErrNoGoal):
 		if id != "" {
 			return nil, usageErrorf("goal %q: no such goal in this workspace (see reasonix goal list)", id)
 		}
 		return nil, usageErrorf("this workspace has no %s goal (see reasonix goal list)", what)
+	case errors.As(err, &d):
+		msg := fmt.Sprintf("goal %s: its record %s is damaged (%v): its objective, status, budgets used and todo list could not be recovered",
+			d.ID, d.Path, d.Err)
+		if d.Session != "" {
+			msg += fmt.Sprintf("; its session %s is kept: continue it with reasonix run --resume %s", d.Session, d.Session)
+		}
+		return nil, errors.New(msg)
 	}
 	return rec, err
 }
@@ -284,7 +332,7 @@ func runGoalStatus(f *Factory, o *GoalCmdOptions) error {
 	if err != nil {
 		return err
 	}
-	rec, err := pick(dir, o.ID, nil, "")
+	rec, err := pick(f, dir, o.ID, nil, "")
 	if err != nil {
 		return err
 	}
@@ -323,7 +371,7 @@ func runGoalResume(f *Factory, o *GoalCmdOptions) error {
 	if err != nil {
 		return err
 	}
-	rec, err := pick(dir, o.ID, (*goal.Record).Unfinished, "unfinished")
+	rec, err := pick(f, dir, o.ID, (*goal.Record).Unfinished, "unfinished")
 	if err != nil {
 		return err
 	}

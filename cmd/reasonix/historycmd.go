@@ -57,8 +57,10 @@ func newCmdHistoryReindex(f *Factory, runF func(*HistoryReindexOptions) error) *
 		Long: `Throw the history index (<home>/index/history.db) away and build it again from
 every saved transcript (<home>/projects/*/sessions) and compaction archive
 (<home>/archive). The index is derived from those files and is kept up to
-date on its own; reindex is for an index that was damaged or deleted. Progress
-is shown on stderr while the work takes long; a summary is printed at the end.`,
+date on its own; reindex is for an index that was damaged or deleted. A
+damaged index that cannot even be emptied is moved to history.db.damaged and
+a new one is built (a search does the same, with a notice). Progress is shown
+on stderr while the work takes long; a summary is printed at the end.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -141,29 +143,24 @@ func runHistoryReindex(f *Factory, opts *HistoryReindexOptions) error {
 	ctx, stop := interruptible()
 	defer stop()
 	start := time.Now()
-	ix, err := history.Open(ctx, home)
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
 	dirs, err := history.Dirs(home, sessions, history.ScopeGlobal)
 	if err != nil {
 		return fmt.Errorf("reindex history: %w", err)
 	}
 	last := start
-	st, err := ix.Reindex(ctx, dirs, func(done, total int) {
+	st, rep, err := history.ReindexHome(ctx, home, dirs, func(done, total int) {
 		if now := time.Now(); now.Sub(last) >= progressEvery {
 			last = now
 			fmt.Fprintf(f.Stderr, "reasonix: indexed %d of %d files\n", done, total)
 		}
 	})
+	if rep != nil {
+		fmt.Fprintf(f.Stderr, "reasonix: %s\n", rep.Notice())
+	}
 	if ctx.Err() != nil {
 		return errInterrupted
 	}
 	if err != nil {
-		return err
-	}
-	if err := ix.Close(); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(f.Stdout, "Indexed %d files, %d messages in %s into %s\n",
@@ -192,13 +189,11 @@ func runHistorySearch(f *Factory, opts *HistorySearchOptions) error {
 	scope, _ := history.ParseScope(opts.Scope) // checked with the flags
 	ctx, stop := interruptible()
 	defer stop()
-	ix, err := history.Open(ctx, home)
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
 	q := history.Query{Text: opts.Query, Scope: scope, Sessions: sessions, Limit: opts.Limit}
-	res, err := ix.Search(ctx, q)
+	res, rep, err := history.SearchHome(ctx, home, q)
+	if rep != nil {
+		fmt.Fprintf(f.Stderr, "reasonix: %s\n", rep.Notice())
+	}
 	switch {
 	case ctx.Err() != nil:
 		return errInterrupted

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -102,12 +103,31 @@ func Save(dir string, r *Record) error {
 	return nil
 }
 
-// Load reads the record id from dir.
+// DamagedError is the error of a goal record file that exists but does
+// not hold a goal record: it was cut short, overwritten or edited by hand.
+// It is never taken for "no goal": the goal was there, and what it held
+// is lost. Session is the goal's session when it could still be read from
+// the damaged file, so its conversation can be continued.
+type DamagedError struct {
+	ID, Path string
+	Session  string
+	Err      error
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("goal %s is damaged: %v", e.ID, e.Err)
+}
+
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+// Load reads the record id from dir. A file that does not parse, or whose
+// record names another goal or an unknown status, is a *DamagedError.
 func Load(dir, id string) (*Record, error) {
 	if id == "" || id != filepath.Base(id) || strings.HasPrefix(id, ".") {
 		return nil, fmt.Errorf("goal %q: not a goal id", id)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, id+".json"))
+	path := filepath.Join(dir, id+".json")
+	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("goal %q: %w", id, ErrNoGoal)
 	}
@@ -116,30 +136,84 @@ func Load(dir, id string) (*Record, error) {
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("load goal %s: %w", id, err)
+		return nil, &DamagedError{ID: id, Path: path, Session: salvageSession(data), Err: err}
+	}
+	if err := r.check(id); err != nil {
+		return nil, &DamagedError{ID: id, Path: path, Session: r.Session, Err: err}
 	}
 	return &r, nil
 }
 
+// check says what makes a parsed record unusable as the goal id: Save
+// names the file after the record's id, so another id means the file was
+// copied or edited, and a status the controller never writes cannot be
+// resumed or reported.
+func (r *Record) check(id string) error {
+	if r.ID != id {
+		return fmt.Errorf("the record in %s.json is of goal %q", id, r.ID)
+	}
+	switch r.Status {
+	case StatusRunning, StatusComplete, StatusBlocked, StatusPaused, StatusLimit, StatusStopped, StatusFailed:
+		return nil
+	}
+	return fmt.Errorf("unknown status %q", r.Status)
+}
+
+// sessionField finds the session id in what is left of a record. Save
+// writes it second, so a record cut short usually still has it.
+var sessionField = regexp.MustCompile(`"session"\s*:\s*"([A-Za-z0-9._-]{1,200})"`)
+
+// salvageSession is the session id a damaged record still names, or "".
+func salvageSession(data []byte) string {
+	if m := sessionField.FindSubmatch(data); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
+
 // List reads every record in dir, newest first. A missing dir is an empty
-// list; a record that does not parse is skipped, so one bad file does not
-// hide the others.
+// list; a damaged record is left out, so one bad file does not hide the
+// others (Scan also returns it).
 func List(dir string) ([]*Record, error) {
+	out, _, err := Scan(dir)
+	return out, err
+}
+
+// Scan reads every record in dir, newest first, and returns the damaged
+// ones (and any it could not read) apart, by id, newest first, so that a
+// listing can show them rather than leave them out. A missing dir holds
+// nothing.
+func Scan(dir string) ([]*Record, []*DamagedError, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list goals: %w", err)
+		return nil, nil, fmt.Errorf("list goals: %w", err)
 	}
-	var out []*Record
+	var (
+		out     []*Record
+		damaged []*DamagedError
+	)
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || e.IsDir() {
+		// No goal id is hidden: such a file is not a record.
+		if !ok || e.IsDir() || strings.HasPrefix(id, ".") {
 			continue
 		}
-		if r, err := Load(dir, id); err == nil {
+		r, err := Load(dir, id)
+		var d *DamagedError
+		switch {
+		case err == nil:
 			out = append(out, r)
+		case errors.Is(err, ErrNoGoal):
+			// Removed since the listing.
+		case errors.As(err, &d):
+			damaged = append(damaged, d)
+		default:
+			// Unreadable is as lost to the listing as damaged, and one
+			// such file must not hide the others.
+			damaged = append(damaged, &DamagedError{ID: id, Path: filepath.Join(dir, e.Name()), Err: errors.Unwrap(err)})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -148,10 +222,13 @@ func List(dir string) ([]*Record, error) {
 		}
 		return out[i].ID > out[j].ID
 	})
-	return out, nil
+	// Goal ids begin with their start time, so by id is newest first too.
+	sort.Slice(damaged, func(i, j int) bool { return damaged[i].ID > damaged[j].ID })
+	return out, damaged, nil
 }
 
-// Latest is the newest record matching keep, or ErrNoGoal.
+// Latest is the newest record matching keep, or ErrNoGoal. Damaged
+// records are not candidates: Scan says which they are.
 func Latest(dir string, keep func(*Record) bool) (*Record, error) {
 	all, err := List(dir)
 	if err != nil {

@@ -13,6 +13,11 @@
 // that has not changed. A line without its newline is an append still in
 // progress and waits for the next sync.
 //
+// Being derived, a damaged index is never an error the user must mend:
+// SearchHome and ReindexHome, which the tool and the commands use, move an
+// index that SQLite finds damaged aside (to history.db.damaged) and work
+// on a new one, once, and say so in a Repair.
+//
 // Several processes may share the index: it runs in WAL mode with a busy
 // timeout, and every file is indexed inside a write transaction that
 // rechecks what is already indexed, so two processes never index the same

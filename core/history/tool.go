@@ -124,14 +124,7 @@ func (t *historyTool) search(ctx context.Context, args toolArgs) (string, error)
 		return "", fmt.Errorf("history: limit must be between 1 and %d, got %d", MaxLimit, args.Limit)
 	}
 	q := Query{Text: args.Query, Scope: scope, Sessions: t.env.Sessions, Limit: args.Limit}
-	ix, err := Open(ctx, t.env.Home)
-	if err != nil {
-		return "", fmt.Errorf("history: %w", err)
-	}
-	res, err := ix.Search(ctx, q)
-	if cerr := ix.Close(); err == nil {
-		err = cerr
-	}
+	res, rep, err := SearchHome(ctx, t.env.Home, q)
 	if errors.Is(err, ErrNoTerms) {
 		return "", fmt.Errorf("history: %w; use words, identifiers or \"quoted phrases\"", err)
 	}
@@ -141,6 +134,11 @@ func (t *historyTool) search(ctx context.Context, args toolArgs) (string, error)
 	out := FormatSearch(q, res)
 	if len(res.Hits) > 0 {
 		out += "\n\nPass a ref to operation=\"around\" to read the messages around a hit."
+	}
+	if rep != nil {
+		// The search that repaired the index says so, once: the next one
+		// finds the new index whole.
+		out = "Note: " + rep.Notice() + ".\n\n" + out
 	}
 	return out, nil
 }

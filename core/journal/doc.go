@@ -10,4 +10,7 @@
 // The database lives under the reasonix home (Path), in WAL mode so that
 // `reasonix fleet list` and `status` read while a run writes. Records are
 // opaque JSON to this package; their meaning belongs to the scheduler.
+// Check finds what a harmed or edited file did to a fleet's records (a
+// record of no known kind, a payload that is not JSON, records missing),
+// so that readers report damage as damage and use what is intact.
 package journal

@@ -130,6 +130,10 @@ func (j *Journal) Append(ctx context.Context, r Record) (int64, error) {
 	if r.Fleet == "" || r.Kind == "" {
 		return 0, errors.New("append fleet record: fleet and kind are required")
 	}
+	// A payload that is not JSON would read back as damage (Check).
+	if len(r.Data) > 0 && !json.Valid(r.Data) {
+		return 0, fmt.Errorf("append fleet record: %s of fleet %s: %w", r.Kind, r.Fleet, ErrNotJSON)
+	}
 	if r.At.IsZero() {
 		r.At = time.Now()
 	}
