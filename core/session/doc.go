@@ -32,5 +32,7 @@
 //
 // List and Latest find the top-level sessions of a project directory
 // (ProjectDir) for `reasonix sessions list` and --continue; subagent
-// transcripts (Header.Parent set) are left out.
+// transcripts (Header.Subagent: a task's, with Parent set, or a profile's
+// own run, KindSubagent) are left out. Latest is the session used last:
+// the one whose transcript was written last, not the one started last.
 package session

@@ -31,6 +31,10 @@ type Summary struct {
 	ID string
 	// Started is the header's creation time.
 	Started time.Time
+	// Updated is when the transcript's last record was written: the
+	// file's modification time, which every append moves and nothing
+	// else does (opening or reading a session leaves it).
+	Updated time.Time
 	Model   string
 	// Turns counts the user messages.
 	Turns int
@@ -42,8 +46,9 @@ type Summary struct {
 }
 
 // List summarises the top-level sessions whose transcripts are in dir,
-// newest first. Subagent transcripts (a header with Parent set) are left
-// out: they are parts of another session, not sessions to resume. A
+// newest first by start. Subagent transcripts (Header.Subagent: a task's,
+// or a profile run on its own) are left out: they are parts of another
+// session or ran under another tool set, not sessions to resume. A
 // missing dir holds no sessions. A transcript that cannot be read does not
 // hide the others: List returns every summary it could make together with
 // an error naming each file it could not.
@@ -82,13 +87,24 @@ func List(dir string) ([]Summary, error) {
 	return out, errors.Join(errs...)
 }
 
-// Latest is the newest top-level session in dir, the one --continue
-// resumes. Unreadable transcripts are skipped; when no session is left the
+// Latest is the top-level session in dir used last, the one --continue
+// resumes: the one whose transcript had a record written last (Updated),
+// not the one started last, so a session resumed by id, or answered by
+// `fleet resume`, is the one that goes on. Equal times fall back to the
+// start. Unreadable transcripts are skipped; when no session is left the
 // error is ErrNoSession, joined with why the others could not be read.
 func Latest(dir string) (Summary, error) {
 	list, err := List(dir)
 	if len(list) > 0 {
-		return list[0], nil
+		// List is newest first by start, so the first of equal Updated
+		// times is the one started last.
+		best := list[0]
+		for _, s := range list[1:] {
+			if s.Updated.After(best.Updated) {
+				best = s
+			}
+		}
+		return best, nil
 	}
 	if err != nil {
 		return Summary{}, errors.Join(fmt.Errorf("latest session in %s: %w", dir, ErrNoSession), err)
@@ -116,15 +132,20 @@ var (
 	userRole      = []byte(`user"`)
 )
 
-// summarize reads the transcript at path; top is false for a subagent's,
-// whose reading stops at the header, and for a file that holds no complete
-// record.
+// summarize reads the transcript at path; top is false for a subagent's
+// (Header.Subagent), whose reading stops at the header, and for a file
+// that holds no complete record.
 func summarize(path string) (s Summary, top bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return s, false, fmt.Errorf("read transcript: %w", err)
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return s, false, fmt.Errorf("read transcript: %w", err)
+	}
+	s.Updated = st.ModTime()
 	var (
 		sawHdr, sub bool
 		records     int
@@ -141,7 +162,7 @@ func summarize(path string) (s Summary, top bool, err error) {
 		}
 		switch {
 		case rec.Type == "header" && rec.Header != nil:
-			if rec.Header.Parent != "" {
+			if rec.Header.Subagent() {
 				sub = true
 				return errStop
 			}

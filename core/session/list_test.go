@@ -82,10 +82,133 @@ func TestList(t *testing.T) {
 	if b := got[3]; b.Turns != 0 || b.LastPrompt != "" {
 		t.Errorf("session without prompts = %+v", b)
 	}
+}
 
-	latest, err := Latest(dir)
-	if err != nil || latest.ID != "c-new" {
-		t.Fatalf("Latest = %+v, %v", latest, err)
+// TestLatestIsLastUsed: --continue goes on with the session whose
+// transcript was written last, whenever it started; equal times fall back
+// to the later start; a subagent profile's own run and a task's transcript
+// are never picked, however recent.
+func TestLatestIsLastUsed(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	type sess struct {
+		h       Header
+		written time.Time
+	}
+	tests := []struct {
+		name     string
+		sessions []sess
+		want     string
+	}{
+		{"written last beats started last", []sess{
+			{Header{ID: "old", Created: t0}, t0.Add(3 * time.Hour)},
+			{Header{ID: "new", Created: t0.Add(time.Hour)}, t0.Add(2 * time.Hour)},
+		}, "old"},
+		{"equal times: the later start", []sess{
+			{Header{ID: "old", Created: t0}, t0.Add(time.Hour)},
+			{Header{ID: "new", Created: t0.Add(time.Minute)}, t0.Add(time.Hour)},
+		}, "new"},
+		{"a profile's own run is never picked", []sess{
+			{Header{ID: "mine", Created: t0}, t0.Add(time.Hour)},
+			{Header{ID: "try", Created: t0.Add(time.Hour), Kind: KindSubagent, Profile: "explore"}, t0.Add(2 * time.Hour)},
+		}, "mine"},
+		{"a task's transcript is never picked", []sess{
+			{Header{ID: "mine", Created: t0}, t0.Add(time.Hour)},
+			{Header{ID: "mine-f1-1-r2", Created: t0.Add(time.Hour), Parent: "mine", Task: "f1.1"}, t0.Add(2 * time.Hour)},
+		}, "mine"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for _, s := range tt.sessions {
+				path := writeSession(t, dir, s.h, "hello")
+				if err := os.Chtimes(path, s.written, s.written); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := Latest(dir)
+			if err != nil || got.ID != tt.want {
+				t.Fatalf("Latest = %+v, %v; want %s", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestLatestMovesWithAppends: appending to an older session makes it the
+// latest; reopening it without writing does not.
+func TestLatestMovesWithAppends(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	t0 := time.Now().Add(-time.Hour)
+	first := writeSession(t, dir, Header{ID: "first", Created: t0}, "one")
+	second := writeSession(t, dir, Header{ID: "second", Created: t0.Add(time.Minute)}, "two")
+	for i, p := range []string{first, second} {
+		at := t0.Add(time.Duration(i+1) * time.Minute)
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	latest := func() string {
+		t.Helper()
+		s, err := Latest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.ID
+	}
+	if got := latest(); got != "second" {
+		t.Fatalf("before: Latest = %s, want second", got)
+	}
+	s, err := Reopen(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := latest(); got != "second" {
+		t.Fatalf("after a reopen that wrote nothing: Latest = %s, want second", got)
+	}
+	s, err = Reopen(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(s.Append(provider.Message{Role: provider.RoleUser, Content: "again"}), s.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if got := latest(); got != "first" {
+		t.Fatalf("after an append: Latest = %s, want first", got)
+	}
+}
+
+// TestListLeavesOutProfileRuns: a `reasonix subagent` session is not a
+// session of the workspace's list, like a task's transcript.
+func TestListLeavesOutProfileRuns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeSession(t, dir, Header{ID: "mine", Created: time.Now()}, "x")
+	writeSession(t, dir, Header{ID: "try", Created: time.Now(), Kind: KindSubagent, Profile: "explore"}, "look")
+	got, err := List(dir)
+	if err != nil || len(got) != 1 || got[0].ID != "mine" {
+		t.Fatalf("List = %+v, %v; want only mine", got, err)
+	}
+	h, _, _, err := Load(filepath.Join(dir, "try.jsonl"))
+	if err != nil || h.Kind != KindSubagent || h.Profile != "explore" || !h.Subagent() {
+		t.Fatalf("header = %+v, %v", h, err)
+	}
+}
+
+func TestFreeID(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if got := FreeID(dir, "p-f1-1"); got != "p-f1-1" {
+		t.Fatalf("in an empty dir: %s", got)
+	}
+	writeSession(t, dir, Header{ID: "p-f1-1", Parent: "p"})
+	writeSession(t, dir, Header{ID: "p-f1-1-r2", Parent: "p"})
+	if got := FreeID(dir, "p-f1-1"); got != "p-f1-1-r3" {
+		t.Fatalf("after two runs: %s, want p-f1-1-r3", got)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"reasonix/core/compact"
-	"reasonix/core/panics"
 	"reasonix/core/provider"
 )
 
@@ -31,6 +30,25 @@ type Header struct {
 	Parent string `json:"parent,omitempty"`
 	// Task is the subagent task this session carries out.
 	Task string `json:"task,omitempty"`
+	// Kind is what ran a top-level transcript: empty for a session of
+	// run, the chat or serve, KindSubagent for one of `reasonix subagent
+	// try|run`.
+	Kind string `json:"kind,omitempty"`
+	// Profile is the subagent profile a KindSubagent session ran.
+	Profile string `json:"profile,omitempty"`
+}
+
+// KindSubagent marks the transcript of a subagent profile run on its own
+// (`reasonix subagent try|run`). Such a session ran under the profile's
+// tools, often read-only ones, so it is never continued as an ordinary
+// session: --continue, the session lists and --resume leave it out.
+const KindSubagent = "subagent"
+
+// Subagent reports whether h is a subagent's transcript, one a task of
+// another session wrote (Parent set) or one of a profile run on its own
+// (KindSubagent): not a session to list or continue.
+func (h Header) Subagent() bool {
+	return h.Parent != "" || h.Kind == KindSubagent
 }
 
 // record is one line of the file. Exactly one of Header, Message and
@@ -47,6 +65,12 @@ type record struct {
 // recording a message never waits for the disk; Close writes what is
 // queued and stops that goroutine. It is safe for concurrent use.
 //
+// A write that fails (a full disk) loses nothing: the record and those
+// after it stay queued, in order, and the writer tries again on the next
+// append and every retryEvery, so the file catches up by itself once
+// space returns. Notify hears when that starts and ends; Close reports
+// what was still unwritten when it came.
+//
 // A store holds the transcript's lock (<path>.lock) from the start until
 // Close, so no other process reopens a session while it is being written.
 type Store struct {
@@ -57,10 +81,17 @@ type Store struct {
 	mu     sync.Mutex
 	queue  []entry
 	closed bool
-	// err is the first write failure; later appends report it.
-	err  error
-	wake chan struct{}
-	done chan struct{}
+	// err is a failure the store cannot come back from (the file could not
+	// be made, a torn write could not be cut off, the writer panicked,
+	// records were still unwritten at Close); later appends report it.
+	err error
+	// failing is the write failure the writer is retrying; nil while
+	// every queued record goes out.
+	failing error
+	// notify, when set, hears each change between healthy and failing.
+	notify func(error)
+	wake   chan struct{}
+	done   chan struct{}
 }
 
 // Create starts a new transcript at dir/<h.ID>.jsonl, creating dir, and
@@ -180,8 +211,9 @@ func encode(r record) ([]byte, error) {
 func (s *Store) Path() string { return s.path }
 
 // Append queues m to be written as one complete line. An error means the
-// store is closed or an earlier write failed (the transcript is then
-// incomplete from that point).
+// store is closed or has failed for good (the transcript is then
+// incomplete from that point); a write the store is retrying is no error
+// here, since the record is kept (see Notify).
 func (s *Store) Append(m provider.Message) error {
 	line, err := encode(record{Type: "message", Message: &m})
 	if err != nil {
@@ -228,8 +260,8 @@ type entry struct {
 
 // Barrier calls done, from the store's goroutine, once every message
 // appended before it is in the file (written, not synced: it survives the
-// process being killed, not a power cut), with the store's error if a
-// write failed. An executor waits for it before running a step's tool
+// process being killed, not a power cut), or at once with the failure
+// when one of them could not be written (it stays queued for a retry). An executor waits for it before running a step's tool
 // calls, so a resumed transcript always shows calls that may have had
 // effects. On a closed store done is called at once.
 func (s *Store) Barrier(done func(error)) {
@@ -249,127 +281,6 @@ func (s *Store) Barrier(done func(error)) {
 	case s.wake <- struct{}{}:
 	default:
 	}
-}
-
-// testHookWrite, when set by a test, is called with each line just before
-// the writer goroutine writes it, so a test can make the writer fail.
-var testHookWrite func(line []byte)
-
-// run owns the file: it creates it when open is set, writes the header
-// (when there is one: a reopened file has it already) and then every
-// queued line, and on Close syncs and closes it and releases the lock. A
-// panic stops the writer like a write failure does: the file is closed and
-// the panic becomes the store's error, recorded before done is closed so
-// that Close returns it.
-func (s *Store) run(f *os.File, open func() (*os.File, error), header []byte) {
-	defer close(s.done)
-	fail := func(err error) {
-		s.mu.Lock()
-		if s.err == nil {
-			s.err = err
-		}
-		s.mu.Unlock()
-	}
-	// Registered before the panic handler, so it runs after it: the file
-	// is closed before the lock is let go.
-	defer func() {
-		if s.lock != nil {
-			if err := s.lock.release(); err != nil {
-				fail(fmt.Errorf("unlock transcript: %w", err))
-			}
-		}
-	}()
-	defer panics.Recover(func(err error) {
-		fail(fmt.Errorf("write transcript: %w", err))
-		if f != nil {
-			f.Close()
-		}
-	})
-	if open != nil {
-		var err error
-		if f, err = open(); err != nil {
-			fail(err)
-		}
-	}
-	var pending []entry
-	if header != nil {
-		pending = append(pending, entry{line: header})
-	}
-	// Barriers still waiting when the writer stops (a panic) are answered
-	// with the store's error, so nobody waits on a dead writer.
-	defer func() {
-		s.mu.Lock()
-		rest, err := append(pending, s.queue...), s.err
-		s.queue = nil
-		s.mu.Unlock()
-		if err == nil {
-			err = errors.New("transcript writer stopped")
-		}
-		for _, e := range rest {
-			if e.barrier != nil {
-				e.barrier(err)
-			}
-		}
-	}()
-	for {
-		for len(pending) > 0 {
-			e := pending[0]
-			pending = pending[1:]
-			if e.barrier != nil {
-				s.mu.Lock()
-				err := s.err
-				s.mu.Unlock()
-				e.barrier(err)
-				continue
-			}
-			if f == nil {
-				continue
-			}
-			if testHookWrite != nil {
-				testHookWrite(e.line)
-			}
-			// One write per record: with O_APPEND a crash leaves either
-			// the whole line or a torn tail that Load skips.
-			if _, err := f.Write(e.line); err != nil {
-				fail(fmt.Errorf("append transcript: %w", err))
-				f.Close()
-				f = nil
-			}
-		}
-		s.mu.Lock()
-		pending, s.queue = s.queue, nil
-		closed := s.closed
-		s.mu.Unlock()
-		if len(pending) > 0 {
-			continue
-		}
-		if closed {
-			break
-		}
-		<-s.wake
-	}
-	if f != nil {
-		syncErr := f.Sync()
-		if err := errors.Join(syncErr, f.Close()); err != nil {
-			fail(fmt.Errorf("close transcript: %w", err))
-		}
-	}
-}
-
-// Close writes everything queued, syncs the file and closes it, returning
-// the first failure of the store's life. Closing twice is harmless.
-func (s *Store) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-	<-s.done
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
 }
 
 // NewID returns a session ID that sorts by creation time and is unique

@@ -145,10 +145,11 @@ func TestWriterPanic(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			testHookWrite = func(line []byte) {
+			testHookWrite = func(line []byte) error {
 				if bytes.Contains(line, []byte(tc.panicOn)) {
 					panic(tc.value)
 				}
+				return nil
 			}
 			defer func() { testHookWrite = nil }()
 			s, err := tc.start(t.TempDir(), Header{ID: "p"})

@@ -6,5 +6,6 @@
 // With REASONIX_TEST_STRICT=1 in the environment (CI sets it) a missing
 // program fails the test instead, so a skip can never hide a test that CI
 // was meant to run. WriteTree and Tree lay out a directory of files for a
-// test. It is imported only from tests.
+// test; on Linux, Tmpfs mounts a small disk that really fills up and Fill
+// fills it. It is imported only from tests.
 package testenv
