@@ -23,6 +23,23 @@ type Budget struct {
 	Cost    float64 `json:"cost,omitempty"`
 }
 
+// stepBudget holds an executor to budgets that live above its turns (a
+// goal's): the executor consults it before every model request and after
+// every tool round, so a ceiling stops a turn within one step of it rather
+// than when the turn ends. Its methods are called from the executor's
+// handler and must not block.
+type stepBudget interface {
+	// spend counts tokens the running turn used since the last call.
+	spend(tokens int)
+	// exhausted names the budget that forbids another model request, or
+	// is empty.
+	exhausted() string
+	// round closes one tool-call round, the step's calls and their
+	// results in order. A non-empty answer ends the turn, with it as the
+	// reason.
+	round(calls []provider.ToolCall, results []*ToolResult) string
+}
+
 // Price is what a model costs per million tokens: prompt tokens the cache
 // missed (Input), those it served (CacheHit) and completion tokens.
 type Price struct {

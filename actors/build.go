@@ -195,7 +195,7 @@ func Build(cfg *config.Config, o BuildOptions) (*Built, error) {
 	var history []provider.Message
 	if o.Resume != nil {
 		id, b.Transcript, history = o.Resume.ID, o.Resume.Transcript, o.Resume.History
-	} else if id, b.Transcript, err = createTranscript(cfg, o.Cwd, model); err != nil {
+	} else if id, b.Transcript, err = createTranscript(cfg, o.Cwd, model, o.Profile); err != nil {
 		return nil, err
 	}
 	logger = logger.With("session", id)
@@ -209,6 +209,8 @@ func Build(cfg *config.Config, o BuildOptions) (*Built, error) {
 			System:          session.SystemPrompt(base, envp),
 			History:         history,
 			MaxSteps:        o.MaxSteps,
+			GuardSteps:      cfg.Agent.MaxSteps,
+			LoopRepeats:     LoopRepeats,
 			ToolTimeout:     DefaultToolTimeout,
 			ToolTimeouts:    toolTimeouts(cfg.Tools.BashTimeoutSeconds),
 			Temperature:     cfg.Agent.Temperature,
@@ -489,12 +491,17 @@ func probeEnvironment(cfg *config.Config, cwd string) *session.Environment {
 }
 
 // createTranscript opens the transcript of a new top-level session of
-// model in cwd's project directory and returns the session id with it.
-func createTranscript(cfg *config.Config, cwd, model string) (string, *session.Store, error) {
+// model in cwd's project directory and returns the session id with it. A
+// profile's own run (prof set) is marked as a subagent session, which
+// --continue never picks: continuing it as an ordinary session would hand
+// a read-only profile's conversation the full tool set.
+func createTranscript(cfg *config.Config, cwd, model string, prof *skill.Profile) (string, *session.Store, error) {
 	id := session.NewID(time.Now())
-	store, err := session.Create(session.ProjectDir(cfg.Home, cwd), session.Header{
-		ID: id, Created: time.Now().UTC(), Cwd: cwd, Model: model,
-	})
+	h := session.Header{ID: id, Created: time.Now().UTC(), Cwd: cwd, Model: model}
+	if prof != nil {
+		h.Kind, h.Profile = session.KindSubagent, prof.Name
+	}
+	store, err := session.Create(session.ProjectDir(cfg.Home, cwd), h)
 	if err != nil {
 		return "", nil, fmt.Errorf("transcript: %w", err)
 	}

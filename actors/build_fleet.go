@@ -139,6 +139,9 @@ func (d *subagents) agentFor(owner taskOwner, spec TaskSpec) (AgentSpec, error) 
 	if owner.attempt > 1 {
 		id += fmt.Sprintf("-a%d", owner.attempt)
 	}
+	// A fleet resumed in place runs its interrupted tasks again under the
+	// same parent, whose earlier transcripts keep their names.
+	id = session.FreeID(d.sessions, id)
 	// Open, not Create: the file is made by the store's own goroutine, so
 	// starting 64 subagents does not queue 64 file creations here.
 	store, err := session.Open(d.sessions, session.Header{
@@ -169,6 +172,8 @@ func (d *subagents) agentFor(owner taskOwner, spec TaskSpec) (AgentSpec, error) 
 		Model:        res.Model,
 		Tools:        reg,
 		System:       session.SystemPrompt(prof.SystemPrompt(), d.env),
+		GuardSteps:   d.cfg.Agent.MaxSteps,
+		LoopRepeats:  LoopRepeats,
 		ToolTimeout:  DefaultToolTimeout,
 		ToolTimeouts: toolTimeouts(d.cfg.Tools.BashTimeoutSeconds),
 		Temperature:  d.cfg.Agent.Temperature,

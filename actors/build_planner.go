@@ -81,6 +81,8 @@ func buildPlanner(cfg *config.Config, o BuildOptions, ref string, exec config.Re
 		System:      session.SystemPrompt(base+"\n\n"+plannerRole, envp),
 		History:     history,
 		MaxSteps:    o.MaxSteps,
+		GuardSteps:  cfg.Agent.MaxSteps,
+		LoopRepeats: LoopRepeats,
 		ToolTimeout: DefaultToolTimeout,
 		Temperature: cfg.Agent.Temperature,
 		Transcript:  store,

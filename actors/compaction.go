@@ -196,9 +196,14 @@ func (e *executor) applyCompaction(cp *compact.Compaction) {
 		path, err := compact.WriteArchive(dir, now, cp.Records(e.msgs, e.spec.Session, e.spec.Task, now))
 		if err != nil {
 			// The originals are still in the transcript; the archive is
-			// the second copy, so the compaction goes on.
+			// the second copy, so the compaction goes on, but the turn
+			// does not end ok: what it promised to keep is not kept.
 			e.log.Warn("compaction archive", "err", err)
-			e.publish(&Notice{Level: "warn", Message: "compaction archive not written: " + err.Error()})
+			if e.spec.saves != nil {
+				e.spec.saves.fail("compaction archive", err, false)
+			} else {
+				e.publish(&Notice{Level: "warn", Message: "compaction archive not saved: " + saveCause(err)})
+			}
 		}
 		cp.Archive = path
 	}

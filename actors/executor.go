@@ -48,6 +48,16 @@ type AgentSpec struct {
 	History []provider.Message
 	// MaxSteps bounds model requests per turn; 0 means no bound.
 	MaxSteps int
+	// GuardSteps is the step guard (agent.max_steps): a turn that has
+	// taken that many steps since it began, or since the user last let it
+	// go on, ends with StatusMaxSteps, or asks the user whether to go on
+	// where someone answers. 0 is no guard.
+	GuardSteps int
+	// LoopRepeats is the loop guard: the same call (tool and canonical
+	// arguments) with the same result that many times in a row ends the
+	// turn with StatusLoop, or asks whether to go on, as the step guard
+	// does. 0 is no guard.
+	LoopRepeats int
 	// ToolTimeout caps one tool call; ToolTimeouts overrides it per tool.
 	// Zero means no cap.
 	ToolTimeout  time.Duration
@@ -89,6 +99,13 @@ type AgentSpec struct {
 	// gate, set by the scheduler for a subagent, drops the subagent's
 	// events once its task_done is out.
 	gate *taskGate
+	// saves, set by the session, hears what could not be written (a
+	// compaction archive), so the turn does not end ok over it.
+	saves *saveLog
+	// budget, set for the executor a goal controller runs, holds its turns
+	// to the goal's budgets and lease at every step, not only between
+	// turns.
+	budget stepBudget
 }
 
 // DefaultToolGrace is how long a runner waits for a tool that ignores its
@@ -116,6 +133,9 @@ type executor struct {
 	gauge compact.Gauge
 	// planning says the session is in plan mode and no plan is approved.
 	planning bool
+	// guards numbers the guards' go-on questions, so an answer to an
+	// earlier one never settles a later one.
+	guards int
 }
 
 // runnerRef links a running tool runner to its call.
@@ -184,6 +204,18 @@ type turn struct {
 	canceled bool
 	// journaling: the step's calls wait for the transcript (Barrier).
 	journaling bool
+
+	// metered is how many of the turn's tokens the step budget has been
+	// told of.
+	metered int
+	// loop is the signature of the turn's last call (name, canonical
+	// arguments, result) and repeats how many calls in a row had it;
+	// guardFrom is the step the step guard counts from; guard is the
+	// go-on question waiting for the user.
+	loop      string
+	repeats   int
+	guardFrom int
+	guard     *guardAsk
 }
 
 func executorProps(sys *System, spec AgentSpec) *actor.Props {
@@ -370,6 +402,12 @@ func (e *executor) startTurn(c actor.Context, m *RunTurn) {
 
 func (e *executor) startStep(c actor.Context) {
 	t := e.turn
+	if why := e.overBudget(); why != "" {
+		// The work so far stays in the conversation; the turn stops short
+		// of a request its budget does not cover.
+		e.endTurn(c, StatusLimit, why)
+		return
+	}
 	t.step++
 	t.text.Reset()
 	t.reasoning.Reset()
@@ -749,6 +787,10 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 		tm.Stop()
 		delete(t.approvalTimers, m.RequestID)
 	}
+	if i == guardCall {
+		e.onGuardAnswer(c, m)
+		return
+	}
 	call := t.calls[i]
 	if m.Choice == ApproveDeny || t.canceled {
 		t.pending--
@@ -891,6 +933,12 @@ func (e *executor) finishTools(c actor.Context) {
 	for i, res := range t.results {
 		e.append(provider.Message{Role: provider.RoleTool, ToolCallID: t.calls[i].ID, Name: res.Name, Content: res.Output})
 	}
+	// The round counts for the budget (the progress lease) whatever ends
+	// the turn next.
+	stop := ""
+	if b := e.spec.budget; b != nil && !t.canceled {
+		stop = b.round(t.calls, t.results)
+	}
 	crash := ""
 	for _, res := range t.results {
 		if res.Crashed && crash == "" {
@@ -908,6 +956,10 @@ func (e *executor) finishTools(c actor.Context) {
 		e.endTurn(c, StatusFailed, crash)
 	case e.spec.MaxSteps > 0 && t.step >= e.spec.MaxSteps:
 		e.endTurn(c, StatusMaxSteps, fmt.Sprintf("stopped after %d steps (max steps reached)", t.step))
+	case stop != "":
+		e.endTurn(c, StatusLimit, stop)
+	case e.guarded(c):
+		// The turn ended, or waits for the user's go-on.
 	default:
 		e.startStep(c)
 	}
@@ -995,7 +1047,11 @@ func (e *executor) abortWork(c actor.Context) {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		e.publish(&ApprovalResolved{RequestID: id, CallID: t.calls[t.approvals[id]].ID, Decision: ApproveDeny, Reason: "the turn ended"})
+		callID := ""
+		if i := t.approvals[id]; i != guardCall {
+			callID = t.calls[i].ID
+		}
+		e.publish(&ApprovalResolved{RequestID: id, CallID: callID, Decision: ApproveDeny, Reason: "the turn ended"})
 	}
 	t.approvals = nil
 	e.ledger.dropAll()

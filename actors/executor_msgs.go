@@ -35,11 +35,19 @@ type SetEffort struct {
 // turn ends with StatusCancelled. With no turn running it does nothing.
 type CancelTurn struct{}
 
+// StatusLoop ends a turn whose model made the same call with the same
+// result LoopRepeats times in a row, where nobody was asked to let it go
+// on (or the user said no).
+const StatusLoop = "loop"
+
 // TurnFinished is the terminal reply to RunTurn.
 type TurnFinished struct {
 	Session string
 	Task    string
-	// Status is one of StatusOK, StatusFailed, StatusCancelled, StatusMaxSteps.
+	// Status is one of StatusOK, StatusFailed, StatusCancelled,
+	// StatusMaxSteps (the --max-steps cap or the agent.max_steps guard),
+	// StatusLoop, or StatusLimit (a goal's budget or lease ended the turn
+	// from inside; a goal controller's own reply says how the goal ended).
 	Status string
 	// Text is the assistant's final answer (the last step's text).
 	Text  string

@@ -3,12 +3,18 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"reasonix/core/provider"
+	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
 )
@@ -260,5 +266,148 @@ func TestTurnWhileRunningIsRefused(t *testing.T) {
 	h.sess.Cancel()
 	if done, _ := h.wait(); done.Status != StatusCancelled {
 		t.Fatalf("first turn = %+v", done)
+	}
+}
+
+// heldTranscript is a transcript whose barrier answers only when the test
+// releases it: the message log is what the executor appended, asked
+// signals each Barrier call with the number of messages appended by then.
+type heldTranscript struct {
+	mu      sync.Mutex
+	msgs    []provider.Message
+	waiting []func(error)
+	asked   chan int
+}
+
+func (h *heldTranscript) Append(m provider.Message) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.msgs = append(h.msgs, m)
+	return nil
+}
+
+func (h *heldTranscript) Barrier(done func(error)) {
+	h.mu.Lock()
+	h.waiting = append(h.waiting, done)
+	n := len(h.msgs)
+	h.mu.Unlock()
+	h.asked <- n
+}
+
+// release answers every barrier asked so far, as the store does once the
+// messages before it are on disk.
+func (h *heldTranscript) release() {
+	h.mu.Lock()
+	waiting := h.waiting
+	h.waiting = nil
+	h.mu.Unlock()
+	for _, done := range waiting {
+		done(nil)
+	}
+}
+
+func (h *heldTranscript) messages() []provider.Message {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.msgs)
+}
+
+// drain returns the events queued on sub without waiting for more.
+func drain(sub *Subscription) []Event {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var evs []Event
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			return evs
+		}
+		evs = append(evs, e)
+	}
+}
+
+// TestToolCallsWaitForTheTranscriptBarrier: a step's tool calls start only
+// once the transcript says the assistant message asking for them is
+// stored. While the barrier is held nothing of the call has started, not
+// even its tool_started, though the executor has handled the messages
+// that came after; once released, the call runs and the turn ends.
+func TestToolCallsWaitForTheTranscriptBarrier(t *testing.T) {
+	t.Parallel()
+	srv := providertest.Start(t)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model",
+		MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
+	must(t, err)
+	var released atomic.Bool
+	started := make(chan bool, 4) // whether the barrier was released when the tool started
+	probe := &funcTool{name: "probe", run: func(context.Context, json.RawMessage) (string, error) {
+		started <- released.Load()
+		return "probed", nil
+	}}
+	reg, err := tool.NewRegistry(probe)
+	must(t, err)
+	transcript := &heldTranscript{asked: make(chan int, 4)}
+	sys := NewSystem(nil)
+	bus := NewBus()
+	sub := bus.Subscribe()
+	defer sub.Close()
+	pid := sys.Root().Spawn(executorProps(sys, AgentSpec{Session: "s1", Provider: p, Model: "fake-model", Tools: reg,
+		System: "sys", ToolTimeout: 10 * time.Second, Bus: bus, Transcript: transcript}))
+	defer func() {
+		transcript.release()
+		must(t, sys.Stop(pid, 5*time.Second))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		must(t, sys.Shutdown(ctx))
+	}()
+	srv.Push(providertest.Turn{Text: "probing", ToolCalls: []providertest.ToolCall{call("probe", `{}`)}}, providertest.Turn{Text: "done"})
+	turn := sys.Root().RequestFuture(pid, &RunTurn{Input: "go"}, 20*time.Second)
+
+	var appended int
+	select {
+	case appended = <-transcript.asked:
+	case <-started:
+		t.Fatal("the tool started before the transcript was asked for a barrier")
+	case <-time.After(20 * time.Second):
+		t.Fatal("the executor never asked the transcript for a barrier")
+	}
+	// The barrier comes after the message that asks for the call.
+	msgs := transcript.messages()
+	if last := msgs[appended-1]; last.Role != provider.RoleAssistant || len(last.ToolCalls) != 1 || last.ToolCalls[0].Name != "probe" {
+		t.Fatalf("last message before the barrier = %+v", last)
+	}
+	// A second turn is refused by the executor itself: its reply means
+	// the handler that asked for the barrier, and anything it started,
+	// is done.
+	res, err := sys.Root().RequestFuture(pid, &RunTurn{Input: "second"}, 5*time.Second).Result()
+	must(t, err)
+	if tf, ok := res.(*TurnFinished); !ok || !strings.Contains(tf.Error, "already running") {
+		t.Fatalf("second turn reply = %#v", res)
+	}
+	if got := eventsOf[*ToolStarted](drain(sub)); len(got) != 0 {
+		t.Fatalf("tool_started before the barrier was released: %+v", got[0])
+	}
+	select {
+	case <-started:
+		t.Fatal("the tool started before the barrier was released")
+	default:
+	}
+
+	released.Store(true)
+	transcript.release()
+	out, err := turn.Result()
+	must(t, err)
+	if tf, ok := out.(*TurnFinished); !ok || tf.Status != StatusOK || tf.Text != "done" {
+		t.Fatalf("turn = %#v", out)
+	}
+	if n := len(started); n != 1 {
+		t.Fatalf("the tool started %d times, want 1", n)
+	}
+	if !<-started {
+		t.Fatal("the tool started before the barrier was released")
+	}
+	if srv.Count() != 2 {
+		t.Errorf("%d requests, want 2", srv.Count())
 	}
 }

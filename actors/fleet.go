@@ -76,6 +76,9 @@ type FleetSpec struct {
 	// warning, when set, says why configured workers are not used; the
 	// scheduler publishes it as a notice when it starts.
 	warning string
+	// saves, set by the session, hears of journal records that could not
+	// be written and of subagents' transcripts that were not saved.
+	saves *saveLog
 
 	// probe and target replace the link's gRPC probe and the worker
 	// actor's PID (tests point links at in-process workers).
@@ -131,10 +134,11 @@ type fleetActor struct {
 	// answered says the message being handled was already answered, so
 	// a repair after its handler returned does not answer it twice.
 	answered bool
-	// ownJournal is the journal the scheduler opened and must close;
-	// journalFailed stops it retrying one that would not open.
-	ownJournal    interface{ Close() error }
-	journalFailed bool
+	// ownJournal is the journal the scheduler opened and must close.
+	ownJournal interface{ Close() error }
+	// broken lists the fleets whose journal failed during the handler
+	// running now; they are ended when it returns (endBroken).
+	broken []string
 
 	// nodes are the worker hosts by name (nodeOrder as configured) and
 	// links maps each link's PID id to its worker; schedID names this
@@ -168,6 +172,10 @@ type fleet struct {
 	warm map[string]*warmup
 	// key names the fleet in the journal; empty when it is not journalled.
 	key string
+	// journalErr is the journal's failure once a record of the fleet could
+	// not be written; ending says the fleet is being ended for it.
+	journalErr error
+	ending     bool
 }
 
 type runningTask struct {
@@ -284,6 +292,7 @@ func (f *fleetActor) Receive(c actor.Context) {
 	case *Crashed:
 		f.repair(c, m)
 	case *actor.Stopping:
+		f.broken = nil // the fleets end with the scheduler
 		f.stoppingAll = true
 		if f.settleTimer != nil {
 			f.settleTimer.Stop()
@@ -300,6 +309,9 @@ func (f *fleetActor) Receive(c actor.Context) {
 				t.fence.Stop()
 			}
 		}
+	}
+	if len(f.broken) > 0 {
+		f.endBroken(c)
 	}
 }
 
@@ -372,11 +384,16 @@ func (f *fleetActor) admit(c actor.Context) {
 
 // start builds and spawns the subagent of an admitted task.
 func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) {
+	id := t.spec.ID
+	if fl := f.fleets[t.fleet]; fl != nil && fl.journalErr != nil {
+		// Its start could not be journalled: it never starts.
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: "not started"})
+		return
+	}
 	if t.node != "" {
 		f.startRemote(c, t, deadline)
 		return
 	}
-	id := t.spec.ID
 	t.started, t.deadline = time.Now(), deadline
 	f.starting = id
 	agent, err := f.newAgent(t.spec)
@@ -408,7 +425,15 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 		t.overAt = t.started.Add(time.Duration(t.budget.Seconds) * time.Second)
 	}
 	sys, self := f.sys, f.self
-	f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint), Attempt: laterAttempt(t.attempt)})
+	if err := f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint), Attempt: laterAttempt(t.attempt)}); err != nil {
+		// A start the journal does not hold never happens.
+		if cl, ok := agent.Transcript.(interface{ Close() error }); ok {
+			_ = cl.Close()
+		}
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: "not started"})
+		return
+	}
+	f.spec.saves.watch(agent.Transcript, "transcript of task "+id, false)
 	t.gate = &taskGate{budget: t.budget, price: price, over: func(what string) { sys.Send(self, &taskOverBudget{taskID: id, what: what}) }}
 	agent.gate = t.gate
 	if !t.budget.IsZero() || t.warmKey != "" {
@@ -839,7 +864,7 @@ func (f *fleetActor) endTask(c actor.Context, t *runningTask, res TaskResult) {
 	if fl == nil {
 		return
 	}
-	f.jot(t.fleet, journal.KindFinish, res.TaskID, res)
+	res = f.journalResult(t.fleet, res)
 	fl.results[res.TaskID] = res
 	ev := f.taskDone(t.fleet, res)
 	ev.Endpoint = endpointStats(t.endpoint)
@@ -853,7 +878,7 @@ func (f *fleetActor) end(c actor.Context, fleetID string, res TaskResult) {
 	if fl == nil {
 		return
 	}
-	f.jot(fleetID, journal.KindFinish, res.TaskID, res)
+	res = f.journalResult(fleetID, res)
 	fl.results[res.TaskID] = res
 	f.publish(f.taskDone(fleetID, res), res.TaskID)
 }
@@ -874,7 +899,9 @@ func (f *fleetActor) maybeReply(c actor.Context, fleetID string) {
 	for _, id := range fl.ids {
 		out.Results = append(out.Results, fl.results[id])
 	}
-	f.jot(fleetID, journal.KindReply, "", nil)
+	// Every result it carries is journalled (or held back): a reply the
+	// journal misses only leaves the fleet listed as interrupted.
+	_ = f.jot(fleetID, journal.KindReply, "", nil)
 	delete(f.fleets, fleetID)
 	if fl.replyTo != nil {
 		c.Send(fl.replyTo, out)

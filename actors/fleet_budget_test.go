@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,8 +29,9 @@ func budgetFleet(t *testing.T, fleetArgs string, latency time.Duration) (*harnes
 				if n >= 4 {
 					return providertest.Turn{Latency: latency, Text: "final answer to " + req.FirstUser()}
 				}
+				// Each turn looks somewhere new, so no turn repeats the last.
 				return providertest.Turn{Latency: latency, Text: fmt.Sprintf("progress %d on %s", n+1, req.FirstUser()),
-					ToolCalls: []providertest.ToolCall{call("look", `{}`)}}
+					ToolCalls: []providertest.ToolCall{call("look", fmt.Sprintf(`{"at":%d}`, n+1))}}
 			}
 			if len(toolMessages(req)) == 0 {
 				return providertest.Turn{ToolCalls: []providertest.ToolCall{call("fleet", fleetArgs)}}
@@ -52,6 +54,73 @@ func budgetFleet(t *testing.T, fleetArgs string, latency time.Duration) (*harnes
 	return h, result
 }
 
+// holdOverBudget makes the scheduler handle the over-budget report of
+// each task in turns (task id to its turn ceiling) only after the task's
+// next model attempt: a request the endpoint answered (one usage past the
+// ceiling) or one refused before it left (the task's error event). Without
+// it the stop usually lands first and cancels the attempt, and a task that
+// would have sent a request past its ceiling is not caught.
+func holdOverBudget(t *testing.T, bus *Bus, turns map[string]int) {
+	t.Helper()
+	// attempted is the watcher's own; the hook waits on waits.
+	attempted := map[string]chan struct{}{}
+	waits := map[string]<-chan struct{}{}
+	for id := range turns {
+		attempted[id] = make(chan struct{})
+		waits[id] = attempted[id]
+	}
+	sub := bus.Subscribe()
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		usage := map[string]int{}
+		signal := func(id string) {
+			if ch := attempted[id]; ch != nil {
+				close(ch)
+				attempted[id] = nil
+			}
+		}
+		for {
+			e, err := sub.Next(context.Background())
+			if err != nil {
+				return
+			}
+			id := e.meta().Task
+			switch e.(type) {
+			case *UsageReported:
+				if usage[id]++; usage[id] > turns[id] {
+					signal(id)
+				}
+			case *ErrorOccurred:
+				signal(id)
+			}
+		}
+	}()
+	var late atomic.Bool
+	hook := func(kind string, msg any, after bool) {
+		m, ok := msg.(*taskOverBudget)
+		if kind != "scheduler" || after || !ok || waits[m.taskID] == nil {
+			return
+		}
+		timer := time.NewTimer(10 * time.Second)
+		defer timer.Stop()
+		select {
+		case <-waits[m.taskID]:
+		case <-timer.C:
+			late.Store(true)
+		}
+	}
+	faultHook.Store(&hook)
+	t.Cleanup(func() {
+		faultHook.Store(nil)
+		sub.Close()
+		<-watched
+		if late.Load() {
+			t.Error("a task over its budget made no further attempt")
+		}
+	})
+}
+
 // subRequests counts the fake's requests per subagent task prompt.
 func subRequests(h *harness) map[string]int {
 	n := map[string]int{}
@@ -63,10 +132,18 @@ func subRequests(h *harness) map[string]int {
 	return n
 }
 
+// TestFleetBudgetStopsOnlyTheTasksAtTheirCeiling: a task at its turn
+// ceiling ends over_budget with its partial answer and asks for no turn
+// past it, even when its next attempt comes before the scheduler's stop
+// lands; its siblings run to the end. The test makes that the order every
+// time: the scheduler handles a task's over-budget report only once the
+// task has made its next attempt (holdOverBudget), so only the metered
+// provider stands between that attempt and the endpoint. It sets
+// faultHook, so it must not run in parallel.
 func TestFleetBudgetStopsOnlyTheTasksAtTheirCeiling(t *testing.T) {
-	t.Parallel()
 	args := `{"tasks":[{"prompt":"task 1"},{"prompt":"task 2","budget":{"turns":2}},{"prompt":"task 3","budget":{"turns":3}},{"prompt":"task 4"}]}`
 	h, result := budgetFleet(t, args, 0)
+	holdOverBudget(t, h.bus, map[string]int{"f1.2": 2, "f1.3": 3})
 	done, evs := h.turn("fan out")
 	if done.Status != StatusOK {
 		t.Fatalf("parent turn: %+v", done)
@@ -225,5 +302,69 @@ func TestFleetBudgetCost(t *testing.T) {
 	}
 	if d := byTask["f1.2"]; d == nil || d.Status != TaskOK || d.Cost <= byTask["f1.1"].Cost {
 		t.Errorf("task_done of f1.2: %+v", d)
+	}
+}
+
+// TestFleetBudgetTokens gives one task a token ceiling its first turn's
+// usage reaches exactly: it ends over_budget on tokens with that turn's
+// text as its partial answer and asks for no second turn, while its
+// sibling without one runs to the end.
+func TestFleetBudgetTokens(t *testing.T) {
+	t.Parallel()
+	look := &funcTool{name: "look", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return "seen", nil }}
+	args := `{"tasks":[{"prompt":"task 1","budget":{"tokens":1000}},{"prompt":"task 2"}]}`
+	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 4, MaxWriters: 1, Root: "/ws"}, subTools: []tool.Tool{look},
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				// Every subagent turn costs 700 + 300 tokens.
+				usage := &providertest.Usage{PromptTokens: 700, CompletionTokens: 300}
+				if n := len(toolMessages(req)); n < 4 {
+					return providertest.Turn{Usage: usage, Text: fmt.Sprintf("progress %d on %s", n+1, req.FirstUser()),
+						ToolCalls: []providertest.ToolCall{call("look", fmt.Sprintf(`{"at":%d}`, n+1))}}
+				}
+				return providertest.Turn{Usage: usage, Text: "final answer to " + req.FirstUser()}
+			}
+			if len(toolMessages(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{call("fleet", args)}}
+			}
+			return providertest.Turn{Text: "parent done"}
+		})}})
+	done, evs := h.turn("fan out")
+	if done.Status != StatusOK {
+		t.Fatalf("parent turn: %+v", done)
+	}
+	byTask := map[string]*TaskDone{}
+	for _, d := range eventsOf[*TaskDone](evs) {
+		byTask[d.Task] = d
+	}
+	if d := byTask["f1.1"]; d == nil || d.Status != TaskOverBudget || d.OverBudget != "tokens" || d.Turns != 1 ||
+		d.Budget == nil || d.Budget.Tokens != 1000 || d.Usage.PromptTokens+d.Usage.CompletionTokens != 1000 {
+		t.Errorf("task_done of f1.1: %+v", d)
+	}
+	if d := byTask["f1.2"]; d == nil || d.Status != TaskOK || d.Turns != 5 {
+		t.Errorf("task_done of f1.2: %+v", d)
+	}
+	if n := subRequests(h); n["task 1"] != 1 || n["task 2"] != 5 {
+		t.Errorf("requests per task: %v", n)
+	}
+	var final providertest.Request
+	for _, r := range h.srv.Requests() {
+		if !isSub(r) {
+			final = r
+		}
+	}
+	tm := toolMessages(final)
+	if len(tm) != 1 {
+		t.Fatalf("parent got %d tool results", len(tm))
+	}
+	res := tm[0].Content
+	for _, want := range []string{
+		"2 tasks: 1 ok, 0 failed, 0 timed out, 0 cancelled, 1 over budget",
+		"(f1.1): over_budget", "Partial answer: stopped at its tokens budget.\nprogress 1 on task 1",
+		"final answer to task 2",
+	} {
+		if !strings.Contains(res, want) {
+			t.Errorf("fleet result lacks %q:\n%s", want, res)
+		}
 	}
 }

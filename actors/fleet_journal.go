@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"reasonix/core/journal"
 	"reasonix/core/provider"
 	"reasonix/scheduler"
@@ -18,7 +20,7 @@ type FleetJournal interface {
 }
 
 // journalTimeout bounds one journal write; a journal that cannot keep up
-// is logged and the fleet goes on without it.
+// has failed, like one that cannot write (see jot).
 const journalTimeout = 5 * time.Second
 
 // startRecord is the payload of a start record: what `fleet status` shows
@@ -33,21 +35,21 @@ type startRecord struct {
 }
 
 // openJournal opens the journal under JournalHome on the first fleet, so
-// a session that never delegates never touches the database.
-func (f *fleetActor) openJournal() FleetJournal {
-	if f.spec.Journal != nil || f.spec.JournalHome == "" || f.journalFailed {
-		return f.spec.Journal
+// a session that never delegates never touches the database. One that
+// would not open is tried again by the next fleet: the disk may have room
+// by then.
+func (f *fleetActor) openJournal() (FleetJournal, error) {
+	if f.spec.Journal != nil {
+		return f.spec.Journal, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
 	defer cancel()
 	j, err := journal.Open(ctx, f.spec.JournalHome)
 	if err != nil {
-		f.log.Warn("fleet journal unavailable; fleets will not survive a restart", "err", err)
-		f.journalFailed = true
-		return nil
+		return nil, err
 	}
 	f.spec.Journal, f.ownJournal = j, j
-	return j
+	return j, nil
 }
 
 // closeJournal closes a journal the scheduler opened itself.
@@ -61,29 +63,81 @@ func (f *fleetActor) closeJournal() {
 }
 
 // jot appends one record of a fleet before the decision it describes is
-// applied; the write is synced when it returns.
-func (f *fleetActor) jot(fleetID, kind, task string, data any) {
+// applied; the write is synced when it returns. A record that cannot be
+// written breaks the fleet's journal: jot returns the failure, from then
+// on for every record of that fleet, and the fleet is ended once the
+// handler that met it returns (endBroken), so nothing of it runs
+// unjournalled. The journal then ends where the failure struck, which is
+// what `fleet resume` picks up from.
+func (f *fleetActor) jot(fleetID, kind, task string, data any) error {
 	fl := f.fleets[fleetID]
 	if fl == nil || fl.key == "" {
-		return
+		return nil
 	}
-	j := f.openJournal()
-	if j == nil {
-		return
+	if fl.journalErr != nil {
+		return fl.journalErr
+	}
+	err := f.write(fl.key, kind, task, data)
+	if err == nil {
+		return nil
+	}
+	err = diskFull(err)
+	fl.journalErr = err
+	f.broken = append(f.broken, fleetID)
+	f.log.Error("fleet journal write failed; the fleet ends", "fleet", fl.key, "kind", kind, "err", err)
+	f.spec.saves.fail("fleet journal", err, false)
+	return err
+}
+
+// write appends one record to the journal, opening it first if need be.
+func (f *fleetActor) write(key, kind, task string, data any) error {
+	j, err := f.openJournal()
+	if err != nil {
+		return err
 	}
 	var raw json.RawMessage
 	if data != nil {
-		b, err := json.Marshal(data)
-		if err != nil {
-			f.log.Error("fleet journal record", "kind", kind, "err", err)
-			return
+		if raw, err = json.Marshal(data); err != nil {
+			return fmt.Errorf("fleet journal record %s: %w", kind, err)
 		}
-		raw = b
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
 	defer cancel()
-	if _, err := j.Append(ctx, journal.Record{Fleet: fl.key, Kind: kind, Task: task, At: time.Now(), Data: raw}); err != nil {
-		f.log.Warn("fleet journal write failed", "fleet", fl.key, "kind", kind, "err", err)
+	_, err = j.Append(ctx, journal.Record{Fleet: key, Kind: kind, Task: task, At: time.Now(), Data: raw})
+	return err
+}
+
+// journalResult journals res as the result of its task, before it is
+// delivered. A result the journal cannot take is not delivered: the task
+// fails with the journal's error instead, so every result that reaches the
+// parent is in the journal and a later `fleet resume` never runs that task
+// again; the one held back runs again there. What the task used is kept.
+func (f *fleetActor) journalResult(fleetID string, res TaskResult) TaskResult {
+	err := f.jot(fleetID, journal.KindFinish, res.TaskID, res)
+	if err == nil {
+		return res
+	}
+	key := ""
+	if fl := f.fleets[fleetID]; fl != nil {
+		key = fl.key
+	}
+	out := res
+	out.Status, out.Text, out.OverBudget = TaskFailed, "", ""
+	out.Error = fmt.Sprintf("fleet journal not saved: %s; reasonix fleet resume %s runs this task again once the journal can be written", saveCause(err), key)
+	return out
+}
+
+// endBroken ends every fleet whose journal failed in the handler that just
+// ran, as a cancel would: its queued tasks never start and its running ones
+// are stopped. Each result it still delivers is held back by journalResult.
+func (f *fleetActor) endBroken(c actor.Context) {
+	ids := f.broken
+	f.broken = nil
+	for _, id := range ids {
+		if fl := f.fleets[id]; fl != nil && !fl.ending {
+			fl.ending = true
+			f.cancelFleet(c, id)
+		}
 	}
 }
 
@@ -100,7 +154,7 @@ func (f *fleetActor) jotSubmit(m *SubmitFleet, fl *fleet) {
 		b, _ := json.Marshal(spec)
 		sub.Specs = append(sub.Specs, b)
 	}
-	f.jot(m.FleetID, journal.KindSubmit, "", sub)
+	_ = f.jot(m.FleetID, journal.KindSubmit, "", sub) // a failure ends the fleet (endBroken)
 }
 
 // queueTask is a task as the queue sees it.

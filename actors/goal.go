@@ -40,8 +40,9 @@ type GoalSpec struct {
 // goalKey is the controller's ledger entry for the turn at its child.
 const goalKey = "goal-turn"
 
-// goalBarrierWait bounds how long the end of a round waits for the relay
-// to deliver the round's tool events; past it the lease counts what came.
+// goalBarrierWait bounds how long the end of a goal turn waits for the
+// relay to deliver the turn's tool events; past it the notes record what
+// came.
 const goalBarrierWait = 2 * time.Second
 
 // goalController runs goals. An ordinary turn passes through to its child;
@@ -49,6 +50,10 @@ const goalBarrierWait = 2 * time.Second
 // until the model reports the goal complete, the same blocked state comes
 // three times, the lease or a limit ends it, or the user stops it. The
 // RunTurn that started it gets exactly one TurnFinished, at that end.
+// Budgets and the lease are held at every step of a turn, not only between
+// turns: the meter, shared with the executor, ends a turn within one step
+// of a ceiling, and a timer cancels a turn still running when the goal's
+// time is up.
 type goalController struct {
 	sys   *System
 	agent AgentSpec
@@ -63,12 +68,16 @@ type goalController struct {
 	// run the turn in flight.
 	active *goal.Record
 	run    *goalRun
-	// relay feeds tool events back for the lease; seen is the last bus
-	// sequence number it delivered.
+	// meter is the goal's step budget, which the executor consults.
+	meter *goalMeter
+	// runs numbers goal runs, so a late time-up of an earlier one is
+	// known for what it is.
+	runs int
+	// relay feeds tool events back for the research notes; seen is the
+	// last bus sequence number it delivered.
 	relay    context.CancelFunc
 	relayed  chan struct{}
 	seen     int64
-	acts     []string
 	calls    map[string]string
 	answered bool
 	notes    *researchNotes
@@ -91,7 +100,15 @@ type goalRun struct {
 	waitSeq  int64
 	timer    *time.Timer
 	lastText string
+	// id numbers the run; deadline is its time budget's timer and timeUp
+	// says it fired.
+	id       int
+	deadline *time.Timer
+	timeUp   bool
 }
+
+// goalTimeUp reports that goal run's time budget has run out.
+type goalTimeUp struct{ run int }
 
 // goalSeen is the relay's report of one bus event: its sequence number,
 // and the tool call it finished, if any.
@@ -110,6 +127,13 @@ func goalProps(sys *System, agent AgentSpec, spec GoalSpec, inner *actor.Props) 
 		log = sys.Logger()
 	}
 	box := &goalBox{}
+	meter, _ := agent.budget.(*goalMeter)
+	if meter == nil {
+		meter = newGoalMeter(spec.Now)
+	}
+	meter.mu.Lock()
+	meter.box = box
+	meter.mu.Unlock()
 	if bus, session := agent.Bus, agent.Session; bus != nil {
 		box.onTodo = func(items []goal.Item) {
 			bus.Publish(&TodoUpdated{Meta: Meta{Session: session}, Items: items})
@@ -127,7 +151,7 @@ func goalProps(sys *System, agent AgentSpec, spec GoalSpec, inner *actor.Props) 
 		spec.Now = time.Now
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &goalController{sys: sys, agent: agent, spec: spec, inner: inner, box: box, ledger: newLedger(sys),
+		return &goalController{sys: sys, agent: agent, spec: spec, inner: inner, box: box, meter: meter, ledger: newLedger(sys),
 			log: log.With("session", agent.Session), calls: map[string]string{}}
 	}, actor.WithSupervisor(stopOnFailure), withRepair("goal", log))
 }
@@ -174,12 +198,14 @@ func (g *goalController) Receive(c actor.Context) {
 		if r := g.run; r != nil && r.finished != nil && r.waitSeq == m.seq {
 			g.round(c)
 		}
+	case *goalTimeUp:
+		g.onTimeUp(c, m)
 	case *Crashed:
 		g.repair(c, m)
 	case *actor.Stopping:
 		g.ledger.dropAll()
-		if g.run != nil && g.run.timer != nil {
-			g.run.timer.Stop()
+		if r := g.run; r != nil {
+			r.stopTimers()
 		}
 		g.stopRelay()
 	}
@@ -274,8 +300,13 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 // begin opens the goal run: its record is journalled running and its
 // start published.
 func (g *goalController) begin(c actor.Context, rec *goal.Record, resumed bool) {
-	g.run = &goalRun{replyTo: c.Sender(), goal: true, started: g.spec.Now(), base: rec.Elapsed}
+	g.runs++
+	g.run = &goalRun{replyTo: c.Sender(), goal: true, started: g.spec.Now(), base: rec.Elapsed, id: g.runs}
 	g.answered = true // from here on the run's end answers the request
+	if budget := rec.Limits.MaxTime; budget > 0 {
+		sys, self, id := g.sys, c.Self(), g.runs
+		g.run.deadline = time.AfterFunc(budget-rec.Elapsed, func() { sys.Send(self, &goalTimeUp{run: id}) })
+	}
 	rec.Status, rec.Reason = goal.StatusRunning, ""
 	if rec.Strategy == goal.StrategyResearch && g.spec.Workspace != "" {
 		g.notes = openResearch(g.spec.Workspace, rec, g.log)
@@ -288,10 +319,32 @@ func (g *goalController) begin(c actor.Context, rec *goal.Record, resumed bool) 
 		MaxTurns: rec.Limits.MaxTurns, MaxTokens: rec.Limits.MaxTokens, MaxTimeMS: rec.Limits.MaxTime.Milliseconds(), Research: rec.Research})
 }
 
-// issue sends the next goal turn: the goal block, then body.
+// issue sends the next goal turn: the goal block, then body. The meter
+// holds the turn to what is left of the budgets.
 func (g *goalController) issue(c actor.Context, body string) {
-	g.acts = g.acts[:0]
+	g.meter.arm(g.active, g.run.base, g.run.started)
 	g.ask(c, &RunTurn{Input: goal.Turn(g.active, body)})
+}
+
+// onTimeUp stops the goal turn in flight when the goal's time is up: the
+// turn keeps what it did, and its end is the budget's, not a cancel's.
+func (g *goalController) onTimeUp(c actor.Context, m *goalTimeUp) {
+	if r := g.run; r != nil && !r.timeUp {
+		g.stopForTime(c, m.run)
+	}
+}
+
+// stopForTime marks run's time as up and cancels its turn in flight; a
+// second cancel of the same turn changes nothing.
+func (g *goalController) stopForTime(c actor.Context, run int) {
+	r := g.run
+	if r == nil || !r.goal || r.id != run || r.canceled {
+		return
+	}
+	r.timeUp = true
+	if g.ledger.pending(goalKey) {
+		c.Send(g.child, &CancelTurn{})
+	}
 }
 
 // ask sends a turn to the child; the ledger makes sure it ends once.
@@ -303,7 +356,7 @@ func (g *goalController) ask(c actor.Context, m *RunTurn) {
 
 // onFinished takes the child's answer. An ordinary turn ends with it; a
 // goal turn waits until the relay has delivered every event published
-// before it, so the lease sees the round whole.
+// before it, so the research notes see the turn whole.
 func (g *goalController) onFinished(c actor.Context, m *TurnFinished) {
 	r := g.run
 	if r == nil {
@@ -335,11 +388,8 @@ func (g *goalController) onSeen(c actor.Context, m *goalSeen) {
 	case m.args != nil:
 		g.calls[m.args.CallID] = m.args.Tool + "\x00" + m.args.Args
 	case m.tool != nil:
-		key, ok := g.calls[m.tool.CallID]
+		key := g.calls[m.tool.CallID]
 		delete(g.calls, m.tool.CallID)
-		if ok && !m.tool.IsError && m.tool.Tool != goal.ToolGoal && m.tool.Tool != goal.ToolTodo {
-			g.acts = append(g.acts, key)
-		}
 		g.notes.tool(m.tool, key)
 	}
 	if r := g.run; r != nil && r.finished != nil && r.waitSeq > 0 && g.seen >= r.waitSeq {
@@ -356,6 +406,8 @@ func (g *goalController) round(c actor.Context) {
 		r.timer.Stop()
 		r.timer = nil
 	}
+	lease, rounds, verdict := g.meter.disarm()
+	rec.Lease = lease
 	rec.Turns++
 	rec.Tokens += m.Usage.TotalTokens
 	rec.Elapsed = r.base + g.spec.Now().Sub(r.started)
@@ -367,8 +419,10 @@ func (g *goalController) round(c actor.Context) {
 	if report != nil {
 		rec.Summary = report.Summary
 	}
+	// A turn the time budget cut short ends as the budget says.
+	timeUp := r.timeUp && !r.canceled
 	switch {
-	case m.Status == StatusCancelled || r.canceled:
+	case r.canceled || (m.Status == StatusCancelled && !timeUp):
 		g.stop(c, rec, goal.StatusPaused, "interrupted by the user", StatusCancelled, m)
 		return
 	case m.Status == StatusFailed:
@@ -391,17 +445,33 @@ func (g *goalController) round(c actor.Context) {
 		g.stop(c, rec, goal.StatusBlocked, fmt.Sprintf("blocked %d times in a row: %s", goal.BlockedRepeats, reason), StatusBlocked, m)
 		return
 	}
-	acts := append(goal.Completions(rec.Todo), g.acts...)
-	verdict := rec.Lease.Round(acts)
+	if m.Status == StatusLoop {
+		// The model is stuck on one call: the goal waits for the user, its
+		// work kept.
+		g.stop(c, rec, goal.StatusPaused, m.Error, StatusBlocked, m)
+		return
+	}
+	if rounds == 0 {
+		// A turn without a tool call is a round too, and did nothing new.
+		verdict = rec.Lease.Round(goal.Completions(rec.Todo))
+	}
 	g.notes.round(rec, status, verdict)
 	g.publish(&GoalProgressed{Goal: rec.ID, Turn: rec.Turns, Tokens: rec.Tokens, ElapsedMS: rec.Elapsed.Milliseconds(),
 		Report: status, Summary: text.Clip(rec.Summary, 1000), Todo: len(rec.Todo), TodoDone: len(goal.Completions(rec.Todo)),
 		NoProgress: rec.Lease.NoProgress, Nudged: verdict == goal.Nudge})
 	if verdict == goal.Pause {
-		g.stop(c, rec, goal.StatusPaused, fmt.Sprintf("no progress for %d rounds; the work so far is kept, resume when ready", rec.Lease.NoProgress), StatusBlocked, m)
+		g.stop(c, rec, goal.StatusPaused, fmt.Sprintf("no progress for %d tool rounds; the work so far is kept, resume when ready", rec.Lease.NoProgress), StatusBlocked, m)
 		return
 	}
-	if why := limitReached(rec); why != "" {
+	why := limitReached(rec)
+	switch {
+	case why != "":
+	case timeUp:
+		why = fmt.Sprintf("time budget reached (%s of %s)", rec.Elapsed.Round(time.Second), rec.Limits.MaxTime)
+	case m.Status == StatusLimit && verdict != goal.Nudge:
+		why = m.Error
+	}
+	if why != "" {
 		g.stop(c, rec, goal.StatusLimit, why, StatusLimit, m)
 		return
 	}
@@ -415,16 +485,7 @@ func (g *goalController) round(c actor.Context) {
 
 // limitReached names the limit the goal has reached, or is empty.
 func limitReached(rec *goal.Record) string {
-	l := rec.Limits
-	switch {
-	case l.MaxTurns > 0 && rec.Turns >= l.MaxTurns:
-		return fmt.Sprintf("turn limit reached (%d turns)", l.MaxTurns)
-	case l.MaxTokens > 0 && rec.Tokens >= l.MaxTokens:
-		return fmt.Sprintf("token budget reached (%d of %d tokens)", rec.Tokens, l.MaxTokens)
-	case l.MaxTime > 0 && rec.Elapsed >= l.MaxTime:
-		return fmt.Sprintf("time budget reached (%s of %s)", rec.Elapsed.Round(time.Second), l.MaxTime)
-	}
-	return ""
+	return rec.Limits.Reached(rec.Turns, rec.Tokens, rec.Elapsed)
 }
 
 // stop ends the goal run with the record at status and answers the
@@ -464,8 +525,19 @@ func (g *goalController) reply(c actor.Context, m *TurnFinished) {
 		return
 	}
 	g.run = nil
+	r.stopTimers()
+	g.meter.disarm()
 	if r.replyTo != nil {
 		c.Send(r.replyTo, summedReply(m, g.agent.Session, r.steps, r.usage, r.canceled))
+	}
+}
+
+// stopTimers stops the run's barrier and deadline timers.
+func (r *goalRun) stopTimers() {
+	for _, t := range []*time.Timer{r.timer, r.deadline} {
+		if t != nil {
+			t.Stop()
+		}
 	}
 }
 
@@ -536,8 +608,9 @@ func (g *goalController) stopRelay() {
 
 // repair brings the controller back after a handler panicked: a turn
 // whose child is gone, or whose answer the crash lost, ends failed (the
-// goal is journalled failed and can be resumed); a RunTurn whose handler
-// crashed is answered.
+// goal is journalled failed and can be resumed); a time-up whose handler
+// crashed still stops the turn in flight; a RunTurn whose handler crashed
+// is answered.
 func (g *goalController) repair(c actor.Context, m *Crashed) {
 	g.ledger.reconcile(c)
 	if r := g.run; r != nil {
@@ -555,6 +628,11 @@ func (g *goalController) repair(c actor.Context, m *Crashed) {
 			g.reply(c, &TurnFinished{Status: StatusFailed, Error: m.Error()})
 			return
 		}
+	}
+	if tu, ok := m.Lost.(*goalTimeUp); ok {
+		// The time is up whatever the handler got done: the turn in
+		// flight stops, and the goal ends on its budget.
+		g.stopForTime(c, tu.run)
 	}
 	if _, ok := m.Lost.(*RunTurn); ok && m.Sender != nil && !g.answered {
 		if g.run == nil || g.run.replyTo == nil || !g.run.replyTo.Equal(m.Sender) {

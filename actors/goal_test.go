@@ -19,10 +19,11 @@ import (
 
 // goalScript answers a goal's turns: at each turn's user message it makes
 // the calls turn(n) returns (n counts the goal turns from 1), and after the
-// tool results it answers with text.
+// tool results it answers with text, calling answered (when set) first.
 type goalScript struct {
-	mu   sync.Mutex
-	turn func(n int) []providertest.ToolCall
+	mu       sync.Mutex
+	turn     func(n int) []providertest.ToolCall
+	answered func()
 }
 
 func (s *goalScript) respond(r providertest.Request) providertest.Turn {
@@ -30,6 +31,9 @@ func (s *goalScript) respond(r providertest.Request) providertest.Turn {
 	defer s.mu.Unlock()
 	last := r.Messages[len(r.Messages)-1]
 	if last.Role != "user" {
+		if s.answered != nil {
+			s.answered()
+		}
 		return providertest.Turn{Text: "turn done"}
 	}
 	n := 0
@@ -306,5 +310,51 @@ func TestGoalPublishesTodoList(t *testing.T) {
 	// The fresh goal starts with an empty list, then the tool's.
 	if len(lists) != 2 || len(lists[0]) != 0 || len(lists[1]) != 2 || lists[1][0].Status != goal.TodoInProgress {
 		t.Fatalf("todo lists %+v", lists)
+	}
+}
+
+// stepClock is a goal clock that moves only when the test moves it.
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// TestGoalTimeBudget: the time budget ends the goal at the round whose
+// elapsed time reaches it. Each goal turn takes ten minutes on the
+// injected clock, all of them in the turn's last model request, so a
+// 30-minute budget is reached exactly as the third turn ends, and only the
+// check between turns can see it there.
+func TestGoalTimeBudget(t *testing.T) {
+	clock := &stepClock{now: time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)}
+	s := &goalScript{turn: func(n int) []providertest.ToolCall {
+		return []providertest.ToolCall{goalCall("in_progress", fmt.Sprintf("did %d", n), "")}
+	}, answered: func() { clock.advance(10 * time.Minute) }}
+	h := newGoalHarness(t, GoalSpec{Limits: goal.Limits{MaxTime: 30 * time.Minute}, Now: clock.Now}, s)
+	done, evs := h.turn("/goal never ends")
+	if done.Status != StatusLimit || !strings.Contains(done.Error, "time budget reached (30m0s of 30m0s)") || !strings.Contains(done.Error, "did 3") {
+		t.Fatalf("turn %+v", done)
+	}
+	end := goalEnd(t, evs)
+	if end.Status != goal.StatusLimit || end.Turns != 3 || end.ElapsedMS != (30*time.Minute).Milliseconds() {
+		t.Fatalf("end %+v", end)
+	}
+	var elapsed []int64
+	for _, p := range eventsOf[*GoalProgressed](evs) {
+		elapsed = append(elapsed, p.ElapsedMS/time.Minute.Milliseconds())
+	}
+	if fmt.Sprint(elapsed) != "[10 20 30]" {
+		t.Errorf("elapsed minutes per round = %v", elapsed)
 	}
 }

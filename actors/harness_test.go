@@ -54,6 +54,8 @@ type harnessOpts struct {
 	// planner on the same fake with model "plan-model", no tools and the
 	// system prompt "plan".
 	planRounds int
+	// planMode starts the session planning (AgentSpec.PlanMode).
+	planMode bool
 }
 
 func newHarness(t *testing.T, o harnessOpts) *harness {
@@ -105,7 +107,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
 		MaxSteps: o.maxSteps, ToolTimeout: timeout, Bus: bus, Permissions: o.perms,
 		ToolGrace: o.grace, ApprovalTimeout: o.approvalTimeout,
-		Compaction: o.compaction, ArchiveDir: o.archive,
+		Compaction: o.compaction, ArchiveDir: o.archive, PlanMode: o.planMode,
 	}, Fleet: o.fleet, Planner: planner})
 	if err != nil {
 		t.Fatal(err)

@@ -387,3 +387,51 @@ func rawMessages(t *testing.T, r providertest.Request) []json.RawMessage {
 	must(t, json.Unmarshal(r.Body, &body))
 	return body.Messages
 }
+
+// TestRepairKeepsTheTextOfACrashedStream: an executor whose handler
+// panics mid-stream ends the turn failed and keeps, as an assistant
+// message of the history, exactly the text the stream had delivered (and
+// the user had seen), so the next request carries it.
+func TestRepairKeepsTheTextOfACrashedStream(t *testing.T) {
+	var armed, fired atomic.Bool
+	hook := func(kind string, msg any, after bool) {
+		if _, ok := msg.(*streamChunk); ok && kind == "executor" && !after && armed.Load() && fired.CompareAndSwap(false, true) {
+			panic("injected fault mid-stream")
+		}
+	}
+	faultHook.Store(&hook)
+	t.Cleanup(func() { faultHook.Store(nil) })
+	h := newHarness(t, harnessOpts{})
+	hold := make(chan struct{})
+	h.srv.Push(providertest.Turn{Text: "the first part of an answer that the crash cuts short", Hold: hold, FaultAfterEvents: 3},
+		providertest.Turn{Text: "second done"})
+	h.sess.Run("go")
+	var seen strings.Builder
+	first := h.waitEvent(func(e Event) bool { _, ok := e.(*TextDelta); return ok }).(*TextDelta)
+	seen.WriteString(first.Text)
+	// The next chunk the executor handles, held back or not, is the one
+	// that crashes.
+	armed.Store(true)
+	close(hold)
+	done, evs := h.wait()
+	if !fired.Load() {
+		t.Fatal("the fault never fired")
+	}
+	if done.Status != StatusFailed || !strings.Contains(done.Error, "internal error in executor") {
+		t.Fatalf("turn = %+v, want failed by the repair", done)
+	}
+	for _, d := range eventsOf[*TextDelta](evs) {
+		seen.WriteString(d.Text)
+	}
+	if seen.Len() == 0 || seen.String() == "the first part of an answer that the crash cuts short" {
+		t.Fatalf("text seen before the crash = %q, want a part of the answer", seen.String())
+	}
+	if done2, _ := h.turn("again"); done2.Status != StatusOK {
+		t.Fatalf("second turn = %+v", done2)
+	}
+	reqs := h.srv.Requests()
+	msgs := reqs[len(reqs)-1].Messages
+	if len(msgs) != 4 || msgs[2].Role != "assistant" || msgs[2].Content != seen.String() {
+		t.Fatalf("history after the crash = %+v, want the seen text %q as the assistant message", msgs, seen.String())
+	}
+}

@@ -60,7 +60,22 @@ type sessionActor struct {
 	// answered says the message being handled was already answered, so
 	// a repair after its handler returned does not answer it twice.
 	answered bool
+	// saves is the account of what the session could not write; a turn
+	// that ends with something unsaved is StatusIncomplete.
+	saves *saveLog
+	// saving is the turn that ended at the executor and waits for its
+	// records to be on disk (turnSaved) before it ends here; saveSeq
+	// numbers those waits and saveTimer bounds the one in progress.
+	saving    *TurnFinished
+	saveSeq   int
+	saveTimer *time.Timer
+	// stopping is set once the session stops: no queued prompt starts.
+	stopping bool
 }
+
+// saveWait bounds how long a turn's end waits for its transcript to be
+// written; a disk that slow counts as one that did not take it.
+const saveWait = 10 * time.Second
 
 // queuedTurn is a prompt waiting for the running turn to end.
 type queuedTurn struct {
@@ -76,8 +91,9 @@ func sessionProps(sys *System, spec SessionSpec) *actor.Props {
 	if log == nil {
 		log = sys.Logger()
 	}
+	saves := newSaveLog(spec.Agent.Bus, spec.Agent.Session, log)
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &sessionActor{sys: sys, spec: spec, ledger: newLedger(sys)}
+		return &sessionActor{sys: sys, spec: spec, ledger: newLedger(sys), saves: saves}
 	}, actor.WithSupervisor(stopOnFailure), actor.WithGuardian(stopOnFailure), withRepair("session", log))
 }
 
@@ -129,6 +145,8 @@ func (s *sessionActor) Receive(c actor.Context) {
 		if s.ledger.settle(turnKey) {
 			s.finish(c, m)
 		}
+	case *turnSaved:
+		s.onSaved(c, m)
 	case *Crashed:
 		s.repair(c, m)
 	case *actor.Terminated:
@@ -140,7 +158,13 @@ func (s *sessionActor) Receive(c actor.Context) {
 		}
 		s.mcpChildStopped(c, m.Who)
 	case *actor.Stopping:
+		s.stopping = true
 		s.ledger.dropAll()
+		if s.saving != nil {
+			// The turn's reply must not be lost with the session: it ends
+			// with what is known of its records now.
+			s.onSaved(c, &turnSaved{seq: s.saveSeq})
+		}
 	}
 }
 
@@ -180,6 +204,11 @@ func (s *sessionActor) repair(c actor.Context, m *Crashed) {
 		if s.ledger.settle(turnKey) {
 			s.finish(c, &TurnFinished{Session: id, Status: StatusFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
 		}
+	case *turnSaved:
+		if s.saving != nil && lost.seq == s.saveSeq {
+			// Whether the records were written is not known any more.
+			s.deliver(c, withUnsaved(s.saving, "incomplete: transcript not saved: not known whether it was written: "+reason))
+		}
 	case *CancelTurn:
 		if s.executor != nil {
 			c.Send(s.executor, lost)
@@ -197,15 +226,19 @@ func (s *sessionActor) repair(c actor.Context, m *Crashed) {
 			c.Respond(&BusyStatus{Running: s.running, Queued: len(s.queue)})
 		}
 	}
-	if s.running && !s.ledger.pending(turnKey) && (s.mcp == nil || s.mcp.held == nil) {
+	if s.running && s.saving == nil && !s.ledger.pending(turnKey) && (s.mcp == nil || s.mcp.held == nil) {
 		s.finish(c, &TurnFinished{Session: id, Status: StatusFailed, Error: reason})
 	}
 }
 
 func (s *sessionActor) start(c actor.Context) {
 	a := s.spec.Agent
+	a.saves = s.saves
+	s.saves.watch(a.Transcript, "transcript", true)
 	if s.spec.Fleet != nil {
-		pid, err := c.SpawnNamed(fleetProps(s.sys, a.Session, a.Bus, *s.spec.Fleet), "scheduler")
+		fs := *s.spec.Fleet
+		fs.saves = s.saves
+		pid, err := c.SpawnNamed(fleetProps(s.sys, a.Session, a.Bus, fs), "scheduler")
 		if err != nil {
 			panic(fmt.Sprintf("spawn scheduler: %v", err)) // a name clash is a bug; the repair reports it
 		}
@@ -224,6 +257,10 @@ func (s *sessionActor) start(c actor.Context) {
 			}
 		}
 	}
+	if g := s.spec.Goal; g != nil {
+		// The executor under a goal answers to its budgets at every step.
+		a.budget = newGoalMeter(g.Now)
+	}
 	var inner *actor.Props
 	if p := s.spec.Planner; p != nil {
 		reports := &planReports{}
@@ -232,6 +269,8 @@ func (s *sessionActor) start(c actor.Context) {
 		}
 		plan := *p
 		plan.Agent.Session, plan.Agent.Bus, plan.Agent.Role = a.Session, a.Bus, RolePlanner
+		plan.Agent.saves = s.saves
+		s.saves.watch(plan.Agent.Transcript, "planner transcript", true)
 		a.Role = RoleExecutor
 		inner = coordinatorProps(s.sys, a, plan, reports)
 	} else {
@@ -299,7 +338,7 @@ func (s *sessionActor) begin(c actor.Context, m *RunTurn, replyTo *actor.PID) {
 
 // next starts the first queued prompt, if any.
 func (s *sessionActor) next(c actor.Context) {
-	if s.running || len(s.queue) == 0 {
+	if s.running || s.stopping || len(s.queue) == 0 {
 		return
 	}
 	q := s.queue[0]
@@ -347,7 +386,85 @@ func (s *sessionActor) setPosture(c actor.Context, m *SetPosture) {
 	s.publish(&PostureChanged{Posture: m.Posture})
 }
 
+// finish ends the running turn once its records are safe: it waits for
+// the transcript to hold everything appended so far (a barrier, bounded by
+// saveWait), then ends the turn as onSaved decides. Every way a turn ends
+// comes through here, so no turn reports ok over an unsaved transcript.
 func (s *sessionActor) finish(c actor.Context, m *TurnFinished) {
+	if !s.running || s.saving != nil {
+		return
+	}
+	s.saving = m
+	s.saveSeq++
+	seq := s.saveSeq
+	b, ok := s.spec.Agent.Transcript.(interface{ Barrier(func(error)) })
+	if !ok {
+		s.onSaved(c, &turnSaved{seq: seq})
+		return
+	}
+	sys, self := s.sys, c.Self()
+	s.saveTimer = time.AfterFunc(saveWait, func() {
+		sys.Send(self, &turnSaved{seq: seq, cause: fmt.Sprintf("not written within %s", saveWait)})
+	})
+	b.Barrier(func(err error) {
+		saved := &turnSaved{seq: seq, written: err == nil}
+		if err != nil {
+			saved.cause = saveCause(err)
+		}
+		sys.Send(self, saved)
+	})
+}
+
+// onSaved ends the turn that waited for its records: ok stays ok only when
+// nothing of the session went unsaved; otherwise the turn is incomplete
+// and says what was not saved and why. A late or repeated answer is
+// ignored.
+func (s *sessionActor) onSaved(c actor.Context, m *turnSaved) {
+	if s.saving == nil || m.seq != s.saveSeq {
+		return
+	}
+	if s.saveTimer != nil {
+		s.saveTimer.Stop()
+		s.saveTimer = nil
+	}
+	switch {
+	case m.cause != "":
+		s.saves.failCause("transcript", m.cause, true)
+	case m.written:
+		// Everything appended so far is in the file, whatever the
+		// transcript said of itself before.
+		s.saves.saved("transcript")
+	}
+	s.deliver(c, withUnsaved(s.saving, s.saves.take()))
+}
+
+// withUnsaved is m as it ends when note (from saveLog.take) says something
+// was not saved: an ok turn becomes StatusIncomplete with note as its
+// error, any other keeps its status and gets note after its own error.
+func withUnsaved(m *TurnFinished, note string) *TurnFinished {
+	if note == "" {
+		return m
+	}
+	out := *m
+	switch {
+	case out.Status == StatusOK:
+		out.Status, out.Error = StatusIncomplete, note
+	case out.Error == "":
+		out.Error = note
+	default:
+		out.Error += "; " + note
+	}
+	return &out
+}
+
+// deliver ends the running turn with m: turn_done for observers, the reply
+// for its requester, then the next queued prompt.
+func (s *sessionActor) deliver(c actor.Context, m *TurnFinished) {
+	s.saving = nil
+	if s.saveTimer != nil {
+		s.saveTimer.Stop()
+		s.saveTimer = nil
+	}
 	if !s.running {
 		return
 	}

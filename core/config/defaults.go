@@ -13,6 +13,7 @@ reasoning_language = "auto"
 max_subagent_concurrency = 6
 max_parallel_writers = 3
 task_timeout_seconds = 1800
+max_steps = 200
 resume_running = "rerun"
 subagent_ask = "parent"
 tool_result_snip_ratio = 0.6

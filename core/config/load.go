@@ -148,7 +148,6 @@ func samePath(a, b string) bool {
 
 // retiredKeys are still accepted for upgrade compatibility but do nothing.
 var retiredKeys = map[string]bool{
-	"agent.max_steps":         true,
 	"agent.planner_max_steps": true,
 }
 

@@ -596,8 +596,8 @@ name = "x"
 command = "x"
 tools = { t = { approval_mode = "auto", mode = "x" } }
 `, []string{"unknown key plugins.tools.t.mode"}},
-		{"retired keys", "[agent]\nmax_steps = 10\nplanner_max_steps = 3\n", []string{
-			"agent.max_steps is retired and ignored", "agent.planner_max_steps is retired and ignored"}},
+		{"retired key", "[agent]\nmax_steps = 10\nplanner_max_steps = 3\n", []string{
+			"agent.planner_max_steps is retired and ignored"}},
 		{"order follows the file", "zeta = 1\nalpha = 2\n", []string{"unknown key zeta", "unknown key alpha"}},
 	}
 	for _, tt := range tests {

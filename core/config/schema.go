@@ -121,6 +121,10 @@ type Agent struct {
 	MaxParallelWriters int `toml:"max_parallel_writers"`
 	// TaskTimeoutSeconds bounds one subagent task; always positive.
 	TaskTimeoutSeconds int `toml:"task_timeout_seconds"`
+	// MaxSteps is the step guard of one turn: after that many model
+	// requests in a turn, a headless turn ends and the chat asks whether to
+	// go on. 0 turns the guard off.
+	MaxSteps int `toml:"max_steps"`
 	// ResumeRunning is what `reasonix fleet resume` does with a task that
 	// was running when its process died: "rerun" or "fail".
 	ResumeRunning string `toml:"resume_running"`

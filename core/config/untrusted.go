@@ -58,6 +58,11 @@ func (m *merger) holdBack(key string, rv any) bool {
 		v, ok := rv.(int64)
 		cur := int64(m.cfg.Tools.BashTimeoutSeconds)
 		return ok && cur > 0 && (v == 0 || v > cur)
+	case "agent.max_steps":
+		// Likewise a runaway turn: 0 is no guard.
+		v, ok := rv.(int64)
+		cur := int64(m.cfg.Agent.MaxSteps)
+		return ok && cur > 0 && (v == 0 || v > cur)
 	}
 	return false
 }

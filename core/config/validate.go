@@ -125,6 +125,9 @@ func (v *checker) agent(a *Agent) {
 	if a.TaskTimeoutSeconds <= 0 {
 		v.add("agent.task_timeout_seconds", "%d is not positive; use a number of seconds above 0", a.TaskTimeoutSeconds)
 	}
+	if a.MaxSteps < 0 {
+		v.add("agent.max_steps", "%d is negative; use a number of steps, or 0 for no guard", a.MaxSteps)
+	}
 	v.ratio("agent.tool_result_snip_ratio", a.ToolResultSnipRatio)
 	v.ratio("agent.compact_ratio", a.CompactRatio)
 	v.ratio("agent.compact_force_ratio", a.CompactForceRatio)

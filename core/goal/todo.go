@@ -87,15 +87,16 @@ func Completions(items []Item) []string {
 	return out
 }
 
-// The progress lease: rounds without progress before the nudge and before
-// the goal pauses.
+// The progress lease: tool-call rounds without progress before the nudge
+// and before the goal pauses.
 const (
 	NudgeAfter = 8
 	PauseAfter = 16
 )
 
-// Lease tracks progress across a goal's rounds. Seen holds a hash of every
-// act that counted once, so an exact repeat never renews the lease again.
+// Lease tracks progress across a goal's tool-call rounds. Seen holds a hash
+// of every act that counted once, so an exact repeat never renews the
+// lease again.
 type Lease struct {
 	Seen       []string `json:"seen,omitempty"`
 	NoProgress int      `json:"no_progress"`
