@@ -18,7 +18,6 @@ import (
 	"reasonix/core/journal"
 	"reasonix/core/provider"
 	"reasonix/core/session"
-	"reasonix/scheduler"
 )
 
 // FleetOptions are the inputs of `reasonix fleet list|status|resume`.
@@ -61,7 +60,9 @@ func NewCmdFleet(f *Factory, runF func(*FleetOptions) error) *cobra.Command {
 		Long: `List the fleets the scheduler journalled under the reasonix home, newest
 first: id, start time, tasks finished of all, and whether the fleet's result
 was delivered ("done") or the process stopped before ("interrupted", which
-reasonix fleet resume finishes).`,
+reasonix fleet resume finishes). A fleet whose journal records are damaged
+is listed as "damaged: <cause>", with what that loses; reasonix fleet status
+shows every such record.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return run(list) },
 	}
@@ -91,8 +92,9 @@ or agent.resume_running says ("rerun", the default, or "fail"), and queued
 tasks start. The complete
 result, every task in input order, is printed, and when the parent session's
 call that started the fleet is still unanswered it becomes that call's
-result, so reasonix run --continue carries on from it. Run it in the
-workspace the fleet ran in.`,
+result, so reasonix run --continue carries on from it. The fleet runs
+inside its parent session, which must be in this workspace (the one the
+fleet ran in) and not running; no new session is created.`,
 		Args: exactlyOneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			resume.ID = args[0]
@@ -154,6 +156,8 @@ type fleetJSON struct {
 	Tasks    int    `json:"tasks"`
 	Finished int    `json:"finished"`
 	State    string `json:"state"`
+	// Damage lists what of a damaged fleet could not be recovered.
+	Damage []string `json:"damage,omitempty"`
 }
 
 func fleetList(ctx context.Context, f *Factory, j *journal.Journal, opts *FleetOptions) error {
@@ -163,24 +167,33 @@ func fleetList(ctx context.Context, f *Factory, j *journal.Journal, opts *FleetO
 	}
 	var out []fleetJSON
 	for _, fl := range fleets {
-		recs, err := j.Records(ctx, fl.Key)
-		if err != nil {
-			return err
-		}
 		e := fleetJSON{ID: fl.Key, Started: fl.Created.Format(time.RFC3339), Updated: fl.Updated.Format(time.RFC3339), State: "interrupted"}
-		if r, err := scheduler.Replay(recs); err == nil {
-			e.Tasks, e.Finished = len(r.Order), len(r.Results)
-		} else {
-			e.State = "damaged"
-		}
 		if fl.Replied {
 			e.State = "done"
+		}
+		// One fleet's damage must not hide the others.
+		recs, err := j.Records(ctx, fl.Key)
+		c := &fleetCheck{Err: err}
+		if err == nil {
+			c = checkFleet(recs)
+		}
+		if r := c.Replayed; r != nil {
+			e.Tasks, e.Finished = len(r.Order), len(r.Results)
+		}
+		if c.damaged() {
+			e.State = c.summary()
+			e.Damage = c.lines()
 		}
 		out = append(out, e)
 	}
 	if opts.JSON {
 		if out == nil {
 			out = []fleetJSON{}
+		}
+		for i := range out {
+			if out[i].Damage != nil {
+				out[i].State = "damaged"
+			}
 		}
 		return writeFleetJSON(f, out)
 	}
@@ -204,20 +217,21 @@ func writeFleetJSON(f *Factory, v any) error {
 	return enc.Encode(v)
 }
 
-// loadFleet reads and replays one fleet; an unknown id is a usage error.
-func loadFleet(ctx context.Context, j *journal.Journal, id string) ([]journal.Record, *scheduler.Replayed, error) {
+// loadFleet reads, checks and replays one fleet; an unknown id is a
+// usage error, a fleet that cannot be rebuilt an error that says why.
+func loadFleet(ctx context.Context, j *journal.Journal, id string) (*fleetCheck, error) {
 	recs, err := j.Records(ctx, id)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if len(recs) == 0 {
-		return nil, nil, usageErrorf("no fleet %q (see reasonix fleet list)", id)
+		return nil, usageErrorf("no fleet %q (see reasonix fleet list)", id)
 	}
-	r, err := scheduler.Replay(recs)
-	if err != nil {
-		return nil, nil, err
+	c := checkFleet(recs)
+	if c.Err != nil {
+		return nil, fmt.Errorf("fleet %s is damaged and cannot be rebuilt: %w", id, c.Err)
 	}
-	return recs, r, nil
+	return c, nil
 }
 
 // taskStatusJSON is one task of `fleet status --json`.
@@ -241,14 +255,17 @@ type fleetStatusJSON struct {
 	State    string                 `json:"state"`
 	Tasks    []taskStatusJSON       `json:"tasks"`
 	Endpoint *provider.LimiterStats `json:"endpoint,omitempty"`
+	// Damage lists what of the fleet could not be recovered.
+	Damage []string `json:"damage,omitempty"`
 }
 
 func fleetStatus(ctx context.Context, f *Factory, j *journal.Journal, opts *FleetOptions) error {
-	recs, r, err := loadFleet(ctx, j, opts.ID)
+	c, err := loadFleet(ctx, j, opts.ID)
 	if err != nil {
 		return err
 	}
-	out := fleetStatusJSON{ID: opts.ID, State: "interrupted"}
+	recs, r := c.Records, c.Replayed
+	out := fleetStatusJSON{ID: opts.ID, State: "interrupted", Damage: c.Lost}
 	if r.Replied {
 		out.State = "done"
 	}
@@ -297,6 +314,9 @@ func fleetStatus(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 		return writeFleetJSON(f, out)
 	}
 	fmt.Fprintf(f.Stdout, "Fleet %s: %s, %d of %d tasks finished\n", out.ID, out.State, len(r.Results), len(r.Order))
+	for _, l := range out.Damage {
+		fmt.Fprintf(f.Stdout, "damaged: %s\n", l)
+	}
 	if e := out.Endpoint; e != nil {
 		fmt.Fprintf(f.Stdout, "Endpoint %s: window %d of %d, %d in flight, %d waiting, %d throttled (as of the last task start)\n",
 			e.Endpoint, e.Window, e.Max, e.InFlight, e.Waiting, e.Throttled)
@@ -328,15 +348,35 @@ func oneLine(s string, n int) string {
 	return s
 }
 
+// fleetResume finishes a journalled fleet inside the session it belongs
+// to: the parent's transcript is reopened, the fleet runs under the
+// parent's id (its tasks' transcripts are the parent's subagents') and the
+// result answers the parent's waiting call, so the parent goes on in place
+// and no other session is created. The parent must be in this workspace:
+// that is where its tasks ran and must run again.
 func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *FleetOptions, cwd string) error {
-	recs, _, err := loadFleet(ctx, j, opts.ID)
+	fc, err := loadFleet(ctx, j, opts.ID)
 	if err != nil {
 		return err
 	}
+	fc.report(f, opts.ID)
+	recs := fc.Records
 	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
 	if err != nil {
 		return err
 	}
+	parent, err := openFleetParent(f, cfg.Home, cwd, opts.ID)
+	if err != nil {
+		return err
+	}
+	// Until a built session takes the parent's store over, it is closed
+	// here, after the answer is appended.
+	owned := true
+	defer func() {
+		if owned {
+			_ = parent.store.Close()
+		}
+	}()
 	running := opts.Running
 	if running == "" {
 		running = cfg.Agent.ResumeRunning
@@ -354,7 +394,11 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 			res.Results = append(res.Results, rf.Submit.Done[t.ID])
 		}
 	} else {
-		b, err := buildSession(cfg, actors.BuildOptions{Cwd: cwd, Logger: logger, Client: mcpClient(f), Getenv: getenv(f)})
+		// buildSession closes the store when it fails, Built.Close when
+		// it does not.
+		owned = false
+		b, err := buildSession(cfg, actors.BuildOptions{Cwd: cwd, Logger: logger, Client: mcpClient(f), Getenv: getenv(f),
+			Resume: &actors.Resume{ID: parent.id, Transcript: parent.store}})
 		if err != nil {
 			return err
 		}
@@ -375,7 +419,7 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 	}
 	fmt.Fprintf(f.Stderr, "reasonix: fleet %s: %d kept from before, %d run again, %d failed as interrupted\n",
 		opts.ID, len(rf.Submit.Done)-len(rf.Failed), len(rf.Rerun), len(rf.Failed))
-	if err := answerParent(f, cfg.Home, cwd, opts.ID, rf.Submit.Tasks, res); err != nil {
+	if err := parent.answer(f, rf.Submit.Tasks, res); err != nil {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", err)
 	}
 	text, _ := actors.FormatFleetResult(actors.ToolFleet, res)
@@ -383,39 +427,62 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 	return err
 }
 
-// answerParent records the resumed fleet's result as the tool result of
-// the parent session's call that submitted it, when that call is still
-// unanswered, so the parent can be continued with it.
-func answerParent(f *Factory, home, cwd, key string, tasks []actors.TaskSpec, res *actors.FleetResult) error {
-	parent, _, ok := strings.Cut(key, "/")
-	if !ok {
-		return nil
+// fleetParent is the session a journalled fleet belongs to, reopened for
+// `fleet resume`: its id, its transcript held for appending, and its
+// conversation as it was when the fleet's process stopped.
+type fleetParent struct {
+	id    string
+	store *session.Store
+	msgs  []provider.Message
+}
+
+// openFleetParent reopens the session of fleet key (<session>/<fleet>) in
+// cwd's workspace. A parent that is not there is a usage error: the
+// fleet's tasks belong to the workspace it ran in. A parent another
+// process still writes is refused, as its fleet is not interrupted.
+func openFleetParent(f *Factory, home, cwd, key string) (*fleetParent, error) {
+	id, _, _ := strings.Cut(key, "/")
+	path := filepath.Join(session.ProjectDir(home, cwd), id+".jsonl")
+	if id == "" || id != filepath.Base(id) || !exists(path) {
+		return nil, usageErrorf("fleet %s: its session %q is not in this workspace (%s); run reasonix fleet resume where the fleet ran, or pass --cwd", key, id, cwd)
 	}
-	path := filepath.Join(session.ProjectDir(home, cwd), parent+".jsonl")
-	if _, err := os.Stat(path); err != nil {
-		return nil // the parent is in another workspace, or gone
-	}
-	_, msgs, _, err := session.Load(path)
+	_, msgs, warn, err := session.Load(path)
 	if err != nil {
-		return fmt.Errorf("parent session %s: %w", parent, err)
+		return nil, fmt.Errorf("parent session %s: %w", id, err)
 	}
-	for _, call := range session.OpenCalls(msgs) {
+	if warn != nil {
+		fmt.Fprintln(f.Stderr, "reasonix: warning:", warn)
+	}
+	store, err := session.Reopen(path)
+	if errors.Is(err, session.ErrBusy) {
+		return nil, fmt.Errorf("parent session %s is still running, so fleet %s is not interrupted: %w", id, key, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("parent session %s: %w", id, err)
+	}
+	return &fleetParent{id: id, store: store, msgs: msgs}, nil
+}
+
+// answer records the resumed fleet's result as the tool result of the
+// parent's call that submitted it, when that call is still unanswered, so
+// the parent can be continued with it.
+func (p *fleetParent) answer(f *Factory, tasks []actors.TaskSpec, res *actors.FleetResult) error {
+	for _, call := range session.OpenCalls(p.msgs) {
 		if !actors.CallOfFleet(call.Name, call.Arguments, tasks) {
 			continue
 		}
 		text, _ := actors.FormatFleetResult(call.Name, res)
-		store, err := session.Reopen(path)
-		if err != nil {
-			return fmt.Errorf("parent session %s: %w", parent, err)
+		if err := p.store.Append(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: text}); err != nil {
+			return fmt.Errorf("parent session %s: %w", p.id, err)
 		}
-		err = store.Append(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: text})
-		if cerr := store.Close(); err == nil {
-			err = cerr
+		// The answer must be on disk before the command says so (and
+		// before a run --continue in this process loads the transcript).
+		done := make(chan error, 1)
+		p.store.Barrier(func(err error) { done <- err })
+		if err := <-done; err != nil {
+			return fmt.Errorf("parent session %s: %w", p.id, err)
 		}
-		if err != nil {
-			return fmt.Errorf("parent session %s: %w", parent, err)
-		}
-		fmt.Fprintf(f.Stderr, "reasonix: the result answers the %s call of session %s; continue it with reasonix run --resume %s\n", call.Name, parent, parent)
+		fmt.Fprintf(f.Stderr, "reasonix: the result answers the %s call of session %s; continue it with reasonix run --continue (or --resume %s)\n", call.Name, p.id, p.id)
 		return nil
 	}
 	return nil

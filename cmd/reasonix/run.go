@@ -218,6 +218,12 @@ func runRun(f *Factory, opts *RunOptions) error {
 		commands: commandStream(f, opts),
 		prep:     newPromptPrep(cfg.Home, cwd),
 	})
+	// The session's end checked its transcript; what closing it finds
+	// (the final sync) still decides whether the run saved everything.
+	if cerr := b.Close(); cerr != nil && err == nil {
+		fmt.Fprintf(f.Stderr, "reasonix: incomplete: transcript not saved: %v\n", cerr)
+		err = errSilent
+	}
 	if b.Spec.Goal != nil {
 		return opts.Goal.exit(err, b.Spec.Goal.Dir, b.Spec.Agent.Session)
 	}
@@ -308,11 +314,17 @@ func (r *renderer) finish(done *actors.TurnDone, transcript string) error {
 		if r.wroteText && !r.endsNewline {
 			fmt.Fprintln(r.stdout)
 		}
-		switch done.Status {
-		case actors.StatusCancelled:
+		switch unsaved := unsavedNote(done.Error); {
+		case done.Status == actors.StatusCancelled && unsaved != "":
+			fmt.Fprintf(r.stderr, "reasonix: interrupted; %s\n", unsaved)
+		case done.Status == actors.StatusCancelled:
 			fmt.Fprintf(r.stderr, "reasonix: interrupted; transcript saved to %s\n", transcript)
-		case actors.StatusMaxSteps:
+		case done.Status == actors.StatusMaxSteps, done.Status == actors.StatusIncomplete:
 			fmt.Fprintf(r.stderr, "reasonix: %s\n", done.Error)
+		case unsaved != "":
+			// The failure itself was shown as it happened; what was not
+			// saved is news at the end.
+			fmt.Fprintf(r.stderr, "reasonix: %s\n", unsaved)
 		}
 	case "json":
 		out := struct {
@@ -331,6 +343,23 @@ func (r *renderer) finish(done *actors.TurnDone, transcript string) error {
 		}
 	}
 	return nil
+}
+
+// unsavedNote is the part of a turn's error that says what was not saved
+// ("incomplete: <what> not saved: <cause>", the whole error or its last
+// part after "; "), or "".
+func unsavedNote(turnErr string) string {
+	const mark = "incomplete: "
+	note := ""
+	if strings.HasPrefix(turnErr, mark) {
+		note = turnErr
+	} else if i := strings.LastIndex(turnErr, "; "+mark); i >= 0 {
+		note = turnErr[i+2:]
+	}
+	if !strings.Contains(note, " not saved: ") {
+		return ""
+	}
+	return note
 }
 
 // commandStream is stdin when commands come on it (--input-format
@@ -380,6 +409,11 @@ func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*
 	}
 	if h.Parent != "" {
 		return nil, usageErrorf("%s is a subagent's transcript; resume its parent %s instead", h.ID, h.Parent)
+	}
+	if h.Subagent() {
+		// It ran under the profile's tools; going on with the full set
+		// would widen what its conversation may do.
+		return nil, usageErrorf("%s is a session of reasonix subagent (profile %q) and cannot be continued; run the profile again instead", h.ID, h.Profile)
 	}
 	// A fleet the session was waiting on when it died is finished first,
 	// so its call gets the fleet's result rather than "interrupted".

@@ -195,7 +195,7 @@ func runHeadless(f *Factory, t headlessTurn) error {
 	if closeErr != nil || shutErr != nil {
 		logger.Warn("shutdown", "close", closeErr, "shutdown", shutErr)
 	}
-	if t.answerOnly && t.format == "text" && done.Status == actors.StatusOK && done.Text != "" {
+	if t.answerOnly && t.format == "text" && (done.Status == actors.StatusOK || done.Status == actors.StatusIncomplete) && done.Text != "" {
 		fmt.Fprint(f.Stdout, done.Text)
 		if !strings.HasSuffix(done.Text, "\n") {
 			fmt.Fprintln(f.Stdout)
