@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"reasonix/core/provider/providertest"
@@ -34,19 +35,24 @@ func onTmpfs(t *testing.T, e *e2e, extra string) {
 // test.
 type diskFiller struct {
 	once sync.Once
-	path string
+	// path is set by the test once the home is known and read by the
+	// fake's handler; the binary's request between them is no
+	// synchronisation the race detector can see, so it is atomic.
+	path atomic.Pointer[string]
 }
+
+func (d *diskFiller) setPath(p string) { d.path.Store(&p) }
 
 func (d *diskFiller) fill(t *testing.T) {
 	d.once.Do(func() {
-		if _, err := testenv.Fill(d.path); err != nil {
+		if _, err := testenv.Fill(*d.path.Load()); err != nil {
 			t.Errorf("fill the disk: %v", err)
 		}
 	})
 }
 
 func (d *diskFiller) free(t *testing.T) {
-	if err := os.Remove(d.path); err != nil {
+	if err := os.Remove(*d.path.Load()); err != nil {
 		t.Errorf("free the disk: %v", err)
 	}
 }
@@ -67,7 +73,7 @@ func TestE2EFullDiskRunIsIncomplete(t *testing.T) {
 		return providertest.Turn{Text: big("the answer")}
 	}))
 	onTmpfs(t, e, "")
-	disk.path = filepath.Join(e.home, "filler")
+	disk.setPath(filepath.Join(e.home, "filler"))
 
 	r := e.run("run", "what is it?")
 	if r.code != 1 || !strings.HasPrefix(r.stdout, "the answer\n") {
@@ -109,7 +115,7 @@ func TestE2EFullDiskFleetResumesWhatWasNotDelivered(t *testing.T) {
 		return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(3, nil)}}}
 	}))
 	onTmpfs(t, e, "\n[agent]\nmax_subagent_concurrency = 1\n")
-	disk.path = filepath.Join(e.home, "filler")
+	disk.setPath(filepath.Join(e.home, "filler"))
 
 	r := e.run("run", "-o", "json", "fan out")
 	var out struct {
@@ -185,7 +191,7 @@ func TestE2EFullDiskSessionRecovers(t *testing.T) {
 		return providertest.Turn{Text: big("answer to " + req.LastUser())}
 	}))
 	onTmpfs(t, e, "")
-	disk.path = filepath.Join(e.home, "filler")
+	disk.setPath(filepath.Join(e.home, "filler"))
 
 	s := e.stream()
 	var statuses []string
