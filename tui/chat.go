@@ -114,7 +114,11 @@ func (m *model) apply(ev actors.Event) tea.Cmd {
 			m.notice("warn", "turn cancelled")
 		default:
 			msg := "turn ended: " + e.Status
-			if e.Error != "" {
+			switch {
+			case strings.HasPrefix(e.Error, e.Status+":"):
+				// The error already names the status ("incomplete: …").
+				msg = "turn ended: " + e.Error
+			case e.Error != "":
 				msg += ": " + e.Error
 			}
 			m.notice("error", msg)

@@ -470,3 +470,22 @@ func TestPromptOrder(t *testing.T) {
 		t.Errorf("turns ran in the order %q", started)
 	}
 }
+
+// TestTurnEndedSaysItsStatusOnce: a turn's error that already names its
+// status ("incomplete: transcript not saved: …") is shown once, not as
+// "incomplete: incomplete: …"; another error follows its status.
+func TestTurnEndedSaysItsStatusOnce(t *testing.T) {
+	t.Parallel()
+	m := testModel(t, 120, 30)
+	feed(m,
+		&actors.TurnDone{Meta: actors.Meta{Session: "s", Seq: 1}, Status: actors.StatusIncomplete, Error: "incomplete: transcript not saved: no space left on device (ENOSPC)"},
+		&actors.TurnDone{Meta: actors.Meta{Session: "s", Seq: 2}, Status: actors.StatusFailed, Error: "model stream cut"},
+	)
+	f := frame(m)
+	if strings.Contains(f, "incomplete: incomplete") || !strings.Contains(f, "turn ended: incomplete: transcript not saved") {
+		t.Errorf("the incomplete turn:\n%s", f)
+	}
+	if !strings.Contains(f, "turn ended: failed: model stream cut") {
+		t.Errorf("the failed turn:\n%s", f)
+	}
+}
