@@ -181,11 +181,9 @@ func (d *subagents) agentFor(owner taskOwner, spec TaskSpec) (AgentSpec, error) 
 		Transcript:   store,
 		Logger:       d.logger.With("task", spec.ID),
 		Permissions:  perms,
-		// A subagent's question waits as long as the parent's would.
-		ApprovalTimeout: time.Duration(d.cfg.Permissions.ApprovalTimeoutSeconds) * time.Second,
-		Compaction:      CompactionPolicy(d.cfg, res),
-		MaxTokens:       res.MaxTokens,
-		ArchiveDir:      compact.ArchiveDir(d.cfg.Home),
+		Compaction:   CompactionPolicy(d.cfg, res),
+		MaxTokens:    res.MaxTokens,
+		ArchiveDir:   compact.ArchiveDir(d.cfg.Home),
 	}, nil
 }
 
