@@ -19,20 +19,30 @@ import (
 // the first message of type msgType that actor kind receives (before the
 // handler runs, or after it returned). It reports whether it fired. Tests
 // using it must not run in parallel: the hook is process-wide.
-func injectPanic(t *testing.T, kind, msgType string, after bool) *atomic.Bool {
+func injectPanic(t *testing.T, kind, msgType string, after bool) *faultFired {
 	t.Helper()
-	fired := &atomic.Bool{}
+	fired := &faultFired{done: make(chan struct{})}
 	hook := func(k string, msg any, a bool) {
 		if k != kind || a != after || fmt.Sprintf("%T", msg) != msgType {
 			return
 		}
 		if fired.CompareAndSwap(false, true) {
+			close(fired.done)
 			panic("injected fault in " + msgType)
 		}
 	}
 	faultHook.Store(&hook)
 	t.Cleanup(func() { faultHook.Store(nil) })
 	return fired
+}
+
+// faultFired says whether an injected fault fired (Load) and, by done
+// closing, when: a test whose awaited event is published by the very
+// handler an after-fault follows waits on done before it clears the hook,
+// so the fault cannot be cleared before it fires.
+type faultFired struct {
+	atomic.Bool
+	done chan struct{}
 }
 
 // checkPaired fails the test unless every assistant tool call in the
@@ -106,19 +116,33 @@ func TestPanicAtEveryExecutorHandler(t *testing.T) {
 			}
 			name := fmt.Sprintf("%s %s after=%v", tc.kind, tc.msg, after)
 			t.Run(name, func(t *testing.T) {
-				echo := &funcTool{name: "echo", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return "echoed", nil }}
 				// The hook goes in first: Started arrives while the harness starts.
 				fired := injectPanic(t, tc.kind, tc.msg, after)
+				echo := &funcTool{name: "echo", readOnly: true, run: func(ctx context.Context, _ json.RawMessage) (string, error) {
+					if tc.msg == "*actors.streamClosed" {
+						// The first stream's close may reach the executor
+						// after its done chunk started the tools; the tools
+						// wait for it, so it lands mid-turn, as the case
+						// means, and not after a turn that already ended.
+						select {
+						case <-fired.done:
+						case <-ctx.Done():
+						}
+					}
+					return "echoed", nil
+				}}
 				h := newHarness(t, harnessOpts{tools: []tool.Tool{echo}})
 				h.srv.Push(
 					providertest.Turn{Reasoning: "plan", ToolCalls: []providertest.ToolCall{call("echo", `{}`), call("echo", `{"n":2}`)}},
 					providertest.Turn{Text: "first done"},
 				)
 				done, evs := h.turn("go")
-				faultHook.Store(nil)
-				if !fired.Load() {
+				select {
+				case <-fired.done:
+				case <-time.After(10 * time.Second):
 					t.Fatalf("the fault never fired")
 				}
+				faultHook.Store(nil)
 				if n := countTurnDone(evs); n != 1 {
 					t.Fatalf("%d turn_done events for one turn", n)
 				}
