@@ -113,15 +113,7 @@ func (m *model) apply(ev actors.Event) tea.Cmd {
 		case actors.StatusCancelled:
 			m.notice("warn", "turn cancelled")
 		default:
-			msg := "turn ended: " + e.Status
-			switch {
-			case strings.HasPrefix(e.Error, e.Status+":"):
-				// The error already names the status ("incomplete: …").
-				msg = "turn ended: " + e.Error
-			case e.Error != "":
-				msg += ": " + e.Error
-			}
-			m.notice("error", msg)
+			m.notice("error", turnEnded(e))
 		}
 	case *actors.PostureChanged:
 		m.status.posture = e.Posture
@@ -221,3 +213,16 @@ func (c *chat) flushAll(m *model) {
 
 // metaOf is the Meta an event carries.
 func metaOf(ev actors.Event) actors.Meta { return actors.MetaOf(ev) }
+
+// turnEnded is the notice of a turn that did not end ok: its status and
+// its error, the status once when the error already names it
+// ("incomplete: …").
+func turnEnded(e *actors.TurnDone) string {
+	switch {
+	case strings.HasPrefix(e.Error, e.Status+":"):
+		return "turn ended: " + e.Error
+	case e.Error != "":
+		return "turn ended: " + e.Status + ": " + e.Error
+	}
+	return "turn ended: " + e.Status
+}
