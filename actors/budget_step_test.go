@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"reasonix/core/goal"
-	"reasonix/core/provider"
-	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
 )
@@ -27,11 +24,7 @@ const runawayCap = 40
 func newStepHarness(t *testing.T, respond func(providertest.Request) providertest.Turn, gs *GoalSpec, tune func(*AgentSpec), tools ...tool.Tool) *harness {
 	t.Helper()
 	srv := providertest.Start(t, providertest.WithResponder(respond))
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model",
-		MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
-	must(t, err)
+	p := fakeProvider(t, srv)
 	reg, err := tool.NewRegistry(tools...)
 	must(t, err)
 	sys := NewSystem(nil)

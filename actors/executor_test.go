@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"reasonix/core/provider"
-	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
 )
@@ -334,11 +332,7 @@ func drain(sub *Subscription) []Event {
 func TestToolCallsWaitForTheTranscriptBarrier(t *testing.T) {
 	t.Parallel()
 	srv := providertest.Start(t)
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model",
-		MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
-	must(t, err)
+	p := fakeProvider(t, srv)
 	var released atomic.Bool
 	started := make(chan bool, 4) // whether the barrier was released when the tool started
 	probe := &funcTool{name: "probe", run: func(context.Context, json.RawMessage) (string, error) {

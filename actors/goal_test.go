@@ -4,15 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"reasonix/core/goal"
-	"reasonix/core/provider"
-	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
 )
@@ -56,11 +53,7 @@ func goalCall(status, summary, reason string) providertest.ToolCall {
 func newGoalHarness(t *testing.T, spec GoalSpec, s *goalScript, tools ...tool.Tool) *harness {
 	t.Helper()
 	srv := providertest.Start(t, providertest.WithResponder(s.respond))
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model",
-		MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
-	must(t, err)
+	p := fakeProvider(t, srv)
 	reg, err := tool.NewRegistry(tools...)
 	must(t, err)
 	sys := NewSystem(nil)

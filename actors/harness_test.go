@@ -61,15 +61,7 @@ type harnessOpts struct {
 func newHarness(t *testing.T, o harnessOpts) *harness {
 	t.Helper()
 	srv := providertest.Start(t, o.server...)
-	// A transport per test, closed at cleanup, so idle keep-alive
-	// connections never look like leaked goroutines.
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model",
-		MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := fakeProvider(t, srv)
 	reg, err := tool.NewRegistry(o.tools...)
 	if err != nil {
 		t.Fatal(err)
@@ -232,4 +224,19 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// fakeProvider is the OpenAI-compatible client of srv for one test, on a
+// transport of its own that cleanup closes, so idle keep-alive
+// connections never look like leaked goroutines; it never retries.
+func fakeProvider(t *testing.T, srv *providertest.Server) provider.Provider {
+	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model",
+		MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -62,21 +62,7 @@ func TestPromptsQueueDuringATurn(t *testing.T) {
 func TestSubagentApprovalReachesParentFrontend(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
-	perms := Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}
-	h := newHarness(t, harnessOpts{perms: perms, fleet: &FleetSpec{MaxRunning: 2, Root: "/ws"}, subTools: []tool.Tool{shell(&runs)},
-		subPerms: &perms,
-		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
-			if isSub(req) {
-				if len(toolMessages(req)) == 0 {
-					return providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}
-				}
-				return providertest.Turn{Text: "sub saw: " + toolMessages(req)[0].Content}
-			}
-			if len(toolMessages(req)) == 0 {
-				return providertest.Turn{ToolCalls: []providertest.ToolCall{call("task", `{"prompt":"build it","write_paths":["."]}`)}}
-			}
-			return providertest.Turn{Text: "parent done"}
-		})}})
+	h := delegatingHarness(t, &runs)
 	h.sess.Run("delegate")
 	// The parent's own task call is a writer: it is asked first, and once
 	// approved it reaches the scheduler like an allowed call.
@@ -174,4 +160,26 @@ func TestEffortSwitchDuringSession(t *testing.T) {
 	if got := v.Snapshot().Effort; got != "max" {
 		t.Errorf("snapshot effort %q", got)
 	}
+}
+
+// delegatingHarness is an interactive session whose model hands one
+// writer task to a subagent; the subagent runs bash (counted in runs),
+// which asks, and then reports the result it read.
+func delegatingHarness(t *testing.T, runs *atomic.Int32) *harness {
+	t.Helper()
+	perms := Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}
+	return newHarness(t, harnessOpts{perms: perms, fleet: &FleetSpec{MaxRunning: 2, Root: "/ws"}, subTools: []tool.Tool{shell(runs)},
+		subPerms: &perms,
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				if len(toolMessages(req)) == 0 {
+					return providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}
+				}
+				return providertest.Turn{Text: "sub saw: " + toolMessages(req)[0].Content}
+			}
+			if len(toolMessages(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{call("task", `{"prompt":"build it","write_paths":["."]}`)}}
+			}
+			return providertest.Turn{Text: "parent done"}
+		})}})
 }

@@ -90,21 +90,7 @@ func TestUnattendedDeniesLaterApprovalsUntilReturn(t *testing.T) {
 func TestUnattendedDeniesSubagentApproval(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
-	perms := Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}
-	h := newHarness(t, harnessOpts{perms: perms, fleet: &FleetSpec{MaxRunning: 2, Root: "/ws"}, subTools: []tool.Tool{shell(&runs)},
-		subPerms: &perms,
-		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
-			if isSub(req) {
-				if len(toolMessages(req)) == 0 {
-					return providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}
-				}
-				return providertest.Turn{Text: "sub saw: " + toolMessages(req)[0].Content}
-			}
-			if len(toolMessages(req)) == 0 {
-				return providertest.Turn{ToolCalls: []providertest.ToolCall{call("task", `{"prompt":"build it","write_paths":["."]}`)}}
-			}
-			return providertest.Turn{Text: "parent done"}
-		})}})
+	h := delegatingHarness(t, &runs)
 	u := h.sess.Unattended()
 	h.sess.Run("delegate")
 	evs := observeUntil(t, h, u, isApproval)
