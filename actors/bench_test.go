@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/compact"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
@@ -76,7 +77,7 @@ func BenchmarkAgentLoop(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		// Each round is a fresh session, so every round sends the same
 		// 50 requests as the baseline does.
-		bus := NewBus()
+		bus := event.NewBus()
 		sub := bus.Subscribe()
 		id := fmt.Sprintf("bench-%d", i)
 		sess, err := StartSession(sys, SessionSpec{Agent: AgentSpec{
@@ -92,7 +93,7 @@ func BenchmarkAgentLoop(b *testing.B) {
 		sess.Run("go")
 		done, err := WaitTurn(context.Background(), sub, id, nil)
 		sub.Close()
-		if err != nil || done.Status != StatusOK || done.Steps != benchSteps {
+		if err != nil || done.Status != event.StatusOK || done.Steps != benchSteps {
 			b.Fatalf("turn: %+v %v", done, err)
 		}
 		if err := sess.Close(5 * time.Second); err != nil {

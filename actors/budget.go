@@ -9,19 +9,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 )
-
-// Budget is the ceilings of one task: tokens (input plus output), model
-// turns, wall time and cost (in the currency of the configured prices). A
-// zero field is no ceiling. A task that reaches one is stopped and ends
-// over_budget with its partial answer.
-type Budget struct {
-	Tokens  int     `json:"tokens,omitempty"`
-	Turns   int     `json:"turns,omitempty"`
-	Seconds int     `json:"seconds,omitempty"`
-	Cost    float64 `json:"cost,omitempty"`
-}
 
 // stepBudget holds an executor to budgets that live above its turns (a
 // goal's): the executor consults it before every model request and after
@@ -40,30 +30,14 @@ type stepBudget interface {
 	round(calls []provider.ToolCall, results []*ToolResult) string
 }
 
-// Price is what a model costs per million tokens: prompt tokens the cache
-// missed (Input), those it served (CacheHit) and completion tokens.
-type Price struct {
-	Input, CacheHit, Output float64
-}
-
-// Cost is what u cost at p.
-func (p Price) Cost(u provider.Usage) float64 {
-	hit := p.CacheHit
-	if hit == 0 {
-		hit = p.Input
-	}
-	miss := max(0, u.PromptTokens-u.CacheHitTokens)
-	return (float64(miss)*p.Input + float64(u.CacheHitTokens)*hit + float64(u.CompletionTokens)*p.Output) / 1e6
-}
-
 // pricedProvider carries its model's price to the scheduler.
 type pricedProvider struct {
 	provider.Provider
-	price Price
+	price event.Price
 }
 
 // Price is the model's price.
-func (p *pricedProvider) Price() Price { return p.price }
+func (p *pricedProvider) Price() event.Price { return p.price }
 
 // Endpoint passes the wrapped provider's endpoint through.
 func (p *pricedProvider) Endpoint() string {
@@ -73,11 +47,8 @@ func (p *pricedProvider) Endpoint() string {
 	return ""
 }
 
-// IsZero reports whether b sets no ceiling.
-func (b Budget) IsZero() bool { return b == Budget{} }
-
 // budgetRef is b as an optional event field: nil when b sets nothing.
-func budgetRef(b Budget) *Budget {
+func budgetRef(b event.Budget) *event.Budget {
 	if b.IsZero() {
 		return nil
 	}
@@ -114,7 +85,7 @@ func cacheHitPct(u provider.Usage) float64 {
 // the explicit ceilings of tasks still waiting are taken off. Seconds are
 // not shared (tasks run side by side): a task gets what is left of the
 // fleet's time.
-func (f *fleetActor) allot(t *runningTask) Budget {
+func (f *fleetActor) allot(t *runningTask) event.Budget {
 	b := t.spec.Budget
 	fl := f.fleets[t.fleet]
 	if fl == nil || fl.budget.IsZero() {

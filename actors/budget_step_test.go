@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/goal"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -28,7 +29,7 @@ func newStepHarness(t *testing.T, respond func(providertest.Request) providertes
 	reg, err := tool.NewRegistry(tools...)
 	must(t, err)
 	sys := NewSystem(nil)
-	bus := NewBus()
+	bus := event.NewBus()
 	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1", reg: reg}
 	agent := AgentSpec{Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys", ToolTimeout: 30 * time.Second, Bus: bus}
 	if tune != nil {
@@ -69,7 +70,7 @@ func lookAt(n int) providertest.ToolCall { return call("look", fmt.Sprintf(`{"at
 func TestGoalTokenBudgetInsideTurn(t *testing.T) {
 	h := newStepHarness(t, runaway(1000, lookAt), &GoalSpec{Limits: goal.Limits{MaxTokens: 5000}}, nil, lookTool(same))
 	done, evs := h.turn("/goal --simple look everywhere")
-	if done.Status != StatusLimit || !strings.Contains(done.Error, "token budget reached (5000 of 5000 tokens)") {
+	if done.Status != event.StatusLimit || !strings.Contains(done.Error, "token budget reached (5000 of 5000 tokens)") {
 		t.Fatalf("turn %+v", done)
 	}
 	if n := h.srv.Count(); n != 5 {
@@ -90,7 +91,7 @@ func TestGoalTimeBudgetInsideTurn(t *testing.T) {
 	}
 	h := newStepHarness(t, runaway(10, next), &GoalSpec{Limits: goal.Limits{MaxTime: 5 * time.Minute}, Now: clock.Now}, nil, lookTool(same))
 	done, evs := h.turn("/goal --simple look everywhere")
-	if done.Status != StatusLimit || !strings.Contains(done.Error, "time budget reached (5m0s of 5m0s)") {
+	if done.Status != event.StatusLimit || !strings.Contains(done.Error, "time budget reached (5m0s of 5m0s)") {
 		t.Fatalf("turn %+v", done)
 	}
 	if n := h.srv.Count(); n != 5 {
@@ -121,7 +122,7 @@ func TestGoalTimeUpStopsSlowTool(t *testing.T) {
 	start := time.Now()
 	done, evs := h.turn("/goal --simple wait for it")
 	took := time.Since(start)
-	if done.Status != StatusLimit || !strings.Contains(done.Error, "time budget reached") {
+	if done.Status != event.StatusLimit || !strings.Contains(done.Error, "time budget reached") {
 		t.Fatalf("turn %+v", done)
 	}
 	select {
@@ -146,7 +147,7 @@ func TestGoalLeaseCountsToolRounds(t *testing.T) {
 	h := newStepHarness(t, runaway(10, func(int) providertest.ToolCall { return call("look", `{"at":"x"}`) }),
 		&GoalSpec{}, nil, lookTool(same))
 	done, evs := h.turn("/goal --simple look around")
-	if done.Status != StatusBlocked || !strings.Contains(done.Error, "no progress for 16 tool rounds") {
+	if done.Status != event.StatusBlocked || !strings.Contains(done.Error, "no progress for 16 tool rounds") {
 		t.Fatalf("turn %+v", done)
 	}
 	reqs := h.srv.Requests()
@@ -165,7 +166,7 @@ func TestGoalLeaseCountsToolRounds(t *testing.T) {
 	if end := goalEnd(t, evs); end.Status != goal.StatusPaused || end.Turns != 2 {
 		t.Errorf("end %+v", end)
 	}
-	if p := eventsOf[*GoalProgressed](evs); len(p) != 2 || !p[0].Nudged || p[1].NoProgress != goal.PauseAfter {
+	if p := eventsOf[*event.GoalProgressed](evs); len(p) != 2 || !p[0].Nudged || p[1].NoProgress != goal.PauseAfter {
 		t.Errorf("progress %+v", p)
 	}
 }
@@ -177,7 +178,7 @@ func TestGoalLoopPauses(t *testing.T) {
 	h := newStepHarness(t, runaway(10, func(int) providertest.ToolCall { return call("look", `{"at":"x"}`) }),
 		&GoalSpec{Dir: dir}, func(a *AgentSpec) { a.LoopRepeats = LoopRepeats }, lookTool(same))
 	done, evs := h.turn("/goal --simple look around")
-	if done.Status != StatusBlocked || !strings.Contains(done.Error, "same look call 3 times") {
+	if done.Status != event.StatusBlocked || !strings.Contains(done.Error, "same look call 3 times") {
 		t.Fatalf("turn %+v", done)
 	}
 	end := goalEnd(t, evs)
@@ -200,7 +201,7 @@ func TestLoopGuard(t *testing.T) {
 		requests int
 	}{
 		{name: "same result", out: same, status: StatusLoop, requests: 3},
-		{name: "changing result", out: counter(), status: StatusOK, requests: runawayCap + 1},
+		{name: "changing result", out: counter(), status: event.StatusOK, requests: runawayCap + 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,7 +217,7 @@ func TestLoopGuard(t *testing.T) {
 			if !strings.Contains(done.Error, "same look call 3 times in a row") || done.Steps != 3 {
 				t.Errorf("turn %+v", done)
 			}
-			if errs := eventsOf[*ErrorOccurred](evs); len(errs) != 1 || errs[0].Message != done.Error {
+			if errs := eventsOf[*event.ErrorOccurred](evs); len(errs) != 1 || errs[0].Message != done.Error {
 				t.Errorf("errors %+v", errs)
 			}
 		})
@@ -233,7 +234,7 @@ func counter() func() string {
 func TestStepGuard(t *testing.T) {
 	h := newStepHarness(t, runaway(10, lookAt), nil, func(a *AgentSpec) { a.GuardSteps = 4 }, lookTool(counter()))
 	done, _ := h.turn("look")
-	if done.Status != StatusMaxSteps || !strings.Contains(done.Error, "agent.max_steps = 4") || h.srv.Count() != 4 {
+	if done.Status != event.StatusMaxSteps || !strings.Contains(done.Error, "agent.max_steps = 4") || h.srv.Count() != 4 {
 		t.Fatalf("turn %+v after %d requests", done, h.srv.Count())
 	}
 }
@@ -255,7 +256,7 @@ func TestGuardsAskInteractive(t *testing.T) {
 		requests int
 	}{
 		{name: "steps", tune: func(a *AgentSpec) { a.GuardSteps = 2 }, next: lookAt, out: counter(),
-			tool: ToolContinueTurn, status: StatusMaxSteps, asked: []string{"s1/guard-1", "s1/guard-2"}, requests: 4},
+			tool: ToolContinueTurn, status: event.StatusMaxSteps, asked: []string{"s1/guard-1", "s1/guard-2"}, requests: 4},
 		{name: "loop", tune: func(a *AgentSpec) { a.LoopRepeats = LoopRepeats },
 			next: func(int) providertest.ToolCall { return call("look", `{"at":"x"}`) }, out: same,
 			tool: "look", status: StatusLoop, asked: []string{"s1/guard-1", "s1/guard-2"}, requests: 6},
@@ -268,14 +269,14 @@ func TestGuardsAskInteractive(t *testing.T) {
 			}, lookTool(tt.out))
 			h.sess.Run("look")
 			for i, id := range tt.asked {
-				ev := h.waitEvent(func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok })
-				a := ev.(*ApprovalRequested)
+				ev := h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok })
+				a := ev.(*event.ApprovalRequested)
 				if a.RequestID != id || !a.OnceOnly || a.Tool != tt.tool || a.Reason == "" {
 					t.Fatalf("question %d: %+v", i+1, a)
 				}
-				choice := ApproveOnce
+				choice := event.ApproveOnce
 				if i == len(tt.asked)-1 {
-					choice = ApproveDeny
+					choice = event.ApproveDeny
 				}
 				h.sess.Approve(&ApprovalResponse{RequestID: a.RequestID, Choice: choice})
 			}
@@ -283,7 +284,7 @@ func TestGuardsAskInteractive(t *testing.T) {
 			if done.Status != tt.status || !strings.Contains(done.Error, "the user chose to stop") || h.srv.Count() != tt.requests {
 				t.Fatalf("turn %+v after %d requests", done, h.srv.Count())
 			}
-			if r := eventsOf[*ApprovalResolved](evs); len(r) == 0 || r[len(r)-1].Decision != ApproveDeny {
+			if r := eventsOf[*event.ApprovalResolved](evs); len(r) == 0 || r[len(r)-1].Decision != event.ApproveDeny {
 				t.Errorf("resolved %+v", r)
 			}
 		})
@@ -299,8 +300,8 @@ func TestGuardQuestionEnds(t *testing.T) {
 		status string
 		reason string
 	}{
-		{name: "timeout", status: StatusMaxSteps, reason: "nobody approved it within"},
-		{name: "cancel", cancel: true, status: StatusCancelled, reason: "cancelled"},
+		{name: "timeout", status: event.StatusMaxSteps, reason: "nobody approved it within"},
+		{name: "cancel", cancel: true, status: event.StatusCancelled, reason: "cancelled"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -311,7 +312,7 @@ func TestGuardQuestionEnds(t *testing.T) {
 				}
 			}, lookTool(counter()))
 			h.sess.Run("look")
-			h.waitEvent(func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok })
+			h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok })
 			if tt.cancel {
 				h.sess.Cancel()
 			}
@@ -319,8 +320,8 @@ func TestGuardQuestionEnds(t *testing.T) {
 			if done.Status != tt.status || h.srv.Count() != 1 {
 				t.Fatalf("turn %+v after %d requests", done, h.srv.Count())
 			}
-			r := eventsOf[*ApprovalResolved](evs)
-			if len(r) != 1 || r[0].Decision != ApproveDeny || !strings.Contains(r[0].Reason, tt.reason) {
+			r := eventsOf[*event.ApprovalResolved](evs)
+			if len(r) != 1 || r[0].Decision != event.ApproveDeny || !strings.Contains(r[0].Reason, tt.reason) {
 				t.Errorf("resolved %+v", r)
 			}
 		})
@@ -347,10 +348,10 @@ func TestGoalRepairsTimeUp(t *testing.T) {
 			h := newStepHarness(t, respond, &GoalSpec{Limits: goal.Limits{MaxTime: 200 * time.Millisecond}}, nil, hang)
 			start := time.Now()
 			done, _ := h.turn("/goal --simple wait for it")
-			if !fired.Load() || done.Status != StatusLimit || time.Since(start) > 10*time.Second {
+			if !fired.Load() || done.Status != event.StatusLimit || time.Since(start) > 10*time.Second {
 				t.Fatalf("fired %v, turn %+v after %s", fired.Load(), done, time.Since(start))
 			}
-			if done, _ := h.turn("hello"); done.Status != StatusOK {
+			if done, _ := h.turn("hello"); done.Status != event.StatusOK {
 				t.Fatalf("next turn %+v", done)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/compact"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
@@ -238,7 +239,7 @@ func Build(cfg *config.Config, o BuildOptions) (*Built, error) {
 			return nil, errors.Join(err, b.closeIfNew(o))
 		}
 		if b.Spec.Planner != nil {
-			b.Spec.Agent.Role = RoleExecutor
+			b.Spec.Agent.Role = event.RoleExecutor
 		}
 		b.Spec.Fleet = (&subagents{cfg: cfg, cwd: o.Cwd, parent: id, model: res, prov: prov, sb: sb, perms: perms,
 			env: envp, logger: logger, sessions: session.ProjectDir(cfg.Home, o.Cwd)}).fleetSpec()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/compact"
 	"reasonix/core/config"
 	"reasonix/core/permission"
@@ -165,7 +166,7 @@ func (d *subagents) agentFor(owner taskOwner, spec TaskSpec) (AgentSpec, error) 
 	// "parent": the subagent asks through the parent's frontend, when the
 	// parent has one; the scheduler routes the answer back by task.
 	if pr, ok := res.Provider.Prices[res.Model]; ok {
-		prov = &pricedProvider{Provider: prov, price: Price{Input: pr.Input, CacheHit: pr.CacheHit, Output: pr.Output}}
+		prov = &pricedProvider{Provider: prov, price: event.Price{Input: pr.Input, CacheHit: pr.CacheHit, Output: pr.Output}}
 	}
 	return AgentSpec{
 		Provider:     prov,

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/compact"
 	"reasonix/core/config"
 	"reasonix/core/provider"
@@ -74,7 +75,7 @@ func buildPlanner(cfg *config.Config, o BuildOptions, ref string, exec config.Re
 	}
 	return &PlannerSpec{Rounds: rounds, Agent: AgentSpec{
 		Session:     id,
-		Role:        RolePlanner,
+		Role:        event.RolePlanner,
 		Provider:    prov,
 		Model:       res.Model,
 		Tools:       reg,
@@ -118,7 +119,7 @@ func plannerTranscript(dir, cwd, id string, res config.Resolved, resume bool) (*
 		}
 	}
 	store, err := session.Open(dir, session.Header{ID: id + "-planner", Created: time.Now().UTC(), Model: res.Provider.Name + "/" + res.Model,
-		Parent: id, Task: RolePlanner, Cwd: cwd})
+		Parent: id, Task: event.RolePlanner, Cwd: cwd})
 	if err != nil {
 		return nil, nil, fmt.Errorf("planner transcript: %w", err)
 	}

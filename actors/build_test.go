@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/config"
 	"reasonix/core/provider"
 	_ "reasonix/core/provider/openai"
@@ -36,10 +37,10 @@ func buildConfig(t *testing.T, url, extra string) (*config.Config, string) {
 
 // runBuilt starts b's session on a quiet system, runs one turn of input
 // and stops everything again.
-func runBuilt(t *testing.T, b *Built, input string) *TurnDone {
+func runBuilt(t *testing.T, b *Built, input string) *event.TurnDone {
 	t.Helper()
 	sys := NewSystem(nil)
-	bus := NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()
 	b.Spec.Agent.Bus = bus
@@ -90,7 +91,7 @@ func TestBuildRunsATurn(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if done.Status != StatusOK || done.Text != "hello back" {
+	if done.Status != event.StatusOK || done.Text != "hello back" {
 		t.Errorf("turn = %s %q (%s), want ok %q", done.Status, done.Text, done.Error, "hello back")
 	}
 	reqs := srv.Requests()
@@ -135,7 +136,7 @@ func TestBuildResumesASession(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("turn = %s (%s)", done.Status, done.Error)
 	}
 	var got []string

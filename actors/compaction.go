@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/compact"
 	"reasonix/core/provider"
 )
@@ -81,8 +82,8 @@ func (e *executor) ensureFits(c actor.Context) bool {
 	}
 	msg := fmt.Sprintf("the conversation needs about %d tokens plus %d for the answer even after compaction, more than the model's context window of %d; start a new session, or raise context_window if the model allows more",
 		tok, pol.Reserve, pol.Window)
-	e.publish(&ErrorOccurred{Message: msg})
-	e.endTurn(c, StatusFailed, msg)
+	e.publish(&event.ErrorOccurred{Message: msg})
+	e.endTurn(c, event.StatusFailed, msg)
 	return false
 }
 
@@ -91,8 +92,8 @@ func (e *executor) ensureFits(c actor.Context) bool {
 func (e *executor) compactNow(c actor.Context) {
 	pol := e.spec.Compaction
 	if !pol.Enabled() {
-		e.publish(&Notice{Level: "info", Message: "compaction is off for this model (context_window = 0)"})
-		e.endTurn(c, StatusOK, "")
+		e.publish(&event.Notice{Level: "info", Message: "compaction is off for this model (context_window = 0)"})
+		e.endTurn(c, event.StatusOK, "")
 		return
 	}
 	trimmed, folding := e.runTiers(c, true)
@@ -100,9 +101,9 @@ func (e *executor) compactNow(c actor.Context) {
 		return
 	}
 	if !trimmed {
-		e.publish(&Notice{Level: "info", Message: "nothing to compact: the conversation is all recent"})
+		e.publish(&event.Notice{Level: "info", Message: "nothing to compact: the conversation is all recent"})
 	}
-	e.endTurn(c, StatusOK, "")
+	e.endTurn(c, event.StatusOK, "")
 }
 
 // startFold asks the executor's own model, with no tools, for a digest of
@@ -114,7 +115,7 @@ func (e *executor) startFold(c actor.Context, plan compact.FoldPlan, tokens int,
 	epoch := e.epoch
 	ctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
-	e.publish(&CompactionStarted{Tier: compact.TierFold, Trigger: trigger, Tokens: tokens, Messages: len(plan.Folded)})
+	e.publish(&event.CompactionStarted{Tier: compact.TierFold, Trigger: trigger, Tokens: tokens, Messages: len(plan.Folded)})
 	req := plan.Request(e.msgs, e.gauge.Meter, e.spec.Model)
 	req.Temperature = e.spec.Temperature
 	self, p := c.Self(), e.spec.Provider
@@ -157,10 +158,10 @@ func (e *executor) onFoldDone(c actor.Context, m *foldDone) {
 	if m.usage != nil {
 		t.usage.Add(*m.usage)
 		e.total.Add(*m.usage)
-		e.publish(&UsageReported{Usage: *m.usage, Total: e.total})
+		e.publish(&event.UsageReported{Usage: *m.usage, Total: e.total})
 	}
 	if t.canceled {
-		e.endTurn(c, StatusCancelled, "")
+		e.endTurn(c, event.StatusCancelled, "")
 		return
 	}
 	var cp *compact.Compaction
@@ -174,13 +175,13 @@ func (e *executor) onFoldDone(c actor.Context, m *foldDone) {
 		if m.err != nil {
 			why = "failed: " + m.err.Error()
 		}
-		e.publish(&Notice{Level: "warn", Message: "compaction: the summary request " + why + "; pruned old tool results harder instead"})
+		e.publish(&event.Notice{Level: "warn", Message: "compaction: the summary request " + why + "; pruned old tool results harder instead"})
 		if sq := compact.Squeeze(e.msgs, e.tokens(), e.gauge.Meter); sq != nil {
 			e.applyCompaction(sq)
 		}
 	}
 	if t.manual {
-		e.endTurn(c, StatusOK, "")
+		e.endTurn(c, event.StatusOK, "")
 		return
 	}
 	if e.ensureFits(c) {
@@ -202,7 +203,7 @@ func (e *executor) applyCompaction(cp *compact.Compaction) {
 			if e.spec.saves != nil {
 				e.spec.saves.fail("compaction archive", err, false)
 			} else {
-				e.publish(&Notice{Level: "warn", Message: "compaction archive not saved: " + saveCause(err)})
+				e.publish(&event.Notice{Level: "warn", Message: "compaction archive not saved: " + saveCause(err)})
 			}
 		}
 		cp.Archive = path
@@ -221,9 +222,9 @@ func (e *executor) applyCompaction(cp *compact.Compaction) {
 	}); ok {
 		if err := tr.AppendCompaction(*cp); err != nil {
 			e.log.Error("transcript compaction append failed", "err", err)
-			e.publish(&Notice{Level: "warn", Message: "transcript not saved: " + err.Error()})
+			e.publish(&event.Notice{Level: "warn", Message: "transcript not saved: " + err.Error()})
 		}
 	}
-	e.publish(&Compacted{Tier: cp.Tier, Trigger: cp.Trigger, TokensBefore: cp.TokensBefore, TokensAfter: cp.TokensAfter,
+	e.publish(&event.Compacted{Tier: cp.Tier, Trigger: cp.Trigger, TokensBefore: cp.TokensBefore, TokensAfter: cp.TokensAfter,
 		Window: e.spec.Compaction.Window, MessagesBefore: before, MessagesAfter: len(out), Archive: cp.Archive})
 }

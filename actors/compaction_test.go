@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/actors/event"
 	"reasonix/core/compact"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -47,15 +48,15 @@ func TestCompactFolds(t *testing.T) {
 	h, archive := compactionHarness(t, 200000)
 	h.srv.Push(workTurns(6)...)
 	h.srv.Push(providertest.Turn{Text: "the digest of the dumps"}, providertest.Turn{Text: "next answer"})
-	if done, _ := h.turn("dump six times"); done.Status != StatusOK {
+	if done, _ := h.turn("dump six times"); done.Status != event.StatusOK {
 		t.Fatalf("work turn: %+v", done)
 	}
 	done, evs := h.turn("/compact")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("/compact: %+v", done)
 	}
-	started := eventsOf[*CompactionStarted](evs)
-	comps := eventsOf[*Compacted](evs)
+	started := eventsOf[*event.CompactionStarted](evs)
+	comps := eventsOf[*event.Compacted](evs)
 	if len(started) != 1 || len(comps) != 2 || comps[0].Tier != compact.TierPrune || comps[1].Tier != compact.TierFold ||
 		comps[1].Trigger != compact.TriggerManual || comps[1].TokensAfter >= comps[0].TokensBefore {
 		t.Fatalf("compaction events: started %+v, done %+v", started, comps)
@@ -100,14 +101,14 @@ func TestCompactFoldFailsSoft(t *testing.T) {
 			h.srv.Push(reply)
 			h.turn("dump")
 			done, evs := h.turn("/compact")
-			if done.Status != StatusOK {
+			if done.Status != event.StatusOK {
 				t.Fatalf("/compact ended %+v", done)
 			}
 			var warned bool
-			for _, n := range eventsOf[*Notice](evs) {
+			for _, n := range eventsOf[*event.Notice](evs) {
 				warned = warned || (n.Level == "warn" && strings.Contains(n.Message, "pruned old tool results harder"))
 			}
-			comps := eventsOf[*Compacted](evs)
+			comps := eventsOf[*event.Compacted](evs)
 			if !warned || len(comps) == 0 || comps[len(comps)-1].Tier == compact.TierFold {
 				t.Fatalf("notice %v, compactions %+v", warned, comps)
 			}
@@ -123,13 +124,13 @@ func TestCompactCancelDuringFold(t *testing.T) {
 	h.srv.Push(providertest.Turn{Latency: -1})
 	h.turn("dump")
 	h.sess.Run("/compact")
-	h.waitEvent(func(e Event) bool { _, ok := e.(*CompactionStarted); return ok })
+	h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.CompactionStarted); return ok })
 	h.sess.Cancel()
 	done, evs := h.wait()
-	if done.Status != StatusCancelled {
+	if done.Status != event.StatusCancelled {
 		t.Fatalf("turn %+v", done)
 	}
-	for _, c := range eventsOf[*Compacted](evs) {
+	for _, c := range eventsOf[*event.Compacted](evs) {
 		if c.Tier == compact.TierFold {
 			t.Fatalf("a cancelled fold was applied: %+v", c)
 		}
@@ -144,10 +145,10 @@ func TestCompactWithoutWindow(t *testing.T) {
 	h.turn("hello")
 	before := h.srv.Count()
 	done, evs := h.turn("/compact")
-	if done.Status != StatusOK || h.srv.Count() != before {
+	if done.Status != event.StatusOK || h.srv.Count() != before {
 		t.Fatalf("turn %+v, %d requests sent", done, h.srv.Count()-before)
 	}
-	notices := eventsOf[*Notice](evs)
+	notices := eventsOf[*event.Notice](evs)
 	if len(notices) != 1 || !strings.Contains(notices[0].Message, "compaction is off") {
 		t.Fatalf("notices %+v", notices)
 	}
@@ -176,11 +177,11 @@ func TestAutoCompactionKeepsRequestsInWindow(t *testing.T) {
 			done, evs := h.turn("dump until stopped")
 			// Without folds the texts outgrow the window at last: the turn
 			// then fails, saying so, rather than send too much.
-			if done.Status != StatusMaxSteps && (summary.Status == 0 || !strings.Contains(done.Error, "context window")) {
+			if done.Status != event.StatusMaxSteps && (summary.Status == 0 || !strings.Contains(done.Error, "context window")) {
 				t.Fatalf("turn %+v", done)
 			}
 			tiers := map[string]int{}
-			for _, c := range eventsOf[*Compacted](evs) {
+			for _, c := range eventsOf[*event.Compacted](evs) {
 				tiers[c.Tier+"/"+c.Trigger]++
 			}
 			want := "fold/auto"

@@ -10,14 +10,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 	"reasonix/core/tool"
-)
-
-// Roles of a two-model run, carried in events (Meta.Role).
-const (
-	RolePlanner  = "planner"
-	RoleExecutor = "executor"
 )
 
 // PlannerSpec turns a session into a two-model run: a coordinator between
@@ -183,7 +178,7 @@ func (co *coordinator) Receive(c actor.Context) {
 
 // active is the child working on the turn.
 func (co *coordinator) active() *actor.PID {
-	if co.turn != nil && co.turn.phase == RolePlanner {
+	if co.turn != nil && co.turn.phase == event.RolePlanner {
 		return co.planner
 	}
 	return co.executor
@@ -191,7 +186,7 @@ func (co *coordinator) active() *actor.PID {
 
 func (co *coordinator) start(c actor.Context, m *RunTurn) {
 	if co.turn != nil {
-		c.Respond(&TurnFinished{Session: co.exec.Session, Status: StatusFailed, Error: "a turn is already running"})
+		c.Respond(&TurnFinished{Session: co.exec.Session, Status: event.StatusFailed, Error: "a turn is already running"})
 		co.answered = true
 		return
 	}
@@ -199,11 +194,11 @@ func (co *coordinator) start(c actor.Context, m *RunTurn) {
 	co.answered = true
 	if m.Compact || strings.TrimSpace(m.Input) == "/compact" {
 		// A built-in action on the executor's conversation.
-		co.ask(c, RoleExecutor, m)
+		co.ask(c, event.RoleExecutor, m)
 		return
 	}
 	co.reports.take() // a report from an earlier turn is stale
-	co.ask(c, RolePlanner, &RunTurn{Input: fmt.Sprintf(plannerRequestFormat, m.Input)})
+	co.ask(c, event.RolePlanner, &RunTurn{Input: fmt.Sprintf(plannerRequestFormat, m.Input)})
 }
 
 // ask sends a turn to the planner or the executor; the ledger makes sure
@@ -211,11 +206,11 @@ func (co *coordinator) start(c actor.Context, m *RunTurn) {
 func (co *coordinator) ask(c actor.Context, role string, m *RunTurn) {
 	co.turn.phase = role
 	target := co.executor
-	if role == RolePlanner {
+	if role == event.RolePlanner {
 		target = co.planner
 	}
 	co.ledger.request(c, role, target, m, 0, func(c actor.Context, why string) {
-		co.finish(c, &TurnFinished{Status: StatusFailed, Error: role + " " + why})
+		co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: role + " " + why})
 	})
 }
 
@@ -224,29 +219,29 @@ func (co *coordinator) onFinished(c actor.Context, m *TurnFinished) {
 	if t == nil {
 		return
 	}
-	role := RoleExecutor
+	role := event.RoleExecutor
 	if c.Sender() != nil && c.Sender().Equal(co.planner) {
-		role = RolePlanner
+		role = event.RolePlanner
 	}
 	if !co.ledger.settle(role) {
 		return
 	}
 	t.steps += m.Steps
 	t.usage.Add(m.Usage)
-	if role == RolePlanner {
+	if role == event.RolePlanner {
 		co.onPlan(c, m)
 		return
 	}
-	if m.Status != StatusOK {
+	if m.Status != event.StatusOK {
 		co.finish(c, m)
 		return
 	}
 	rep := co.reports.take()
 	if rep != nil && rep.Status != "done" && t.round < co.plan.Rounds && !t.canceled {
 		t.round++
-		co.publish(&Notice{Level: "info", Message: fmt.Sprintf("re-planning (round %d of %d): the executor reported %s: %s",
-			t.round, co.plan.Rounds, rep.Status, rep.Summary)}, RolePlanner)
-		co.ask(c, RolePlanner, &RunTurn{Input: fmt.Sprintf(replanFormat, t.round-1, rep.Status, rep.Summary, m.Text)})
+		co.publish(&event.Notice{Level: "info", Message: fmt.Sprintf("re-planning (round %d of %d): the executor reported %s: %s",
+			t.round, co.plan.Rounds, rep.Status, rep.Summary)}, event.RolePlanner)
+		co.ask(c, event.RolePlanner, &RunTurn{Input: fmt.Sprintf(replanFormat, t.round-1, rep.Status, rep.Summary, m.Text)})
 		return
 	}
 	co.finish(c, m)
@@ -257,22 +252,22 @@ func (co *coordinator) onFinished(c actor.Context, m *TurnFinished) {
 func (co *coordinator) onPlan(c actor.Context, m *TurnFinished) {
 	t := co.turn
 	switch {
-	case m.Status == StatusCancelled || t.canceled:
-		co.finish(c, &TurnFinished{Status: StatusCancelled, Text: m.Text})
+	case m.Status == event.StatusCancelled || t.canceled:
+		co.finish(c, &TurnFinished{Status: event.StatusCancelled, Text: m.Text})
 		return
-	case m.Status != StatusOK:
+	case m.Status != event.StatusOK:
 		msg := "planner: " + m.Error
 		if m.Error == "" {
 			msg = "planner: the turn ended " + m.Status
 		}
-		co.finish(c, &TurnFinished{Status: StatusFailed, Error: msg})
+		co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: msg})
 		return
 	case strings.TrimSpace(m.Text) == "":
-		co.finish(c, &TurnFinished{Status: StatusFailed, Error: "planner: the answer held no plan"})
+		co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: "planner: the answer held no plan"})
 		return
 	}
-	co.publish(&PlanReady{Round: t.round, Plan: m.Text}, RolePlanner)
-	co.ask(c, RoleExecutor, &RunTurn{Input: fmt.Sprintf(handoffFormat, t.round, t.request, m.Text, ToolPlanReport)})
+	co.publish(&event.PlanReady{Round: t.round, Plan: m.Text}, event.RolePlanner)
+	co.ask(c, event.RoleExecutor, &RunTurn{Input: fmt.Sprintf(handoffFormat, t.round, t.request, m.Text, ToolPlanReport)})
 }
 
 // finish answers the turn with m, the steps and usage of both roles summed.
@@ -295,17 +290,17 @@ func summedReply(m *TurnFinished, session string, steps int, usage provider.Usag
 	out := *m
 	out.Session, out.Task = session, ""
 	out.Steps, out.Usage = steps, usage
-	if canceled && out.Status == StatusOK {
-		out.Status = StatusCancelled
+	if canceled && out.Status == event.StatusOK {
+		out.Status = event.StatusCancelled
 	}
 	return &out
 }
 
-func (co *coordinator) publish(ev Event, role string) {
+func (co *coordinator) publish(ev event.Event, role string) {
 	if co.exec.Bus == nil {
 		return
 	}
-	m := ev.meta()
+	m := ev.EventMeta()
 	m.Session, m.Role = co.exec.Session, role
 	co.exec.Bus.Publish(ev)
 }
@@ -318,21 +313,21 @@ func (co *coordinator) repair(c actor.Context, m *Crashed) {
 	if _, ok := m.Lost.(*TurnFinished); ok && co.turn != nil {
 		// The answer of a child was lost with the handler: its turn is
 		// over, and so is this one.
-		role := RoleExecutor
+		role := event.RoleExecutor
 		if m.Sender != nil && m.Sender.Equal(co.planner) {
-			role = RolePlanner
+			role = event.RolePlanner
 		}
 		if co.ledger.settle(role) {
-			co.finish(c, &TurnFinished{Status: StatusFailed, Error: m.Error()})
+			co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: m.Error()})
 			return
 		}
 	}
 	if _, ok := m.Lost.(*RunTurn); ok && m.Sender != nil && !co.answered {
 		if co.turn == nil || co.turn.replyTo == nil || !co.turn.replyTo.Equal(m.Sender) {
-			c.Send(m.Sender, &TurnFinished{Session: co.exec.Session, Status: StatusFailed, Error: m.Error()})
+			c.Send(m.Sender, &TurnFinished{Session: co.exec.Session, Status: event.StatusFailed, Error: m.Error()})
 		}
 	}
-	if co.turn != nil && !co.ledger.pending(RolePlanner) && !co.ledger.pending(RoleExecutor) {
-		co.finish(c, &TurnFinished{Status: StatusFailed, Error: m.Error()})
+	if co.turn != nil && !co.ledger.pending(event.RolePlanner) && !co.ledger.pending(event.RoleExecutor) {
+		co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: m.Error()})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider/providertest"
 )
 
@@ -13,13 +14,13 @@ func TestCoordinatorCancelWhilePlanning(t *testing.T) {
 	h := newHarness(t, harnessOpts{planRounds: 2})
 	h.srv.Push(providertest.Turn{Text: "a plan that never ends", Latency: -1})
 	h.sess.Run("do it")
-	h.waitEvent(func(e Event) bool { _, ok := e.(*TurnStarted); return ok })
+	h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.TurnStarted); return ok })
 	if _, err := h.srv.WaitRequests(1, 10e9); err != nil {
 		t.Fatal(err)
 	}
 	h.sess.Cancel()
 	done, _ := h.wait()
-	if done.Status != StatusCancelled {
+	if done.Status != event.StatusCancelled {
 		t.Fatalf("turn %+v", done)
 	}
 	for _, r := range h.srv.Requests() {
@@ -29,7 +30,7 @@ func TestCoordinatorCancelWhilePlanning(t *testing.T) {
 	}
 	// The session goes on: the next turn plans and executes.
 	h.srv.Push(providertest.Turn{Text: "1. answer"}, providertest.Turn{Text: "answered"})
-	if done, _ := h.turn("again"); done.Status != StatusOK || done.Text != "answered" {
+	if done, _ := h.turn("again"); done.Status != event.StatusOK || done.Text != "answered" {
 		t.Fatalf("next turn %+v", done)
 	}
 }
@@ -42,11 +43,11 @@ func TestCoordinatorRepairsACrash(t *testing.T) {
 	h := newHarness(t, harnessOpts{planRounds: 1})
 	h.srv.Push(providertest.Turn{Text: "1. plan"})
 	done, _ := h.turn("crash me")
-	if !fired.Load() || done.Status != StatusFailed || !strings.Contains(done.Error, "injected fault") {
+	if !fired.Load() || done.Status != event.StatusFailed || !strings.Contains(done.Error, "injected fault") {
 		t.Fatalf("fired %v, turn %+v", fired.Load(), done)
 	}
 	h.srv.Push(providertest.Turn{Text: "1. plan"}, providertest.Turn{Text: "ok now"})
-	if done, _ := h.turn("again"); done.Status != StatusOK || done.Text != "ok now" {
+	if done, _ := h.turn("again"); done.Status != event.StatusOK || done.Text != "ok now" {
 		t.Fatalf("next turn %+v", done)
 	}
 }
@@ -62,10 +63,10 @@ func TestCoordinatorSumsUsage(t *testing.T) {
 		t.Fatalf("usage %+v", done.Usage)
 	}
 	roles := map[string]int{}
-	for _, u := range eventsOf[*UsageReported](evs) {
+	for _, u := range eventsOf[*event.UsageReported](evs) {
 		roles[u.Role] += u.Usage.PromptTokens
 	}
-	if roles[RolePlanner] != 100 || roles[RoleExecutor] != 200 {
+	if roles[event.RolePlanner] != 100 || roles[event.RoleExecutor] != 200 {
 		t.Fatalf("usage by role %v", roles)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"reasonix/actors/event"
 	"reasonix/core/text"
 	"reasonix/core/tool"
 )
@@ -98,16 +99,16 @@ func DelegationTools() []tool.Tool {
 }
 
 type taskArgs struct {
-	Prompt     string   `json:"prompt"`
-	Profile    string   `json:"profile"`
-	WritePaths []string `json:"write_paths"`
-	Model      string   `json:"model"`
-	Effort     string   `json:"effort"`
-	Budget     Budget   `json:"budget"`
+	Prompt     string       `json:"prompt"`
+	Profile    string       `json:"profile"`
+	WritePaths []string     `json:"write_paths"`
+	Model      string       `json:"model"`
+	Effort     string       `json:"effort"`
+	Budget     event.Budget `json:"budget"`
 }
 
 // checkBudget rejects negative ceilings.
-func checkBudget(b Budget) error {
+func checkBudget(b event.Budget) error {
 	if b.Tokens < 0 || b.Turns < 0 || b.Seconds < 0 || b.Cost < 0 {
 		return fmt.Errorf("budget values must be positive, got %+v", b)
 	}
@@ -121,7 +122,7 @@ func parseDelegation(name, args, fleetID string) ([]TaskSpec, error) {
 		args = "{}"
 	}
 	var list []taskArgs
-	var whole Budget
+	var whole event.Budget
 	switch name {
 	case ToolTask:
 		var one taskArgs
@@ -131,8 +132,8 @@ func parseDelegation(name, args, fleetID string) ([]TaskSpec, error) {
 		list = []taskArgs{one}
 	default:
 		var many struct {
-			Tasks  []taskArgs `json:"tasks"`
-			Budget Budget     `json:"budget"`
+			Tasks  []taskArgs   `json:"tasks"`
+			Budget event.Budget `json:"budget"`
 		}
 		if err := json.Unmarshal([]byte(args), &many); err != nil {
 			return nil, fmt.Errorf("%s: arguments are not valid JSON: %w", name, err)
@@ -174,21 +175,21 @@ func formatFleet(name string, r *FleetResult) (string, bool) {
 	for _, t := range r.Results {
 		counts[t.Status]++
 	}
-	allFailed := counts[TaskOK] == 0
+	allFailed := counts[event.TaskOK] == 0
 	if name == ToolTask && len(r.Results) == 1 {
 		t := r.Results[0]
-		if t.Status == TaskOK {
+		if t.Status == event.TaskOK {
 			return capText(t.Text), false
 		}
-		if t.Status == TaskOverBudget {
+		if t.Status == event.TaskOverBudget {
 			return fmt.Sprintf("[partial answer: task %s stopped at its %s budget]\n%s", t.TaskID, t.OverBudget, capText(t.Text)), false
 		}
 		return fmt.Sprintf("Error: task %s %s: %s\n%s", t.TaskID, t.Status, t.Error, capText(t.Text)), true
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tasks: %d ok, %d failed, %d timed out, %d cancelled", len(r.Results),
-		counts[TaskOK], counts[TaskFailed], counts[TaskTimedOut], counts[TaskCancelled])
-	if n := counts[TaskOverBudget]; n > 0 {
+		counts[event.TaskOK], counts[event.TaskFailed], counts[event.TaskTimedOut], counts[event.TaskCancelled])
+	if n := counts[event.TaskOverBudget]; n > 0 {
 		fmt.Fprintf(&b, ", %d over budget (partial answers)", n)
 		allFailed = false
 	}
@@ -205,10 +206,10 @@ func formatFleet(name string, r *FleetResult) (string, bool) {
 			fmt.Fprintf(&b, ", cost %.4g", t.Cost)
 		}
 		b.WriteString("\n")
-		if t.Status == TaskOverBudget {
+		if t.Status == event.TaskOverBudget {
 			fmt.Fprintf(&b, "Partial answer: stopped at its %s budget.\n", t.OverBudget)
 		}
-		if t.Error != "" && t.Status != TaskOK && t.Status != TaskOverBudget {
+		if t.Error != "" && t.Status != event.TaskOK && t.Status != event.TaskOverBudget {
 			fmt.Fprintf(&b, "Error: %s\n", t.Error)
 		}
 		if t.Text != "" {

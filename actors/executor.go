@@ -13,6 +13,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/compact"
 	"reasonix/core/permission"
 	"reasonix/core/provider"
@@ -65,7 +66,7 @@ type AgentSpec struct {
 	Temperature  float64
 	Effort       string
 	Transcript   Transcript
-	Bus          *Bus
+	Bus          *event.Bus
 	Logger       *slog.Logger
 	// Permissions gates each call; the zero value allows everything.
 	Permissions Permissions
@@ -294,7 +295,7 @@ func (e *executor) Receive(c actor.Context) {
 		if e.turn != nil {
 			e.abortWork(c)
 			e.closeOpenCalls("Error: the session stopped before this call returned")
-			e.endTurn(c, StatusCancelled, "session stopped")
+			e.endTurn(c, event.StatusCancelled, "session stopped")
 		}
 		e.ledger.dropAll()
 		// A subagent's transcript lives exactly as long as its executor.
@@ -322,7 +323,7 @@ func (e *executor) repair(c actor.Context, m *Crashed) {
 	t := e.turn
 	if t == nil {
 		if _, ok := m.Lost.(*RunTurn); ok && m.Sender != nil {
-			c.Request(m.Sender, &TurnFinished{Session: e.spec.Session, Task: e.spec.Task, Status: StatusFailed, Error: reason})
+			c.Request(m.Sender, &TurnFinished{Session: e.spec.Session, Task: e.spec.Task, Status: event.StatusFailed, Error: reason})
 		}
 		e.ledger.reconcile(c)
 		return
@@ -332,8 +333,8 @@ func (e *executor) repair(c actor.Context, m *Crashed) {
 	}
 	e.abortWork(c)
 	e.closeOpenCalls("Error: " + reason)
-	e.publish(&ErrorOccurred{Message: reason})
-	e.endTurn(c, StatusFailed, reason)
+	e.publish(&event.ErrorOccurred{Message: reason})
+	e.endTurn(c, event.StatusFailed, reason)
 }
 
 // closeOpenCalls appends a tool message for every call of the last step
@@ -355,11 +356,11 @@ func (e *executor) closeOpenCalls(fallback string) {
 	}
 }
 
-func (e *executor) publish(ev Event) {
+func (e *executor) publish(ev event.Event) {
 	if e.spec.Bus == nil {
 		return
 	}
-	m := ev.meta()
+	m := ev.EventMeta()
 	m.Session, m.Task, m.Role = e.spec.Session, e.spec.Task, e.spec.Role
 	if e.spec.gate != nil {
 		e.spec.gate.publish(e.spec.Bus, ev)
@@ -375,7 +376,7 @@ func (e *executor) append(m provider.Message) {
 			// The turn goes on (the conversation is still in memory) but
 			// the user must know their transcript is incomplete.
 			e.log.Error("transcript append failed", "err", err)
-			e.publish(&Notice{Level: "warn", Message: "transcript not saved: " + err.Error()})
+			e.publish(&event.Notice{Level: "warn", Message: "transcript not saved: " + err.Error()})
 		}
 	}
 }
@@ -383,7 +384,7 @@ func (e *executor) append(m provider.Message) {
 func (e *executor) startTurn(c actor.Context, m *RunTurn) {
 	if e.turn != nil {
 		if s := c.Sender(); s != nil {
-			c.Respond(&TurnFinished{Session: e.spec.Session, Task: e.spec.Task, Status: StatusFailed, Error: "a turn is already running"})
+			c.Respond(&TurnFinished{Session: e.spec.Session, Task: e.spec.Task, Status: event.StatusFailed, Error: "a turn is already running"})
 		}
 		return
 	}
@@ -405,7 +406,7 @@ func (e *executor) startStep(c actor.Context) {
 	if why := e.overBudget(); why != "" {
 		// The work so far stays in the conversation; the turn stops short
 		// of a request its budget does not cover.
-		e.endTurn(c, StatusLimit, why)
+		e.endTurn(c, event.StatusLimit, why)
 		return
 	}
 	t.step++
@@ -459,10 +460,10 @@ func (e *executor) onChunk(c actor.Context, m *streamChunk) {
 	switch ch.Type {
 	case provider.ChunkText:
 		t.text.WriteString(ch.Text)
-		e.publish(&TextDelta{Text: ch.Text})
+		e.publish(&event.TextDelta{Text: ch.Text})
 	case provider.ChunkReasoning:
 		t.reasoning.WriteString(ch.Text)
-		e.publish(&ReasoningDelta{Text: ch.Text})
+		e.publish(&event.ReasoningDelta{Text: ch.Text})
 	case provider.ChunkToolCall:
 		if ch.ToolCall != nil {
 			t.calls = append(t.calls, *ch.ToolCall)
@@ -472,7 +473,7 @@ func (e *executor) onChunk(c actor.Context, m *streamChunk) {
 			e.gauge.Observe(ch.Usage.PromptTokens, e.msgs[:min(t.reqMsgs, len(e.msgs))], t.schemaBytes)
 			t.usage.Add(*ch.Usage)
 			e.total.Add(*ch.Usage)
-			e.publish(&UsageReported{Usage: *ch.Usage, Total: e.total})
+			e.publish(&event.UsageReported{Usage: *ch.Usage, Total: e.total})
 		}
 	case provider.ChunkDone:
 		t.streaming = false
@@ -483,15 +484,15 @@ func (e *executor) onChunk(c actor.Context, m *streamChunk) {
 		t.cancel()
 		e.keepPartial()
 		if t.canceled {
-			e.endTurn(c, StatusCancelled, "")
+			e.endTurn(c, event.StatusCancelled, "")
 			return
 		}
 		msg := "model request failed"
 		if ch.Err != nil {
 			msg = ch.Err.Error()
 		}
-		e.publish(&ErrorOccurred{Message: msg})
-		e.endTurn(c, StatusFailed, msg)
+		e.publish(&event.ErrorOccurred{Message: msg})
+		e.endTurn(c, event.StatusFailed, msg)
 	}
 }
 
@@ -528,7 +529,7 @@ func (e *executor) finishStep(c actor.Context) {
 		ToolCalls:        t.calls,
 	})
 	if len(t.calls) == 0 {
-		e.endTurn(c, StatusOK, "")
+		e.endTurn(c, event.StatusOK, "")
 		return
 	}
 	t.results = make([]*ToolResult, len(t.calls))
@@ -606,7 +607,7 @@ func (e *executor) nextGroup(c actor.Context) {
 func (e *executor) dispatch(c actor.Context, i int) {
 	t := e.turn
 	call := t.calls[i]
-	started := &ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments}
+	started := &event.ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments}
 	if t.canceled {
 		e.publish(started)
 		e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Cancelled: true, Output: "Error: cancelled by the user before it ran"}, i)
@@ -633,9 +634,9 @@ func (e *executor) dispatch(c actor.Context, i int) {
 		id := e.approvalID(call.ID)
 		t.approvals[id] = i
 		t.pending++
-		e.publish(&ToolWaiting{CallID: call.ID, Tool: call.Name, Args: call.Arguments, RequestID: id})
+		e.publish(&event.ToolWaiting{CallID: call.ID, Tool: call.Name, Args: call.Arguments, RequestID: id})
 		t.approvalOnce[id] = g.once
-		e.publish(&ApprovalRequested{RequestID: id, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
+		e.publish(&event.ApprovalRequested{RequestID: id, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
 			Reason: g.reason, Suggestions: g.suggest, OnceOnly: g.once})
 		if d := e.spec.ApprovalTimeout; d > 0 {
 			sys, self := e.sys, c.Self()
@@ -696,7 +697,7 @@ func (e *executor) delegate(c actor.Context, i int) {
 		func(c actor.Context, why string) {
 			res := &FleetResult{FleetID: id}
 			for _, s := range specs {
-				res.Results = append(res.Results, TaskResult{TaskID: s.ID, Status: TaskFailed, Error: "scheduler: " + why})
+				res.Results = append(res.Results, TaskResult{TaskID: s.ID, Status: event.TaskFailed, Error: "scheduler: " + why})
 			}
 			e.onFleetResult(c, res)
 		})
@@ -792,7 +793,7 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 		return
 	}
 	call := t.calls[i]
-	if m.Choice == ApproveDeny || t.canceled {
+	if m.Choice == event.ApproveDeny || t.canceled {
 		t.pending--
 		reason := m.reason
 		switch {
@@ -803,8 +804,8 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 		case reason == "":
 			reason = "denied by the user"
 		}
-		e.publish(&ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: ApproveDeny, Reason: reason})
-		e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
+		e.publish(&event.ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: event.ApproveDeny, Reason: reason})
+		e.publish(&event.ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 		e.record(blocked(call, reason), i)
 		if t.pending == 0 {
 			e.nextGroup(c)
@@ -813,8 +814,8 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 	}
 	tl, _ := t.tools.Get(call.Name) // present: the turn's tools never change
 	if call.Name == ToolExitPlanMode {
-		e.publish(&ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: m.Choice})
-		e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
+		e.publish(&event.ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: m.Choice})
+		e.publish(&event.ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 		t.pending--
 		e.approvePlan(i)
 		if t.pending == 0 {
@@ -827,11 +828,11 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 	// whatever scope the answer named.
 	once := t.approvalOnce[m.RequestID]
 	delete(t.approvalOnce, m.RequestID)
-	e.publish(&ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: m.Choice})
-	if (m.Choice == ApproveSession || m.Choice == ApproveAlways) && !once {
+	e.publish(&event.ApprovalResolved{RequestID: m.RequestID, CallID: call.ID, Decision: m.Choice})
+	if (m.Choice == event.ApproveSession || m.Choice == event.ApproveAlways) && !once {
 		e.grant(call, m)
 	}
-	e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
+	e.publish(&event.ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 	e.run(c, i, tl)
 }
 
@@ -840,7 +841,7 @@ func (e *executor) onApprovalExpired(c actor.Context, m *approvalExpired) {
 	if e.turn == nil {
 		return
 	}
-	e.onApproval(c, &ApprovalResponse{RequestID: m.requestID, Choice: ApproveDeny,
+	e.onApproval(c, &ApprovalResponse{RequestID: m.requestID, Choice: event.ApproveDeny,
 		reason: fmt.Sprintf("nobody approved it within %s", e.spec.ApprovalTimeout)})
 }
 
@@ -858,17 +859,17 @@ func (e *executor) grant(call provider.ToolCall, m *ApprovalResponse) {
 		return
 	}
 	if err := p.Grants.Add(rule); err != nil {
-		e.publish(&Notice{Level: "warn", Message: fmt.Sprintf("could not grant %s: %v", rule, err)})
+		e.publish(&event.Notice{Level: "warn", Message: fmt.Sprintf("could not grant %s: %v", rule, err)})
 		return
 	}
-	if m.Choice != ApproveAlways || p.ProjectFile == "" {
+	if m.Choice != event.ApproveAlways || p.ProjectFile == "" {
 		return
 	}
-	file, home, bus, meta := p.ProjectFile, p.TrustHome, e.spec.Bus, Meta{Session: e.spec.Session, Task: e.spec.Task}
+	file, home, bus, meta := p.ProjectFile, p.TrustHome, e.spec.Bus, event.Meta{Session: e.spec.Session, Task: e.spec.Task}
 	e.sys.Go(func() {
 		trusted, err := persistRule(home, file, rule)
 		if err != nil && bus != nil {
-			bus.Publish(&Notice{Meta: meta, Level: "warn", Message: fmt.Sprintf("could not save %s to %s: %v", rule, file, err)})
+			bus.Publish(&event.Notice{Meta: meta, Level: "warn", Message: fmt.Sprintf("could not save %s to %s: %v", rule, file, err)})
 			return
 		}
 		if bus == nil {
@@ -878,7 +879,7 @@ func (e *executor) grant(call provider.ToolCall, m *ApprovalResponse) {
 		if !trusted {
 			msg += `; later sessions honour it once you trust this workspace ("reasonix trust")`
 		}
-		bus.Publish(&Notice{Meta: meta, Level: "info", Message: msg})
+		bus.Publish(&event.Notice{Meta: meta, Level: "info", Message: msg})
 	}, nil)
 }
 
@@ -900,10 +901,10 @@ func (e *executor) record(res *ToolResult, i int) {
 	t := e.turn
 	t.results[i] = res
 	out := res.Output
-	if len(out) > MaxEventOutput {
-		out = out[:MaxEventOutput]
+	if len(out) > event.MaxEventOutput {
+		out = out[:event.MaxEventOutput]
 	}
-	e.publish(&ToolFinished{CallID: res.CallID, Tool: res.Name, IsError: res.IsError,
+	e.publish(&event.ToolFinished{CallID: res.CallID, Tool: res.Name, IsError: res.IsError,
 		DurationMS: res.Duration.Milliseconds(), Output: out, OutputBytes: len(res.Output)})
 }
 
@@ -947,17 +948,17 @@ func (e *executor) finishTools(c actor.Context) {
 	}
 	switch {
 	case t.canceled:
-		e.endTurn(c, StatusCancelled, "")
+		e.endTurn(c, event.StatusCancelled, "")
 	case t.endAfterTools:
 		t.lastText = t.lastPlan
-		e.endTurn(c, StatusOK, "")
+		e.endTurn(c, event.StatusOK, "")
 	case e.spec.FailOnCrash && crash != "":
-		e.publish(&ErrorOccurred{Message: crash})
-		e.endTurn(c, StatusFailed, crash)
+		e.publish(&event.ErrorOccurred{Message: crash})
+		e.endTurn(c, event.StatusFailed, crash)
 	case e.spec.MaxSteps > 0 && t.step >= e.spec.MaxSteps:
-		e.endTurn(c, StatusMaxSteps, fmt.Sprintf("stopped after %d steps (max steps reached)", t.step))
+		e.endTurn(c, event.StatusMaxSteps, fmt.Sprintf("stopped after %d steps (max steps reached)", t.step))
 	case stop != "":
-		e.endTurn(c, StatusLimit, stop)
+		e.endTurn(c, event.StatusLimit, stop)
 	case e.guarded(c):
 		// The turn ended, or waits for the user's go-on.
 	default:
@@ -1007,7 +1008,7 @@ func (e *executor) cancelApprovals(c actor.Context) {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		e.onApproval(c, &ApprovalResponse{RequestID: id, Choice: ApproveDeny})
+		e.onApproval(c, &ApprovalResponse{RequestID: id, Choice: event.ApproveDeny})
 	}
 }
 
@@ -1051,7 +1052,7 @@ func (e *executor) abortWork(c actor.Context) {
 		if i := t.approvals[id]; i != guardCall {
 			callID = t.calls[i].ID
 		}
-		e.publish(&ApprovalResolved{RequestID: id, CallID: callID, Decision: ApproveDeny, Reason: "the turn ended"})
+		e.publish(&event.ApprovalResolved{RequestID: id, CallID: callID, Decision: event.ApproveDeny, Reason: "the turn ended"})
 	}
 	t.approvals = nil
 	e.ledger.dropAll()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 	"reasonix/core/tool"
 )
@@ -71,7 +72,7 @@ func (e *executor) guarded(c actor.Context) bool {
 	}
 	if n := e.spec.GuardSteps; n > 0 && t.step-t.guardFrom >= n {
 		why := fmt.Sprintf("stopped after %d steps in one turn (agent.max_steps = %d)", t.step-t.guardFrom, n)
-		return e.stopGuard(c, StatusMaxSteps, why, ToolContinueTurn, fmt.Sprintf(`{"steps":%d}`, t.step),
+		return e.stopGuard(c, event.StatusMaxSteps, why, ToolContinueTurn, fmt.Sprintf(`{"steps":%d}`, t.step),
 			fmt.Sprintf("This turn has taken %d steps (agent.max_steps = %d). Allow to let it go on for up to %d more; deny ends it.", t.step-t.guardFrom, n, n))
 	}
 	return false
@@ -82,12 +83,12 @@ func (e *executor) guarded(c actor.Context) bool {
 // answer covers this question alone).
 func (e *executor) stopGuard(c actor.Context, status, why, toolName, args, question string) bool {
 	t := e.turn
-	if !e.spec.Permissions.Interactive || e.spec.Task != "" || e.spec.Role == RolePlanner {
+	if !e.spec.Permissions.Interactive || e.spec.Task != "" || e.spec.Role == event.RolePlanner {
 		// Nobody is there to ask (a subagent's questions would outlive
 		// its parent's patience; a planner's answers are routed to the
 		// executor): the turn ends with the reason.
 		if status == StatusLoop {
-			e.publish(&ErrorOccurred{Message: why})
+			e.publish(&event.ErrorOccurred{Message: why})
 		}
 		e.endTurn(c, status, why)
 		return true
@@ -102,7 +103,7 @@ func (e *executor) stopGuard(c actor.Context, status, why, toolName, args, quest
 		t.approvalTimers = map[string]*time.Timer{}
 	}
 	t.approvals[id] = guardCall
-	e.publish(&ApprovalRequested{RequestID: id, Tool: toolName, Args: args, Reason: question, OnceOnly: true})
+	e.publish(&event.ApprovalRequested{RequestID: id, Tool: toolName, Args: args, Reason: question, OnceOnly: true})
 	if d := e.spec.ApprovalTimeout; d > 0 {
 		sys, self := e.sys, c.Self()
 		t.approvalTimers[id] = time.AfterFunc(d, func() { sys.Send(self, &approvalExpired{requestID: id}) })
@@ -120,7 +121,7 @@ func (e *executor) onGuardAnswer(c actor.Context, m *ApprovalResponse) {
 	if g == nil {
 		return
 	}
-	if m.Choice == ApproveDeny || t.canceled {
+	if m.Choice == event.ApproveDeny || t.canceled {
 		reason := m.reason
 		if reason == "" {
 			reason = "the user chose to stop"
@@ -128,15 +129,15 @@ func (e *executor) onGuardAnswer(c actor.Context, m *ApprovalResponse) {
 		if t.canceled {
 			reason = "the turn was cancelled"
 		}
-		e.publish(&ApprovalResolved{RequestID: g.id, Decision: ApproveDeny, Reason: reason})
+		e.publish(&event.ApprovalResolved{RequestID: g.id, Decision: event.ApproveDeny, Reason: reason})
 		if t.canceled {
-			e.endTurn(c, StatusCancelled, "")
+			e.endTurn(c, event.StatusCancelled, "")
 			return
 		}
 		e.endTurn(c, g.status, g.reason+"; "+reason)
 		return
 	}
-	e.publish(&ApprovalResolved{RequestID: g.id, Decision: ApproveOnce})
+	e.publish(&event.ApprovalResolved{RequestID: g.id, Decision: event.ApproveOnce})
 	t.loop, t.repeats, t.guardFrom = "", 0, t.step
 	e.startStep(c)
 }

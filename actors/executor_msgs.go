@@ -70,14 +70,6 @@ type streamClosed struct {
 	epoch int
 }
 
-// Approval choices a frontend answers an ApprovalRequested with.
-const (
-	ApproveOnce    = "once"
-	ApproveSession = "session"
-	ApproveAlways  = "always"
-	ApproveDeny    = "deny"
-)
-
 // ApprovalResponse answers an ApprovalRequested event. Choice is one of
 // the Approve constants; Rule is the scope granted for "session" and
 // "always" (empty: the narrowest suggestion).

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -22,28 +23,28 @@ func TestPlainAnswer(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.srv.Push(providertest.Turn{Text: "hello there, world", Reasoning: "think"})
 	done, evs := h.turn("hi")
-	if done.Status != StatusOK || done.Text != "hello there, world" || done.Steps != 1 {
+	if done.Status != event.StatusOK || done.Text != "hello there, world" || done.Steps != 1 {
 		t.Fatalf("done = %+v", done)
 	}
 	var text, reasoning strings.Builder
-	for _, d := range eventsOf[*TextDelta](evs) {
+	for _, d := range eventsOf[*event.TextDelta](evs) {
 		text.WriteString(d.Text)
 	}
-	for _, d := range eventsOf[*ReasoningDelta](evs) {
+	for _, d := range eventsOf[*event.ReasoningDelta](evs) {
 		reasoning.WriteString(d.Text)
 	}
 	if text.String() != "hello there, world" || reasoning.String() != "think" {
 		t.Errorf("deltas: text %q reasoning %q", text.String(), reasoning.String())
 	}
-	if len(eventsOf[*UsageReported](evs)) != 1 {
-		t.Errorf("want one usage event, got %d", len(eventsOf[*UsageReported](evs)))
+	if len(eventsOf[*event.UsageReported](evs)) != 1 {
+		t.Errorf("want one usage event, got %d", len(eventsOf[*event.UsageReported](evs)))
 	}
 	var last int64
 	for _, e := range evs {
-		if e.meta().Seq <= last {
-			t.Fatalf("event seq not increasing: %d after %d", e.meta().Seq, last)
+		if e.EventMeta().Seq <= last {
+			t.Fatalf("event seq not increasing: %d after %d", e.EventMeta().Seq, last)
 		}
-		last = e.meta().Seq
+		last = e.EventMeta().Seq
 	}
 	req := h.srv.Requests()[0]
 	if len(req.Messages) != 2 || req.Messages[0].Content != "sys" || req.Messages[1].Content != "hi" {
@@ -64,7 +65,7 @@ func TestToolLoopEditsFile(t *testing.T) {
 		providertest.Turn{Text: "done"},
 	)
 	done, evs := h.turn("change alpha to beta")
-	if done.Status != StatusOK || done.Steps != 3 || done.Text != "done" {
+	if done.Status != event.StatusOK || done.Steps != 3 || done.Text != "done" {
 		t.Fatalf("done = %+v", done)
 	}
 	got, _ := os.ReadFile(filepath.Join(dir, "a.txt"))
@@ -78,7 +79,7 @@ func TestToolLoopEditsFile(t *testing.T) {
 	if tm := toolMessages(reqs[1]); len(tm) != 1 || !strings.Contains(tm[0].Content, "alpha") {
 		t.Errorf("second request tool messages = %+v", tm)
 	}
-	fin := eventsOf[*ToolFinished](evs)
+	fin := eventsOf[*event.ToolFinished](evs)
 	if len(fin) != 2 || fin[0].Tool != "read_file" || fin[1].Tool != "edit_file" || fin[0].IsError || fin[1].IsError {
 		t.Errorf("tool events = %+v", fin)
 	}
@@ -101,7 +102,7 @@ func TestReadOnlyBatchRunsInParallel(t *testing.T) {
 		providertest.Turn{Text: "ok"},
 	)
 	done, _ := h.turn("go")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("done = %+v", done)
 	}
 	tm := toolMessages(h.srv.Requests()[1])
@@ -133,7 +134,7 @@ func TestWritersRunInOrder(t *testing.T) {
 		calls = append(calls, call("write", `{"n":"`+n+`"}`))
 	}
 	h.srv.Push(providertest.Turn{ToolCalls: calls}, providertest.Turn{Text: "ok"})
-	if done, _ := h.turn("go"); done.Status != StatusOK {
+	if done, _ := h.turn("go"); done.Status != event.StatusOK {
 		t.Fatalf("done = %+v", done)
 	}
 	if strings.Join(order, "") != "1234" {
@@ -158,21 +159,21 @@ func TestPanickingToolBecomesErrorResult(t *testing.T) {
 		providertest.Turn{Text: "recovered"},
 	)
 	done, evs := h.turn("go")
-	if done.Status != StatusOK || done.Text != "recovered" {
+	if done.Status != event.StatusOK || done.Text != "recovered" {
 		t.Fatalf("done = %+v", done)
 	}
 	tm := toolMessages(h.srv.Requests()[1])
 	if len(tm) != 2 || !strings.Contains(tm[0].Content, "crashed: kaboom") || !strings.Contains(tm[1].Content, `unknown tool "missing"`) {
 		t.Fatalf("tool messages = %+v", tm)
 	}
-	for _, f := range eventsOf[*ToolFinished](evs) {
+	for _, f := range eventsOf[*event.ToolFinished](evs) {
 		if !f.IsError {
 			t.Errorf("%s not flagged as error", f.Tool)
 		}
 	}
 	// The session is still usable.
 	h.srv.Push(providertest.Turn{Text: "again"})
-	if done, _ := h.turn("more"); done.Status != StatusOK || done.Text != "again" {
+	if done, _ := h.turn("more"); done.Status != event.StatusOK || done.Text != "again" {
 		t.Fatalf("second turn = %+v", done)
 	}
 }
@@ -182,15 +183,15 @@ func TestCancelMidStream(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.srv.Push(providertest.Turn{Text: "partial answer that never ends", Stall: true, FaultAfterEvents: 2})
 	h.sess.Run("go")
-	h.waitEvent(func(e Event) bool { _, ok := e.(*TextDelta); return ok })
+	h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.TextDelta); return ok })
 	h.sess.Cancel()
 	done, _ := h.wait()
-	if done.Status != StatusCancelled {
+	if done.Status != event.StatusCancelled {
 		t.Fatalf("done = %+v", done)
 	}
 	// The next turn works and its request carries the partial text.
 	h.srv.Push(providertest.Turn{Text: "fine"})
-	if done, _ := h.turn("again"); done.Status != StatusOK {
+	if done, _ := h.turn("again"); done.Status != event.StatusOK {
 		t.Fatalf("after cancel: %+v", done)
 	}
 	msgs := h.srv.Requests()[1].Messages
@@ -213,10 +214,10 @@ func TestCancelDuringTool(t *testing.T) {
 	<-started
 	h.sess.Cancel()
 	done, evs := h.wait()
-	if done.Status != StatusCancelled {
+	if done.Status != event.StatusCancelled {
 		t.Fatalf("done = %+v", done)
 	}
-	fin := eventsOf[*ToolFinished](evs)
+	fin := eventsOf[*event.ToolFinished](evs)
 	if len(fin) != 2 || !fin[0].IsError || !strings.Contains(fin[1].Output, "before it ran") {
 		t.Errorf("tool events = %+v", fin)
 	}
@@ -232,7 +233,7 @@ func TestMaxSteps(t *testing.T) {
 	loop := providertest.Turn{ToolCalls: []providertest.ToolCall{call("echo", `{}`)}}
 	h.srv.Push(loop, loop, loop)
 	done, _ := h.turn("go")
-	if done.Status != StatusMaxSteps || done.Steps != 2 || h.srv.Count() != 2 {
+	if done.Status != event.StatusMaxSteps || done.Steps != 2 || h.srv.Count() != 2 {
 		t.Fatalf("done = %+v after %d requests", done, h.srv.Count())
 	}
 }
@@ -242,10 +243,10 @@ func TestModelErrorFailsTurn(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.srv.Push(providertest.Turn{Status: 400, Body: `{"error":{"message":"bad request body"}}`})
 	done, evs := h.turn("go")
-	if done.Status != StatusFailed || !strings.Contains(done.Error, "400") {
+	if done.Status != event.StatusFailed || !strings.Contains(done.Error, "400") {
 		t.Fatalf("done = %+v", done)
 	}
-	if len(eventsOf[*ErrorOccurred](evs)) != 1 {
+	if len(eventsOf[*event.ErrorOccurred](evs)) != 1 {
 		t.Error("no error event")
 	}
 }
@@ -255,14 +256,14 @@ func TestTurnWhileRunningIsRefused(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.srv.Push(providertest.Turn{Text: "slow and stalled", Stall: true, FaultAfterEvents: 2})
 	h.sess.Run("first")
-	h.waitEvent(func(e Event) bool { _, ok := e.(*TextDelta); return ok })
+	h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.TextDelta); return ok })
 	res, err := h.sys.Root().RequestFuture(h.sess.pid, &RunTurn{Input: "second", Reject: true}, 5e9).Result()
 	must(t, err)
-	if tf, ok := res.(*TurnFinished); !ok || tf.Status != StatusFailed || !strings.Contains(tf.Error, "already running") {
+	if tf, ok := res.(*TurnFinished); !ok || tf.Status != event.StatusFailed || !strings.Contains(tf.Error, "already running") {
 		t.Fatalf("second turn reply = %#v", res)
 	}
 	h.sess.Cancel()
-	if done, _ := h.wait(); done.Status != StatusCancelled {
+	if done, _ := h.wait(); done.Status != event.StatusCancelled {
 		t.Fatalf("first turn = %+v", done)
 	}
 }
@@ -311,10 +312,10 @@ func (h *heldTranscript) messages() []provider.Message {
 }
 
 // drain returns the events queued on sub without waiting for more.
-func drain(sub *Subscription) []Event {
+func drain(sub *event.Subscription) []event.Event {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	var evs []Event
+	var evs []event.Event
 	for {
 		e, err := sub.Next(ctx)
 		if err != nil {
@@ -343,7 +344,7 @@ func TestToolCallsWaitForTheTranscriptBarrier(t *testing.T) {
 	must(t, err)
 	transcript := &heldTranscript{asked: make(chan int, 4)}
 	sys := NewSystem(nil)
-	bus := NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()
 	pid := sys.Root().Spawn(executorProps(sys, AgentSpec{Session: "s1", Provider: p, Model: "fake-model", Tools: reg,
@@ -379,7 +380,7 @@ func TestToolCallsWaitForTheTranscriptBarrier(t *testing.T) {
 	if tf, ok := res.(*TurnFinished); !ok || !strings.Contains(tf.Error, "already running") {
 		t.Fatalf("second turn reply = %#v", res)
 	}
-	if got := eventsOf[*ToolStarted](drain(sub)); len(got) != 0 {
+	if got := eventsOf[*event.ToolStarted](drain(sub)); len(got) != 0 {
 		t.Fatalf("tool_started before the barrier was released: %+v", got[0])
 	}
 	select {
@@ -392,7 +393,7 @@ func TestToolCallsWaitForTheTranscriptBarrier(t *testing.T) {
 	transcript.release()
 	out, err := turn.Result()
 	must(t, err)
-	if tf, ok := out.(*TurnFinished); !ok || tf.Status != StatusOK || tf.Text != "done" {
+	if tf, ok := out.(*TurnFinished); !ok || tf.Status != event.StatusOK || tf.Text != "done" {
 		t.Fatalf("turn = %#v", out)
 	}
 	if n := len(started); n != 1 {

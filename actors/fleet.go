@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/journal"
 	"reasonix/core/panics"
 	"reasonix/core/permission"
@@ -110,7 +111,7 @@ type fleetActor struct {
 	sys     *System
 	spec    FleetSpec
 	session string
-	bus     *Bus
+	bus     *event.Bus
 	log     *slog.Logger
 
 	self   *actor.PID
@@ -166,7 +167,7 @@ type fleet struct {
 	live int
 	// budget is the whole call's ceiling, shared out as tasks start;
 	// created is when it was submitted, for its seconds.
-	budget  Budget
+	budget  event.Budget
 	created time.Time
 	// warm holds the fleet's shared prompt prefixes by prefixKey.
 	warm map[string]*warmup
@@ -197,7 +198,7 @@ type runningTask struct {
 	// budget is the ceilings allotted when the task started, overAt when
 	// its seconds run out (zero for none), and over the ceiling it
 	// reached.
-	budget Budget
+	budget event.Budget
 	overAt time.Time
 	over   string
 	// held says the task has its slots but waits for its prefix to warm,
@@ -216,7 +217,7 @@ type runningTask struct {
 	fenceWhy string
 }
 
-func fleetProps(sys *System, session string, bus *Bus, spec FleetSpec) *actor.Props {
+func fleetProps(sys *System, session string, bus *event.Bus, spec FleetSpec) *actor.Props {
 	log := sys.Logger().With("session", session, "actor", "scheduler")
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &fleetActor{sys: sys, spec: spec, session: session, bus: bus, log: log}
@@ -315,11 +316,11 @@ func (f *fleetActor) Receive(c actor.Context) {
 	}
 }
 
-func (f *fleetActor) publish(ev Event, task string) {
+func (f *fleetActor) publish(ev event.Event, task string) {
 	if f.bus == nil {
 		return
 	}
-	m := ev.meta()
+	m := ev.EventMeta()
 	m.Session, m.Task = f.session, task
 	f.bus.Publish(ev)
 }
@@ -330,7 +331,7 @@ func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
 	fl := &fleet{replyTo: c.Sender(), results: map[string]TaskResult{}}
 	if _, dup := f.fleets[m.FleetID]; dup || m.FleetID == "" {
 		if c.Sender() != nil {
-			c.Respond(&FleetResult{FleetID: m.FleetID, Results: []TaskResult{{Status: TaskFailed, Error: "duplicate or empty fleet id"}}})
+			c.Respond(&FleetResult{FleetID: m.FleetID, Results: []TaskResult{{Status: event.TaskFailed, Error: "duplicate or empty fleet id"}}})
 		}
 		return
 	}
@@ -352,10 +353,10 @@ func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
 			fl.results[spec.ID] = res
 			continue
 		}
-		f.publish(&TaskQueued{Fleet: m.FleetID, Prompt: text.OneLine(spec.Prompt, 200), Profile: spec.Profile, Writer: spec.Writer}, spec.ID)
+		f.publish(&event.TaskQueued{Fleet: m.FleetID, Prompt: text.OneLine(spec.Prompt, 200), Profile: spec.Profile, Writer: spec.Writer}, spec.ID)
 		err := f.q.Submit(f.queueTask(m.FleetID, spec), now)
 		if err != nil {
-			f.end(c, m.FleetID, TaskResult{TaskID: spec.ID, Status: TaskFailed, Error: "not scheduled: " + err.Error()})
+			f.end(c, m.FleetID, TaskResult{TaskID: spec.ID, Status: event.TaskFailed, Error: "not scheduled: " + err.Error()})
 			continue
 		}
 		f.tasks[spec.ID] = &runningTask{spec: spec, fleet: m.FleetID}
@@ -387,7 +388,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	id := t.spec.ID
 	if fl := f.fleets[t.fleet]; fl != nil && fl.journalErr != nil {
 		// Its start could not be journalled: it never starts.
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: "not started"})
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: "not started"})
 		return
 	}
 	if t.node != "" {
@@ -399,7 +400,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	agent, err := f.newAgent(t.spec)
 	f.starting = ""
 	if err != nil {
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: err.Error()})
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: err.Error()})
 		return
 	}
 	agent.Session, agent.Task = f.session, id
@@ -415,8 +416,8 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	if ep, ok := agent.Provider.(provider.Endpointer); ok {
 		t.endpoint = ep.Endpoint()
 	}
-	var price *Price
-	if pp, ok := agent.Provider.(interface{ Price() Price }); ok {
+	var price *event.Price
+	if pp, ok := agent.Provider.(interface{ Price() event.Price }); ok {
 		p := pp.Price()
 		price = &p
 	}
@@ -430,7 +431,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 		if cl, ok := agent.Transcript.(interface{ Close() error }); ok {
 			_ = cl.Close()
 		}
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: "not started"})
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: "not started"})
 		return
 	}
 	f.spec.saves.watch(agent.Transcript, "transcript of task "+id, false)
@@ -443,7 +444,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 		}
 		agent.Provider = mp
 	}
-	f.publish(&TaskStarted{Fleet: t.fleet, Model: agent.Model, Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint),
+	f.publish(&event.TaskStarted{Fleet: t.fleet, Model: agent.Model, Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint),
 		Attempt: laterAttempt(t.attempt)}, id)
 	t.pid = c.Spawn(executorProps(f.sys, agent))
 	f.byPID[t.pid.Id] = id
@@ -507,7 +508,7 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 	}
 	if id := f.starting; id != "" {
 		f.starting = ""
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: "subagent could not start: " + reason})
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: "subagent could not start: " + reason})
 	}
 	submitRepaired := false
 	if sub := f.submitting; sub != nil {
@@ -526,7 +527,7 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 			// knows: release them.
 			_, _ = f.q.Finish(st.ID, time.Now())
 		case t.pid == nil && !t.held && t.fence == nil:
-			f.finishTask(c, st.ID, TaskResult{TaskID: st.ID, Status: TaskFailed, Error: "subagent was lost: " + reason})
+			f.finishTask(c, st.ID, TaskResult{TaskID: st.ID, Status: event.TaskFailed, Error: "subagent was lost: " + reason})
 		}
 	}
 	// Subagents that stopped without the scheduler hearing of it (the lost
@@ -550,7 +551,7 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 		// A subagent's answer was lost: its task fails with the reason.
 		if m.Sender != nil {
 			if id, ok := f.byPID[m.Sender.Id]; ok {
-				f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
+				f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
 			}
 		}
 	case *CancelTask:
@@ -606,7 +607,7 @@ func (f *fleetActor) repairSubmit(c actor.Context, m *SubmitFleet, sender *actor
 		}
 		res := &FleetResult{FleetID: m.FleetID}
 		for _, spec := range m.Tasks {
-			res.Results = append(res.Results, TaskResult{TaskID: spec.ID, Status: TaskFailed, Error: "not scheduled: " + reason})
+			res.Results = append(res.Results, TaskResult{TaskID: spec.ID, Status: event.TaskFailed, Error: "not scheduled: " + reason})
 		}
 		c.Send(sender, res)
 		return
@@ -620,7 +621,7 @@ func (f *fleetActor) repairSubmit(c actor.Context, m *SubmitFleet, sender *actor
 			continue
 		}
 		fl.ids = append(fl.ids, spec.ID)
-		f.end(c, m.FleetID, TaskResult{TaskID: spec.ID, Status: TaskFailed, Error: "not scheduled: " + reason})
+		f.end(c, m.FleetID, TaskResult{TaskID: spec.ID, Status: event.TaskFailed, Error: "not scheduled: " + reason})
 	}
 }
 
@@ -669,7 +670,7 @@ func (f *fleetActor) stopTask(c actor.Context, id, why string) {
 	if t != nil && t.held {
 		// Held behind a warming prefix: it never started, so it ends now.
 		t.held = false
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskCancelled, Error: why})
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskCancelled, Error: why})
 		return
 	}
 	if t != nil && t.fence != nil {
@@ -677,7 +678,7 @@ func (f *fleetActor) stopTask(c actor.Context, id, why string) {
 		// so it ends now (its slots were held only as a precaution).
 		t.fence.Stop()
 		t.fence = nil
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskCancelled, Error: why + " (" + t.fenceWhy + ")"})
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskCancelled, Error: why + " (" + t.fenceWhy + ")"})
 		return
 	}
 	if t == nil || t.pid == nil || t.stopping {
@@ -711,7 +712,7 @@ func (f *fleetActor) cancelFleet(c actor.Context, id string) {
 	f.jot(id, journal.KindCancel, "", nil)
 	res := f.q.CancelFleet(id, time.Now())
 	for _, tid := range res.Dropped {
-		f.end(c, id, TaskResult{TaskID: tid, Status: TaskCancelled, Error: "cancelled before it started"})
+		f.end(c, id, TaskResult{TaskID: tid, Status: event.TaskCancelled, Error: "cancelled before it started"})
 		delete(f.tasks, tid)
 	}
 	for _, tid := range res.Stopping {
@@ -732,7 +733,7 @@ func (f *fleetActor) cancelTask(c actor.Context, id string) {
 	}
 	if !wasRunning {
 		delete(f.tasks, id)
-		f.end(c, t.fleet, TaskResult{TaskID: id, Status: TaskCancelled, Error: "cancelled before it started"})
+		f.end(c, t.fleet, TaskResult{TaskID: id, Status: event.TaskCancelled, Error: "cancelled before it started"})
 		f.maybeReply(c, t.fleet)
 		return
 	}
@@ -753,15 +754,15 @@ func (f *fleetActor) onFinished(c actor.Context, m *TurnFinished) {
 	}
 	res := TaskResult{TaskID: id, Text: m.Text, Error: m.Error, Steps: m.Steps, Usage: m.Usage}
 	switch m.Status {
-	case StatusOK:
-		res.Status = TaskOK
-	case StatusCancelled:
-		res.Status = TaskCancelled
+	case event.StatusOK:
+		res.Status = event.TaskOK
+	case event.StatusCancelled:
+		res.Status = event.TaskCancelled
 		if res.Error == "" {
 			res.Error = "cancelled"
 		}
 	default:
-		res.Status = TaskFailed
+		res.Status = event.TaskFailed
 	}
 	f.finishTask(c, id, res)
 }
@@ -794,7 +795,7 @@ func (f *fleetActor) onStopped(c actor.Context, m *actor.Terminated) {
 	if fl := f.fleets[t.fleet]; fl != nil {
 		fl.live--
 	}
-	f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: "subagent stopped before finishing its task"})
+	f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: "subagent stopped before finishing its task"})
 }
 
 // finishTask releases the task's slots, records its result and admits
@@ -829,22 +830,22 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res TaskResult) {
 		res.Turns, res.CacheHitPct, res.Cost = turns, cacheHitPct(u), cost
 	}
 	res.Budget = budgetRef(t.budget)
-	if t.over != "" && res.Status != TaskOK {
+	if t.over != "" && res.Status != event.TaskOK {
 		// Stopped at a ceiling: the answer so far is the result, marked
 		// as partial; the queue's outcome below cannot override it.
-		res.Status, res.OverBudget = TaskOverBudget, t.over
+		res.Status, res.OverBudget = event.TaskOverBudget, t.over
 		res.Error = fmt.Sprintf("stopped at its %s budget; the answer is partial", t.over)
 	}
 	// A task that completed while being stopped keeps its answer; one
 	// that ended because it was stopped reports why it was stopped.
 	outcome, err := f.q.Finish(id, time.Now())
-	if err == nil && res.Status != TaskOK && res.Status != TaskOverBudget {
+	if err == nil && res.Status != event.TaskOK && res.Status != event.TaskOverBudget {
 		switch outcome {
 		case scheduler.OutcomeExpired:
-			res.Status = TaskTimedOut
+			res.Status = event.TaskTimedOut
 			res.Error = fmt.Sprintf("timed out after %s", f.spec.TaskTimeout)
 		case scheduler.OutcomeCancelled:
-			res.Status = TaskCancelled
+			res.Status = event.TaskCancelled
 			res.Error = "cancelled"
 		}
 	}
@@ -883,8 +884,8 @@ func (f *fleetActor) end(c actor.Context, fleetID string, res TaskResult) {
 	f.publish(f.taskDone(fleetID, res), res.TaskID)
 }
 
-func (f *fleetActor) taskDone(fleetID string, res TaskResult) *TaskDone {
-	return &TaskDone{Meta: Meta{Session: f.session, Task: res.TaskID}, Fleet: fleetID, Status: res.Status, Error: res.Error,
+func (f *fleetActor) taskDone(fleetID string, res TaskResult) *event.TaskDone {
+	return &event.TaskDone{Meta: event.Meta{Session: f.session, Task: res.TaskID}, Fleet: fleetID, Status: res.Status, Error: res.Error,
 		Steps: res.Steps, DurationMS: res.Duration.Milliseconds(), Usage: res.Usage,
 		Turns: res.Turns, CacheHitPct: res.CacheHitPct, Cost: res.Cost, Budget: res.Budget, OverBudget: res.OverBudget}
 }

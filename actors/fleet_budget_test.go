@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
@@ -60,7 +61,7 @@ func budgetFleet(t *testing.T, fleetArgs string, latency time.Duration) (*harnes
 // ceiling) or one refused before it left (the task's error event). Without
 // it the stop usually lands first and cancels the attempt, and a task that
 // would have sent a request past its ceiling is not caught.
-func holdOverBudget(t *testing.T, bus *Bus, turns map[string]int) {
+func holdOverBudget(t *testing.T, bus *event.Bus, turns map[string]int) {
 	t.Helper()
 	// attempted is the watcher's own; the hook waits on waits.
 	attempted := map[string]chan struct{}{}
@@ -85,13 +86,13 @@ func holdOverBudget(t *testing.T, bus *Bus, turns map[string]int) {
 			if err != nil {
 				return
 			}
-			id := e.meta().Task
+			id := e.EventMeta().Task
 			switch e.(type) {
-			case *UsageReported:
+			case *event.UsageReported:
 				if usage[id]++; usage[id] > turns[id] {
 					signal(id)
 				}
-			case *ErrorOccurred:
+			case *event.ErrorOccurred:
 				signal(id)
 			}
 		}
@@ -145,7 +146,7 @@ func TestFleetBudgetStopsOnlyTheTasksAtTheirCeiling(t *testing.T) {
 	h, result := budgetFleet(t, args, 0)
 	holdOverBudget(t, h.bus, map[string]int{"f1.2": 2, "f1.3": 3})
 	done, evs := h.turn("fan out")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("parent turn: %+v", done)
 	}
 	res := result()
@@ -166,14 +167,14 @@ func TestFleetBudgetStopsOnlyTheTasksAtTheirCeiling(t *testing.T) {
 	if n := subRequests(h); n["task 1"] != 5 || n["task 2"] != 2 || n["task 3"] != 3 || n["task 4"] != 5 {
 		t.Errorf("requests per task: %v", n)
 	}
-	byTask := map[string]*TaskDone{}
-	for _, d := range eventsOf[*TaskDone](evs) {
+	byTask := map[string]*event.TaskDone{}
+	for _, d := range eventsOf[*event.TaskDone](evs) {
 		byTask[d.Task] = d
 	}
-	if d := byTask["f1.2"]; d == nil || d.Status != TaskOverBudget || d.OverBudget != "turns" || d.Budget == nil || d.Budget.Turns != 2 || d.Turns != 2 {
+	if d := byTask["f1.2"]; d == nil || d.Status != event.TaskOverBudget || d.OverBudget != "turns" || d.Budget == nil || d.Budget.Turns != 2 || d.Turns != 2 {
 		t.Errorf("task_done of f1.2: %+v", d)
 	}
-	if d := byTask["f1.1"]; d == nil || d.Status != TaskOK || d.Budget != nil || d.Turns != 5 {
+	if d := byTask["f1.1"]; d == nil || d.Status != event.TaskOK || d.Budget != nil || d.Turns != 5 {
 		t.Errorf("task_done of f1.1: %+v", d)
 	}
 }
@@ -183,12 +184,12 @@ func TestFleetBudgetIsSharedEvenly(t *testing.T) {
 	args := `{"budget":{"turns":9},"tasks":[{"prompt":"task 1"},{"prompt":"task 2"},{"prompt":"task 3","budget":{"turns":5}}]}`
 	h, result := budgetFleet(t, args, 0)
 	done, evs := h.turn("fan out")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("parent turn: %+v", done)
 	}
 	// Task 3 keeps its own 5; the other two share the 4 left.
 	started := map[string]int{}
-	for _, s := range eventsOf[*TaskStarted](evs) {
+	for _, s := range eventsOf[*event.TaskStarted](evs) {
 		if s.Budget != nil {
 			started[s.Task] = s.Budget.Turns
 		}
@@ -207,7 +208,7 @@ func TestFleetBudgetSeconds(t *testing.T) {
 	args := `{"tasks":[{"prompt":"task 1","budget":{"seconds":1}},{"prompt":"task 2"}]}`
 	h, result := budgetFleet(t, args, 300*time.Millisecond)
 	done, _ := h.turn("fan out")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("parent turn: %+v", done)
 	}
 	res := result()
@@ -221,14 +222,14 @@ func TestParseDelegationBudget(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, tool, args string
-		want             []Budget
-		fleet            Budget
+		want             []event.Budget
+		fleet            event.Budget
 		err              string
 	}{
 		{name: "task", tool: ToolTask, args: `{"prompt":"p","budget":{"tokens":100,"turns":2,"seconds":30}}`,
-			want: []Budget{{Tokens: 100, Turns: 2, Seconds: 30}}},
+			want: []event.Budget{{Tokens: 100, Turns: 2, Seconds: 30}}},
 		{name: "fleet", tool: ToolFleet, args: `{"budget":{"tokens":1000},"tasks":[{"prompt":"a"},{"prompt":"b","budget":{"turns":1}}]}`,
-			want: []Budget{{}, {Turns: 1}}, fleet: Budget{Tokens: 1000}},
+			want: []event.Budget{{}, {Turns: 1}}, fleet: event.Budget{Tokens: 1000}},
 		{name: "negative", tool: ToolTask, args: `{"prompt":"p","budget":{"turns":-1}}`, err: "positive"},
 		{name: "unknown field", tool: ToolTask, args: `{"prompt":"p","budget":{"dollars":1}}`},
 	} {
@@ -272,7 +273,7 @@ func TestFleetBudgetCost(t *testing.T) {
 			return AgentSpec{}, err
 		}
 		// One unit of cost per thousand tokens.
-		return AgentSpec{Provider: &pricedProvider{Provider: p, price: Price{Input: 1000, Output: 1000}}, Model: "fake-model",
+		return AgentSpec{Provider: &pricedProvider{Provider: p, price: event.Price{Input: 1000, Output: 1000}}, Model: "fake-model",
 			Tools: reg, System: "sub", ToolTimeout: 10 * time.Second}, nil
 	}}
 	args := `{"tasks":[{"prompt":"task 1","budget":{"cost":0.01}},{"prompt":"task 2"}]}`
@@ -290,17 +291,17 @@ func TestFleetBudgetCost(t *testing.T) {
 	})}})
 	url = h.srv.URL()
 	done, evs := h.turn("fan out")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("parent turn: %+v", done)
 	}
-	byTask := map[string]*TaskDone{}
-	for _, d := range eventsOf[*TaskDone](evs) {
+	byTask := map[string]*event.TaskDone{}
+	for _, d := range eventsOf[*event.TaskDone](evs) {
 		byTask[d.Task] = d
 	}
-	if d := byTask["f1.1"]; d == nil || d.Status != TaskOverBudget || d.OverBudget != "cost" || d.Cost < 0.01 || d.Turns != 1 {
+	if d := byTask["f1.1"]; d == nil || d.Status != event.TaskOverBudget || d.OverBudget != "cost" || d.Cost < 0.01 || d.Turns != 1 {
 		t.Errorf("task_done of f1.1: %+v", d)
 	}
-	if d := byTask["f1.2"]; d == nil || d.Status != TaskOK || d.Cost <= byTask["f1.1"].Cost {
+	if d := byTask["f1.2"]; d == nil || d.Status != event.TaskOK || d.Cost <= byTask["f1.1"].Cost {
 		t.Errorf("task_done of f1.2: %+v", d)
 	}
 }
@@ -330,18 +331,18 @@ func TestFleetBudgetTokens(t *testing.T) {
 			return providertest.Turn{Text: "parent done"}
 		})}})
 	done, evs := h.turn("fan out")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("parent turn: %+v", done)
 	}
-	byTask := map[string]*TaskDone{}
-	for _, d := range eventsOf[*TaskDone](evs) {
+	byTask := map[string]*event.TaskDone{}
+	for _, d := range eventsOf[*event.TaskDone](evs) {
 		byTask[d.Task] = d
 	}
-	if d := byTask["f1.1"]; d == nil || d.Status != TaskOverBudget || d.OverBudget != "tokens" || d.Turns != 1 ||
+	if d := byTask["f1.1"]; d == nil || d.Status != event.TaskOverBudget || d.OverBudget != "tokens" || d.Turns != 1 ||
 		d.Budget == nil || d.Budget.Tokens != 1000 || d.Usage.PromptTokens+d.Usage.CompletionTokens != 1000 {
 		t.Errorf("task_done of f1.1: %+v", d)
 	}
-	if d := byTask["f1.2"]; d == nil || d.Status != TaskOK || d.Turns != 5 {
+	if d := byTask["f1.2"]; d == nil || d.Status != event.TaskOK || d.Turns != 5 {
 		t.Errorf("task_done of f1.2: %+v", d)
 	}
 	if n := subRequests(h); n["task 1"] != 1 || n["task 2"] != 5 {

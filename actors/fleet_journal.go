@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
 	"reasonix/scheduler"
@@ -26,7 +27,7 @@ const journalTimeout = 5 * time.Second
 // startRecord is the payload of a start record: what `fleet status` shows
 // of a task's start.
 type startRecord struct {
-	Budget   *Budget                `json:"budget,omitempty"`
+	Budget   *event.Budget          `json:"budget,omitempty"`
 	Endpoint *provider.LimiterStats `json:"endpoint,omitempty"`
 	// Worker is the worker host the attempt was placed on ("" for this
 	// process) and Attempt its number.
@@ -122,7 +123,7 @@ func (f *fleetActor) journalResult(fleetID string, res TaskResult) TaskResult {
 		key = fl.key
 	}
 	out := res
-	out.Status, out.Text, out.OverBudget = TaskFailed, "", ""
+	out.Status, out.Text, out.OverBudget = event.TaskFailed, "", ""
 	out.Error = fmt.Sprintf("fleet journal not saved: %s; reasonix fleet resume %s runs this task again once the journal can be written", saveCause(err), key)
 	return out
 }
@@ -216,7 +217,7 @@ func ResumeFleet(ctx context.Context, j FleetJournal, recs []journal.Record, run
 			out.Rerun = append(out.Rerun, id)
 			continue
 		}
-		res := TaskResult{TaskID: id, Status: TaskFailed, Error: "it was running when the process stopped (agent.resume_running = \"fail\")"}
+		res := TaskResult{TaskID: id, Status: event.TaskFailed, Error: "it was running when the process stopped (agent.resume_running = \"fail\")"}
 		b, _ := json.Marshal(res)
 		if _, err := j.Append(ctx, journal.Record{Fleet: key, Kind: journal.KindFinish, Task: id, At: time.Now(), Data: b}); err != nil {
 			return nil, fmt.Errorf("resume fleet %s: %w", key, err)
@@ -231,7 +232,7 @@ func ResumeFleet(ctx context.Context, j FleetJournal, recs []journal.Record, run
 // and returns its result: how `reasonix fleet resume` finishes a fleet
 // whose process died. It waits at most timeout and stops the scheduler
 // (and whatever subagents it still runs) before it returns.
-func RunFleet(sys *System, spec FleetSpec, session string, bus *Bus, m *SubmitFleet, timeout time.Duration) (*FleetResult, error) {
+func RunFleet(sys *System, spec FleetSpec, session string, bus *event.Bus, m *SubmitFleet, timeout time.Duration) (*FleetResult, error) {
 	if err := StartWorkersRemote(sys, &spec); err != nil {
 		sys.Logger().Warn("fleet resume runs every task in this process", "err", err)
 	}

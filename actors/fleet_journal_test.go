@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/journal"
 	"reasonix/core/provider/providertest"
 )
@@ -34,7 +35,7 @@ func TestFleetJournalAndResume(t *testing.T) {
 			}
 			return providertest.Turn{Text: "parent done"}
 		})}})
-	if done, _ := h.turn("fan out"); done.Status != StatusOK {
+	if done, _ := h.turn("fan out"); done.Status != event.StatusOK {
 		t.Fatalf("parent turn: %+v", done)
 	}
 	fleets, err := j.Fleets(ctx)

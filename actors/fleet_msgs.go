@@ -3,6 +3,7 @@ package actors
 import (
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 )
 
@@ -24,10 +25,10 @@ type TaskSpec struct {
 	Effort string
 	// Budget is this task's explicit ceilings; a dimension it leaves zero
 	// gets an even share of what is left of FleetBudget when it starts.
-	Budget Budget
+	Budget event.Budget
 	// FleetBudget is the ceiling of the whole call the task belongs to,
 	// the same on each of its tasks.
-	FleetBudget Budget
+	FleetBudget event.Budget
 }
 
 // SubmitFleet asks the scheduler to run tasks. The reply, exactly one, is a
@@ -53,17 +54,6 @@ type CancelTask struct {
 	TaskID string
 }
 
-// Task statuses in a TaskResult.
-const (
-	TaskOK        = "ok"
-	TaskFailed    = "failed"
-	TaskCancelled = "cancelled"
-	TaskTimedOut  = "timed_out"
-	// TaskOverBudget is a task stopped at one of its ceilings; its Text is
-	// the partial answer it had reached.
-	TaskOverBudget = "over_budget"
-)
-
 // TaskResult is how one task ended.
 type TaskResult struct {
 	TaskID string
@@ -85,7 +75,7 @@ type TaskResult struct {
 	// Budget is the ceilings the task ran under (nil for none) and
 	// OverBudget the one it reached: "tokens", "turns", "seconds" or
 	// "cost".
-	Budget     *Budget
+	Budget     *event.Budget
 	OverBudget string
 }
 

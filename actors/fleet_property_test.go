@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
@@ -201,7 +202,7 @@ func newFleetScenario(seed uint64) *fleetScenario {
 
 // fleetRecorder is what the test observes outside the bus.
 type fleetRecorder struct {
-	bus *Bus
+	bus *event.Bus
 	mu  sync.Mutex
 	// stops holds, per task, the bus sequence number current when each of
 	// its subagents finished stopping; factories counts factory calls.
@@ -218,14 +219,6 @@ func (r *fleetRecorder) violate(format string, args ...any) {
 	r.violations = append(r.violations, fmt.Sprintf(format, args...))
 }
 
-// busSeq is the sequence number of the latest event on b: anything
-// published after this call gets a larger one.
-func busSeq(b *Bus) int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.seq
-}
-
 // subTranscript is a subagent's transcript; its Close, called when the
 // subagent's executor stops, records when that was.
 type subTranscript struct {
@@ -238,7 +231,7 @@ func (s *subTranscript) Append(provider.Message) error { return nil }
 
 func (s *subTranscript) Close() error {
 	time.Sleep(s.slow)
-	seq := busSeq(s.rec.bus)
+	seq := s.rec.bus.LastSeq()
 	s.rec.mu.Lock()
 	s.rec.stops[s.task] = append(s.rec.stops[s.task], seq)
 	s.rec.mu.Unlock()
@@ -334,7 +327,7 @@ func runFleetProperty(t *testing.T, sc *fleetScenario) {
 	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model",
 		MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
 	must(t, err)
-	bus := NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()
 	rec := &fleetRecorder{bus: bus, stops: map[string][]int64{}, factories: map[string]int{}}
@@ -458,7 +451,7 @@ func runFleetProperty(t *testing.T, sc *fleetScenario) {
 	sess.Run("fan out")
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	var evs []Event
+	var evs []event.Event
 	for {
 		e, err := sub.Next(ctx)
 		if err != nil {
@@ -467,22 +460,22 @@ func runFleetProperty(t *testing.T, sc *fleetScenario) {
 			t.Fatalf("the parent turn never ended (%v) after %d events; tasks done: %v", err, len(evs), doneSoFar(evs))
 		}
 		evs = append(evs, e)
-		if e.meta().Task != "" && e.meta().Session == id {
-			i, _ := strconv.Atoi(strings.TrimPrefix(e.meta().Task, "f1."))
+		if e.EventMeta().Task != "" && e.EventMeta().Session == id {
+			i, _ := strconv.Atoi(strings.TrimPrefix(e.EventMeta().Task, "f1."))
 			if i >= 1 && i <= len(sc.tasks) {
 				task := sc.tasks[i-1]
-				if task.cancelOn == e.Kind() && !cancelled[e.meta().Task] {
-					cancelled[e.meta().Task] = true
-					tid := e.meta().Task
+				if task.cancelOn == e.Kind() && !cancelled[e.EventMeta().Task] {
+					cancelled[e.EventMeta().Task] = true
+					tid := e.EventMeta().Task
 					after(task.cancelDelay, func() { sess.CancelTask(tid) })
 				}
 			}
-			if _, ok := e.(*TaskQueued); ok && sc.cancelTurn > 0 && !cancelArmed {
+			if _, ok := e.(*event.TaskQueued); ok && sc.cancelTurn > 0 && !cancelArmed {
 				cancelArmed = true
 				after(sc.cancelTurn, func() { turnCancelled.Store(true); sess.Cancel() })
 			}
 		}
-		if td, ok := e.(*TurnDone); ok && td.Session == id && td.Task == "" {
+		if td, ok := e.(*event.TurnDone); ok && td.Session == id && td.Task == "" {
 			break
 		}
 	}
@@ -497,14 +490,14 @@ func runFleetProperty(t *testing.T, sc *fleetScenario) {
 	stopAll()
 	// Nothing publishes any more: read the rest of the stream up to a
 	// marker, so late events of a task are seen too.
-	marker := &Notice{Meta: Meta{Session: "marker"}}
+	marker := &event.Notice{Meta: event.Meta{Session: "marker"}}
 	bus.Publish(marker)
 	for {
 		e, err := sub.Next(ctx)
 		if err != nil {
 			t.Fatalf("reading the rest of the stream: %v", err)
 		}
-		if e == Event(marker) {
+		if e == event.Event(marker) {
 			break
 		}
 		evs = append(evs, e)
@@ -512,9 +505,9 @@ func runFleetProperty(t *testing.T, sc *fleetScenario) {
 	checkFleetProperties(t, sc, rec, evs, turnCancelled.Load())
 }
 
-func doneSoFar(evs []Event) map[string]string {
+func doneSoFar(evs []event.Event) map[string]string {
 	out := map[string]string{}
-	for _, d := range eventsOf[*TaskDone](evs) {
+	for _, d := range eventsOf[*event.TaskDone](evs) {
 		out[d.Task] = d.Status
 	}
 	return out
@@ -522,18 +515,18 @@ func doneSoFar(evs []Event) map[string]string {
 
 var fleetLine = regexp.MustCompile(`(?m)^## Task (\d+) \(([^)]*)\): ([a-z_]+)`)
 
-func checkFleetProperties(t *testing.T, sc *fleetScenario, rec *fleetRecorder, evs []Event, turnCancelled bool) {
+func checkFleetProperties(t *testing.T, sc *fleetScenario, rec *fleetRecorder, evs []event.Event, turnCancelled bool) {
 	t.Helper()
 	n := len(sc.tasks)
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("f1.%d", i+1)
 	}
-	terminal := map[string]bool{TaskOK: true, TaskFailed: true, TaskCancelled: true, TaskTimedOut: true}
+	terminal := map[string]bool{event.TaskOK: true, event.TaskFailed: true, event.TaskCancelled: true, event.TaskTimedOut: true}
 
 	// The parent's turn ends once.
-	var turnDone []*TurnDone
-	for _, d := range eventsOf[*TurnDone](evs) {
+	var turnDone []*event.TurnDone
+	for _, d := range eventsOf[*event.TurnDone](evs) {
 		if d.Session == "s1" && d.Task == "" {
 			turnDone = append(turnDone, d)
 		}
@@ -541,7 +534,7 @@ func checkFleetProperties(t *testing.T, sc *fleetScenario, rec *fleetRecorder, e
 	if len(turnDone) != 1 {
 		t.Fatalf("%d turn_done events for the session, want 1", len(turnDone))
 	}
-	if st := turnDone[0].Status; st != StatusOK && !(turnCancelled && st == StatusCancelled) {
+	if st := turnDone[0].Status; st != event.StatusOK && !(turnCancelled && st == event.StatusCancelled) {
 		t.Errorf("parent turn ended %s (%s)", st, turnDone[0].Error)
 	}
 
@@ -582,14 +575,14 @@ func checkFleetProperties(t *testing.T, sc *fleetScenario, rec *fleetRecorder, e
 	queued, started, done := map[string]int{}, map[string]int{}, map[string]int{}
 	doneStatus := map[string]string{}
 	running := map[string]bool{}
-	var fleetFinished []*ToolFinished
+	var fleetFinished []*event.ToolFinished
 	for _, e := range evs {
-		m := e.meta()
+		m := e.EventMeta()
 		if m.Session != "s1" {
 			continue
 		}
 		if m.Task == "" {
-			if tf, ok := e.(*ToolFinished); ok && tf.Tool == ToolFleet {
+			if tf, ok := e.(*event.ToolFinished); ok && tf.Tool == ToolFleet {
 				fleetFinished = append(fleetFinished, tf)
 			}
 			continue
@@ -602,16 +595,16 @@ func checkFleetProperties(t *testing.T, sc *fleetScenario, rec *fleetRecorder, e
 			t.Errorf("%s event (seq %d) of task %s after its task_done", e.Kind(), m.Seq, m.Task)
 		}
 		switch ev := e.(type) {
-		case *TaskQueued:
+		case *event.TaskQueued:
 			queued[m.Task]++
-		case *TaskStarted:
+		case *event.TaskStarted:
 			started[m.Task]++
 			if queued[m.Task] == 0 {
 				t.Errorf("task %s started before it was queued", m.Task)
 			}
 			running[m.Task] = true
 			checkCaps(t, sc, running, m.Seq)
-		case *TaskDone:
+		case *event.TaskDone:
 			done[m.Task]++
 			doneStatus[m.Task] = ev.Status
 			delete(running, m.Task)
@@ -624,7 +617,7 @@ func checkFleetProperties(t *testing.T, sc *fleetScenario, rec *fleetRecorder, e
 		if queued[id] == 0 && done[id] == 0 && started[id] == 0 {
 			// A SubmitFleet lost before its handler ran: the scheduler
 			// never took the task, so it has no events and fails.
-			if resultStatus[id] != TaskFailed || !strings.Contains(res, "not scheduled") {
+			if resultStatus[id] != event.TaskFailed || !strings.Contains(res, "not scheduled") {
 				t.Errorf("task %s was never queued, yet the fleet result says %s", id, resultStatus[id])
 			}
 			continue
@@ -636,7 +629,7 @@ func checkFleetProperties(t *testing.T, sc *fleetScenario, rec *fleetRecorder, e
 			t.Errorf("task %s: fleet result says %s, task_done says %s", id, rs, ds)
 		}
 		mode := sc.tasks[known[id]].mode
-		if (mode == modeCrash || mode == modeCut || mode == modeNoStart || mode == modePanic) && doneStatus[id] == TaskOK {
+		if (mode == modeCrash || mode == modeCut || mode == modeNoStart || mode == modePanic) && doneStatus[id] == event.TaskOK {
 			t.Errorf("task %s (%s) ended ok", id, mode)
 		}
 	}

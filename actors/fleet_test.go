@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
 )
@@ -45,12 +46,12 @@ func TestFleetRunsEveryTaskAndKeepsOrder(t *testing.T) {
 			return providertest.Turn{Text: "parent done"}
 		})}})
 	done, evs := h.turn("fan out")
-	if done.Status != StatusOK || done.Text != "parent done" {
+	if done.Status != event.StatusOK || done.Text != "parent done" {
 		t.Fatalf("done = %+v", done)
 	}
 	// The fleet call's card reports how long the fleet took: at least the
 	// three waves of 5 ms tasks it waited for.
-	if fin := eventsOf[*ToolFinished](evs); len(fin) != 1 || fin[0].Tool != ToolFleet || fin[0].DurationMS < 15 {
+	if fin := eventsOf[*event.ToolFinished](evs); len(fin) != 1 || fin[0].Tool != ToolFleet || fin[0].DurationMS < 15 {
 		t.Errorf("fleet tool_finished = %+v", fin)
 	}
 	var parentFinal providertest.Request
@@ -74,11 +75,11 @@ func TestFleetRunsEveryTaskAndKeepsOrder(t *testing.T) {
 		}
 		last = at
 	}
-	if n := len(eventsOf[*TaskDone](evs)); n != 8 {
+	if n := len(eventsOf[*event.TaskDone](evs)); n != 8 {
 		t.Errorf("%d task_done events", n)
 	}
-	for _, d := range eventsOf[*TaskDone](evs) {
-		if d.Task == "" || d.Status != TaskOK {
+	for _, d := range eventsOf[*event.TaskDone](evs) {
+		if d.Task == "" || d.Status != event.TaskOK {
 			t.Errorf("task event %+v", d)
 		}
 	}
@@ -107,7 +108,7 @@ func TestFleetCrashIsolation(t *testing.T) {
 			return providertest.Turn{Text: "parent carries on"}
 		})}})
 	done, _ := h.turn("go")
-	if done.Status != StatusOK || done.Text != "parent carries on" {
+	if done.Status != event.StatusOK || done.Text != "parent carries on" {
 		t.Fatalf("done = %+v", done)
 	}
 	var final providertest.Request
@@ -158,14 +159,14 @@ func TestFleetCapsAndCancel(t *testing.T) {
 	}
 	h.sess.Cancel()
 	done, evs := h.wait()
-	if done.Status != StatusCancelled {
+	if done.Status != event.StatusCancelled {
 		t.Fatalf("done = %+v", done)
 	}
 	counts := map[string]int{}
-	for _, d := range eventsOf[*TaskDone](evs) {
+	for _, d := range eventsOf[*event.TaskDone](evs) {
 		counts[d.Status]++
 	}
-	if counts[TaskCancelled] != 6 {
+	if counts[event.TaskCancelled] != 6 {
 		t.Errorf("task outcomes after cancel: %v", counts)
 	}
 	mu.Lock()
@@ -202,14 +203,14 @@ func TestTaskTimeoutReapsHungSubagent(t *testing.T) {
 	// shutdown waits for the stuck tool goroutine.
 	t.Cleanup(func() { close(release) })
 	done, evs := h.turn("go")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("done = %+v", done)
 	}
 	got := map[string]string{}
-	for _, d := range eventsOf[*TaskDone](evs) {
+	for _, d := range eventsOf[*event.TaskDone](evs) {
 		got[d.Task] = d.Status
 	}
-	if got["f1.1"] != TaskTimedOut || got["f1.2"] != TaskOK {
+	if got["f1.1"] != event.TaskTimedOut || got["f1.2"] != event.TaskOK {
 		t.Errorf("outcomes = %v", got)
 	}
 }
@@ -225,7 +226,7 @@ func TestDelegationArgumentErrors(t *testing.T) {
 		providertest.Turn{Text: "ok"},
 	)
 	done, _ := h.turn("go")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("done = %+v", done)
 	}
 	tm := toolMessages(h.srv.Requests()[1])
@@ -279,17 +280,20 @@ func TestCancelOneTaskLeavesSiblingsRunning(t *testing.T) {
 		}
 	}
 	h.sess.CancelTask("f1.2")
-	h.waitEvent(func(e Event) bool { d, ok := e.(*TaskDone); return ok && d.Task == "f1.2" && d.Status == TaskCancelled })
+	h.waitEvent(func(e event.Event) bool {
+		d, ok := e.(*event.TaskDone)
+		return ok && d.Task == "f1.2" && d.Status == event.TaskCancelled
+	})
 	close(release)
 	done, evs := h.wait()
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("done = %+v", done)
 	}
 	got := map[string]string{}
-	for _, d := range eventsOf[*TaskDone](evs) {
+	for _, d := range eventsOf[*event.TaskDone](evs) {
 		got[d.Task] = d.Status
 	}
-	if got["f1.1"] != TaskOK || got["f1.3"] != TaskOK {
+	if got["f1.1"] != event.TaskOK || got["f1.3"] != event.TaskOK {
 		t.Errorf("siblings = %v, want both ok", got)
 	}
 }

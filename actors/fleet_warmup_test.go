@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider/providertest"
 )
 
 // cacheFleet runs a fan-out of 16 one-turn tasks against a fake with a
 // prompt cache, each reply beginning after latency, and returns the
 // task_done events and the fleet result.
-func cacheFleet(t *testing.T, warmWait, latency time.Duration) ([]*TaskDone, string) {
+func cacheFleet(t *testing.T, warmWait, latency time.Duration) ([]*event.TaskDone, string) {
 	t.Helper()
 	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 16, MaxWriters: 2, Root: "/ws", WarmWait: warmWait},
 		server: []providertest.Option{providertest.WithPrefixCache(), providertest.WithResponder(func(req providertest.Request) providertest.Turn {
@@ -24,7 +25,7 @@ func cacheFleet(t *testing.T, warmWait, latency time.Duration) ([]*TaskDone, str
 			return providertest.Turn{Text: "parent done"}
 		})}})
 	done, evs := h.turn("fan out")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("parent turn: %+v", done)
 	}
 	var final providertest.Request
@@ -33,7 +34,7 @@ func cacheFleet(t *testing.T, warmWait, latency time.Duration) ([]*TaskDone, str
 			final = r
 		}
 	}
-	return eventsOf[*TaskDone](evs), toolMessages(final)[0].Content
+	return eventsOf[*event.TaskDone](evs), toolMessages(final)[0].Content
 }
 
 func TestFanOutWarmsThePrefixFirst(t *testing.T) {
@@ -41,7 +42,7 @@ func TestFanOutWarmsThePrefixFirst(t *testing.T) {
 	dones, res := cacheFleet(t, 10*time.Second, 50*time.Millisecond)
 	hits := 0
 	for _, d := range dones {
-		if d.Status != TaskOK {
+		if d.Status != event.TaskOK {
 			t.Errorf("task %s: %s", d.Task, d.Status)
 		}
 		if d.CacheHitPct > 0 {
@@ -92,10 +93,10 @@ func TestFanOutWaitIsBounded(t *testing.T) {
 			return providertest.Turn{Text: "parent done"}
 		})}})
 	done, evs := h.turn("fan out")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("parent turn: %+v", done)
 	}
-	dones := eventsOf[*TaskDone](evs)
+	dones := eventsOf[*event.TaskDone](evs)
 	if len(dones) != 4 || dones[3].Task != "f1.1" {
 		var order []string
 		for _, d := range dones {

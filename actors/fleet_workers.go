@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/config"
 	"reasonix/core/journal"
 	"reasonix/scheduler"
@@ -134,7 +135,7 @@ func (f *fleetActor) startWorkers(c actor.Context) {
 	if f.spec.warning != "" {
 		// The user configured workers that cannot be used: say so where
 		// they look, not only in the log.
-		f.publish(&Notice{Level: "warn", Message: f.spec.warning}, "")
+		f.publish(&event.Notice{Level: "warn", Message: f.spec.warning}, "")
 	}
 	if len(f.spec.Workers) == 0 {
 		return
@@ -142,7 +143,7 @@ func (f *fleetActor) startWorkers(c actor.Context) {
 	if f.spec.Remote != nil && f.sys.Remote() == nil {
 		if err := StartWorkersRemote(f.sys, &f.spec); err != nil {
 			f.log.Warn("remote endpoint did not start; every task runs in this process", "err", err)
-			f.publish(&Notice{Level: "warn", Message: err.Error()}, "")
+			f.publish(&event.Notice{Level: "warn", Message: err.Error()}, "")
 			return
 		}
 	}
@@ -355,7 +356,7 @@ func (f *fleetActor) startRemote(c actor.Context, t *runningTask, deadline time.
 	f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Worker: t.node, Attempt: laterAttempt(t.attempt)})
 	t.gate = &taskGate{budget: t.budget, over: func(what string) { sys.Send(self, &taskOverBudget{taskID: id, what: what}) }}
 	spec := t.spec
-	spec.Budget, spec.FleetBudget = t.budget, Budget{}
+	spec.Budget, spec.FleetBudget = t.budget, event.Budget{}
 	ws := n.spec.Workspace
 	if ws == "" {
 		ws = f.workspace()
@@ -405,7 +406,7 @@ func (f *fleetActor) attemptEnded(c actor.Context, id string, m *TurnFinished) b
 	case t.stopping:
 		// Being cancelled or expired anyway: the stop decides how it
 		// ends.
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: why})
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: why})
 	case t.spec.Writer:
 		// The worker may still run the writer until its lease lapses:
 		// keep the writer's slots and claims until it has certainly
@@ -425,7 +426,7 @@ func (f *fleetActor) attemptEnded(c actor.Context, id string, m *TurnFinished) b
 // policy.
 func (f *fleetActor) lostAttempt(c actor.Context, id, why string) {
 	if f.spec.LostPolicy == "fail" {
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: why + " (agent.resume_running = \"fail\")"})
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: why + " (agent.resume_running = \"fail\")"})
 		return
 	}
 	f.requeue(c, id, why)
@@ -476,11 +477,11 @@ func (f *fleetActor) requeue(c actor.Context, id, why string) {
 		if errors.Is(err, scheduler.ErrAttempts) {
 			why = fmt.Sprintf("%s (gave up after %d attempts)", why, t.attempt)
 		}
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: TaskFailed, Error: why})
+		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: why})
 		return
 	}
 	f.log.Info("task requeued", "task", id, "worker", worker, "attempt", attempt, "why", why)
-	ev := &TaskRequeued{Meta: Meta{Session: f.session, Task: id}, Fleet: t.fleet, Worker: worker, Attempt: attempt, Reason: why}
+	ev := &event.TaskRequeued{Meta: event.Meta{Session: f.session, Task: id}, Fleet: t.fleet, Worker: worker, Attempt: attempt, Reason: why}
 	if t.gate != nil {
 		t.gate.close(f.bus, ev)
 	} else {
@@ -490,7 +491,7 @@ func (f *fleetActor) requeue(c actor.Context, id, why string) {
 		f.warmed(c, t.fleet, t.warmKey)
 	}
 	t.gate, t.node, t.epoch, t.attempt, t.warmKey = nil, "", 0, attempt, ""
-	t.started, t.deadline, t.overAt, t.over, t.budget, t.stopping = time.Time{}, time.Time{}, time.Time{}, "", Budget{}, false
+	t.started, t.deadline, t.overAt, t.over, t.budget, t.stopping = time.Time{}, time.Time{}, time.Time{}, "", event.Budget{}, false
 	f.admit(c)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider/providertest"
 )
 
@@ -100,7 +101,7 @@ func runWorkersProperty(t *testing.T, seed uint64) {
 			mute := fw.mute
 			fw.mu.Unlock()
 			if !mute {
-				sendWorker(fw.sys, c, c.Sender(), &workerFinished{Task: m.Task, Attempt: m.Attempt, Status: StatusCancelled, Error: "cancelled"})
+				sendWorker(fw.sys, c, c.Sender(), &workerFinished{Task: m.Task, Attempt: m.Attempt, Status: event.StatusCancelled, Error: "cancelled"})
 			}
 			return true
 		}
@@ -166,11 +167,11 @@ func runWorkersProperty(t *testing.T, seed uint64) {
 			t.Errorf("result %d is %s", i, res.TaskID)
 		}
 		switch res.Status {
-		case TaskOK, TaskFailed, TaskCancelled, TaskTimedOut:
+		case event.TaskOK, event.TaskFailed, event.TaskCancelled, event.TaskTimedOut:
 		default:
 			t.Errorf("%s ended %q", res.TaskID, res.Status)
 		}
-		if res.Status == TaskOK && !strings.HasSuffix(res.Text, " did "+tasks[i].spec.Prompt) {
+		if res.Status == event.TaskOK && !strings.HasSuffix(res.Text, " did "+tasks[i].spec.Prompt) {
 			t.Errorf("%s ok with %q", res.TaskID, res.Text)
 		}
 	}
@@ -228,25 +229,25 @@ func nodeCovers(writes, claims []string) bool {
 // checkWritersApart checks, in bus order, that overlapping writers never
 // hold an attempt at once: an attempt holds from its task_started to its
 // task_requeued or task_done.
-func checkWritersApart(t *testing.T, evs []Event, byID map[string]propTask) {
+func checkWritersApart(t *testing.T, evs []event.Event, byID map[string]propTask) {
 	t.Helper()
 	holding := map[string]bool{}
 	for _, e := range evs {
-		id := e.meta().Task
+		id := e.EventMeta().Task
 		pt, ok := byID[id]
 		if !ok || !pt.spec.Writer {
 			continue
 		}
 		switch e.(type) {
-		case *TaskStarted:
+		case *event.TaskStarted:
 			for other := range holding {
 				if claimsOverlap(pt.spec.WritePaths, byID[other].spec.WritePaths) {
-					t.Errorf("writer %s %v started (seq %d) while %s %v held its claims", id, pt.spec.WritePaths, e.meta().Seq,
+					t.Errorf("writer %s %v started (seq %d) while %s %v held its claims", id, pt.spec.WritePaths, e.EventMeta().Seq,
 						other, byID[other].spec.WritePaths)
 				}
 			}
 			holding[id] = true
-		case *TaskRequeued, *TaskDone:
+		case *event.TaskRequeued, *event.TaskDone:
 			delete(holding, id)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/config"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
@@ -37,8 +38,8 @@ type fleetWorker struct {
 type fleetRig struct {
 	t       *testing.T
 	sys     *System
-	bus     *Bus
-	sub     *Subscription
+	bus     *event.Bus
+	sub     *event.Subscription
 	pid     *actor.PID
 	workers map[string]*fleetWorker
 	wpids   []*actor.PID
@@ -72,7 +73,7 @@ func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]boo
 		MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
 	must(t, err)
 	sys := NewSystem(nil)
-	r := &fleetRig{t: t, sys: sys, bus: NewBus(), workers: map[string]*fleetWorker{}}
+	r := &fleetRig{t: t, sys: sys, bus: event.NewBus(), workers: map[string]*fleetWorker{}}
 	r.sub = r.bus.Subscribe()
 	for _, ws := range spec.Workers {
 		name := ws.Name
@@ -98,12 +99,12 @@ func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]boo
 				return
 			}
 			answer := name + " did " + st.Spec.Prompt
-			items, err := encodeWorkerEvent(&TextDelta{Meta: Meta{Session: st.Session, Task: st.Spec.ID}, Text: answer})
+			items, err := encodeWorkerEvent(&event.TextDelta{Meta: event.Meta{Session: st.Session, Task: st.Spec.ID}, Text: answer})
 			if err != nil {
 				panic(err)
 			}
 			sendWorker(sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: []workerEvent{items}})
-			sendWorker(sys, c, to, &workerFinished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 1, Status: StatusOK, Text: answer, Steps: 1})
+			sendWorker(sys, c, to, &workerFinished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 1, Status: event.StatusOK, Text: answer, Steps: 1})
 		}
 		wpid, err := sys.Root().SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return fw.scriptWorker }), "script-"+name)
 		must(t, err)
@@ -218,14 +219,14 @@ func (r *fleetRig) submit(m *SubmitFleet) <-chan *FleetResult {
 }
 
 // drain reads every event published so far.
-func (r *fleetRig) drain() []Event {
+func (r *fleetRig) drain() []event.Event {
 	r.t.Helper()
 	last := r.bus.LastSeq()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var out []Event
+	var out []event.Event
 	for {
-		if len(out) > 0 && out[len(out)-1].meta().Seq >= last {
+		if len(out) > 0 && out[len(out)-1].EventMeta().Seq >= last {
 			return out
 		}
 		e, err := r.sub.Next(ctx)
@@ -238,13 +239,13 @@ func (r *fleetRig) drain() []Event {
 
 // checkEndsOnce checks that each task has one task_done and nothing of it
 // after, and returns the task_done and task_started events by task.
-func checkEndsOnce(t *testing.T, evs []Event, ids []string) (map[string]*TaskDone, map[string][]*TaskStarted, map[string][]*TaskRequeued) {
+func checkEndsOnce(t *testing.T, evs []event.Event, ids []string) (map[string]*event.TaskDone, map[string][]*event.TaskStarted, map[string][]*event.TaskRequeued) {
 	t.Helper()
-	done := map[string]*TaskDone{}
-	started := map[string][]*TaskStarted{}
-	requeued := map[string][]*TaskRequeued{}
+	done := map[string]*event.TaskDone{}
+	started := map[string][]*event.TaskStarted{}
+	requeued := map[string][]*event.TaskRequeued{}
 	for _, e := range evs {
-		task := e.meta().Task
+		task := e.EventMeta().Task
 		if task == "" {
 			continue
 		}
@@ -252,11 +253,11 @@ func checkEndsOnce(t *testing.T, evs []Event, ids []string) (map[string]*TaskDon
 			t.Errorf("%s of %s after its task_done (%+v)", e.Kind(), task, d)
 		}
 		switch e := e.(type) {
-		case *TaskDone:
+		case *event.TaskDone:
 			done[task] = e
-		case *TaskStarted:
+		case *event.TaskStarted:
 			started[task] = append(started[task], e)
-		case *TaskRequeued:
+		case *event.TaskRequeued:
 			requeued[task] = append(requeued[task], e)
 		}
 	}
@@ -321,7 +322,7 @@ func TestFleetOverWorkersSurvivesALostWorker(t *testing.T) {
 		t.Fatalf("%d results", len(out.Results))
 	}
 	for i, res := range out.Results {
-		if res.TaskID != ids[i] || res.Status != TaskOK {
+		if res.TaskID != ids[i] || res.Status != event.TaskOK {
 			t.Errorf("result %d = %+v", i, res)
 		}
 		if !strings.HasSuffix(res.Text, " did task "+strings.TrimPrefix(ids[i], "f1.")) {
@@ -405,20 +406,20 @@ func TestFleetLostWorkerFailPolicyAndFencedWriter(t *testing.T) {
 			evs := r.drain()
 			done, started, requeued := checkEndsOnce(t, evs, []string{"f1.1", "f1.2"})
 			if policy == "fail" {
-				if r0 := out.Results[0]; r0.Status != TaskFailed || !strings.Contains(r0.Error, "worker w1 lost") {
+				if r0 := out.Results[0]; r0.Status != event.TaskFailed || !strings.Contains(r0.Error, "worker w1 lost") {
 					t.Errorf("f1.1 = %+v", r0)
 				}
 				if len(requeued["f1.1"]) != 0 {
 					t.Errorf("requeued under fail: %+v", requeued["f1.1"])
 				}
 			} else {
-				if r0 := out.Results[0]; r0.Status != TaskOK || r0.Text != "w2 did task 1" {
+				if r0 := out.Results[0]; r0.Status != event.TaskOK || r0.Text != "w2 did task 1" {
 					t.Errorf("f1.1 = %+v", r0)
 				}
 				// The rerun waited out w1's lease before it started.
 				var lostAt, rerunAt time.Time
 				for _, e := range evs {
-					if q, ok := e.(*TaskRequeued); ok && q.Task == "f1.1" {
+					if q, ok := e.(*event.TaskRequeued); ok && q.Task == "f1.1" {
 						lostAt = q.Time
 					}
 				}
@@ -434,7 +435,7 @@ func TestFleetLostWorkerFailPolicyAndFencedWriter(t *testing.T) {
 					t.Errorf("f1.1 done %+v", d)
 				}
 			}
-			if r1 := out.Results[1]; r1.Status != TaskOK || r1.Text != "w2 did task 2" {
+			if r1 := out.Results[1]; r1.Status != event.TaskOK || r1.Text != "w2 did task 2" {
 				t.Errorf("f1.2 = %+v", r1)
 			}
 			// The overlapping writer never ran while the first one still
@@ -443,15 +444,15 @@ func TestFleetLostWorkerFailPolicyAndFencedWriter(t *testing.T) {
 			var settled, second time.Time
 			for _, e := range evs {
 				switch e := e.(type) {
-				case *TaskRequeued:
+				case *event.TaskRequeued:
 					if e.Task == "f1.1" {
 						settled = e.Time
 					}
-				case *TaskDone:
+				case *event.TaskDone:
 					if e.Task == "f1.1" && settled.IsZero() {
 						settled = e.Time
 					}
-				case *TaskStarted:
+				case *event.TaskStarted:
 					if e.Task == "f1.2" {
 						second = e.Time
 					}
@@ -504,7 +505,7 @@ func TestFleetWorkerRefusalRequeues(t *testing.T) {
 		t.FailNow()
 	}
 	for _, res := range out.Results {
-		if res.Status != TaskOK {
+		if res.Status != event.TaskOK {
 			t.Errorf("%+v", res)
 		}
 	}
@@ -574,7 +575,7 @@ func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 		}}
 	ssys := NewSystem(nil)
 	must(t, StartWorkersRemote(ssys, &spec))
-	bus := NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe()
 	r := &fleetRig{t: t, sys: ssys, bus: bus, sub: sub}
 	r.spawn("p1", spec)
@@ -619,7 +620,7 @@ func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 	res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var evs []Event
+	var evs []event.Event
 	var lost, other string
 	for lost == "" {
 		e, err := sub.Next(ctx)
@@ -627,7 +628,7 @@ func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 			t.Fatalf("waiting for the held task: %v", err)
 		}
 		evs = append(evs, e)
-		if s, ok := e.(*TaskStarted); ok && s.Task == "f1.3" {
+		if s, ok := e.(*event.TaskStarted); ok && s.Task == "f1.3" {
 			lost = s.Worker
 		}
 	}
@@ -649,7 +650,7 @@ func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 		if res.TaskID != ids[i] {
 			t.Errorf("result %d is %s", i, res.TaskID)
 		}
-		if res.Status != TaskOK || res.Text != "answer to "+tasks[i].Prompt {
+		if res.Status != event.TaskOK || res.Text != "answer to "+tasks[i].Prompt {
 			t.Errorf("%s = %+v", res.TaskID, res)
 		}
 	}
@@ -743,7 +744,7 @@ func TestFleetRepairsLostWorkerMessages(t *testing.T) {
 			t.FailNow()
 		}
 		for _, res := range out.Results {
-			if res.Status != TaskOK || !strings.HasPrefix(res.Text, "w1 did") {
+			if res.Status != event.TaskOK || !strings.HasPrefix(res.Text, "w1 did") {
 				t.Errorf("%+v", res)
 			}
 		}
@@ -777,7 +778,7 @@ func TestFleetRepairsLostWorkerMessages(t *testing.T) {
 			t.Fatal("the fault never fired")
 		}
 		for _, res := range out.Results {
-			if res.Status != TaskOK || !strings.HasPrefix(res.Text, "local did") {
+			if res.Status != event.TaskOK || !strings.HasPrefix(res.Text, "local did") {
 				t.Errorf("%+v", res)
 			}
 		}
@@ -843,7 +844,7 @@ func TestFleetWarnsWhenWorkersAreNotUsed(t *testing.T) {
 	must(t, err)
 	defer ln.Close()
 	sys := NewSystem(nil)
-	bus := NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()
 	spec := &FleetSpec{Root: "/ws", Remote: &RemoteOptions{Listen: ln.Addr().String(), Token: "t"},
@@ -860,7 +861,7 @@ func TestFleetWarnsWhenWorkersAreNotUsed(t *testing.T) {
 	for {
 		ev, err := sub.Next(ctx)
 		must(t, err)
-		if n, ok := ev.(*Notice); ok {
+		if n, ok := ev.(*event.Notice); ok {
 			if n.Level != "warn" || !strings.Contains(n.Message, "workers not used") {
 				t.Errorf("notice %+v", n)
 			}

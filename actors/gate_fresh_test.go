@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -96,14 +97,14 @@ func TestFreshGateDecisions(t *testing.T) {
 
 // collectUntil reads events until match accepts one, returning it and every
 // event read on the way, so a test can also assert what did not happen.
-func collectUntil(h *harness, match func(Event) bool) (Event, []Event) {
+func collectUntil(h *harness, match func(event.Event) bool) (event.Event, []event.Event) {
 	h.t.Helper()
-	var seen []Event
-	e := h.waitEvent(func(e Event) bool { seen = append(seen, e); return match(e) })
+	var seen []event.Event
+	e := h.waitEvent(func(e event.Event) bool { seen = append(seen, e); return match(e) })
 	return e, seen
 }
 
-func isApproval(e Event) bool { _, ok := e.(*ApprovalRequested); return ok }
+func isApproval(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }
 
 func TestFreshYoloStillAsks(t *testing.T) {
 	t.Parallel()
@@ -112,16 +113,16 @@ func TestFreshYoloStillAsks(t *testing.T) {
 		perms: Permissions{Policy: policy(t, "allow", []string{"remember"}, nil, nil), Posture: permission.PostureYolo, Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "saved"})
 	h.sess.Run("remember the staging host")
-	ev := h.waitEvent(isApproval).(*ApprovalRequested)
+	ev := h.waitEvent(isApproval).(*event.ApprovalRequested)
 	if !ev.OnceOnly || len(ev.Suggestions) != 0 || !strings.Contains(ev.Reason, "remember project/db-host: "+freshArgs) {
 		t.Errorf("approval request = %+v, want once-only with the preview and no suggestions", ev)
 	}
 	if runs.Load() != 0 {
 		t.Fatal("the call ran before it was approved")
 	}
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: ApproveOnce})
+	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
 	done, _ := h.wait()
-	if done.Status != StatusOK || runs.Load() != 1 {
+	if done.Status != event.StatusOK || runs.Load() != 1 {
 		t.Fatalf("done %+v, runs %d", done, runs.Load())
 	}
 	if got := toolMessages(h.srv.Requests()[1])[0].Content; got != "saved "+freshArgs {
@@ -138,10 +139,10 @@ func TestFreshGrantDoesNotCover(t *testing.T) {
 		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Grants: grants, Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "not saved"})
 	h.sess.Run("go")
-	ev := h.waitEvent(isApproval).(*ApprovalRequested)
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: ApproveDeny})
+	ev := h.waitEvent(isApproval).(*event.ApprovalRequested)
+	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveDeny})
 	done, _ := h.wait()
-	if done.Status != StatusOK || runs.Load() != 0 {
+	if done.Status != event.StatusOK || runs.Load() != 0 {
 		t.Fatalf("done %+v, runs %d", done, runs.Load())
 	}
 	if got := toolMessages(h.srv.Requests()[1])[0].Content; !strings.HasPrefix(got, "Blocked: denied by the user") {
@@ -168,21 +169,21 @@ func TestFreshAlwaysDoesNotPersist(t *testing.T) {
 		providertest.Turn{Text: "ok"},
 	)
 	h.sess.Run("go")
-	var seen []Event
-	for _, choice := range []string{ApproveAlways, ApproveSession, ApproveOnce} {
+	var seen []event.Event
+	for _, choice := range []string{event.ApproveAlways, event.ApproveSession, event.ApproveOnce} {
 		ev, evs := collectUntil(h, isApproval)
 		seen = append(seen, evs...)
-		h.sess.Approve(&ApprovalResponse{RequestID: ev.(*ApprovalRequested).RequestID, Choice: choice, Rule: "remember"})
+		h.sess.Approve(&ApprovalResponse{RequestID: ev.(*event.ApprovalRequested).RequestID, Choice: choice, Rule: "remember"})
 	}
 	done, evs := h.wait()
 	seen = append(seen, evs...)
-	if done.Status != StatusOK || runs.Load() != 3 {
+	if done.Status != event.StatusOK || runs.Load() != 3 {
 		t.Fatalf("done %+v, runs %d", done, runs.Load())
 	}
-	if n := len(eventsOf[*ApprovalRequested](seen)); n != 3 {
+	if n := len(eventsOf[*event.ApprovalRequested](seen)); n != 3 {
 		t.Errorf("%d approval requests, want one per call", n)
 	}
-	for _, n := range eventsOf[*Notice](seen) {
+	for _, n := range eventsOf[*event.Notice](seen) {
 		if strings.Contains(n.Message, "remember") {
 			t.Errorf("notice %q: a rule was granted or saved", n.Message)
 		}
@@ -204,7 +205,7 @@ func TestFreshHeadlessRefuses(t *testing.T) {
 		perms: Permissions{Policy: policy(t, "allow", []string{"remember"}, nil, nil), Posture: permission.PostureYolo}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "could not save"})
 	done, evs := h.turn("go")
-	if done.Status != StatusOK || runs.Load() != 0 || len(eventsOf[*ApprovalRequested](evs)) != 0 {
+	if done.Status != event.StatusOK || runs.Load() != 0 || len(eventsOf[*event.ApprovalRequested](evs)) != 0 {
 		t.Fatalf("done %+v, runs %d, events %v", done, runs.Load(), evs)
 	}
 	got := toolMessages(h.srv.Requests()[1])[0].Content
@@ -221,7 +222,7 @@ func TestFreshDelegatedRefuses(t *testing.T) {
 		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true, Delegated: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "could not save"})
 	done, evs := h.turn("go")
-	if done.Status != StatusOK || runs.Load() != 0 || len(eventsOf[*ApprovalRequested](evs)) != 0 {
+	if done.Status != event.StatusOK || runs.Load() != 0 || len(eventsOf[*event.ApprovalRequested](evs)) != 0 {
 		t.Fatalf("done %+v, runs %d", done, runs.Load())
 	}
 	got := toolMessages(h.srv.Requests()[1])[0].Content
@@ -237,7 +238,7 @@ func TestFreshDenyRuleDenies(t *testing.T) {
 		perms: Permissions{Policy: policy(t, "ask", nil, nil, []string{"remember"}), Posture: permission.PostureYolo, Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "denied"})
 	done, evs := h.turn("go")
-	if done.Status != StatusOK || runs.Load() != 0 || len(eventsOf[*ApprovalRequested](evs)) != 0 {
+	if done.Status != event.StatusOK || runs.Load() != 0 || len(eventsOf[*event.ApprovalRequested](evs)) != 0 {
 		t.Fatalf("done %+v, runs %d", done, runs.Load())
 	}
 	if got := toolMessages(h.srv.Requests()[1])[0].Content; !strings.HasPrefix(got, "Blocked: blocked by deny rule remember") {

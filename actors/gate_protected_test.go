@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/sandbox"
@@ -112,11 +113,11 @@ func TestProtectedWriteAsksEveryTime(t *testing.T) {
 		providertest.Turn{Text: "ok"},
 	)
 	h.sess.Run("go")
-	var seen []Event
-	for _, choice := range []string{ApproveSession, ApproveOnce} {
+	var seen []event.Event
+	for _, choice := range []string{event.ApproveSession, event.ApproveOnce} {
 		ev, evs := collectUntil(h, isApproval)
 		seen = append(seen, evs...)
-		req := ev.(*ApprovalRequested)
+		req := ev.(*event.ApprovalRequested)
 		if !req.OnceOnly {
 			t.Errorf("approval %+v is not once-only", req)
 		}
@@ -124,10 +125,10 @@ func TestProtectedWriteAsksEveryTime(t *testing.T) {
 	}
 	done, evs := h.wait()
 	seen = append(seen, evs...)
-	if done.Status != StatusOK || runs.Load() != 2 {
+	if done.Status != event.StatusOK || runs.Load() != 2 {
 		t.Fatalf("done %+v, runs %d", done, runs.Load())
 	}
-	if n := len(eventsOf[*ApprovalRequested](seen)); n != 2 {
+	if n := len(eventsOf[*event.ApprovalRequested](seen)); n != 2 {
 		t.Errorf("%d approval requests, want one per write", n)
 	}
 	if r := grants.Rules(); len(r) != 0 {

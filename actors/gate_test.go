@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -40,7 +41,7 @@ func TestDenyRuleBlocksCall(t *testing.T) {
 		providertest.Turn{Text: "adapted"},
 	)
 	done, _ := h.turn("go")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("done = %+v", done)
 	}
 	tm := toolMessages(h.srv.Requests()[1])
@@ -59,7 +60,7 @@ func TestHeadlessAskResolvesToAllow(t *testing.T) {
 		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil)}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "ok"})
 	done, evs := h.turn("go")
-	if done.Status != StatusOK || runs.Load() != 1 || len(eventsOf[*ApprovalRequested](evs)) != 0 {
+	if done.Status != event.StatusOK || runs.Load() != 1 || len(eventsOf[*event.ApprovalRequested](evs)) != 0 {
 		t.Fatalf("done %+v, runs %d", done, runs.Load())
 	}
 }
@@ -71,8 +72,8 @@ func TestInteractiveApprovals(t *testing.T) {
 		choice  string
 		wantRun bool
 	}{
-		{"allow once", ApproveOnce, true},
-		{"deny", ApproveDeny, false},
+		{"allow once", event.ApproveOnce, true},
+		{"deny", event.ApproveDeny, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,13 +83,13 @@ func TestInteractiveApprovals(t *testing.T) {
 				perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
 			h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"go test ./..."}`)}}, providertest.Turn{Text: "ok"})
 			h.sess.Run("go")
-			ev := h.waitEvent(func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok }).(*ApprovalRequested)
+			ev := h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }).(*event.ApprovalRequested)
 			if ev.Tool != "bash" || len(ev.Suggestions) == 0 || !strings.Contains(strings.Join(ev.Suggestions, " "), "Bash(go test:*)") {
 				t.Errorf("approval request = %+v", ev)
 			}
 			h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: tc.choice})
 			done, _ := h.wait()
-			if done.Status != StatusOK || (runs.Load() == 1) != tc.wantRun {
+			if done.Status != event.StatusOK || (runs.Load() == 1) != tc.wantRun {
 				t.Fatalf("done %+v runs %d", done, runs.Load())
 			}
 			got := toolMessages(h.srv.Requests()[1])[0].Content
@@ -113,17 +114,20 @@ func TestAlwaysAllowGrantsAndPersists(t *testing.T) {
 		providertest.Turn{Text: "ok"},
 	)
 	h.sess.Run("go")
-	ev := h.waitEvent(func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok }).(*ApprovalRequested)
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: ApproveAlways, Rule: "Bash(go test:*)"})
+	ev := h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }).(*event.ApprovalRequested)
+	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveAlways, Rule: "Bash(go test:*)"})
 	// The second call is covered by the grant: no second approval request.
 	done, evs := h.wait()
-	if done.Status != StatusOK || runs.Load() != 2 {
+	if done.Status != event.StatusOK || runs.Load() != 2 {
 		t.Fatalf("done %+v runs %d", done, runs.Load())
 	}
-	if n := len(eventsOf[*ApprovalRequested](evs)); n != 0 {
+	if n := len(eventsOf[*event.ApprovalRequested](evs)); n != 0 {
 		t.Errorf("%d more approval requests after an always-allow", n)
 	}
-	saved := func(e Event) bool { n, ok := e.(*Notice); return ok && strings.Contains(n.Message, "saved") }
+	saved := func(e event.Event) bool {
+		n, ok := e.(*event.Notice)
+		return ok && strings.Contains(n.Message, "saved")
+	}
 	found := false
 	for _, e := range evs {
 		found = found || saved(e)
@@ -145,10 +149,10 @@ func TestCancelWhileAwaitingApproval(t *testing.T) {
 		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}})
 	h.sess.Run("go")
-	h.waitEvent(func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok })
+	h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok })
 	h.sess.Cancel()
 	done, _ := h.wait()
-	if done.Status != StatusCancelled || runs.Load() != 0 {
+	if done.Status != event.StatusCancelled || runs.Load() != 0 {
 		t.Fatalf("done %+v runs %d", done, runs.Load())
 	}
 }
@@ -176,18 +180,21 @@ func TestAlwaysAllowKeepsTrust(t *testing.T) {
 					Grants: permission.NewGrants(ws, "/home/u"), ProjectFile: project, TrustHome: home}})
 			h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"go test ./a"}`)}}, providertest.Turn{Text: "ok"})
 			h.sess.Run("go")
-			ev := h.waitEvent(isApproval).(*ApprovalRequested)
-			h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: ApproveAlways, Rule: "Bash(go test:*)"})
-			saved := func(e Event) bool { n, ok := e.(*Notice); return ok && strings.Contains(n.Message, "saved") }
+			ev := h.waitEvent(isApproval).(*event.ApprovalRequested)
+			h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveAlways, Rule: "Bash(go test:*)"})
+			saved := func(e event.Event) bool {
+				n, ok := e.(*event.Notice)
+				return ok && strings.Contains(n.Message, "saved")
+			}
 			_, evs := h.wait()
-			var note *Notice
+			var note *event.Notice
 			for _, e := range evs {
 				if saved(e) {
-					note = e.(*Notice)
+					note = e.(*event.Notice)
 				}
 			}
 			if note == nil { // the save runs in the background and may finish after the turn
-				note = h.waitEvent(saved).(*Notice)
+				note = h.waitEvent(saved).(*event.Notice)
 			}
 			if waits := strings.Contains(note.Message, "reasonix trust"); waits == trusted {
 				t.Errorf("notice %q (trusted %v)", note.Message, trusted)

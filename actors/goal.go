@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/goal"
 	"reasonix/core/provider"
 	"reasonix/core/text"
@@ -114,8 +115,8 @@ type goalTimeUp struct{ run int }
 // and the tool call it finished, if any.
 type goalSeen struct {
 	seq  int64
-	tool *ToolFinished
-	args *ToolStarted
+	tool *event.ToolFinished
+	args *event.ToolStarted
 }
 
 // goalBarrierExpired ends the wait for the relay.
@@ -136,7 +137,7 @@ func goalProps(sys *System, agent AgentSpec, spec GoalSpec, inner *actor.Props) 
 	meter.mu.Unlock()
 	if bus, session := agent.Bus, agent.Session; bus != nil {
 		box.onTodo = func(items []goal.Item) {
-			bus.Publish(&TodoUpdated{Meta: Meta{Session: session}, Items: items})
+			bus.Publish(&event.TodoUpdated{Meta: event.Meta{Session: session}, Items: items})
 		}
 	}
 	for _, t := range GoalTools(box) {
@@ -214,14 +215,14 @@ func (g *goalController) Receive(c actor.Context) {
 // start serves a RunTurn: a /goal prompt, or an ordinary turn.
 func (g *goalController) start(c actor.Context, m *RunTurn) {
 	if g.run != nil {
-		c.Respond(&TurnFinished{Session: g.agent.Session, Status: StatusFailed, Error: "a turn is already running"})
+		c.Respond(&TurnFinished{Session: g.agent.Session, Status: event.StatusFailed, Error: "a turn is already running"})
 		g.answered = true
 		return
 	}
 	p, isGoal, err := goal.ParsePrompt(m.Input)
 	if !isGoal && !m.Compact && goal.StrongSignal(m.Input) {
 		p, isGoal = goal.Prompt{Action: "start", Objective: strings.TrimSpace(m.Input), Strategy: goal.StrategyResearch}, true
-		g.publish(&Notice{Level: "info", Message: "the prompt asks for long autonomous research: running it as /goal --research"})
+		g.publish(&event.Notice{Level: "info", Message: "the prompt asks for long autonomous research: running it as /goal --research"})
 	}
 	if a := g.active; !isGoal && !m.Compact && a != nil && (a.Status == goal.StatusBlocked || a.Status == goal.StatusPaused) {
 		// The active goal waits for the user, and this is the user's
@@ -245,7 +246,7 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 		}
 	}
 	if err != nil {
-		reply(StatusFailed, "", err.Error())
+		reply(event.StatusFailed, "", err.Error())
 		return
 	}
 	switch p.Action {
@@ -253,10 +254,10 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 		if a := g.active; a != nil {
 			g.active = nil
 			g.end(a, goal.StatusStopped, "cleared by the user")
-			reply(StatusOK, "goal "+a.ID+" cleared", "")
+			reply(event.StatusOK, "goal "+a.ID+" cleared", "")
 			return
 		}
-		reply(StatusOK, "no active goal", "")
+		reply(event.StatusOK, "no active goal", "")
 		return
 	case "resume":
 		rec := g.active
@@ -264,13 +265,13 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 			rec = g.spec.Resume
 		}
 		if rec == nil || !rec.Unfinished() {
-			reply(StatusFailed, "", "no unfinished goal to resume")
+			reply(event.StatusFailed, "", "no unfinished goal to resume")
 			return
 		}
 		g.active = rec
 		g.box.seed(rec.Todo)
 		g.begin(c, rec, true)
-		g.publish(&TodoUpdated{Items: append([]goal.Item{}, rec.Todo...)})
+		g.publish(&event.TodoUpdated{Items: append([]goal.Item{}, rec.Todo...)})
 		g.issue(c, goal.Resumed)
 		return
 	}
@@ -293,7 +294,7 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 	g.active = rec
 	g.box.seed(nil)
 	g.begin(c, rec, false)
-	g.publish(&TodoUpdated{Items: []goal.Item{}})
+	g.publish(&event.TodoUpdated{Items: []goal.Item{}})
 	g.issue(c, "Start working on the goal.")
 }
 
@@ -315,7 +316,7 @@ func (g *goalController) begin(c actor.Context, rec *goal.Record, resumed bool) 
 	}
 	g.save(rec)
 	g.notes.started(rec, resumed)
-	g.publish(&GoalStarted{Goal: rec.ID, Objective: text.Clip(rec.Objective, 2000), Strategy: rec.Strategy, Resumed: resumed,
+	g.publish(&event.GoalStarted{Goal: rec.ID, Objective: text.Clip(rec.Objective, 2000), Strategy: rec.Strategy, Resumed: resumed,
 		MaxTurns: rec.Limits.MaxTurns, MaxTokens: rec.Limits.MaxTokens, MaxTimeMS: rec.Limits.MaxTime.Milliseconds(), Research: rec.Research})
 }
 
@@ -350,7 +351,7 @@ func (g *goalController) stopForTime(c actor.Context, run int) {
 // ask sends a turn to the child; the ledger makes sure it ends once.
 func (g *goalController) ask(c actor.Context, m *RunTurn) {
 	g.ledger.request(c, goalKey, g.child, m, 0, func(c actor.Context, why string) {
-		g.onFinished(c, &TurnFinished{Status: StatusFailed, Error: "executor " + why})
+		g.onFinished(c, &TurnFinished{Status: event.StatusFailed, Error: "executor " + why})
 	})
 }
 
@@ -422,11 +423,11 @@ func (g *goalController) round(c actor.Context) {
 	// A turn the time budget cut short ends as the budget says.
 	timeUp := r.timeUp && !r.canceled
 	switch {
-	case r.canceled || (m.Status == StatusCancelled && !timeUp):
-		g.stop(c, rec, goal.StatusPaused, "interrupted by the user", StatusCancelled, m)
+	case r.canceled || (m.Status == event.StatusCancelled && !timeUp):
+		g.stop(c, rec, goal.StatusPaused, "interrupted by the user", event.StatusCancelled, m)
 		return
-	case m.Status == StatusFailed:
-		g.stop(c, rec, goal.StatusFailed, m.Error, StatusFailed, m)
+	case m.Status == event.StatusFailed:
+		g.stop(c, rec, goal.StatusFailed, m.Error, event.StatusFailed, m)
 		return
 	}
 	status := "in_progress"
@@ -434,7 +435,7 @@ func (g *goalController) round(c actor.Context) {
 		status = report.Status
 	}
 	if status == goal.StatusComplete {
-		g.stop(c, rec, goal.StatusComplete, "", StatusOK, m)
+		g.stop(c, rec, goal.StatusComplete, "", event.StatusOK, m)
 		return
 	}
 	reason := ""
@@ -442,13 +443,13 @@ func (g *goalController) round(c actor.Context) {
 		reason = report.Reason
 	}
 	if rec.Audit(status, reason) {
-		g.stop(c, rec, goal.StatusBlocked, fmt.Sprintf("blocked %d times in a row: %s", goal.BlockedRepeats, reason), StatusBlocked, m)
+		g.stop(c, rec, goal.StatusBlocked, fmt.Sprintf("blocked %d times in a row: %s", goal.BlockedRepeats, reason), event.StatusBlocked, m)
 		return
 	}
 	if m.Status == StatusLoop {
 		// The model is stuck on one call: the goal waits for the user, its
 		// work kept.
-		g.stop(c, rec, goal.StatusPaused, m.Error, StatusBlocked, m)
+		g.stop(c, rec, goal.StatusPaused, m.Error, event.StatusBlocked, m)
 		return
 	}
 	if rounds == 0 {
@@ -456,11 +457,11 @@ func (g *goalController) round(c actor.Context) {
 		verdict = rec.Lease.Round(goal.Completions(rec.Todo))
 	}
 	g.notes.round(rec, status, verdict)
-	g.publish(&GoalProgressed{Goal: rec.ID, Turn: rec.Turns, Tokens: rec.Tokens, ElapsedMS: rec.Elapsed.Milliseconds(),
+	g.publish(&event.GoalProgressed{Goal: rec.ID, Turn: rec.Turns, Tokens: rec.Tokens, ElapsedMS: rec.Elapsed.Milliseconds(),
 		Report: status, Summary: text.Clip(rec.Summary, 1000), Todo: len(rec.Todo), TodoDone: len(goal.Completions(rec.Todo)),
 		NoProgress: rec.Lease.NoProgress, Nudged: verdict == goal.Nudge})
 	if verdict == goal.Pause {
-		g.stop(c, rec, goal.StatusPaused, fmt.Sprintf("no progress for %d tool rounds; the work so far is kept, resume when ready", rec.Lease.NoProgress), StatusBlocked, m)
+		g.stop(c, rec, goal.StatusPaused, fmt.Sprintf("no progress for %d tool rounds; the work so far is kept, resume when ready", rec.Lease.NoProgress), event.StatusBlocked, m)
 		return
 	}
 	why := limitReached(rec)
@@ -468,11 +469,11 @@ func (g *goalController) round(c actor.Context) {
 	case why != "":
 	case timeUp:
 		why = fmt.Sprintf("time budget reached (%s of %s)", rec.Elapsed.Round(time.Second), rec.Limits.MaxTime)
-	case m.Status == StatusLimit && verdict != goal.Nudge:
+	case m.Status == event.StatusLimit && verdict != goal.Nudge:
 		why = m.Error
 	}
 	if why != "" {
-		g.stop(c, rec, goal.StatusLimit, why, StatusLimit, m)
+		g.stop(c, rec, goal.StatusLimit, why, event.StatusLimit, m)
 		return
 	}
 	g.save(rec)
@@ -496,7 +497,7 @@ func (g *goalController) stop(c actor.Context, rec *goal.Record, status, reason,
 		g.active = nil
 	}
 	errText := ""
-	if turnStatus != StatusOK {
+	if turnStatus != event.StatusOK {
 		errText = "goal " + rec.ID + " " + status
 		if reason != "" {
 			errText += ": " + reason
@@ -513,7 +514,7 @@ func (g *goalController) end(rec *goal.Record, status, reason string) {
 	rec.Status, rec.Reason = status, reason
 	g.save(rec)
 	g.notes.ended(rec)
-	g.publish(&GoalEnded{Goal: rec.ID, Status: status, Reason: reason, Summary: text.Clip(rec.Summary, 1000),
+	g.publish(&event.GoalEnded{Goal: rec.ID, Status: status, Reason: reason, Summary: text.Clip(rec.Summary, 1000),
 		Turns: rec.Turns, Tokens: rec.Tokens, ElapsedMS: rec.Elapsed.Milliseconds()})
 }
 
@@ -548,15 +549,15 @@ func (g *goalController) save(rec *goal.Record) {
 	}
 	if err := goal.Save(g.spec.Dir, rec); err != nil {
 		g.log.Error("journal goal", "goal", rec.ID, "err", err)
-		g.publish(&Notice{Level: "warn", Message: err.Error()})
+		g.publish(&event.Notice{Level: "warn", Message: err.Error()})
 	}
 }
 
-func (g *goalController) publish(ev Event) {
+func (g *goalController) publish(ev event.Event) {
 	if g.agent.Bus == nil {
 		return
 	}
-	ev.meta().Session = g.agent.Session
+	ev.EventMeta().Session = g.agent.Session
 	g.agent.Bus.Publish(ev)
 }
 
@@ -584,12 +585,12 @@ func (g *goalController) startRelay(c actor.Context) {
 			if err != nil {
 				return
 			}
-			m := &goalSeen{seq: ev.meta().Seq}
-			if mt := ev.meta(); mt.Session == session && mt.Task == "" {
+			m := &goalSeen{seq: ev.EventMeta().Seq}
+			if mt := ev.EventMeta(); mt.Session == session && mt.Task == "" {
 				switch e := ev.(type) {
-				case *ToolStarted:
+				case *event.ToolStarted:
 					m.args = e
-				case *ToolFinished:
+				case *event.ToolFinished:
 					m.tool = e
 				}
 			}
@@ -625,7 +626,7 @@ func (g *goalController) repair(c actor.Context, m *Crashed) {
 			if r.goal && g.active != nil {
 				g.end(g.active, goal.StatusFailed, m.Error())
 			}
-			g.reply(c, &TurnFinished{Status: StatusFailed, Error: m.Error()})
+			g.reply(c, &TurnFinished{Status: event.StatusFailed, Error: m.Error()})
 			return
 		}
 	}
@@ -636,7 +637,7 @@ func (g *goalController) repair(c actor.Context, m *Crashed) {
 	}
 	if _, ok := m.Lost.(*RunTurn); ok && m.Sender != nil && !g.answered {
 		if g.run == nil || g.run.replyTo == nil || !g.run.replyTo.Equal(m.Sender) {
-			c.Send(m.Sender, &TurnFinished{Session: g.agent.Session, Status: StatusFailed, Error: m.Error()})
+			c.Send(m.Sender, &TurnFinished{Session: g.agent.Session, Status: event.StatusFailed, Error: m.Error()})
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/atomicfile"
 	"reasonix/core/goal"
 	"reasonix/core/text"
@@ -95,7 +96,7 @@ func (n *researchNotes) started(rec *goal.Record, resumed bool) {
 
 // tool records a successful call as a direction tried, once per exact
 // call.
-func (n *researchNotes) tool(m *ToolFinished, key string) {
+func (n *researchNotes) tool(m *event.ToolFinished, key string) {
 	if n == nil || m.IsError || key == "" || m.Tool == goal.ToolGoal || m.Tool == goal.ToolTodo || n.seen[key] {
 		return
 	}

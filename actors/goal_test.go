@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/goal"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -57,7 +58,7 @@ func newGoalHarness(t *testing.T, spec GoalSpec, s *goalScript, tools ...tool.To
 	reg, err := tool.NewRegistry(tools...)
 	must(t, err)
 	sys := NewSystem(nil)
-	bus := NewBus()
+	bus := event.NewBus()
 	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1", reg: reg}
 	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
 		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys", ToolTimeout: 10 * time.Second, Bus: bus,
@@ -67,9 +68,9 @@ func newGoalHarness(t *testing.T, spec GoalSpec, s *goalScript, tools ...tool.To
 	return h
 }
 
-func goalEnd(t *testing.T, evs []Event) *GoalEnded {
+func goalEnd(t *testing.T, evs []event.Event) *event.GoalEnded {
 	t.Helper()
-	ends := eventsOf[*GoalEnded](evs)
+	ends := eventsOf[*event.GoalEnded](evs)
 	if len(ends) != 1 {
 		t.Fatalf("%d goal_ended events", len(ends))
 	}
@@ -89,12 +90,12 @@ func TestGoalRunsUntilComplete(t *testing.T) {
 	}}
 	h := newGoalHarness(t, GoalSpec{Dir: dir}, s)
 	done, evs := h.turn("/goal --simple write five steps")
-	if done.Status != StatusOK || done.Text != "turn done" {
+	if done.Status != event.StatusOK || done.Text != "turn done" {
 		t.Fatalf("turn %+v", done)
 	}
 	end := goalEnd(t, evs)
-	if end.Status != goal.StatusComplete || end.Turns != 5 || len(eventsOf[*GoalProgressed](evs)) != 4 {
-		t.Fatalf("end %+v, progress %d", end, len(eventsOf[*GoalProgressed](evs)))
+	if end.Status != goal.StatusComplete || end.Turns != 5 || len(eventsOf[*event.GoalProgressed](evs)) != 4 {
+		t.Fatalf("end %+v, progress %d", end, len(eventsOf[*event.GoalProgressed](evs)))
 	}
 	rec, err := goal.Load(dir, end.Goal)
 	must(t, err)
@@ -113,7 +114,7 @@ func TestGoalRunsUntilComplete(t *testing.T) {
 		t.Fatalf("last user message %q", last.LastUser())
 	}
 	// After the goal the session takes ordinary turns as they are.
-	if done, _ := h.turn("hello"); done.Status != StatusOK || done.Text != "plain answer" {
+	if done, _ := h.turn("hello"); done.Status != event.StatusOK || done.Text != "plain answer" {
 		t.Fatalf("ordinary turn %+v", done)
 	}
 }
@@ -127,7 +128,7 @@ func TestGoalBlockedThreeTimes(t *testing.T) {
 	}}
 	h := newGoalHarness(t, GoalSpec{}, s)
 	done, evs := h.turn("/goal deploy it")
-	if done.Status != StatusBlocked || !strings.Contains(done.Error, "blocked 3 times") {
+	if done.Status != event.StatusBlocked || !strings.Contains(done.Error, "blocked 3 times") {
 		t.Fatalf("turn %+v", done)
 	}
 	if end := goalEnd(t, evs); end.Status != goal.StatusBlocked || end.Turns != 3 {
@@ -142,7 +143,7 @@ func TestGoalTurnLimit(t *testing.T) {
 	}}
 	h := newGoalHarness(t, GoalSpec{Limits: goal.Limits{MaxTurns: 4}}, s)
 	done, evs := h.turn("/goal never ends")
-	if done.Status != StatusLimit || !strings.Contains(done.Error, "turn limit") || !strings.Contains(done.Error, "did 4") {
+	if done.Status != event.StatusLimit || !strings.Contains(done.Error, "turn limit") || !strings.Contains(done.Error, "did 4") {
 		t.Fatalf("turn %+v", done)
 	}
 	if end := goalEnd(t, evs); end.Status != goal.StatusLimit || end.Turns != 4 {
@@ -160,7 +161,7 @@ func TestGoalLease(t *testing.T) {
 	}}
 	h := newGoalHarness(t, GoalSpec{}, s, look)
 	done, evs := h.turn("/goal --simple look around")
-	if done.Status != StatusBlocked || !strings.Contains(done.Error, "no progress") {
+	if done.Status != event.StatusBlocked || !strings.Contains(done.Error, "no progress") {
 		t.Fatalf("turn %+v", done)
 	}
 	end := goalEnd(t, evs)
@@ -184,14 +185,14 @@ func TestGoalClear(t *testing.T) {
 		return []providertest.ToolCall{goalCall("in_progress", "x", "")}
 	}}
 	h := newGoalHarness(t, GoalSpec{Limits: goal.Limits{MaxTurns: 1}}, s)
-	if done, _ := h.turn("/goal one turn"); done.Status != StatusLimit {
+	if done, _ := h.turn("/goal one turn"); done.Status != event.StatusLimit {
 		t.Fatalf("turn %+v", done)
 	}
 	done, evs := h.turn("/goal clear")
-	if done.Status != StatusOK || !strings.Contains(done.Text, "cleared") || goalEnd(t, evs).Status != goal.StatusStopped {
+	if done.Status != event.StatusOK || !strings.Contains(done.Text, "cleared") || goalEnd(t, evs).Status != goal.StatusStopped {
 		t.Fatalf("clear %+v", done)
 	}
-	if done, _ := h.turn("/goal resume"); done.Status != StatusFailed {
+	if done, _ := h.turn("/goal resume"); done.Status != event.StatusFailed {
 		t.Fatalf("resume after clear %+v", done)
 	}
 }
@@ -205,10 +206,10 @@ func TestGoalRepairsACrash(t *testing.T) {
 	}}
 	h := newGoalHarness(t, GoalSpec{}, s)
 	done, _ := h.turn("/goal crash me")
-	if !fired.Load() || done.Status != StatusFailed || !strings.Contains(done.Error, "injected fault") {
+	if !fired.Load() || done.Status != event.StatusFailed || !strings.Contains(done.Error, "injected fault") {
 		t.Fatalf("fired %v, turn %+v", fired.Load(), done)
 	}
-	if done, _ := h.turn("hello"); done.Status != StatusOK {
+	if done, _ := h.turn("hello"); done.Status != event.StatusOK {
 		t.Fatalf("next turn %+v", done)
 	}
 }
@@ -229,10 +230,10 @@ func TestGoalRepairsEveryHandler(t *testing.T) {
 				}}
 				h := newGoalHarness(t, GoalSpec{}, s)
 				done, _ := h.turn("/goal crash me")
-				if !fired.Load() || (done.Status != StatusFailed && done.Status != StatusOK) {
+				if !fired.Load() || (done.Status != event.StatusFailed && done.Status != event.StatusOK) {
 					t.Fatalf("fired %v, turn %+v", fired.Load(), done)
 				}
-				if done, _ := h.turn("hello"); done.Status != StatusOK {
+				if done, _ := h.turn("hello"); done.Status != event.StatusOK {
 					t.Fatalf("next turn %+v", done)
 				}
 			})
@@ -251,11 +252,11 @@ func TestGoalAnswerContinuesBlockedGoal(t *testing.T) {
 		return []providertest.ToolCall{goalCall("blocked", "waiting", "need the token")}
 	}}
 	h := newGoalHarness(t, GoalSpec{}, s)
-	if done, _ := h.turn("/goal deploy"); done.Status != StatusBlocked {
+	if done, _ := h.turn("/goal deploy"); done.Status != event.StatusBlocked {
 		t.Fatalf("turn %+v", done)
 	}
 	done, evs := h.turn("the token is in ~/.token")
-	if done.Status != StatusOK || goalEnd(t, evs).Status != goal.StatusComplete || !eventsOf[*GoalStarted](evs)[0].Resumed {
+	if done.Status != event.StatusOK || goalEnd(t, evs).Status != goal.StatusComplete || !eventsOf[*event.GoalStarted](evs)[0].Resumed {
 		t.Fatalf("turn %+v", done)
 	}
 	reqs := h.srv.Requests()
@@ -272,7 +273,7 @@ func TestGoalTokenBudget(t *testing.T) {
 	}}
 	h := newGoalHarness(t, GoalSpec{Limits: goal.Limits{MaxTokens: 1}}, s)
 	done, evs := h.turn("/goal spend")
-	if done.Status != StatusLimit || !strings.Contains(done.Error, "token budget") || goalEnd(t, evs).Turns != 1 {
+	if done.Status != event.StatusLimit || !strings.Contains(done.Error, "token budget") || goalEnd(t, evs).Turns != 1 {
 		t.Fatalf("turn %+v", done)
 	}
 }
@@ -290,11 +291,11 @@ func TestGoalPublishesTodoList(t *testing.T) {
 	}}
 	h := newGoalHarness(t, GoalSpec{Dir: t.TempDir()}, s)
 	done, evs := h.turn("/goal --simple fix the bug")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("turn %+v", done)
 	}
 	var lists [][]goal.Item
-	for _, u := range eventsOf[*TodoUpdated](evs) {
+	for _, u := range eventsOf[*event.TodoUpdated](evs) {
 		if u.Session != h.id {
 			t.Fatalf("todo_updated of session %q", u.Session)
 		}
@@ -336,7 +337,7 @@ func TestGoalTimeBudget(t *testing.T) {
 	}, answered: func() { clock.advance(10 * time.Minute) }}
 	h := newGoalHarness(t, GoalSpec{Limits: goal.Limits{MaxTime: 30 * time.Minute}, Now: clock.Now}, s)
 	done, evs := h.turn("/goal never ends")
-	if done.Status != StatusLimit || !strings.Contains(done.Error, "time budget reached (30m0s of 30m0s)") || !strings.Contains(done.Error, "did 3") {
+	if done.Status != event.StatusLimit || !strings.Contains(done.Error, "time budget reached (30m0s of 30m0s)") || !strings.Contains(done.Error, "did 3") {
 		t.Fatalf("turn %+v", done)
 	}
 	end := goalEnd(t, evs)
@@ -344,7 +345,7 @@ func TestGoalTimeBudget(t *testing.T) {
 		t.Fatalf("end %+v", end)
 	}
 	var elapsed []int64
-	for _, p := range eventsOf[*GoalProgressed](evs) {
+	for _, p := range eventsOf[*event.GoalProgressed](evs) {
 		elapsed = append(elapsed, p.ElapsedMS/time.Minute.Milliseconds())
 	}
 	if fmt.Sprint(elapsed) != "[10 20 30]" {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/compact"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
@@ -23,8 +24,8 @@ type harness struct {
 	t    *testing.T
 	srv  *providertest.Server
 	sys  *System
-	bus  *Bus
-	sub  *Subscription
+	bus  *event.Bus
+	sub  *event.Subscription
 	sess *Session
 	id   string
 	// reg is the session's tool registry.
@@ -67,7 +68,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		t.Fatal(err)
 	}
 	sys := NewSystem(nil)
-	bus := NewBus()
+	bus := event.NewBus()
 	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1", reg: reg}
 	timeout := o.timeout
 	if timeout == 0 {
@@ -121,18 +122,18 @@ func (h *harness) close() {
 }
 
 // turn runs input and collects the events up to its TurnDone.
-func (h *harness) turn(input string) (*TurnDone, []Event) {
+func (h *harness) turn(input string) (*event.TurnDone, []event.Event) {
 	h.t.Helper()
 	h.sess.Run(input)
 	return h.wait()
 }
 
-func (h *harness) wait() (*TurnDone, []Event) {
+func (h *harness) wait() (*event.TurnDone, []event.Event) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var evs []Event
-	done, err := WaitTurn(ctx, h.sub, h.id, func(e Event) { evs = append(evs, e) })
+	var evs []event.Event
+	done, err := WaitTurn(ctx, h.sub, h.id, func(e event.Event) { evs = append(evs, e) })
 	if err != nil {
 		h.t.Fatalf("waiting for the turn: %v (events so far: %d)", err, len(evs))
 	}
@@ -140,7 +141,7 @@ func (h *harness) wait() (*TurnDone, []Event) {
 }
 
 // waitEvent reads events until match accepts one.
-func (h *harness) waitEvent(match func(Event) bool) Event {
+func (h *harness) waitEvent(match func(event.Event) bool) event.Event {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -195,7 +196,7 @@ func (b *barrier) arrive(ctx context.Context) error {
 	}
 }
 
-func eventsOf[T Event](evs []Event) []T {
+func eventsOf[T event.Event](evs []event.Event) []T {
 	var out []T
 	for _, e := range evs {
 		if v, ok := e.(T); ok {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reasonix/actors/event"
 	"sync"
 	"time"
 )
@@ -17,10 +18,10 @@ import (
 // the transcript. A Live is safe for concurrent use.
 type Live struct {
 	sys     *System
-	bus     *Bus
+	bus     *event.Bus
 	session *Session
 	built   *Built
-	viewer  *Viewer
+	viewer  *event.Viewer
 	started time.Time
 
 	closeOnce sync.Once
@@ -30,12 +31,12 @@ type Live struct {
 // StartLive starts the session b describes, publishing to a new bus made
 // with opts. It takes b over: Close closes b's transcripts, and so does a
 // failed start.
-func StartLive(b *Built, logger *slog.Logger, opts ...BusOption) (*Live, error) {
+func StartLive(b *Built, logger *slog.Logger, opts ...event.BusOption) (*Live, error) {
 	if logger == nil {
 		logger = b.Spec.Agent.Logger
 	}
 	sys := NewSystem(logger)
-	bus := NewBus(opts...)
+	bus := event.NewBus(opts...)
 	spec := b.Spec
 	spec.Agent.Bus = bus
 	sess, err := StartSession(sys, spec)
@@ -52,7 +53,7 @@ func StartLive(b *Built, logger *slog.Logger, opts ...BusOption) (*Live, error) 
 func (l *Live) ID() string { return l.session.ID() }
 
 // Bus is the session's event stream.
-func (l *Live) Bus() *Bus { return l.bus }
+func (l *Live) Bus() *event.Bus { return l.bus }
 
 // Session takes the frontend's commands.
 func (l *Live) Session() *Session { return l.session }
@@ -66,12 +67,12 @@ func (l *Live) Started() time.Time { return l.started }
 
 // Snapshot is the session's state as its events so far make it: what a
 // frontend shows when it attaches.
-func (l *Live) Snapshot() Snapshot { return l.viewer.Snapshot() }
+func (l *Live) Snapshot() event.Snapshot { return l.viewer.Snapshot() }
 
 // SnapshotAt waits until the view has applied seq, then returns the
 // snapshot: a frontend that subscribes from seq after taking it sees
 // every later event exactly once.
-func (l *Live) SnapshotAt(ctx context.Context, seq int64) (Snapshot, error) {
+func (l *Live) SnapshotAt(ctx context.Context, seq int64) (event.Snapshot, error) {
 	return l.viewer.WaitSeq(ctx, seq)
 }
 

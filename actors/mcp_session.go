@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/mcp"
 )
 
@@ -73,38 +74,38 @@ func (s *sessionActor) startMCP(c actor.Context) {
 		}
 		m.order = append(m.order, name)
 		for _, w := range srv.Warnings {
-			s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: %s", name, w)})
+			s.publishMCP(&event.Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: %s", name, w)})
 		}
-		st := MCPServerStatus{Name: name, Source: srv.Source, Type: srv.Config.Type, State: MCPConnecting}
+		st := MCPServerStatus{Name: name, Source: srv.Source, Type: srv.Config.Type, State: event.MCPConnecting}
 		switch {
 		case srv.Disabled:
-			st.State = MCPDisabled
+			st.State = event.MCPDisabled
 		case srv.Untrusted != "":
-			st.State, st.LastError = MCPUntrusted, srv.Untrusted
-			s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q (%s) not started: %s", name, srv.Source, srv.Untrusted)})
+			st.State, st.LastError = event.MCPUntrusted, srv.Untrusted
+			s.publishMCP(&event.Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q (%s) not started: %s", name, srv.Source, srv.Untrusted)})
 		case srv.Error != "":
-			st.State, st.LastError = MCPFailed, srv.Error
-			s.publishMCP(&Notice{Level: "error", Message: fmt.Sprintf("mcp server %q not started: %s", name, srv.Error)})
+			st.State, st.LastError = event.MCPFailed, srv.Error
+			s.publishMCP(&event.Notice{Level: "error", Message: fmt.Sprintf("mcp server %q not started: %s", name, srv.Error)})
 		default:
 			gate := newMCPGate(name, a.Session, a.Bus)
 			pid, err := c.SpawnNamed(mcpConnProps(s.sys, srv, spec, a, gate), "mcp/"+name)
 			if err != nil {
-				st.State, st.LastError = MCPFailed, err.Error()
+				st.State, st.LastError = event.MCPFailed, err.Error()
 				break
 			}
 			m.children[name], m.servers[name], m.gates[name] = pid, srv, gate
 			m.pending[name] = true
 		}
 		m.status[name] = st
-		if st.State != MCPConnecting {
+		if st.State != event.MCPConnecting {
 			s.publishMCP(serverUpdated(a.Session, st))
 		}
 	}
 }
 
-func (s *sessionActor) publishMCP(e Event) {
+func (s *sessionActor) publishMCP(e event.Event) {
 	if bus := s.spec.Agent.Bus; bus != nil {
-		e.meta().Session = s.spec.Agent.Session
+		e.EventMeta().Session = s.spec.Agent.Session
 		bus.Publish(e)
 	}
 }
@@ -174,12 +175,12 @@ func (s *sessionActor) registerMCPTools(server string, tools []mcp.Tool) {
 		name := rt.Name()
 		if prev, ok := reg.Get(name); ok {
 			if other, ok := prev.(mcp.Remote); !ok || other.Server() != server {
-				s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: tool %q skipped: the name %s is taken", server, t.Name, name)})
+				s.publishMCP(&event.Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: tool %q skipped: the name %s is taken", server, t.Name, name)})
 				continue
 			}
 		}
 		if err := reg.Replace(rt); err != nil {
-			s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: tool %q skipped: %v", server, t.Name, err)})
+			s.publishMCP(&event.Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: tool %q skipped: %v", server, t.Name, err)})
 			continue
 		}
 		keep[name] = true
@@ -275,8 +276,8 @@ func (s *sessionActor) mcpChildStopped(c actor.Context, who *actor.PID) {
 			unshareMCPTools(s.spec.Agent.Session)
 		}
 		st := m.status[name]
-		if st.State != MCPFailed {
-			st.State, st.LastError = MCPFailed, "the connection actor stopped"
+		if st.State != event.MCPFailed {
+			st.State, st.LastError = event.MCPFailed, "the connection actor stopped"
 			m.status[name] = st
 		}
 		if p := m.prep; p != nil {
@@ -309,7 +310,7 @@ func (s *sessionActor) cancelHeldTurn(c actor.Context) bool {
 		return false
 	}
 	s.mcp.held, s.mcp.prep = nil, nil
-	s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusCancelled})
+	s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusCancelled})
 	return true
 }
 
@@ -390,7 +391,7 @@ func (s *sessionActor) prepReply(c actor.Context, id, text, errText string) {
 	case p.command != "":
 		p.prompt = text
 	case errText != "":
-		s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("could not read @%s: %s", ref, errText)})
+		s.publishMCP(&event.Notice{Level: "warn", Message: fmt.Sprintf("could not read @%s: %s", ref, errText)})
 	default:
 		p.texts[ref] = text
 	}
@@ -413,7 +414,7 @@ func (s *sessionActor) forwardHeld(c actor.Context, input string) {
 	held := *s.mcp.held
 	s.mcp.held, s.mcp.prep = nil, nil
 	if s.executor == nil {
-		s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: "the session has no executor"})
+		s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: "the session has no executor"})
 		return
 	}
 	held.Input = input
@@ -422,8 +423,8 @@ func (s *sessionActor) forwardHeld(c actor.Context, input string) {
 
 func (s *sessionActor) failHeld(c actor.Context, msg string) {
 	s.mcp.held, s.mcp.prep = nil, nil
-	s.publishMCP(&ErrorOccurred{Message: msg})
-	s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: msg})
+	s.publishMCP(&event.ErrorOccurred{Message: msg})
+	s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: msg})
 }
 
 // MCPStatus returns the state of the session's MCP servers.
@@ -483,7 +484,7 @@ func (s *Session) AnswerElicitation(r *ElicitationResponse) {
 func (st *MCPStatus) MCPPrompts() []MCPPromptRef {
 	var out []MCPPromptRef
 	for _, s := range st.Servers {
-		if s.State != MCPReady {
+		if s.State != event.MCPReady {
 			continue
 		}
 		for _, p := range s.Prompts {
@@ -507,7 +508,7 @@ func (st *MCPStatus) MCPPrompts() []MCPPromptRef {
 func (st *MCPStatus) Resources() []MCPResourceRef {
 	var out []MCPResourceRef
 	for _, s := range st.Servers {
-		if s.State != MCPReady {
+		if s.State != event.MCPReady {
 			continue
 		}
 		for _, r := range s.Resources {
@@ -542,7 +543,7 @@ func (s *sessionActor) sharePlannerMCP(server string, keep map[string]bool) {
 		t, ok := main.Get(name)
 		if tr, trusted := t.(trustedReader); ok && trusted && tr.TrustedReadOnly() {
 			if err := planner.Replace(t); err != nil {
-				s.publishMCP(&Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: tool %s not given to the planner: %v", server, name, err)})
+				s.publishMCP(&event.Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: tool %s not given to the planner: %v", server, name, err)})
 			}
 		} else {
 			planner.Remove(name)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/mcp"
 	"reasonix/core/text"
 	"reasonix/core/tool"
@@ -105,7 +106,7 @@ const (
 // It is safe for concurrent use by tool goroutines.
 type mcpGate struct {
 	server  string
-	bus     *Bus
+	bus     *event.Bus
 	session string
 
 	mu      sync.Mutex
@@ -118,7 +119,7 @@ type mcpGate struct {
 
 var _ mcp.ToolCaller = (*mcpGate)(nil)
 
-func newMCPGate(server, session string, bus *Bus) *mcpGate {
+func newMCPGate(server, session string, bus *event.Bus) *mcpGate {
 	return &mcpGate{server: server, session: session, bus: bus,
 		reason:  fmt.Sprintf("mcp server %q is connecting", server),
 		elicits: map[string]chan mcp.ElicitResult{}}
@@ -181,7 +182,7 @@ func (g *mcpGate) CallTool(ctx context.Context, name string, args json.RawMessag
 		full := mcp.ToolName(g.server, name)
 		callID := tool.CallID(ctx)
 		onProgress = func(p mcp.Progress) {
-			g.bus.Publish(&ToolProgress{Meta: Meta{Session: g.session}, CallID: callID, Server: g.server, Tool: full,
+			g.bus.Publish(&event.ToolProgress{Meta: event.Meta{Session: g.session}, CallID: callID, Server: g.server, Tool: full,
 				Progress: p.Progress, Total: p.Total, Message: p.Message})
 		}
 	}
@@ -190,7 +191,7 @@ func (g *mcpGate) CallTool(ctx context.Context, name string, args json.RawMessag
 
 func (g *mcpGate) notice(level, msg string) {
 	if g.bus != nil {
-		g.bus.Publish(&Notice{Meta: Meta{Session: g.session}, Level: level, Message: msg})
+		g.bus.Publish(&event.Notice{Meta: event.Meta{Session: g.session}, Level: level, Message: msg})
 	}
 }
 
@@ -226,7 +227,7 @@ func (g *mcpGate) askFrontend(ctx context.Context, req mcp.ElicitRequest) (mcp.E
 		delete(g.elicits, id)
 		g.mu.Unlock()
 	}()
-	g.bus.Publish(&ElicitationRequested{Meta: Meta{Session: g.session}, RequestID: id, Server: g.server,
+	g.bus.Publish(&event.ElicitationRequested{Meta: event.Meta{Session: g.session}, RequestID: id, Server: g.server,
 		Message: req.Message, Mode: req.Mode, Schema: req.RequestedSchema, URL: req.URL})
 	select {
 	case r := <-ch:
@@ -319,7 +320,7 @@ func mcpConnProps(sys *System, srv MCPServer, spec MCPSpec, agent AgentSpec, gat
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &mcpConn{
 			sys: sys, srv: srv, spec: spec, backoff: spec.Backoff.withDefaults(),
-			log: log, gate: gate, state: MCPConnecting,
+			log: log, gate: gate, state: event.MCPConnecting,
 		}
 	}, actor.WithSupervisor(stopOnFailure), withRepair("mcp", log))
 }
@@ -338,11 +339,11 @@ func (a *mcpConn) Receive(c actor.Context) {
 	case *connDown:
 		a.onDown(c, m)
 	case *reconnect:
-		if m.epoch == a.epoch && a.state == MCPRestarting {
+		if m.epoch == a.epoch && a.state == event.MCPRestarting {
 			a.connect(c)
 		}
 	case *connStable:
-		if m.epoch == a.epoch && a.state == MCPReady && a.failures > 0 {
+		if m.epoch == a.epoch && a.state == event.MCPReady && a.failures > 0 {
 			a.failures = 0
 			a.push(c)
 		}
@@ -422,7 +423,7 @@ func (a *mcpConn) onUp(c actor.Context, m *connUp) {
 	if m.epoch != a.epoch || !a.live {
 		return
 	}
-	a.state, a.lastErr, a.info, a.pid = MCPReady, "", m.info, m.pid
+	a.state, a.lastErr, a.info, a.pid = event.MCPReady, "", m.info, m.pid
 	a.tools, a.prompts, a.resources = m.tools, m.prompts, m.resources
 	a.sendTools(c)
 	self, epoch, sys := c.Self(), a.epoch, a.sys
@@ -453,14 +454,14 @@ func (a *mcpConn) failed(c actor.Context, why string) {
 	a.failures++
 	name := a.srv.Config.Name
 	if a.failures >= a.backoff.GiveUp {
-		a.state = MCPFailed
+		a.state = event.MCPFailed
 		a.gate.down(fmt.Sprintf("mcp server %q failed: %s", name, a.lastErr))
 		a.gate.notice("error", fmt.Sprintf("mcp server %q failed after %d attempts in a row: %s", name, a.failures, a.lastErr))
 	} else {
 		if a.failures == 1 {
 			a.gate.notice("warn", fmt.Sprintf("mcp server %q: %s; reconnecting", name, a.lastErr))
 		}
-		a.state = MCPRestarting
+		a.state = event.MCPRestarting
 		a.gate.down(a.restartingReason())
 		delay := a.backoff.Delay(a.failures, rand.Float64())
 		self, epoch, sys := c.Self(), a.epoch, a.sys
@@ -537,7 +538,7 @@ func (a *mcpConn) sendTools(c actor.Context) {
 
 // relist fetches a changed list again, in a goroutine.
 func (a *mcpConn) relist(c actor.Context, m *listChanged) {
-	if m.epoch != a.epoch || a.state != MCPReady {
+	if m.epoch != a.epoch || a.state != event.MCPReady {
 		return
 	}
 	client, err := a.gate.current()
@@ -569,7 +570,7 @@ func (a *mcpConn) relist(c actor.Context, m *listChanged) {
 }
 
 func (a *mcpConn) onRelisted(c actor.Context, m *relisted) {
-	if m.epoch != a.epoch || a.state != MCPReady {
+	if m.epoch != a.epoch || a.state != event.MCPReady {
 		return
 	}
 	if m.err != "" {
@@ -683,8 +684,8 @@ func (a *mcpConn) push(c actor.Context) {
 	}
 }
 
-func serverUpdated(session string, st MCPServerStatus) *MCPServerUpdated {
-	return &MCPServerUpdated{Meta: Meta{Session: session}, Server: st.Name, Source: st.Source, State: st.State,
+func serverUpdated(session string, st MCPServerStatus) *event.MCPServerUpdated {
+	return &event.MCPServerUpdated{Meta: event.Meta{Session: session}, Server: st.Name, Source: st.Source, State: st.State,
 		Tools: len(st.Tools), Prompts: len(st.Prompts), Resources: len(st.Resources), Error: st.LastError, Failures: st.Failures}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/mcp"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
@@ -32,12 +33,12 @@ type mcpHarness struct {
 	t    *testing.T
 	srv  *providertest.Server
 	sys  *System
-	bus  *Bus
-	sub  *Subscription
+	bus  *event.Bus
+	sub  *event.Subscription
 	sess *Session
 	reg  *tool.Registry
 	id   string
-	seen []Event
+	seen []event.Event
 	once sync.Once
 }
 
@@ -70,7 +71,7 @@ func newMCPHarnessWith(t *testing.T, spec MCPSpec, perms Permissions, tools ...t
 	reg, err := tool.NewRegistry(tools...)
 	must(t, err)
 	sys := NewSystem(nil)
-	bus := NewBus()
+	bus := event.NewBus()
 	h := &mcpHarness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), reg: reg, id: "m1"}
 	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
 		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
@@ -101,7 +102,7 @@ func (h *mcpHarness) stop() {
 
 // next reads events until match accepts one; every event read is kept in
 // h.seen.
-func (h *mcpHarness) next(what string, match func(Event) bool) Event {
+func (h *mcpHarness) next(what string, match func(event.Event) bool) event.Event {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
 	defer cancel()
@@ -118,21 +119,21 @@ func (h *mcpHarness) next(what string, match func(Event) bool) Event {
 }
 
 // waitServer waits for the server to report state.
-func (h *mcpHarness) waitServer(name, state string) *MCPServerUpdated {
+func (h *mcpHarness) waitServer(name, state string) *event.MCPServerUpdated {
 	h.t.Helper()
-	return h.next(name+" "+state, func(e Event) bool {
-		u, ok := e.(*MCPServerUpdated)
+	return h.next(name+" "+state, func(e event.Event) bool {
+		u, ok := e.(*event.MCPServerUpdated)
 		return ok && u.Server == name && u.State == state
-	}).(*MCPServerUpdated)
+	}).(*event.MCPServerUpdated)
 }
 
-func (h *mcpHarness) turn(input string) *TurnDone {
+func (h *mcpHarness) turn(input string) *event.TurnDone {
 	h.t.Helper()
 	h.sess.Run(input)
-	return h.next("turn_done", func(e Event) bool {
-		td, ok := e.(*TurnDone)
+	return h.next("turn_done", func(e event.Event) bool {
+		td, ok := e.(*event.TurnDone)
 		return ok && td.Session == h.id
-	}).(*TurnDone)
+	}).(*event.TurnDone)
 }
 
 func (h *mcpHarness) status(name string) MCPServerStatus {
@@ -160,7 +161,7 @@ func (h *mcpHarness) call(name, args string) (string, error) {
 	return tl.Execute(ctx, json.RawMessage(args))
 }
 
-func seenOf[T Event](h *mcpHarness) []T { return eventsOf[T](h.seen) }
+func seenOf[T event.Event](h *mcpHarness) []T { return eventsOf[T](h.seen) }
 
 // child is the PID of server's connection actor.
 func (h *mcpHarness) child(server string) *actor.PID {
@@ -350,7 +351,7 @@ func TestMCPScripted(t *testing.T) {
 	plain := scripted(t, "t", "serve", nil)
 	asker := scripted(t, "asker", "serve", nil)
 	h := newMCPHarness(t, testSpec(t, plain, asker))
-	h.waitServer("t", MCPReady)
+	h.waitServer("t", event.MCPReady)
 
 	t.Run("tools registered with read-only flags", func(t *testing.T) {
 		for name, ro := range map[string]bool{"mcp__t__echo": true, "mcp__t__hang": false, "mcp__t__die": false} {
@@ -363,7 +364,7 @@ func TestMCPScripted(t *testing.T) {
 			}
 		}
 		st := h.status("t")
-		if st.State != MCPReady || len(st.Tools) != 5 || len(st.Prompts) != 1 || len(st.Resources) != 1 || st.Pid == 0 || st.ServerInfo.Name != "actors-test" {
+		if st.State != event.MCPReady || len(st.Tools) != 5 || len(st.Prompts) != 1 || len(st.Resources) != 1 || st.Pid == 0 || st.ServerInfo.Name != "actors-test" {
 			t.Errorf("status = %+v", st)
 		}
 	})
@@ -392,7 +393,7 @@ func TestMCPScripted(t *testing.T) {
 	t.Run("prompt command runs the prompt as the turn", func(t *testing.T) {
 		h.srv.Push(providertest.Turn{Text: "hi Ada"})
 		done := h.turn("/mcp__t__greet Ada")
-		if done.Status != StatusOK {
+		if done.Status != event.StatusOK {
 			t.Fatalf("turn = %+v", done)
 		}
 		reqs := h.srv.Requests()
@@ -403,11 +404,11 @@ func TestMCPScripted(t *testing.T) {
 	t.Run("bad prompt command fails the turn", func(t *testing.T) {
 		before := h.srv.Count()
 		done := h.turn("/mcp__t__greet")
-		if done.Status != StatusFailed || !strings.Contains(done.Error, "missing required argument name") {
+		if done.Status != event.StatusFailed || !strings.Contains(done.Error, "missing required argument name") {
 			t.Errorf("turn = %+v", done)
 		}
 		done = h.turn("/mcp__t__nope x")
-		if done.Status != StatusFailed || !strings.Contains(done.Error, "unknown command") {
+		if done.Status != event.StatusFailed || !strings.Contains(done.Error, "unknown command") {
 			t.Errorf("turn = %+v", done)
 		}
 		if h.srv.Count() != before {
@@ -417,7 +418,7 @@ func TestMCPScripted(t *testing.T) {
 	t.Run("references are prepended; a failed one is a notice", func(t *testing.T) {
 		h.srv.Push(providertest.Turn{Text: "ok"})
 		done := h.turn("summarise @t:test://hello and @t:test://nope, mail ada@t:x")
-		if done.Status != StatusOK {
+		if done.Status != event.StatusOK {
 			t.Fatalf("turn = %+v", done)
 		}
 		reqs := h.srv.Requests()
@@ -427,7 +428,7 @@ func TestMCPScripted(t *testing.T) {
 			t.Errorf("user message = %q, want %q", got, want)
 		}
 		var noticed bool
-		for _, n := range seenOf[*Notice](h) {
+		for _, n := range seenOf[*event.Notice](h) {
 			noticed = noticed || strings.Contains(n.Message, "could not read @t:test://nope")
 		}
 		if !noticed {
@@ -441,8 +442,8 @@ func TestMCPScripted(t *testing.T) {
 		if out, err := h.call("mcp__t__add", `{}`); err != nil || out != "added" {
 			t.Fatalf("add = %q, %v", out, err)
 		}
-		h.next("six tools", func(e Event) bool {
-			u, ok := e.(*MCPServerUpdated)
+		h.next("six tools", func(e event.Event) bool {
+			u, ok := e.(*event.MCPServerUpdated)
 			return ok && u.Server == "t" && u.Tools == 6
 		})
 		if _, ok := h.reg.Get("mcp__t__added"); !ok {
@@ -458,7 +459,7 @@ func TestMCPScripted(t *testing.T) {
 	t.Run("a panic in the actor is repaired as a connection failure", func(t *testing.T) {
 		pid := h.child("asker")
 		h.sys.Send(pid, (*GetMCPPrompt)(nil))
-		u := h.waitServer("asker", MCPRestarting)
+		u := h.waitServer("asker", event.MCPRestarting)
 		if !strings.Contains(u.Error, "internal error") || u.Failures != 1 {
 			t.Errorf("update = %+v", u)
 		}
@@ -466,12 +467,12 @@ func TestMCPScripted(t *testing.T) {
 		if out, err := h.call("mcp__t__echo", `{"text":"still"}`); err != nil || out != "echo: still" {
 			t.Errorf("other server: %q, %v", out, err)
 		}
-		h.waitServer("asker", MCPReady)
+		h.waitServer("asker", event.MCPReady)
 		if out, err := h.call("mcp__asker__echo", `{"text":"back"}`); err != nil || out != "echo: back" {
 			t.Errorf("call after the repair: %q, %v", out, err)
 		}
 		h.srv.Push(providertest.Turn{Text: "fine"})
-		if done := h.turn("still there?"); done.Status != StatusOK {
+		if done := h.turn("still there?"); done.Status != event.StatusOK {
 			t.Errorf("turn = %+v", done)
 		}
 	})
@@ -484,7 +485,7 @@ func TestMCPElicitation(t *testing.T) {
 		spec := testSpec(t, scripted(t, "t", "serve", nil))
 		spec.Interactive = true
 		h := newMCPHarness(t, spec)
-		h.waitServer("t", MCPReady)
+		h.waitServer("t", event.MCPReady)
 		type outcome struct {
 			out string
 			err error
@@ -497,7 +498,7 @@ func TestMCPElicitation(t *testing.T) {
 			out, err := tl.Execute(ctx, json.RawMessage(`{}`))
 			done <- outcome{out, err}
 		}()
-		req := h.next("elicitation", func(e Event) bool { _, ok := e.(*ElicitationRequested); return ok }).(*ElicitationRequested)
+		req := h.next("elicitation", func(e event.Event) bool { _, ok := e.(*event.ElicitationRequested); return ok }).(*event.ElicitationRequested)
 		if req.Server != "t" || req.Message != "What is your name?" || !strings.Contains(string(req.Schema), `"default":"Grace"`) {
 			t.Errorf("request = %+v", req)
 		}
@@ -516,7 +517,7 @@ func TestMCPElicitation(t *testing.T) {
 		spec := testSpec(t, scripted(t, "t", "serve", nil))
 		spec.Elicitation = ElicitDefaults
 		h := newMCPHarness(t, spec)
-		h.waitServer("t", MCPReady)
+		h.waitServer("t", event.MCPReady)
 		out, err := h.call("mcp__t__ask", `{}`)
 		if err != nil || !strings.Contains(out, `"action":"accept"`) || !strings.Contains(out, `"Grace"`) {
 			t.Errorf("ask = %q, %v", out, err)
@@ -531,13 +532,13 @@ func TestMCPCallTimeout(t *testing.T) {
 	srv := scripted(t, "t", "serve", nil)
 	srv.Config.ToolTimeouts = map[string]time.Duration{"hang": 300 * time.Millisecond}
 	h := newMCPHarness(t, testSpec(t, srv))
-	h.waitServer("t", MCPReady)
+	h.waitServer("t", event.MCPReady)
 	h.srv.Push(
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("mcp__t__hang", `{}`)}},
 		providertest.Turn{Text: "it timed out, moving on"},
 	)
 	done := h.turn("call hang")
-	if done.Status != StatusOK || done.Text != "it timed out, moving on" {
+	if done.Status != event.StatusOK || done.Text != "it timed out, moving on" {
 		t.Fatalf("turn = %+v", done)
 	}
 	tm := toolMessages(h.srv.Requests()[1])
@@ -559,11 +560,11 @@ func TestMCPStartupTimeout(t *testing.T) {
 	h := newMCPHarness(t, spec)
 	h.srv.Push(providertest.Turn{Text: "answered without the server"})
 	done := h.turn("hello")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("turn = %+v", done)
 	}
 	// The handshake bound is far away: the turn did not wait for it.
-	if st := h.status("slow"); st.State != MCPConnecting {
+	if st := h.status("slow"); st.State != event.MCPConnecting {
 		t.Errorf("server state = %s, want still connecting", st.State)
 	}
 	if got := h.srv.Requests()[0].Tools; slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "mcp__") }) {
@@ -577,17 +578,17 @@ func TestMCPGiveUp(t *testing.T) {
 	t.Parallel()
 	marker := filepath.Join(t.TempDir(), "started")
 	h := newMCPHarness(t, testSpec(t, scripted(t, "t", "once", map[string]string{testMarkerEnv: marker})))
-	h.waitServer("t", MCPReady)
+	h.waitServer("t", event.MCPReady)
 	if _, err := h.call("mcp__t__die", `{}`); err == nil {
 		t.Fatal("die returned no error")
 	}
-	u := h.waitServer("t", MCPFailed)
+	u := h.waitServer("t", event.MCPFailed)
 	if u.Failures != 3 || !strings.Contains(u.Error, "exit") {
 		t.Errorf("update = %+v", u)
 	}
 	var restarts int
-	for _, e := range seenOf[*MCPServerUpdated](h) {
-		if e.State == MCPRestarting {
+	for _, e := range seenOf[*event.MCPServerUpdated](h) {
+		if e.State == event.MCPRestarting {
 			restarts++
 		}
 	}
@@ -602,7 +603,7 @@ func TestMCPGiveUp(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("failing took %v", took)
 	}
-	if st := h.status("t"); st.State != MCPFailed || st.Failures != 3 || st.Pid != 0 {
+	if st := h.status("t"); st.State != event.MCPFailed || st.Failures != 3 || st.Pid != 0 {
 		t.Errorf("status = %+v", st)
 	}
 }
@@ -621,7 +622,7 @@ func TestMCPUntrusted(t *testing.T) {
 	invalid := scripted(t, "bad", "marker", map[string]string{testMarkerEnv: filepath.Join(dir, "invalid")})
 	invalid.Error = `mcp server "bad": url "" is not an absolute http or https url`
 	h := newMCPHarness(t, testSpec(t, trusted, untrusted, disabled, invalid))
-	h.waitServer("trusted", MCPReady)
+	h.waitServer("trusted", event.MCPReady)
 	if _, err := os.Stat(filepath.Join(dir, "trusted")); err != nil {
 		t.Fatalf("the trusted server did not start: %v", err)
 	}
@@ -630,13 +631,13 @@ func TestMCPUntrusted(t *testing.T) {
 			t.Errorf("%s server started: %v", name, err)
 		}
 	}
-	if st := h.status("proj"); st.State != MCPUntrusted || !strings.Contains(st.LastError, "identity changed") || len(st.Tools) != 0 {
+	if st := h.status("proj"); st.State != event.MCPUntrusted || !strings.Contains(st.LastError, "identity changed") || len(st.Tools) != 0 {
 		t.Errorf("proj status = %+v", st)
 	}
-	if st := h.status("off"); st.State != MCPDisabled {
+	if st := h.status("off"); st.State != event.MCPDisabled {
 		t.Errorf("off status = %+v", st)
 	}
-	if st := h.status("bad"); st.State != MCPFailed || !strings.Contains(st.LastError, "not an absolute") {
+	if st := h.status("bad"); st.State != event.MCPFailed || !strings.Contains(st.LastError, "not an absolute") {
 		t.Errorf("bad status = %+v", st)
 	}
 	for _, n := range h.reg.Names() {
@@ -645,7 +646,7 @@ func TestMCPUntrusted(t *testing.T) {
 		}
 	}
 	var noticed bool
-	for _, n := range seenOf[*Notice](h) {
+	for _, n := range seenOf[*event.Notice](h) {
 		noticed = noticed || strings.Contains(n.Message, `"proj"`) && strings.Contains(n.Message, "--trust-project-mcp")
 	}
 	if !noticed {
@@ -670,10 +671,10 @@ func TestToolSchemasFixedWithinTurn(t *testing.T) {
 		providertest.Turn{Text: "done"},
 		providertest.Turn{Text: "second"},
 	)
-	if done := h.turn("first"); done.Status != StatusOK {
+	if done := h.turn("first"); done.Status != event.StatusOK {
 		t.Fatalf("turn = %+v", done)
 	}
-	if done := h.turn("second"); done.Status != StatusOK {
+	if done := h.turn("second"); done.Status != event.StatusOK {
 		t.Fatalf("turn = %+v", done)
 	}
 	reqs := h.srv.Requests()
@@ -691,7 +692,7 @@ func TestMCPPluginExample(t *testing.T) {
 	t.Parallel()
 	bin := pluginExample(t, t.TempDir())
 	h := newMCPHarness(t, testSpec(t, MCPServer{Config: mcp.ServerConfig{Name: "example", Type: mcp.TypeStdio, Command: bin}, Source: mcp.SourceUser}))
-	h.waitServer("example", MCPReady)
+	h.waitServer("example", event.MCPReady)
 	for _, name := range []string{"mcp__example__echo", "mcp__example__wordcount"} {
 		if tl, ok := h.reg.Get(name); !ok || !tl.ReadOnly() {
 			t.Fatalf("%s: registered %v", name, ok)
@@ -702,7 +703,7 @@ func TestMCPPluginExample(t *testing.T) {
 		providertest.Turn{Text: "three words"},
 	)
 	done := h.turn("count the words")
-	if done.Status != StatusOK || done.Text != "three words" {
+	if done.Status != event.StatusOK || done.Text != "three words" {
 		t.Fatalf("turn = %+v", done)
 	}
 	reqs := h.srv.Requests()
@@ -712,7 +713,7 @@ func TestMCPPluginExample(t *testing.T) {
 	if tm := toolMessages(reqs[1]); len(tm) != 1 || tm[0].Content != "3" {
 		t.Errorf("tool result = %+v", tm)
 	}
-	if st := h.status("example"); st.State != MCPReady || len(st.Tools) != 2 || st.ServerInfo.Name != "reasonix-plugin-example" {
+	if st := h.status("example"); st.State != event.MCPReady || len(st.Tools) != 2 || st.ServerInfo.Name != "reasonix-plugin-example" {
 		t.Errorf("status = %+v", st)
 	}
 }
@@ -724,19 +725,19 @@ func TestMCPStableResetsFailures(t *testing.T) {
 	spec := testSpec(t, scripted(t, "t", "serve", nil))
 	spec.Backoff.Stable = 50 * time.Millisecond
 	h := newMCPHarness(t, spec)
-	h.waitServer("t", MCPReady)
+	h.waitServer("t", event.MCPReady)
 	if _, err := h.call("mcp__t__die", `{}`); err == nil {
 		t.Fatal("die returned no error")
 	}
-	if u := h.waitServer("t", MCPRestarting); u.Failures != 1 {
+	if u := h.waitServer("t", event.MCPRestarting); u.Failures != 1 {
 		t.Errorf("restarting = %+v", u)
 	}
-	if u := h.waitServer("t", MCPReady); u.Failures != 1 {
+	if u := h.waitServer("t", event.MCPReady); u.Failures != 1 {
 		t.Errorf("reconnected = %+v", u)
 	}
-	h.next("failures reset", func(e Event) bool {
-		u, ok := e.(*MCPServerUpdated)
-		return ok && u.Server == "t" && u.State == MCPReady && u.Failures == 0
+	h.next("failures reset", func(e event.Event) bool {
+		u, ok := e.(*event.MCPServerUpdated)
+		return ok && u.Server == "t" && u.State == event.MCPReady && u.Failures == 0
 	})
 	if st := h.status("t"); st.Failures != 0 {
 		t.Errorf("status = %+v", st)
@@ -750,15 +751,15 @@ func TestMCPHeldTurnCancelled(t *testing.T) {
 	h := newMCPHarness(t, testSpec(t, scripted(t, "slow", "hang-init", nil)))
 	h.sess.Run("hello")
 	h.sess.Cancel()
-	done := h.next("turn_done", func(e Event) bool { _, ok := e.(*TurnDone); return ok }).(*TurnDone)
-	if done.Status != StatusCancelled {
+	done := h.next("turn_done", func(e event.Event) bool { _, ok := e.(*event.TurnDone); return ok }).(*event.TurnDone)
+	if done.Status != event.StatusCancelled {
 		t.Errorf("turn = %+v", done)
 	}
 	if h.srv.Count() != 0 {
 		t.Error("the model was called")
 	}
 	// The cancel did not wait for the server.
-	if st := h.status("slow"); st.State != MCPConnecting {
+	if st := h.status("slow"); st.State != event.MCPConnecting {
 		t.Errorf("state = %s", st.State)
 	}
 }
@@ -766,9 +767,9 @@ func TestMCPHeldTurnCancelled(t *testing.T) {
 func TestMCPStatusListings(t *testing.T) {
 	t.Parallel()
 	st := &MCPStatus{Servers: []MCPServerStatus{
-		{Name: "b", State: MCPReady, Prompts: []mcp.Prompt{{Name: "z"}, {Name: "a"}}, Resources: []mcp.Resource{{URI: "b://1"}}},
-		{Name: "a", State: MCPReady, Prompts: []mcp.Prompt{{Name: "p q"}}},
-		{Name: "down", State: MCPRestarting, Prompts: []mcp.Prompt{{Name: "x"}}, Resources: []mcp.Resource{{URI: "d://1"}}},
+		{Name: "b", State: event.MCPReady, Prompts: []mcp.Prompt{{Name: "z"}, {Name: "a"}}, Resources: []mcp.Resource{{URI: "b://1"}}},
+		{Name: "a", State: event.MCPReady, Prompts: []mcp.Prompt{{Name: "p q"}}},
+		{Name: "down", State: event.MCPRestarting, Prompts: []mcp.Prompt{{Name: "x"}}, Resources: []mcp.Resource{{URI: "d://1"}}},
 	}}
 	var cmds []string
 	for _, p := range st.MCPPrompts() {

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"reasonix/actors/event"
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/mcptest"
 	"reasonix/core/tool"
@@ -28,7 +29,7 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 	// A backoff long enough to observe the restarting state.
 	spec.Backoff = Backoff{Base: time.Second, Max: 2 * time.Second, GiveUp: 3}
 	h := newMCPHarness(t, spec)
-	h.waitServer("everything", MCPReady)
+	h.waitServer("everything", event.MCPReady)
 	pid := h.status("everything").Pid
 	if pid <= 0 {
 		t.Fatalf("no server pid")
@@ -47,7 +48,7 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 		out, err := long.Execute(tool.WithCallID(ctx, "call-long"), json.RawMessage(`{"duration":60,"steps":60}`))
 		done <- outcome{out, err, time.Now()}
 	}()
-	first := h.next("first progress", func(e Event) bool { _, ok := e.(*ToolProgress); return ok }).(*ToolProgress)
+	first := h.next("first progress", func(e event.Event) bool { _, ok := e.(*event.ToolProgress); return ok }).(*event.ToolProgress)
 	if first.CallID != "call-long" {
 		t.Errorf("progress call_id = %q, want the call's id", first.CallID)
 	}
@@ -68,14 +69,14 @@ func TestMCPServerKilledMidCall(t *testing.T) {
 		t.Errorf("the call took %v to fail", took)
 	}
 
-	u := h.waitServer("everything", MCPRestarting)
+	u := h.waitServer("everything", event.MCPRestarting)
 	if u.Failures != 1 {
 		t.Errorf("restarting update = %+v", u)
 	}
 	if _, err := h.call("mcp__everything__echo", `{"message":"too early"}`); err == nil || !strings.Contains(err.Error(), "is restarting (attempt 2 of 3)") {
 		t.Errorf("call while restarting: %v", err)
 	}
-	h.waitServer("everything", MCPReady)
+	h.waitServer("everything", event.MCPReady)
 	if out, err := h.call("mcp__everything__echo", `{"message":"back"}`); err != nil || out != "Echo: back" {
 		t.Errorf("call after the restart = %q, %v", out, err)
 	}
@@ -99,8 +100,8 @@ func TestMCPStopLeaksNothing(t *testing.T) {
 		MCPServer{Config: mcp.ServerConfig{Name: "example", Type: mcp.TypeStdio, Command: bin}, Source: mcp.SourceUser},
 		MCPServer{Config: mcp.ServerConfig{Name: "web", Type: mcp.TypeHTTP, URL: web.URL()}, Source: mcp.SourceUser}))
 	ready := map[string]bool{}
-	h.next("both servers ready", func(e Event) bool {
-		if u, ok := e.(*MCPServerUpdated); ok && u.State == MCPReady {
+	h.next("both servers ready", func(e event.Event) bool {
+		if u, ok := e.(*event.MCPServerUpdated); ok && u.State == event.MCPReady {
 			ready[u.Server] = true
 		}
 		return ready["example"] && ready["web"]

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/mcptest"
 	"reasonix/core/provider/providertest"
@@ -30,7 +31,7 @@ func TestMCPEverything(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newMCPHarness(t, testSpec(t, MCPServer{Config: tt.server(t), Source: mcp.SourceUser}))
-			h.waitServer("everything", MCPReady)
+			h.waitServer("everything", event.MCPReady)
 
 			for name, ro := range map[string]bool{
 				"mcp__everything__echo":                           true,
@@ -55,9 +56,9 @@ func TestMCPEverything(t *testing.T) {
 				if err != nil || !strings.Contains(out, "completed") {
 					t.Fatalf("long-running operation = %q, %v", out, err)
 				}
-				var last *ToolProgress
+				var last *event.ToolProgress
 				for range 3 {
-					last = h.next("progress", func(e Event) bool { _, ok := e.(*ToolProgress); return ok }).(*ToolProgress)
+					last = h.next("progress", func(e event.Event) bool { _, ok := e.(*event.ToolProgress); return ok }).(*event.ToolProgress)
 				}
 				if last.Server != "everything" || last.Tool != "mcp__everything__trigger-long-running-operation" || last.Progress != 3 || last.Total != 3 || last.Session != h.id {
 					t.Errorf("last progress = %+v", last)
@@ -73,7 +74,7 @@ func TestMCPEverything(t *testing.T) {
 			t.Run("prompt command", func(t *testing.T) {
 				h.srv.Push(providertest.Turn{Text: "sunny"})
 				done := h.turn("/mcp__everything__args-prompt Paris")
-				if done.Status != StatusOK {
+				if done.Status != event.StatusOK {
 					t.Fatalf("turn = %+v", done)
 				}
 				reqs := h.srv.Requests()
@@ -88,7 +89,7 @@ func TestMCPEverything(t *testing.T) {
 				}
 				h.srv.Push(providertest.Turn{Text: "read it"})
 				done := h.turn("what is in @everything:" + uri + "?")
-				if done.Status != StatusOK {
+				if done.Status != event.StatusOK {
 					t.Fatalf("turn = %+v", done)
 				}
 				reqs := h.srv.Requests()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/mcp"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
@@ -127,7 +128,7 @@ func TestMCPRepairAtEveryHandler(t *testing.T) {
 				h := newMCPHarness(t, spec)
 				probePID, replies := startProbe(t, h)
 				if hd.trigger != nil || hd.ask != nil {
-					h.waitServer("t", MCPReady)
+					h.waitServer("t", event.MCPReady)
 				}
 				if hd.trigger != nil {
 					hd.trigger(t, h)
@@ -135,19 +136,19 @@ func TestMCPRepairAtEveryHandler(t *testing.T) {
 				if hd.ask != nil {
 					h.sys.Send(probePID, &replyProbeAsk{to: h.child("t"), msg: hd.ask})
 				}
-				crashed := h.next("restarting after the crash", func(e Event) bool {
-					u, ok := e.(*MCPServerUpdated)
-					return ok && u.Server == "t" && u.State == MCPRestarting && strings.Contains(u.Error, "internal error in mcp while handling")
-				}).(*MCPServerUpdated)
+				crashed := h.next("restarting after the crash", func(e event.Event) bool {
+					u, ok := e.(*event.MCPServerUpdated)
+					return ok && u.Server == "t" && u.State == event.MCPRestarting && strings.Contains(u.Error, "internal error in mcp while handling")
+				}).(*event.MCPServerUpdated)
 				if !fired.Load() || !strings.Contains(crashed.Error, "injected fault") || crashed.Failures < 1 {
 					t.Errorf("crash update = %+v (fired %v)", crashed, fired.Load())
 				}
-				h.waitServer("t", MCPReady)
+				h.waitServer("t", event.MCPReady)
 
 				// The same actor answers, connected again, and calls work.
 				res, err := h.sys.Root().RequestFuture(h.child("t"), &QueryMCP{}, 5*time.Second).Result()
 				must(t, err)
-				if st := res.(*MCPStatus).Servers[0]; st.State != MCPReady || st.Failures < 1 || st.Pid == 0 {
+				if st := res.(*MCPStatus).Servers[0]; st.State != event.MCPReady || st.Failures < 1 || st.Pid == 0 {
 					t.Errorf("status after the repair = %+v", st)
 				}
 				if out, err := h.call("mcp__t__echo", `{"text":"back"}`); err != nil || out != "echo: back" {
@@ -205,20 +206,20 @@ func TestMCPRepairFailsAHeldPrompt(t *testing.T) {
 	// Not parallel: faultHook is global.
 	injectMCPPanic(t, isMsg[*GetMCPPrompt], false)
 	h := newMCPHarness(t, testSpec(t, scripted(t, "t", "serve", nil)))
-	h.waitServer("t", MCPReady)
+	h.waitServer("t", event.MCPReady)
 	done := h.turn("/mcp__t__greet Ada")
-	if done.Status != StatusFailed || !strings.Contains(done.Error, "/mcp__t__greet") || !strings.Contains(done.Error, "internal error in mcp while handling *actors.GetMCPPrompt") {
+	if done.Status != event.StatusFailed || !strings.Contains(done.Error, "/mcp__t__greet") || !strings.Contains(done.Error, "internal error in mcp while handling *actors.GetMCPPrompt") {
 		t.Errorf("turn = %+v", done)
 	}
 	if h.srv.Count() != 0 {
 		t.Error("the failed command reached the model")
 	}
-	h.waitServer("t", MCPReady)
+	h.waitServer("t", event.MCPReady)
 	h.srv.Push(providertest.Turn{Text: "hi Ada"})
-	if done := h.turn("/mcp__t__greet Ada"); done.Status != StatusOK {
+	if done := h.turn("/mcp__t__greet Ada"); done.Status != event.StatusOK {
 		t.Errorf("turn after the repair = %+v", done)
 	}
-	if n := len(seenOf[*TurnDone](h)); n != 2 {
+	if n := len(seenOf[*event.TurnDone](h)); n != 2 {
 		t.Errorf("%d turn_done events, want 2", n)
 	}
 }
@@ -234,7 +235,7 @@ func TestMCPRelistDuringTurn(t *testing.T) {
 	srv.Config.Approval.Default = mcp.ApprovalAuto
 	h := newMCPHarnessWith(t, testSpec(t, srv),
 		Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true})
-	h.waitServer("t", MCPReady)
+	h.waitServer("t", event.MCPReady)
 	if _, ok := h.reg.Get("mcp__t__note"); !ok {
 		t.Fatalf("mcp__t__note missing from %v", h.reg.Names())
 	}
@@ -245,23 +246,23 @@ func TestMCPRelistDuringTurn(t *testing.T) {
 		providertest.Turn{Text: "second"},
 	)
 	h.sess.Run("take a note")
-	ask := h.next("approval", func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok }).(*ApprovalRequested)
+	ask := h.next("approval", func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }).(*event.ApprovalRequested)
 	if ask.Tool != "mcp__t__note" {
 		t.Fatalf("approval = %+v", ask)
 	}
 	if out, err := h.call("mcp__t__forget", `{}`); err != nil || out != "forgotten" {
 		t.Fatalf("forget = %q, %v", out, err)
 	}
-	h.next("the relisted tools", func(e Event) bool {
-		u, ok := e.(*MCPServerUpdated)
+	h.next("the relisted tools", func(e event.Event) bool {
+		u, ok := e.(*event.MCPServerUpdated)
 		return ok && u.Server == "t" && u.Tools == listed-1
 	})
 	if _, ok := h.reg.Get("mcp__t__note"); ok {
 		t.Fatal("mcp__t__note still registered after the relist")
 	}
-	h.sess.Approve(&ApprovalResponse{RequestID: ask.RequestID, Choice: ApproveOnce})
-	done := h.next("turn_done", func(e Event) bool { _, ok := e.(*TurnDone); return ok }).(*TurnDone)
-	if done.Status != StatusOK || done.Text != "done" {
+	h.sess.Approve(&ApprovalResponse{RequestID: ask.RequestID, Choice: event.ApproveOnce})
+	done := h.next("turn_done", func(e event.Event) bool { _, ok := e.(*event.TurnDone); return ok }).(*event.TurnDone)
+	if done.Status != event.StatusOK || done.Text != "done" {
 		t.Fatalf("turn = %+v", done)
 	}
 	reqs := h.srv.Requests()
@@ -271,7 +272,7 @@ func TestMCPRelistDuringTurn(t *testing.T) {
 	if !slices.Equal(reqs[0].Tools, reqs[1].Tools) {
 		t.Errorf("tools changed within the turn: %v then %v", reqs[0].Tools, reqs[1].Tools)
 	}
-	if done := h.turn("again"); done.Status != StatusOK {
+	if done := h.turn("again"); done.Status != event.StatusOK {
 		t.Fatalf("second turn = %+v", done)
 	}
 	if got := h.srv.Requests()[2].Tools; slices.Contains(got, "mcp__t__note") || !slices.Contains(got, "mcp__t__forget") {
@@ -290,7 +291,7 @@ func TestMCPReconnectWaitsBackoff(t *testing.T) {
 	spec := testSpec(t, MCPServer{Config: mcp.ServerConfig{Name: "h", Type: mcp.TypeHTTP, URL: fake.URL()}, Source: mcp.SourceUser})
 	spec.Backoff = b
 	h := newMCPHarness(t, spec)
-	u := h.waitServer("h", MCPFailed)
+	u := h.waitServer("h", event.MCPFailed)
 	if u.Failures != b.GiveUp || !strings.Contains(u.Error, "500") {
 		t.Errorf("failed update = %+v", u)
 	}
@@ -314,7 +315,7 @@ func TestMCPSessionOwnsTheRegistry(t *testing.T) {
 	t.Parallel()
 	builtin := &funcTool{name: "mcp__t__echo", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return "builtin", nil }}
 	h := newMCPHarness(t, testSpec(t, scripted(t, "t", "serve", nil)), builtin)
-	u := h.waitServer("t", MCPReady)
+	u := h.waitServer("t", event.MCPReady)
 	if u.Tools != 4 {
 		t.Errorf("ready update = %+v, want the four tools whose names are free", u)
 	}
@@ -325,7 +326,7 @@ func TestMCPSessionOwnsTheRegistry(t *testing.T) {
 		t.Errorf("the taken name was replaced: %q, %v", out, err)
 	}
 	var noticed bool
-	for _, n := range seenOf[*Notice](h) {
+	for _, n := range seenOf[*event.Notice](h) {
 		noticed = noticed || strings.Contains(n.Message, `tool "echo" skipped`)
 	}
 	if !noticed {
@@ -337,7 +338,7 @@ func TestMCPSessionOwnsTheRegistry(t *testing.T) {
 	if _, err := h.call("mcp__t__die", `{}`); err == nil {
 		t.Fatal("die returned no error")
 	}
-	h.waitServer("t", MCPRestarting)
+	h.waitServer("t", event.MCPRestarting)
 	if _, ok := h.reg.Get("mcp__t__hang"); !ok {
 		t.Errorf("tools dropped while restarting: %v", h.reg.Names())
 	}
@@ -352,22 +353,22 @@ func TestMCPDestructiveAsksEveryTime(t *testing.T) {
 	srv.Config.Approval.Default = mcp.ApprovalApprove
 	h := newMCPHarnessWith(t, testSpec(t, srv),
 		Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true})
-	h.waitServer("t", MCPReady)
+	h.waitServer("t", event.MCPReady)
 	h.srv.Push(
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("mcp__t__wipe", `{"text":"1"}`)}},
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("mcp__t__wipe", `{"text":"2"}`)}},
 		providertest.Turn{Text: "wiped twice"},
 	)
 	h.sess.Run("wipe it twice")
-	for i, choice := range []string{ApproveAlways, ApproveOnce} {
-		ask := h.next("approval", func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok }).(*ApprovalRequested)
+	for i, choice := range []string{event.ApproveAlways, event.ApproveOnce} {
+		ask := h.next("approval", func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }).(*event.ApprovalRequested)
 		if ask.Tool != "mcp__t__wipe" || !ask.OnceOnly || !strings.Contains(ask.Reason, "destructive") {
 			t.Fatalf("approval %d = %+v", i+1, ask)
 		}
 		h.sess.Approve(&ApprovalResponse{RequestID: ask.RequestID, Choice: choice})
 	}
-	done := h.next("turn_done", func(e Event) bool { _, ok := e.(*TurnDone); return ok }).(*TurnDone)
-	if done.Status != StatusOK || done.Text != "wiped twice" {
+	done := h.next("turn_done", func(e event.Event) bool { _, ok := e.(*event.TurnDone); return ok }).(*event.TurnDone)
+	if done.Status != event.StatusOK || done.Text != "wiped twice" {
 		t.Fatalf("turn = %+v", done)
 	}
 	if tm := toolMessages(h.srv.Requests()[2]); len(tm) != 2 || tm[0].Content != "wiped" || tm[1].Content != "wiped" {

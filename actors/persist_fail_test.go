@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/compact"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
@@ -81,7 +82,7 @@ func (f *fullTranscript) setFull(full bool) {
 
 // transcriptSession starts a session with tr as its transcript on a fresh
 // model fake, torn down at cleanup.
-func transcriptSession(t *testing.T, tr Transcript) (*providertest.Server, *Bus, *Subscription, *Session) {
+func transcriptSession(t *testing.T, tr Transcript) (*providertest.Server, *event.Bus, *event.Subscription, *Session) {
 	t.Helper()
 	srv := providertest.Start(t)
 	hc := &http.Transport{}
@@ -91,7 +92,7 @@ func transcriptSession(t *testing.T, tr Transcript) (*providertest.Server, *Bus,
 	must(t, err)
 	reg, err := tool.NewRegistry()
 	must(t, err)
-	sys, bus := NewSystem(nil), NewBus()
+	sys, bus := NewSystem(nil), event.NewBus()
 	sub := bus.Subscribe()
 	sess, err := StartSession(sys, SessionSpec{Agent: AgentSpec{Session: "s1", Provider: p, Model: "fake-model", Tools: reg,
 		System: "sys", Bus: bus, Transcript: tr}})
@@ -110,23 +111,23 @@ func transcriptSession(t *testing.T, tr Transcript) (*providertest.Server, *Bus,
 	return srv, bus, sub, sess
 }
 
-func waitTurn(t *testing.T, sub *Subscription, sess *Session, input string) (*TurnDone, []Event) {
+func waitTurn(t *testing.T, sub *event.Subscription, sess *Session, input string) (*event.TurnDone, []event.Event) {
 	t.Helper()
 	sess.Run(input)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var evs []Event
-	done, err := WaitTurn(ctx, sub, "s1", func(e Event) { evs = append(evs, e) })
+	var evs []event.Event
+	done, err := WaitTurn(ctx, sub, "s1", func(e event.Event) { evs = append(evs, e) })
 	if err != nil {
 		t.Fatalf("waiting for the turn: %v", err)
 	}
 	return done, evs
 }
 
-func noticesAbout(evs []Event, level, about string) int {
+func noticesAbout(evs []event.Event, level, about string) int {
 	n := 0
 	for _, e := range evs {
-		if no, ok := e.(*Notice); ok && no.Level == level && strings.Contains(no.Message, about) {
+		if no, ok := e.(*event.Notice); ok && no.Level == level && strings.Contains(no.Message, about) {
 			n++
 		}
 	}
@@ -142,7 +143,7 @@ func TestTurnOnAFullDiskIsIncomplete(t *testing.T) {
 	t.Parallel()
 	tr := &fullTranscript{full: true}
 	srv, _, sub, sess := transcriptSession(t, tr)
-	var all []Event
+	var all []event.Event
 	for i := 1; i <= 3; i++ {
 		srv.Push(providertest.Turn{Text: fmt.Sprintf("answer %d", i)})
 		done, evs := waitTurn(t, sub, sess, fmt.Sprintf("question %d", i))
@@ -159,7 +160,7 @@ func TestTurnOnAFullDiskIsIncomplete(t *testing.T) {
 	tr.setFull(false)
 	srv.Push(providertest.Turn{Text: "answer 4"})
 	done, evs := waitTurn(t, sub, sess, "question 4")
-	if done.Status != StatusOK || done.Error != "" {
+	if done.Status != event.StatusOK || done.Error != "" {
 		t.Fatalf("turn once space returned: %+v", done)
 	}
 	if n := noticesAbout(append(all, evs...), "info", "transcript saved again"); n != 1 {
@@ -183,17 +184,17 @@ func TestCompactionArchiveNotSavedIsIncomplete(t *testing.T) {
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{bigTool()}, compaction: pol, archive: filepath.Join(blocker, "archive")})
 	h.srv.Push(workTurns(6)...)
 	h.srv.Push(providertest.Turn{Text: "the digest"}, providertest.Turn{Text: "next answer"})
-	if done, _ := h.turn("dump six times"); done.Status != StatusOK {
+	if done, _ := h.turn("dump six times"); done.Status != event.StatusOK {
 		t.Fatalf("work turn: %+v", done)
 	}
 	done, evs := h.turn("/compact")
 	if done.Status != StatusIncomplete || !strings.HasPrefix(done.Error, "incomplete: compaction archive not saved: ") {
 		t.Fatalf("/compact with an unwritable archive: %+v", done)
 	}
-	if len(eventsOf[*Compacted](evs)) == 0 {
+	if len(eventsOf[*event.Compacted](evs)) == 0 {
 		t.Fatal("the compaction did not happen")
 	}
-	if done, _ := h.turn("and now?"); done.Status != StatusOK {
+	if done, _ := h.turn("and now?"); done.Status != event.StatusOK {
 		t.Fatalf("the next turn: %+v", done)
 	}
 }
@@ -265,15 +266,15 @@ func TestFleetJournalFailureEndsTheFleet(t *testing.T) {
 	if !strings.HasPrefix(done.Text, "parent read: 3 tasks: 0 ok, 3 failed") {
 		t.Fatalf("the parent was given:\n%s", done.Text)
 	}
-	for _, td := range eventsOf[*TaskDone](evs) {
-		if td.Status != TaskFailed || !strings.Contains(td.Error, "fleet journal not saved") {
+	for _, td := range eventsOf[*event.TaskDone](evs) {
+		if td.Status != event.TaskFailed || !strings.Contains(td.Error, "fleet journal not saved") {
 			t.Errorf("task %s ended %s: %s", td.Task, td.Status, td.Error)
 		}
 	}
 	if n := subRequests(h)["task 3"]; n != 0 {
 		t.Fatalf("task 3 was asked %d times after the journal failed", n)
 	}
-	for _, ts := range eventsOf[*TaskStarted](evs) {
+	for _, ts := range eventsOf[*event.TaskStarted](evs) {
 		if ts.Task == "f1.3" {
 			t.Fatal("task 3 started after the journal failed")
 		}
@@ -343,7 +344,7 @@ func TestPanicWhileATurnIsSaved(t *testing.T) {
 	for _, tc := range []struct {
 		after bool
 		want  string
-	}{{false, StatusIncomplete}, {true, StatusOK}} {
+	}{{false, StatusIncomplete}, {true, event.StatusOK}} {
 		t.Run(fmt.Sprintf("after=%v", tc.after), func(t *testing.T) {
 			fired := injectPanic(t, "session", "*actors.turnSaved", tc.after)
 			srv, _, sub, sess := transcriptSession(t, &fullTranscript{})
@@ -359,7 +360,7 @@ func TestPanicWhileATurnIsSaved(t *testing.T) {
 			if tc.want == StatusIncomplete && !strings.HasPrefix(done.Error, "incomplete: transcript not saved: not known whether it was written: ") {
 				t.Fatalf("the turn: %+v", done)
 			}
-			if done, evs := waitTurn(t, sub, sess, "two"); done.Status != StatusOK || countTurnDone(evs) != 1 {
+			if done, evs := waitTurn(t, sub, sess, "two"); done.Status != event.StatusOK || countTurnDone(evs) != 1 {
 				t.Fatalf("the next turn: %+v", done)
 			}
 		})

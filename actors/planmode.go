@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/tool"
 )
@@ -68,7 +69,7 @@ func (e *executor) planDispatch(c actor.Context, i int, tl tool.Tool) bool {
 		e.exitPlanMode(c, i)
 		return true
 	case ToolCompleteStep:
-		e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
+		e.publish(&event.ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 		if e.planning {
 			e.record(blocked(call, "complete_step reports steps of an approved plan, and this plan is not approved yet; present it with exit_plan_mode first"), i)
 			return true
@@ -81,7 +82,7 @@ func (e *executor) planDispatch(c actor.Context, i int, tl tool.Tool) bool {
 			e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Output: "Error: " + err.Error()}, i)
 			return true
 		}
-		e.publish(&PlanStep{Step: args.Step, Summary: args.Summary})
+		e.publish(&event.PlanStep{Step: args.Step, Summary: args.Summary})
 		e.record(&ToolResult{CallID: call.ID, Name: call.Name, Output: "Step " + args.Step + " recorded."}, i)
 		return true
 	}
@@ -97,7 +98,7 @@ func (e *executor) planDispatch(c actor.Context, i int, tl tool.Tool) bool {
 		if tr, ok := tl.(trustedReader); ok && tr.TrustedReadOnly() {
 			return false
 		}
-		e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
+		e.publish(&event.ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 		e.record(blocked(call, "plan mode: MCP tools other than a server's trusted_read_only_tools are blocked until the plan is approved"), i)
 		return true
 	}
@@ -115,12 +116,12 @@ func (e *executor) planDispatch(c actor.Context, i int, tl tool.Tool) bool {
 		case permission.Allow:
 			return false
 		case permission.Deny:
-			e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
+			e.publish(&event.ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 			e.record(blocked(call, v.Reason()), i)
 			return true
 		}
 	}
-	e.publish(&ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
+	e.publish(&event.ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 	e.record(blocked(call, "plan mode: nothing may be changed before the plan is approved; finish researching and present the plan with exit_plan_mode"), i)
 	return true
 }
@@ -134,7 +135,7 @@ func (e *executor) exitPlanMode(c actor.Context, i int) {
 	var args struct {
 		Plan string `json:"plan" arg:"required"`
 	}
-	started := &ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments}
+	started := &event.ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments}
 	if err := tool.DecodeArgs(ToolExitPlanMode, json.RawMessage(call.Arguments), &args); err != nil {
 		e.publish(started)
 		e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Output: "Error: " + err.Error()}, i)
@@ -145,7 +146,7 @@ func (e *executor) exitPlanMode(c actor.Context, i int) {
 		e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Output: "Error: the session is not in plan mode; carry on with the approved plan"}, i)
 		return
 	}
-	e.publish(&PlanProposed{Plan: args.Plan})
+	e.publish(&event.PlanProposed{Plan: args.Plan})
 	switch {
 	case e.spec.PlanApprove:
 		e.publish(started)
@@ -154,8 +155,8 @@ func (e *executor) exitPlanMode(c actor.Context, i int) {
 		id := e.approvalID(call.ID)
 		t.approvals[id] = i
 		t.pending++
-		e.publish(&ToolWaiting{CallID: call.ID, Tool: call.Name, Args: call.Arguments, RequestID: id})
-		e.publish(&ApprovalRequested{RequestID: id, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
+		e.publish(&event.ToolWaiting{CallID: call.ID, Tool: call.Name, Args: call.Arguments, RequestID: id})
+		e.publish(&event.ApprovalRequested{RequestID: id, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
 			Reason: "approve this plan to let the agent carry it out", OnceOnly: true})
 	default:
 		// Nobody can approve: the plan is the run's answer.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -81,13 +82,13 @@ func TestPlanningRefusesBashLikeWriteFile(t *testing.T) {
 				h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call(name, calls[name])}},
 					providertest.Turn{Text: "still planning"})
 				done, evs := h.turn("change it")
-				if done.Status != StatusOK || done.Text != "still planning" {
+				if done.Status != event.StatusOK || done.Text != "still planning" {
 					t.Fatalf("turn = %+v", done)
 				}
 				if n := runs.Load(); n != tc.runs {
 					t.Errorf("%s ran %d times while planning, want %d", name, n, tc.runs)
 				}
-				if asks := eventsOf[*ApprovalRequested](evs); len(asks) != 0 {
+				if asks := eventsOf[*event.ApprovalRequested](evs); len(asks) != 0 {
 					t.Errorf("planning asked for approval: %+v", asks[0])
 				}
 				reqs := h.srv.Requests()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
 )
@@ -76,10 +77,10 @@ func checkPaired(t *testing.T, req providertest.Request) {
 }
 
 // countTurnDone counts TurnDone events of the main session.
-func countTurnDone(evs []Event) int {
+func countTurnDone(evs []event.Event) int {
 	n := 0
 	for _, e := range evs {
-		if td, ok := e.(*TurnDone); ok && td.Task == "" {
+		if td, ok := e.(*event.TurnDone); ok && td.Task == "" {
 			n++
 		}
 	}
@@ -147,27 +148,27 @@ func TestPanicAtEveryExecutorHandler(t *testing.T) {
 					t.Fatalf("%d turn_done events for one turn", n)
 				}
 				crashedTool := false
-				for _, f := range eventsOf[*ToolFinished](evs) {
+				for _, f := range eventsOf[*event.ToolFinished](evs) {
 					crashedTool = crashedTool || (f.IsError && strings.Contains(f.Output, "internal error in toolrunner"))
 				}
 				switch want {
 				case "failed":
-					if done.Status != StatusFailed || !strings.Contains(done.Error, "internal error in "+tc.kind) {
+					if done.Status != event.StatusFailed || !strings.Contains(done.Error, "internal error in "+tc.kind) {
 						t.Fatalf("turn = %+v, want failed by the repair", done)
 					}
 				case "crashed tool":
-					if done.Status != StatusOK || !crashedTool {
+					if done.Status != event.StatusOK || !crashedTool {
 						t.Fatalf("turn = %+v, crashed tool result: %v", done, crashedTool)
 					}
 				default:
-					if done.Status != StatusOK {
+					if done.Status != event.StatusOK {
 						t.Fatalf("turn = %+v, want ok", done)
 					}
 				}
 				// The session is usable and its history valid.
 				h.srv.Push(providertest.Turn{Text: "second done"}, providertest.Turn{Text: "spare"})
 				done2, evs2 := h.turn("again")
-				if done2.Status != StatusOK {
+				if done2.Status != event.StatusOK {
 					t.Fatalf("second turn = %+v", done2)
 				}
 				if n := countTurnDone(evs2); n != 1 {
@@ -198,17 +199,17 @@ func TestRunnerAnswersForToolThatIgnoresContext(t *testing.T) {
 			h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("stuck", `{}`)}}, providertest.Turn{Text: "moved on"})
 			h.sess.Run("go")
 			if mode == "cancel" {
-				h.waitEvent(func(e Event) bool { _, ok := e.(*ToolStarted); return ok })
+				h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ToolStarted); return ok })
 				h.sess.Cancel()
 			}
 			done, evs := h.wait()
-			fin := eventsOf[*ToolFinished](evs)
+			fin := eventsOf[*event.ToolFinished](evs)
 			if len(fin) != 1 || !fin[0].IsError || !strings.Contains(fin[0].Output, "abandoned") {
 				t.Fatalf("tool result = %+v", fin)
 			}
-			want := StatusOK
+			want := event.StatusOK
 			if mode == "cancel" {
-				want = StatusCancelled
+				want = event.StatusCancelled
 			}
 			if done.Status != want {
 				t.Fatalf("turn = %+v, want %s", done, want)
@@ -251,11 +252,11 @@ func TestPanicAtEverySchedulerHandler(t *testing.T) {
 				if !fired.Load() && msg != "*actors.QueryFleet" {
 					t.Fatalf("the fault never fired")
 				}
-				if done.Status != StatusOK {
+				if done.Status != event.StatusOK {
 					t.Fatalf("parent turn = %+v", done)
 				}
 				perTask := map[string]int{}
-				for _, d := range eventsOf[*TaskDone](evs) {
+				for _, d := range eventsOf[*event.TaskDone](evs) {
 					perTask[d.Task]++
 				}
 				for id, n := range perTask {
@@ -288,11 +289,11 @@ func TestApprovalTimeoutDenies(t *testing.T) {
 		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "ok"})
 	done, evs := h.turn("go")
-	if done.Status != StatusOK || runs.Load() != 0 {
+	if done.Status != event.StatusOK || runs.Load() != 0 {
 		t.Fatalf("done %+v runs %d", done, runs.Load())
 	}
-	res := eventsOf[*ApprovalResolved](evs)
-	if len(res) != 1 || res[0].Decision != ApproveDeny || !strings.Contains(res[0].Reason, "within") {
+	res := eventsOf[*event.ApprovalResolved](evs)
+	if len(res) != 1 || res[0].Decision != event.ApproveDeny || !strings.Contains(res[0].Reason, "within") {
 		t.Fatalf("approval_resolved = %+v", res)
 	}
 	if got := toolMessages(h.srv.Requests()[1])[0].Content; !strings.Contains(got, "Blocked: nobody approved it within") {
@@ -311,11 +312,11 @@ func TestToolRemovedWhileApprovalPending(t *testing.T) {
 		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "ok"})
 	h.sess.Run("go")
-	ev := h.waitEvent(func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok }).(*ApprovalRequested)
+	ev := h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }).(*event.ApprovalRequested)
 	h.reg.Remove("bash")
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: ApproveOnce})
+	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
 	done, _ := h.wait()
-	if done.Status != StatusOK || runs.Load() != 1 {
+	if done.Status != event.StatusOK || runs.Load() != 1 {
 		t.Fatalf("done %+v runs %d", done, runs.Load())
 	}
 }
@@ -346,7 +347,7 @@ func TestFleetAnsweredWhenSchedulerDies(t *testing.T) {
 	<-started
 	h.sys.Root().Stop(actor.NewPID(h.sys.as.Address(), h.sess.pid.Id+"/scheduler"))
 	done, _ := h.wait()
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("parent turn = %+v", done)
 	}
 	var final providertest.Request
@@ -381,7 +382,7 @@ func TestPrefixStableAcrossTurnsWithReasoning(t *testing.T) {
 		providertest.Turn{Text: "turn two"},
 	)
 	for _, in := range []string{"one", "two"} {
-		if done, _ := h.turn(in); done.Status != StatusOK {
+		if done, _ := h.turn(in); done.Status != event.StatusOK {
 			t.Fatalf("turn %s = %+v", in, done)
 		}
 	}
@@ -431,7 +432,7 @@ func TestRepairKeepsTheTextOfACrashedStream(t *testing.T) {
 		providertest.Turn{Text: "second done"})
 	h.sess.Run("go")
 	var seen strings.Builder
-	first := h.waitEvent(func(e Event) bool { _, ok := e.(*TextDelta); return ok }).(*TextDelta)
+	first := h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.TextDelta); return ok }).(*event.TextDelta)
 	seen.WriteString(first.Text)
 	// The next chunk the executor handles, held back or not, is the one
 	// that crashes.
@@ -441,16 +442,16 @@ func TestRepairKeepsTheTextOfACrashedStream(t *testing.T) {
 	if !fired.Load() {
 		t.Fatal("the fault never fired")
 	}
-	if done.Status != StatusFailed || !strings.Contains(done.Error, "internal error in executor") {
+	if done.Status != event.StatusFailed || !strings.Contains(done.Error, "internal error in executor") {
 		t.Fatalf("turn = %+v, want failed by the repair", done)
 	}
-	for _, d := range eventsOf[*TextDelta](evs) {
+	for _, d := range eventsOf[*event.TextDelta](evs) {
 		seen.WriteString(d.Text)
 	}
 	if seen.Len() == 0 || seen.String() == "the first part of an answer that the crash cuts short" {
 		t.Fatalf("text seen before the crash = %q, want a part of the answer", seen.String())
 	}
-	if done2, _ := h.turn("again"); done2.Status != StatusOK {
+	if done2, _ := h.turn("again"); done2.Status != event.StatusOK {
 		t.Fatalf("second turn = %+v", done2)
 	}
 	reqs := h.srv.Requests()

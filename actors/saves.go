@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reasonix/actors/event"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +24,7 @@ import (
 // The first failure of each thing is also published as a notice, once: a
 // full disk warns once, not once per record.
 type saveLog struct {
-	bus     *Bus
+	bus     *event.Bus
 	session string
 	log     *slog.Logger
 
@@ -42,7 +43,7 @@ type saveFailure struct {
 	ongoing bool
 }
 
-func newSaveLog(bus *Bus, session string, log *slog.Logger) *saveLog {
+func newSaveLog(bus *event.Bus, session string, log *slog.Logger) *saveLog {
 	return &saveLog{bus: bus, session: session, log: log, failed: map[string]saveFailure{}}
 }
 
@@ -75,7 +76,7 @@ func (l *saveLog) failCause(what, cause string, ongoing bool) {
 	if ongoing {
 		msg += "; what is not written yet is kept and written once it can be"
 	}
-	l.publish(&Notice{Level: "warn", Message: msg})
+	l.publish(&event.Notice{Level: "warn", Message: msg})
 }
 
 // saved records that an ongoing failure of what is over: everything that
@@ -97,7 +98,7 @@ func (l *saveLog) saved(what string) {
 	if l.log != nil {
 		l.log.Info("saved again", "what", what, "was", f.cause)
 	}
-	l.publish(&Notice{Level: "info", Message: what + " saved again: what waited is written"})
+	l.publish(&event.Notice{Level: "info", Message: what + " saved again: what waited is written"})
 }
 
 // take returns what a turn ending now must report, "" when everything was
@@ -125,7 +126,7 @@ func (l *saveLog) take() string {
 	return "incomplete: " + strings.Join(parts, "; ")
 }
 
-func (l *saveLog) publish(n *Notice) {
+func (l *saveLog) publish(n *event.Notice) {
 	if l.bus == nil {
 		return
 	}

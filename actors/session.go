@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/text"
 )
@@ -127,7 +128,7 @@ func (s *sessionActor) Receive(c actor.Context) {
 			c.Send(s.executor, m)
 		}
 		s.spec.Agent.Effort = m.Effort
-		s.publish(&EffortChanged{Effort: m.Effort})
+		s.publish(&event.EffortChanged{Effort: m.Effort})
 	case mcpMessage:
 		s.receiveMCP(c, m)
 	case *CancelTask:
@@ -176,7 +177,7 @@ func (s *sessionActor) beginMessage() { s.answered = false }
 func (s *sessionActor) forward(c actor.Context, m *RunTurn) {
 	id := s.spec.Agent.Session
 	s.ledger.request(c, turnKey, s.executor, m, 0, func(c actor.Context, why string) {
-		s.finish(c, &TurnFinished{Session: id, Status: StatusFailed, Error: "executor " + why})
+		s.finish(c, &TurnFinished{Session: id, Status: event.StatusFailed, Error: "executor " + why})
 	})
 }
 
@@ -202,7 +203,7 @@ func (s *sessionActor) repair(c actor.Context, m *Crashed) {
 		}
 	case *TurnFinished:
 		if s.ledger.settle(turnKey) {
-			s.finish(c, &TurnFinished{Session: id, Status: StatusFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
+			s.finish(c, &TurnFinished{Session: id, Status: event.StatusFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
 		}
 	case *turnSaved:
 		if s.saving != nil && lost.seq == s.saveSeq {
@@ -227,7 +228,7 @@ func (s *sessionActor) repair(c actor.Context, m *Crashed) {
 		}
 	}
 	if s.running && s.saving == nil && !s.ledger.pending(turnKey) && (s.mcp == nil || s.mcp.held == nil) {
-		s.finish(c, &TurnFinished{Session: id, Status: StatusFailed, Error: reason})
+		s.finish(c, &TurnFinished{Session: id, Status: event.StatusFailed, Error: reason})
 	}
 }
 
@@ -268,10 +269,10 @@ func (s *sessionActor) start(c actor.Context) {
 			s.sys.Logger().Error("register plan_report", "err", err)
 		}
 		plan := *p
-		plan.Agent.Session, plan.Agent.Bus, plan.Agent.Role = a.Session, a.Bus, RolePlanner
+		plan.Agent.Session, plan.Agent.Bus, plan.Agent.Role = a.Session, a.Bus, event.RolePlanner
 		plan.Agent.saves = s.saves
 		s.saves.watch(plan.Agent.Transcript, "planner transcript", true)
-		a.Role = RoleExecutor
+		a.Role = event.RoleExecutor
 		inner = coordinatorProps(s.sys, a, plan, reports)
 	} else {
 		inner = executorProps(s.sys, a)
@@ -282,8 +283,8 @@ func (s *sessionActor) start(c actor.Context) {
 	s.executor = c.Spawn(inner)
 	s.startMCP(c)
 	if a.Bus != nil {
-		a.Bus.Publish(&SessionStarted{
-			Meta:       Meta{Session: a.Session},
+		a.Bus.Publish(&event.SessionStarted{
+			Meta:       event.Meta{Session: a.Session},
 			Model:      a.Model,
 			Cwd:        s.spec.Cwd,
 			Transcript: s.spec.Transcript,
@@ -302,15 +303,15 @@ func (s *sessionActor) runTurn(c actor.Context, m *RunTurn) {
 		if s.executor == nil {
 			reason = "the session has no executor"
 		}
-		s.publish(&PromptRejected{Prompt: text.OneLine(m.Input, 200), Reason: reason})
+		s.publish(&event.PromptRejected{Prompt: text.OneLine(m.Input, 200), Reason: reason})
 		if c.Sender() != nil {
-			c.Respond(&TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: reason})
+			c.Respond(&TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: reason})
 		}
 		return
 	}
 	if s.running {
 		s.queue = append(s.queue, queuedTurn{turn: m, replyTo: c.Sender()})
-		s.publish(&PromptQueued{Prompt: text.OneLine(m.Input, 200), Position: len(s.queue)})
+		s.publish(&event.PromptQueued{Prompt: text.OneLine(m.Input, 200), Position: len(s.queue)})
 		return
 	}
 	s.begin(c, m, c.Sender())
@@ -329,7 +330,7 @@ func (s *sessionActor) queued(m *RunTurn) bool {
 // begin runs m now.
 func (s *sessionActor) begin(c actor.Context, m *RunTurn, replyTo *actor.PID) {
 	s.running, s.replyTo, s.current = true, replyTo, m
-	s.publish(&TurnStarted{Prompt: text.OneLine(m.Input, 200)})
+	s.publish(&event.TurnStarted{Prompt: text.OneLine(m.Input, 200)})
 	if s.holdForMCP(c, m) {
 		return
 	}
@@ -345,15 +346,15 @@ func (s *sessionActor) next(c actor.Context) {
 	s.queue = s.queue[1:]
 	if s.executor == nil {
 		s.running, s.replyTo = true, q.replyTo
-		s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: StatusFailed, Error: "the session has no executor"})
+		s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: "the session has no executor"})
 		return
 	}
 	s.begin(c, q.turn, q.replyTo)
 }
 
-func (s *sessionActor) publish(ev Event) {
+func (s *sessionActor) publish(ev event.Event) {
 	if bus := s.spec.Agent.Bus; bus != nil {
-		ev.meta().Session = s.spec.Agent.Session
+		ev.EventMeta().Session = s.spec.Agent.Session
 		bus.Publish(ev)
 	}
 }
@@ -383,7 +384,7 @@ func (s *sessionActor) setPosture(c actor.Context, m *SetPosture) {
 		c.Send(s.scheduler, m)
 	}
 	s.spec.Agent.Permissions.Posture = permission.Posture(m.Posture)
-	s.publish(&PostureChanged{Posture: m.Posture})
+	s.publish(&event.PostureChanged{Posture: m.Posture})
 }
 
 // finish ends the running turn once its records are safe: it waits for
@@ -447,7 +448,7 @@ func withUnsaved(m *TurnFinished, note string) *TurnFinished {
 	}
 	out := *m
 	switch {
-	case out.Status == StatusOK:
+	case out.Status == event.StatusOK:
 		out.Status, out.Error = StatusIncomplete, note
 	case out.Error == "":
 		out.Error = note
@@ -470,8 +471,8 @@ func (s *sessionActor) deliver(c actor.Context, m *TurnFinished) {
 	}
 	s.running = false
 	if bus := s.spec.Agent.Bus; bus != nil {
-		bus.Publish(&TurnDone{
-			Meta:   Meta{Session: m.Session},
+		bus.Publish(&event.TurnDone{
+			Meta:   event.Meta{Session: m.Session},
 			Status: m.Status,
 			Text:   m.Text,
 			Error:  m.Error,
@@ -551,8 +552,8 @@ func (s *Session) Busy(timeout time.Duration) (bool, error) {
 // SetEffort sets the reasoning effort of the session's next requests:
 // low, medium, high or max.
 func (s *Session) SetEffort(effort string) error {
-	if !slices.Contains(Efforts, effort) {
-		return fmt.Errorf("set effort: %q: want %s", effort, orList(Efforts))
+	if !slices.Contains(event.Efforts, effort) {
+		return fmt.Errorf("set effort: %q: want %s", effort, event.OrList(event.Efforts))
 	}
 	s.sys.Send(s.pid, &SetEffort{Effort: effort})
 	return nil
@@ -606,7 +607,7 @@ func (s *Session) Close(timeout time.Duration) error {
 
 // WaitTurn reads sub until this session's TurnDone and returns it, handing
 // every other event to each (which may be nil).
-func WaitTurn(ctx context.Context, sub *Subscription, session string, each func(Event)) (*TurnDone, error) {
+func WaitTurn(ctx context.Context, sub *event.Subscription, session string, each func(event.Event)) (*event.TurnDone, error) {
 	for {
 		ev, err := sub.Next(ctx)
 		if err != nil {
@@ -615,7 +616,7 @@ func WaitTurn(ctx context.Context, sub *Subscription, session string, each func(
 		if each != nil {
 			each(ev)
 		}
-		if td, ok := ev.(*TurnDone); ok && td.Session == session && td.Task == "" {
+		if td, ok := ev.(*event.TurnDone); ok && td.Session == session && td.Task == "" {
 			return td, nil
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -23,17 +24,17 @@ func TestPromptsQueueDuringATurn(t *testing.T) {
 		providertest.Turn{Text: "answer three"},
 	)
 	h.sess.Run("one")
-	h.waitEvent(func(e Event) bool { _, ok := e.(*TextDelta); return ok })
+	h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.TextDelta); return ok })
 	h.sess.Run("two")
 	h.sess.Run("three")
 	h.sess.Submit("refused", true)
-	var queued []*PromptQueued
-	var rejected []*PromptRejected
+	var queued []*event.PromptQueued
+	var rejected []*event.PromptRejected
 	for len(queued) < 2 || len(rejected) < 1 {
-		switch e := h.waitEvent(func(Event) bool { return true }).(type) {
-		case *PromptQueued:
+		switch e := h.waitEvent(func(event.Event) bool { return true }).(type) {
+		case *event.PromptQueued:
 			queued = append(queued, e)
-		case *PromptRejected:
+		case *event.PromptRejected:
 			rejected = append(rejected, e)
 		}
 	}
@@ -47,7 +48,7 @@ func TestPromptsQueueDuringATurn(t *testing.T) {
 	first, _ := h.wait()
 	second, _ := h.wait()
 	third, _ := h.wait()
-	if first.Status != StatusCancelled || second.Text != "answer two" || third.Text != "answer three" {
+	if first.Status != event.StatusCancelled || second.Text != "answer two" || third.Text != "answer three" {
 		t.Fatalf("turns = %+v / %+v / %+v", first, second, third)
 	}
 	reqs := h.srv.Requests()
@@ -66,22 +67,22 @@ func TestSubagentApprovalReachesParentFrontend(t *testing.T) {
 	h.sess.Run("delegate")
 	// The parent's own task call is a writer: it is asked first, and once
 	// approved it reaches the scheduler like an allowed call.
-	ev := h.waitEvent(func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok }).(*ApprovalRequested)
+	ev := h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }).(*event.ApprovalRequested)
 	if ev.Tool != "task" || ev.Task != "" || ev.RequestID != "s1/"+ev.CallID {
 		t.Fatalf("parent approval request = %+v", ev)
 	}
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: ApproveOnce})
-	ev = h.waitEvent(func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok }).(*ApprovalRequested)
+	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
+	ev = h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }).(*event.ApprovalRequested)
 	if ev.Task != "f1.1" || ev.RequestID != "s1/f1.1/"+ev.CallID {
 		t.Fatalf("approval request = %+v, want task f1.1 and id s1/f1.1/<call>", ev)
 	}
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: ApproveOnce})
+	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
 	done, evs := h.wait()
-	if done.Status != StatusOK || runs.Load() != 1 {
+	if done.Status != event.StatusOK || runs.Load() != 1 {
 		t.Fatalf("done %+v runs %d", done, runs.Load())
 	}
-	res := eventsOf[*ApprovalResolved](evs)
-	if len(res) != 1 || res[0].Task != "f1.1" || res[0].Decision != ApproveOnce { // the parent's was resolved before
+	res := eventsOf[*event.ApprovalResolved](evs)
+	if len(res) != 1 || res[0].Task != "f1.1" || res[0].Decision != event.ApproveOnce { // the parent's was resolved before
 		t.Fatalf("approval_resolved = %+v", res)
 	}
 }
@@ -102,10 +103,10 @@ func TestPostureSwitchDuringSession(t *testing.T) {
 		providertest.Turn{Text: "ok"},
 	)
 	done, evs := h.turn("go")
-	if done.Status != StatusOK || runs.Load() != 1 || len(eventsOf[*ApprovalRequested](evs)) != 0 {
-		t.Fatalf("done %+v runs %d approvals %d", done, runs.Load(), len(eventsOf[*ApprovalRequested](evs)))
+	if done.Status != event.StatusOK || runs.Load() != 1 || len(eventsOf[*event.ApprovalRequested](evs)) != 0 {
+		t.Fatalf("done %+v runs %d approvals %d", done, runs.Load(), len(eventsOf[*event.ApprovalRequested](evs)))
 	}
-	if pc := eventsOf[*PostureChanged](evs); len(pc) != 1 || pc[0].Posture != "yolo" {
+	if pc := eventsOf[*event.PostureChanged](evs); len(pc) != 1 || pc[0].Posture != "yolo" {
 		t.Errorf("posture_changed = %+v", pc)
 	}
 	if got := toolMessages(h.srv.Requests()[1])[1].Content; !strings.HasPrefix(got, "Blocked:") {
@@ -141,19 +142,19 @@ func TestEffortSwitchDuringSession(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.srv.Push(providertest.Turn{Text: "one"}, providertest.Turn{Text: "two"})
 	h.turn("before")
-	must(t, h.sess.Do(&SetEffortCmd{Effort: "max"}))
+	must(t, h.sess.Do(&event.SetEffortCmd{Effort: "max"}))
 	done, evs := h.turn("after")
-	if done.Status != StatusOK {
+	if done.Status != event.StatusOK {
 		t.Fatalf("turn %+v", done)
 	}
 	reqs := h.srv.Requests()
 	if len(reqs) != 2 || reqs[0].ReasoningEffort != "" || reqs[1].ReasoningEffort != "max" {
 		t.Fatalf("reasoning_effort of the requests: %q, %q", reqs[0].ReasoningEffort, reqs[1].ReasoningEffort)
 	}
-	if ec := eventsOf[*EffortChanged](evs); len(ec) != 1 || ec[0].Effort != "max" {
+	if ec := eventsOf[*event.EffortChanged](evs); len(ec) != 1 || ec[0].Effort != "max" {
 		t.Errorf("effort_changed = %+v", ec)
 	}
-	v := NewView(h.id)
+	v := event.NewView(h.id)
 	for _, ev := range evs {
 		v.Apply(ev)
 	}

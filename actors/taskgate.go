@@ -3,6 +3,7 @@ package actors
 import (
 	"sync"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 )
 
@@ -17,24 +18,24 @@ type taskGate struct {
 	mu     sync.Mutex
 	closed bool
 
-	budget Budget
+	budget event.Budget
 	over   func(what string)
 	// reached is the ceiling the task reached, once it has.
 	reached string
 	turns   int
 	usage   provider.Usage
 	// price, when known, turns usage into cost.
-	price *Price
+	price *event.Price
 }
 
 // publish puts ev on bus unless the gate is closed.
-func (g *taskGate) publish(bus *Bus, ev Event) {
+func (g *taskGate) publish(bus *event.Bus, ev event.Event) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return
 	}
-	if u, ok := ev.(*UsageReported); ok {
+	if u, ok := ev.(*event.UsageReported); ok {
 		g.meter(u.Usage)
 	}
 	bus.Publish(ev)
@@ -82,7 +83,7 @@ func (g *taskGate) spent() (int, provider.Usage, float64) {
 }
 
 // close publishes last, the task's final event, and shuts the gate.
-func (g *taskGate) close(bus *Bus, last Event) {
+func (g *taskGate) close(bus *event.Bus, last event.Event) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if bus != nil && !g.closed {

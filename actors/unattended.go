@@ -1,6 +1,9 @@
 package actors
 
-import "reasonix/core/mcp"
+import (
+	"reasonix/actors/event"
+	"reasonix/core/mcp"
+)
 
 // NoFrontendLeft is the reason of an approval denied because no frontend
 // is left to answer it: approval_resolved carries it, and the model reads
@@ -23,27 +26,27 @@ const NoFrontendLeft = "no frontend left"
 // events owns it.
 type Unattended struct {
 	sess *Session
-	view *View
+	view *event.View
 	gone bool
 }
 
 // Unattended returns the answerer for this session's requests, for the
 // frontend reading its events.
 func (s *Session) Unattended() *Unattended {
-	return &Unattended{sess: s, view: NewView(s.id)}
+	return &Unattended{sess: s, view: event.NewView(s.id)}
 }
 
 // Observe folds in the next event; while no frontend is left, a request
 // it asks is answered at once.
-func (u *Unattended) Observe(ev Event) {
+func (u *Unattended) Observe(ev event.Event) {
 	u.view.Apply(ev)
-	if !u.gone || MetaOf(ev).Session != u.sess.id {
+	if !u.gone || event.MetaOf(ev).Session != u.sess.id {
 		return
 	}
 	switch e := ev.(type) {
-	case *ApprovalRequested:
+	case *event.ApprovalRequested:
 		u.deny(e.RequestID)
-	case *ElicitationRequested:
+	case *event.ElicitationRequested:
 		u.decline(e.RequestID, e.Server)
 	}
 }
@@ -71,7 +74,7 @@ func (u *Unattended) Return() { u.gone = false }
 func (u *Unattended) Gone() bool { return u.gone }
 
 func (u *Unattended) deny(requestID string) {
-	u.sess.Approve(&ApprovalResponse{RequestID: requestID, Choice: ApproveDeny, reason: NoFrontendLeft})
+	u.sess.Approve(&ApprovalResponse{RequestID: requestID, Choice: event.ApproveDeny, reason: NoFrontendLeft})
 }
 
 func (u *Unattended) decline(requestID, server string) {

@@ -7,17 +7,18 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
 )
 
 // observeUntil feeds every event of h's stream to u until one that match
 // accepts, and returns the events read.
-func observeUntil(t *testing.T, h *harness, u *Unattended, match func(Event) bool) []Event {
+func observeUntil(t *testing.T, h *harness, u *Unattended, match func(event.Event) bool) []event.Event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var evs []Event
+	var evs []event.Event
 	for {
 		e, err := h.sub.Next(ctx)
 		if err != nil {
@@ -31,7 +32,7 @@ func observeUntil(t *testing.T, h *harness, u *Unattended, match func(Event) boo
 	}
 }
 
-func isTurnDone(e Event) bool { td, ok := e.(*TurnDone); return ok && td.Task == "" }
+func isTurnDone(e event.Event) bool { td, ok := e.(*event.TurnDone); return ok && td.Task == "" }
 
 // TestUnattendedDeniesPendingApproval: Leave denies the approval waiting
 // now with NoFrontendLeft, the model reads that reason, and the turn ends.
@@ -46,8 +47,8 @@ func TestUnattendedDeniesPendingApproval(t *testing.T) {
 	observeUntil(t, h, u, isApproval)
 	u.Leave()
 	evs := observeUntil(t, h, u, isTurnDone)
-	res := eventsOf[*ApprovalResolved](evs)
-	if len(res) != 1 || res[0].Decision != ApproveDeny || res[0].Reason != NoFrontendLeft || runs.Load() != 0 {
+	res := eventsOf[*event.ApprovalResolved](evs)
+	if len(res) != 1 || res[0].Decision != event.ApproveDeny || res[0].Reason != NoFrontendLeft || runs.Load() != 0 {
 		t.Fatalf("approval_resolved = %+v, runs %d", res, runs.Load())
 	}
 	if got := toolMessages(h.srv.Requests()[1])[0].Content; !strings.HasPrefix(got, "Blocked: no frontend left") {
@@ -70,17 +71,17 @@ func TestUnattendedDeniesLaterApprovalsUntilReturn(t *testing.T) {
 	u.Leave()
 	h.sess.Run("one")
 	evs := observeUntil(t, h, u, isTurnDone)
-	if res := eventsOf[*ApprovalResolved](evs); len(res) != 1 || res[0].Reason != NoFrontendLeft || runs.Load() != 0 {
+	if res := eventsOf[*event.ApprovalResolved](evs); len(res) != 1 || res[0].Reason != NoFrontendLeft || runs.Load() != 0 {
 		t.Fatalf("approval_resolved = %+v, runs %d", res, runs.Load())
 	}
 
 	u.Return()
 	h.sess.Run("two")
 	ask := observeUntil(t, h, u, isApproval)
-	req := ask[len(ask)-1].(*ApprovalRequested)
-	h.sess.Approve(&ApprovalResponse{RequestID: req.RequestID, Choice: ApproveOnce})
+	req := ask[len(ask)-1].(*event.ApprovalRequested)
+	h.sess.Approve(&ApprovalResponse{RequestID: req.RequestID, Choice: event.ApproveOnce})
 	evs = observeUntil(t, h, u, isTurnDone)
-	if res := eventsOf[*ApprovalResolved](evs); len(res) != 1 || res[0].Decision != ApproveOnce || runs.Load() != 1 {
+	if res := eventsOf[*event.ApprovalResolved](evs); len(res) != 1 || res[0].Decision != event.ApproveOnce || runs.Load() != 1 {
 		t.Fatalf("after Return: approval_resolved = %+v, runs %d", res, runs.Load())
 	}
 }
@@ -94,18 +95,18 @@ func TestUnattendedDeniesSubagentApproval(t *testing.T) {
 	u := h.sess.Unattended()
 	h.sess.Run("delegate")
 	evs := observeUntil(t, h, u, isApproval)
-	parent := evs[len(evs)-1].(*ApprovalRequested)
-	h.sess.Approve(&ApprovalResponse{RequestID: parent.RequestID, Choice: ApproveOnce})
-	observeUntil(t, h, u, func(e Event) bool { return isApproval(e) && e.(*ApprovalRequested).Task != "" })
+	parent := evs[len(evs)-1].(*event.ApprovalRequested)
+	h.sess.Approve(&ApprovalResponse{RequestID: parent.RequestID, Choice: event.ApproveOnce})
+	observeUntil(t, h, u, func(e event.Event) bool { return isApproval(e) && e.(*event.ApprovalRequested).Task != "" })
 	u.Leave()
 	evs = observeUntil(t, h, u, isTurnDone)
-	var sub []*ApprovalResolved
-	for _, r := range eventsOf[*ApprovalResolved](evs) {
+	var sub []*event.ApprovalResolved
+	for _, r := range eventsOf[*event.ApprovalResolved](evs) {
 		if r.Task != "" {
 			sub = append(sub, r)
 		}
 	}
-	if len(sub) != 1 || sub[0].Decision != ApproveDeny || sub[0].Reason != NoFrontendLeft || runs.Load() != 0 {
+	if len(sub) != 1 || sub[0].Decision != event.ApproveDeny || sub[0].Reason != NoFrontendLeft || runs.Load() != 0 {
 		t.Fatalf("subagent approval_resolved = %+v, runs %d", sub, runs.Load())
 	}
 	saw := false

@@ -16,6 +16,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/config"
 	"reasonix/core/panics"
 )
@@ -528,8 +529,8 @@ func (w *workerActor) start(c actor.Context, m *workerStart) {
 		refuse(err.Error(), true)
 		return
 	}
-	var price *Price
-	if pp, ok := agent.Provider.(interface{ Price() Price }); ok {
+	var price *event.Price
+	if pp, ok := agent.Provider.(interface{ Price() event.Price }); ok {
 		p := pp.Price()
 		price = &p
 	}

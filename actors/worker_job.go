@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/permission"
 )
 
@@ -32,7 +33,7 @@ type jobSpec struct {
 	proxy   *actor.PID
 	posture string
 	grace   time.Duration
-	price   *Price
+	price   *event.Price
 	// silenced, set by the worker, says the scheduler gave the attempt
 	// up: nothing more goes to the proxy.
 	silenced *atomic.Bool
@@ -65,7 +66,7 @@ type jobRelayLost struct{ reason string }
 // jobFlush is the mark a job publishes on its own bus once its executor
 // has ended; the relay answers it with a drained batch. It never leaves
 // the job.
-type jobFlush struct{ Meta }
+type jobFlush struct{ event.Meta }
 
 // Kind implements Event.
 func (*jobFlush) Kind() string { return "job_flush" }
@@ -82,8 +83,8 @@ type job struct {
 	log  *slog.Logger
 
 	self, parent, exec *actor.PID
-	bus                *Bus
-	sub                *Subscription
+	bus                *event.Bus
+	sub                *event.Subscription
 	stopRelay          context.CancelFunc
 	relayDead          bool
 
@@ -130,7 +131,7 @@ func (j *job) Receive(c actor.Context) {
 		if j.result == nil && j.exec != nil {
 			j.log.Warn("subagent did not stop in time; killing it")
 			c.Stop(j.exec)
-			j.ended(c, &TurnFinished{Status: StatusCancelled, Error: "killed: it did not stop within " + j.spec.grace.String() + " of " + j.cancelled})
+			j.ended(c, &TurnFinished{Status: event.StatusCancelled, Error: "killed: it did not stop within " + j.spec.grace.String() + " of " + j.cancelled})
 		}
 	case *ApprovalResponse:
 		if j.exec != nil && j.result == nil {
@@ -152,7 +153,7 @@ func (j *job) Receive(c actor.Context) {
 		if j.exec != nil && m.Who != nil && m.Who.Equal(j.exec) {
 			j.exec = nil
 			if j.result == nil {
-				j.ended(c, &TurnFinished{Status: StatusFailed, Error: "subagent stopped before finishing its task"})
+				j.ended(c, &TurnFinished{Status: event.StatusFailed, Error: "subagent stopped before finishing its task"})
 			}
 		}
 	case *Crashed:
@@ -166,7 +167,7 @@ func (j *job) Receive(c actor.Context) {
 // last, so repair tells a begin that did not complete by j.self alone,
 // wherever it stopped.
 func (j *job) begin(c actor.Context) {
-	j.bus = NewBus(WithHistory(0))
+	j.bus = event.NewBus(event.WithHistory(0))
 	j.sub = j.bus.Subscribe()
 	ctx, cancel := context.WithCancel(context.Background())
 	j.stopRelay = cancel
@@ -265,9 +266,9 @@ func (j *job) finish(c actor.Context) {
 	j.sent = true
 	res := j.result
 	if res == nil {
-		res = &TurnFinished{Status: StatusFailed, Error: "the attempt ended without a result"}
+		res = &TurnFinished{Status: event.StatusFailed, Error: "the attempt ended without a result"}
 	}
-	if j.over != "" && res.Status != StatusOK && res.Error == "" {
+	if j.over != "" && res.Status != event.StatusOK && res.Error == "" {
 		res.Error = "stopped at its " + j.over + " budget"
 	}
 	// The worker hears first, so the slot is free before the scheduler
@@ -307,9 +308,9 @@ func (j *job) stopping(c actor.Context) {
 	j.sent = true
 	res := j.result
 	if res == nil {
-		res = &TurnFinished{Status: StatusFailed, Error: "the worker stopped the task before it finished"}
+		res = &TurnFinished{Status: event.StatusFailed, Error: "the worker stopped the task before it finished"}
 		if j.cancelled != "" {
-			res.Status, res.Error = StatusCancelled, "cancelled: "+j.cancelled
+			res.Status, res.Error = event.StatusCancelled, "cancelled: "+j.cancelled
 		}
 	}
 	if !j.muted() && j.spec.proxy != nil {
@@ -326,7 +327,7 @@ func (j *job) repair(c actor.Context, m *Crashed) {
 		// begin itself crashed: whatever it started (the relay, an
 		// executor) is not waited for.
 		j.self, j.parent = c.Self(), c.Parent()
-		j.result = &TurnFinished{Status: StatusFailed, Error: "subagent could not start: " + m.Error()}
+		j.result = &TurnFinished{Status: event.StatusFailed, Error: "subagent could not start: " + m.Error()}
 		j.relayDead = true
 		if j.exec != nil {
 			c.Stop(j.exec)
@@ -348,7 +349,7 @@ func (j *job) repair(c actor.Context, m *Crashed) {
 		}
 	}
 	if j.exec == nil && j.result == nil {
-		j.result = &TurnFinished{Status: StatusFailed, Error: m.Error()}
+		j.result = &TurnFinished{Status: event.StatusFailed, Error: m.Error()}
 	}
 	if j.result != nil && !j.sent {
 		j.flushing = false
@@ -358,7 +359,7 @@ func (j *job) repair(c actor.Context, m *Crashed) {
 
 // relayJobEvents drains a job's bus in publish order and hands the events
 // to the job in batches, until ctx ends or the subscription closes.
-func relayJobEvents(ctx context.Context, sys *System, sub *Subscription, self *actor.PID, log *slog.Logger) {
+func relayJobEvents(ctx context.Context, sys *System, sub *event.Subscription, self *actor.PID, log *slog.Logger) {
 	for {
 		ev, err := sub.Next(ctx)
 		if err != nil {
@@ -386,7 +387,7 @@ func relayJobEvents(ctx context.Context, sys *System, sub *Subscription, self *a
 // addJobEvent appends ev's wire form and reports whether ev was the flush
 // mark. An event that cannot be encoded is logged and left out (it gets no
 // number, so the proxy sees no gap).
-func addJobEvent(items *[]workerEvent, ev Event, log *slog.Logger) bool {
+func addJobEvent(items *[]workerEvent, ev event.Event, log *slog.Logger) bool {
 	if _, ok := ev.(*jobFlush); ok {
 		return true
 	}

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 )
 
@@ -100,7 +101,7 @@ type workerAccepted struct {
 	// Model is the model the worker resolved for the task.
 	Model string
 	// Price is the model's configured price, nil when it has none.
-	Price *Price
+	Price *event.Price
 }
 
 // workerRefused says the worker did not start the attempt; it is not the

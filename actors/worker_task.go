@@ -3,6 +3,7 @@ package actors
 import (
 	"fmt"
 	"log/slog"
+	"reasonix/actors/event"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -34,9 +35,9 @@ type remoteTaskSpec struct {
 	// included).
 	start workerStart
 	gate  *taskGate
-	bus   *Bus
+	bus   *event.Bus
 	// budget is shown on the task_started the proxy publishes.
-	budget *Budget
+	budget *event.Budget
 	// backstop answers for the attempt when nothing else did within it
 	// (task timeout + grace + loss detection); zero for none.
 	backstop time.Duration
@@ -126,7 +127,7 @@ func (p *remoteTask) Receive(c actor.Context) {
 			p.onFinished(c, m)
 		}
 	case *remoteExpired:
-		p.answer(c, &TurnFinished{Status: StatusFailed, Error: fmt.Sprintf("worker %s did not end the task within %s", p.spec.worker, p.spec.backstop)})
+		p.answer(c, &TurnFinished{Status: event.StatusFailed, Error: fmt.Sprintf("worker %s did not end the task within %s", p.spec.worker, p.spec.backstop)})
 	case *remoteTailTimer:
 		if p.fin != nil {
 			p.lose(c, fmt.Sprintf("the stream from worker %s lost events %d–%d", p.spec.worker, p.next, p.fin.Last))
@@ -197,7 +198,7 @@ func (p *remoteTask) accept(c actor.Context, m *workerAccepted) {
 	}
 	// The scheduler leaves a remote task's task_started to the proxy:
 	// only the worker knows the model it resolved.
-	p.relay(&TaskStarted{Fleet: p.spec.start.Fleet, Model: model, Budget: p.spec.budget, Worker: p.spec.worker,
+	p.relay(&event.TaskStarted{Fleet: p.spec.start.Fleet, Model: model, Budget: p.spec.budget, Worker: p.spec.worker,
 		Attempt: laterAttempt(p.attempt())})
 	early := p.early
 	p.early = nil
@@ -216,7 +217,7 @@ func (p *remoteTask) refuse(c actor.Context, m *workerRefused) {
 		return // a refusal after the start is not one; the attempt runs
 	}
 	if m.Fatal {
-		p.answer(c, &TurnFinished{Status: StatusFailed, Error: fmt.Sprintf("worker %s cannot run the task: %s", p.spec.worker, m.Reason)})
+		p.answer(c, &TurnFinished{Status: event.StatusFailed, Error: fmt.Sprintf("worker %s cannot run the task: %s", p.spec.worker, m.Reason)})
 		return
 	}
 	p.answer(c, &TurnFinished{Status: statusWorkerRefused, Error: m.Reason})
@@ -253,9 +254,9 @@ func (p *remoteTask) onEvents(c actor.Context, m *workerEvents) {
 }
 
 // modelOutput reports an event that means the model's reply has begun.
-func modelOutput(ev Event) bool {
+func modelOutput(ev event.Event) bool {
 	switch ev.(type) {
-	case *TextDelta, *ReasoningDelta, *ToolStarted, *UsageReported, *ErrorOccurred:
+	case *event.TextDelta, *event.ReasoningDelta, *event.ToolStarted, *event.UsageReported, *event.ErrorOccurred:
 		return true
 	}
 	return false
@@ -263,8 +264,8 @@ func modelOutput(ev Event) bool {
 
 // relay publishes an event of the task on the parent's bus through its
 // gate (which meters usage and drops anything after task_done).
-func (p *remoteTask) relay(ev Event) {
-	meta := ev.meta()
+func (p *remoteTask) relay(ev event.Event) {
+	meta := ev.EventMeta()
 	meta.Session, meta.Task = p.spec.start.Session, p.id()
 	meta.Seq = 0 // the parent's bus numbers it
 	p.spec.gate.publish(p.spec.bus, ev)

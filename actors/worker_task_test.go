@@ -9,6 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 )
 
@@ -41,8 +42,8 @@ func (p *proxyParent) Receive(c actor.Context) {
 type proxyRig struct {
 	*linkRig
 	up     *workerUp
-	bus    *Bus
-	sub    *Subscription
+	bus    *event.Bus
+	sub    *event.Subscription
 	gate   *taskGate
 	out    chan *TurnFinished
 	parent *actor.PID
@@ -65,7 +66,7 @@ func newProxyRig(t *testing.T, backstop time.Duration, script func(r *proxyRig, 
 		}
 	})
 	r.up = r.linkRig.up()
-	r.bus = NewBus()
+	r.bus = event.NewBus()
 	r.sub = r.bus.Subscribe()
 	t.Cleanup(r.sub.Close)
 	r.gate = &taskGate{}
@@ -121,7 +122,7 @@ func (r *proxyRig) pingParent() {
 	}
 }
 
-func events(t *testing.T, evs ...Event) []workerEvent {
+func events(t *testing.T, evs ...event.Event) []workerEvent {
 	t.Helper()
 	var out []workerEvent
 	for _, ev := range evs {
@@ -133,11 +134,11 @@ func events(t *testing.T, evs ...Event) []workerEvent {
 }
 
 // busEvents drains what the bus has for the task so far, up to n events.
-func (r *proxyRig) busEvents(n int) []Event {
+func (r *proxyRig) busEvents(n int) []event.Event {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var out []Event
+	var out []event.Event
 	for len(out) < n {
 		e, err := r.sub.Next(ctx)
 		if err != nil {
@@ -157,17 +158,17 @@ func TestProxyRelaysEventsInOrderAndFinishes(t *testing.T) {
 			return
 		}
 		to := c.Sender()
-		sendWorker(r.sys, c, to, &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt, Model: "worker-model", Price: &Price{Input: 1, Output: 2}})
-		b1 := events(r.t, &TextDelta{Text: "he"}, &TextDelta{Text: "llo"})
-		b2 := events(r.t, &UsageReported{Usage: usage, Total: usage}, &TurnDone{Status: StatusOK, Text: "hello"})
+		sendWorker(r.sys, c, to, &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt, Model: "worker-model", Price: &event.Price{Input: 1, Output: 2}})
+		b1 := events(r.t, &event.TextDelta{Text: "he"}, &event.TextDelta{Text: "llo"})
+		b2 := events(r.t, &event.UsageReported{Usage: usage, Total: usage}, &event.TurnDone{Status: event.StatusOK, Text: "hello"})
 		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: b1})
 		// A stale attempt's events are dropped, not relayed.
 		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: 1, First: 3, Items: b2})
 		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 3, Items: b2})
-		sendWorker(r.sys, c, to, &workerFinished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 4, Status: StatusOK, Text: "hello", Steps: 1, Usage: usage})
+		sendWorker(r.sys, c, to, &workerFinished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 4, Status: event.StatusOK, Text: "hello", Steps: 1, Usage: usage})
 	})
 	tf := r.finished()
-	if tf.Status != StatusOK || tf.Text != "hello" || tf.Steps != 1 || tf.Usage != usage || tf.Task != "f1.1" {
+	if tf.Status != event.StatusOK || tf.Text != "hello" || tf.Steps != 1 || tf.Usage != usage || tf.Task != "f1.1" {
 		t.Errorf("answer = %+v", tf)
 	}
 	st := (<-r.fromProxy).(*workerStart)
@@ -178,17 +179,17 @@ func TestProxyRelaysEventsInOrderAndFinishes(t *testing.T) {
 	kinds := []string{}
 	for _, e := range evs {
 		kinds = append(kinds, e.Kind())
-		if e.meta().Task != "f1.1" || e.meta().Session != "s1" {
-			t.Errorf("%s meta = %+v", e.Kind(), e.meta())
+		if e.EventMeta().Task != "f1.1" || e.EventMeta().Session != "s1" {
+			t.Errorf("%s meta = %+v", e.Kind(), e.EventMeta())
 		}
 	}
 	if got := strings.Join(kinds, ","); got != "task_started,text_delta,text_delta,usage,turn_done" {
 		t.Errorf("relayed %s", got)
 	}
-	if s := evs[0].(*TaskStarted); s.Model != "worker-model" || s.Worker != "w1" || s.Attempt != 2 || s.Fleet != "f1" {
+	if s := evs[0].(*event.TaskStarted); s.Model != "worker-model" || s.Worker != "w1" || s.Attempt != 2 || s.Fleet != "f1" {
 		t.Errorf("task_started = %+v", s)
 	}
-	if evs[1].(*TextDelta).Text != "he" || evs[2].(*TextDelta).Text != "llo" {
+	if evs[1].(*event.TextDelta).Text != "he" || evs[2].(*event.TextDelta).Text != "llo" {
 		t.Errorf("deltas out of order: %+v %+v", evs[1], evs[2])
 	}
 	turns, u, cost := r.gate.spent()
@@ -211,26 +212,26 @@ func TestProxyCancelApprovalAndLost(t *testing.T) {
 			mu.Unlock()
 			sendWorker(r.sys, c, c.Sender(), &workerAccepted{Task: m.Spec.ID, Attempt: m.Attempt})
 		case *workerCancel:
-			sendWorker(r.sys, c, c.Sender(), &workerFinished{Task: m.Task, Attempt: m.Attempt, Status: StatusCancelled})
+			sendWorker(r.sys, c, c.Sender(), &workerFinished{Task: m.Task, Attempt: m.Attempt, Status: event.StatusCancelled})
 		}
 	})
 	if _, ok := (<-r.fromProxy).(*workerStart); !ok {
 		t.Fatal("no start")
 	}
-	r.sys.Send(r.parent, &ApprovalResponse{RequestID: "s1/f1.1/c1", Choice: ApproveOnce})
-	if a, ok := (<-r.fromProxy).(*workerApproval); !ok || a.RequestID != "s1/f1.1/c1" || a.Attempt != 2 || a.Choice != ApproveOnce {
+	r.sys.Send(r.parent, &ApprovalResponse{RequestID: "s1/f1.1/c1", Choice: event.ApproveOnce})
+	if a, ok := (<-r.fromProxy).(*workerApproval); !ok || a.RequestID != "s1/f1.1/c1" || a.Attempt != 2 || a.Choice != event.ApproveOnce {
 		t.Errorf("approval = %+v", a)
 	}
 	r.sys.Send(r.parent, &CancelTurn{})
 	if c, ok := (<-r.fromProxy).(*workerCancel); !ok || c.Task != "f1.1" || c.Attempt != 2 {
 		t.Errorf("cancel = %+v", c)
 	}
-	if tf := r.finished(); tf.Status != StatusCancelled {
+	if tf := r.finished(); tf.Status != event.StatusCancelled {
 		t.Errorf("answer = %+v", tf)
 	}
 	// The worker's late messages change nothing.
 	mu.Lock()
-	sendWorker(r.sys, r.sys.Root(), to, &workerFinished{Task: start.Spec.ID, Attempt: start.Attempt, Status: StatusOK})
+	sendWorker(r.sys, r.sys.Root(), to, &workerFinished{Task: start.Spec.ID, Attempt: start.Attempt, Status: event.StatusOK})
 	mu.Unlock()
 	r.sys.Send(r.parent, &attemptLost{why: "late"})
 	r.noSecondAnswer()
@@ -277,7 +278,7 @@ func TestProxyRefused(t *testing.T) {
 		})
 		tf := r.finished()
 		switch {
-		case fatal && (tf.Status != StatusFailed || !strings.Contains(tf.Error, "unknown profile")):
+		case fatal && (tf.Status != event.StatusFailed || !strings.Contains(tf.Error, "unknown profile")):
 			t.Errorf("fatal refusal answered %+v", tf)
 		case !fatal && (tf.Status != statusWorkerRefused || tf.Error != "full"):
 			t.Errorf("refusal answered %+v", tf)
@@ -293,7 +294,7 @@ func TestProxyBackstop(t *testing.T) {
 			sendWorker(r.sys, c, c.Sender(), &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt})
 		}
 	})
-	if tf := r.finished(); tf.Status != StatusFailed || !strings.Contains(tf.Error, "did not end") {
+	if tf := r.finished(); tf.Status != event.StatusFailed || !strings.Contains(tf.Error, "did not end") {
 		t.Errorf("answer = %+v", tf)
 	}
 	r.noSecondAnswer()
@@ -308,15 +309,15 @@ func TestProxyGapIsLost(t *testing.T) {
 		}
 		to := c.Sender()
 		sendWorker(r.sys, c, to, &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt})
-		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: events(r.t, &TextDelta{Text: "a"})})
-		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 3, Items: events(r.t, &TextDelta{Text: "c"})})
-		sendWorker(r.sys, c, to, &workerFinished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 3, Status: StatusOK})
+		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: events(r.t, &event.TextDelta{Text: "a"})})
+		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 3, Items: events(r.t, &event.TextDelta{Text: "c"})})
+		sendWorker(r.sys, c, to, &workerFinished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 3, Status: event.StatusOK})
 	})
 	if tf := r.finished(); tf.Status != statusWorkerLost || !strings.Contains(tf.Error, "skipped") {
 		t.Errorf("answer = %+v", tf)
 	}
 	evs := r.busEvents(2)
-	if evs[1].(*TextDelta).Text != "a" {
+	if evs[1].(*event.TextDelta).Text != "a" {
 		t.Errorf("relayed %+v", evs[1])
 	}
 	r.noSecondAnswer()

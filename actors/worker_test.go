@@ -13,6 +13,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
 )
@@ -286,7 +287,7 @@ func TestWorkerRunsATask(t *testing.T) {
 		t.Fatalf("accepted = %+v", acc)
 	}
 	items, fin := proxy.attempt()
-	if fin.Status != StatusOK || fin.Text != answer || fin.Task != "f1.1" || fin.Attempt != 1 {
+	if fin.Status != event.StatusOK || fin.Text != answer || fin.Task != "f1.1" || fin.Attempt != 1 {
 		t.Fatalf("finished = %+v", fin)
 	}
 	if len(items) <= jobBatchItems {
@@ -306,7 +307,7 @@ func TestWorkerRunsATask(t *testing.T) {
 		if line.Type != it.Kind || line.Session != "p1" || line.Task != "f1.1" {
 			t.Fatalf("event %s: kind %q, session %q, task %q", it.JSON, it.Kind, line.Session, line.Task)
 		}
-		if it.Kind == (&TextDelta{}).Kind() {
+		if it.Kind == (&event.TextDelta{}).Kind() {
 			deltas.WriteString(line.Text)
 		}
 	}
@@ -345,12 +346,12 @@ func TestWorkerCapacityAndCancel(t *testing.T) {
 	}
 	pa.send(&workerCancel{Task: "f1.1", Attempt: 1, Why: "test"})
 	_, fin := pa.attempt()
-	if fin.Status != StatusCancelled {
+	if fin.Status != event.StatusCancelled {
 		t.Fatalf("cancelled attempt finished %+v", fin)
 	}
 	// The cancelled attempt's slot is free as soon as its end is out.
 	pb.start(TaskSpec{ID: "f1.2", Prompt: "b"})
-	if _, fin := pb.attempt(); fin.Status != StatusOK || fin.Text != "b done" {
+	if _, fin := pb.attempt(); fin.Status != event.StatusOK || fin.Text != "b done" {
 		t.Fatalf("second task finished %+v", fin)
 	}
 }
@@ -411,7 +412,7 @@ func TestWorkerFences(t *testing.T) {
 				t.Fatalf("a start of the old epoch: %+v", ref)
 			}
 			other.send(&workerCancel{Task: "f1.1", Attempt: 1})
-			if _, fin := other.attempt(); fin.Status != StatusCancelled {
+			if _, fin := other.attempt(); fin.Status != event.StatusCancelled {
 				t.Fatalf("the other scheduler's task finished %+v", fin)
 			}
 		})
@@ -491,7 +492,7 @@ func TestWorkerStopEndsJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, fin := proxy.attempt()
-	if fin.Status != StatusFailed && fin.Status != StatusCancelled {
+	if fin.Status != event.StatusFailed && fin.Status != event.StatusCancelled {
 		t.Fatalf("finished = %+v", fin)
 	}
 	if got := proxy.rest(); len(got) != 0 {
@@ -525,7 +526,7 @@ func TestWorkerRepairsAPanic(t *testing.T) {
 	}
 	// The worker goes on: its lease and the next start work.
 	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
-	if _, fin := proxy.attempt(); fin.Status != StatusOK || fin.Text != "done" {
+	if _, fin := proxy.attempt(); fin.Status != event.StatusOK || fin.Text != "done" {
 		t.Fatalf("finished = %+v", fin)
 	}
 }
@@ -540,7 +541,7 @@ func TestWorkerJobRepairsAPanic(t *testing.T) {
 	_, proxy := r.linked()
 	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
 	items, fin := proxy.attempt()
-	if !fired.Load() || fin.Status != StatusOK || fin.Text != "done" || len(items) == 0 {
+	if !fired.Load() || fin.Status != event.StatusOK || fin.Text != "done" || len(items) == 0 {
 		t.Fatalf("finished = %+v after %d events (fired %t)", fin, len(items), fired.Load())
 	}
 	r.waitIdle()
@@ -558,7 +559,7 @@ func TestWorkerJobBeginCrash(t *testing.T) {
 	_, proxy := r.linked()
 	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
 	items, fin := proxy.attempt()
-	if !fired.Load() || fin.Status != StatusFailed || !strings.Contains(fin.Error, "could not start") || len(items) != 0 {
+	if !fired.Load() || fin.Status != event.StatusFailed || !strings.Contains(fin.Error, "could not start") || len(items) != 0 {
 		t.Fatalf("finished = %+v after %d events (fired %t)", fin, len(items), fired.Load())
 	}
 	r.waitIdle()
@@ -669,7 +670,7 @@ func TestWorkerOverRemote(t *testing.T) {
 		t.Fatalf("accepted = %+v", acc)
 	}
 	items, fin := proxy.attempt()
-	if fin.Status != StatusOK || fin.Text != answer {
+	if fin.Status != event.StatusOK || fin.Text != answer {
 		t.Fatalf("finished = %+v", fin)
 	}
 	var text strings.Builder
@@ -678,10 +679,10 @@ func TestWorkerOverRemote(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m := MetaOf(ev); m.Session != "p1" || m.Task != "f1.1" {
+		if m := event.MetaOf(ev); m.Session != "p1" || m.Task != "f1.1" {
 			t.Fatalf("event %s carries session %q task %q", it.Kind, m.Session, m.Task)
 		}
-		if d, ok := ev.(*TextDelta); ok {
+		if d, ok := ev.(*event.TextDelta); ok {
 			text.WriteString(d.Text)
 		}
 	}
@@ -717,7 +718,7 @@ func TestWorkerApprovalAndPosture(t *testing.T) {
 	proxy.send(start)
 	nextOf[*workerAccepted](proxy)
 	var n uint64
-	var asked *ApprovalRequested
+	var asked *event.ApprovalRequested
 	for asked == nil {
 		evs := nextOf[*workerEvents](proxy)
 		if evs.First != n+1 {
@@ -729,7 +730,7 @@ func TestWorkerApprovalAndPosture(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a, ok := ev.(*ApprovalRequested); ok {
+			if a, ok := ev.(*event.ApprovalRequested); ok {
 				asked = a
 			}
 		}
@@ -737,11 +738,11 @@ func TestWorkerApprovalAndPosture(t *testing.T) {
 	if !strings.HasPrefix(asked.RequestID, "p1/f1.1/") || asked.Tool != "write_file" {
 		t.Fatalf("approval request %+v", asked)
 	}
-	proxy.send(&workerApproval{Task: "f1.1", Attempt: 1, RequestID: asked.RequestID, Choice: ApproveOnce})
+	proxy.send(&workerApproval{Task: "f1.1", Attempt: 1, RequestID: asked.RequestID, Choice: event.ApproveOnce})
 	for {
 		m := proxy.next()
 		if fin, ok := m.(*workerFinished); ok {
-			if fin.Status != StatusOK || fin.Text != "written" || fin.Last < n {
+			if fin.Status != event.StatusOK || fin.Text != "written" || fin.Last < n {
 				t.Fatalf("finished = %+v", fin)
 			}
 			break
@@ -761,11 +762,11 @@ func TestWorkerApprovalAndPosture(t *testing.T) {
 	nextOf[*workerAccepted](proxy)
 	items, fin := proxy.attempt()
 	for _, it := range items {
-		if it.Kind == (&ApprovalRequested{}).Kind() {
+		if it.Kind == (&event.ApprovalRequested{}).Kind() {
 			t.Fatalf("a task under the yolo posture asked: %s", it.JSON)
 		}
 	}
-	if fin.Status != StatusOK || fin.Text != "written too" {
+	if fin.Status != event.StatusOK || fin.Text != "written too" {
 		t.Fatalf("finished = %+v", fin)
 	}
 	if _, err := os.Stat(filepath.Join(r.cwd, "free.txt")); err != nil {
@@ -787,7 +788,7 @@ func (p *probe) answerAsks(task, choice string) (*workerFinished, int) {
 				if err != nil {
 					p.t.Fatal(err)
 				}
-				a, ok := ev.(*ApprovalRequested)
+				a, ok := ev.(*event.ApprovalRequested)
 				if !ok {
 					continue
 				}
@@ -821,16 +822,16 @@ func TestWorkerGrantsPerParent(t *testing.T) {
 			Spec: TaskSpec{ID: task, Prompt: "write", Writer: true}})
 		nextOf[*workerAccepted](p)
 		fin, asked := p.answerAsks(task, choice)
-		if fin.Status != StatusOK {
+		if fin.Status != event.StatusOK {
 			t.Fatalf("%s/%s finished %+v", session, task, fin)
 		}
 		return asked
 	}
-	if n := run(p1, "p1", "f1.1", ApproveSession); n != 1 {
+	if n := run(p1, "p1", "f1.1", event.ApproveSession); n != 1 {
 		t.Fatalf("the first write asked %d times", n)
 	}
 	run(p1, "p1", "f1.2", "")
-	if n := run(p2, "p2", "f1.1", ApproveOnce); n != 1 {
+	if n := run(p2, "p2", "f1.1", event.ApproveOnce); n != 1 {
 		t.Errorf("another parent's write asked %d times, want once: the first parent's grant covered it", n)
 	}
 }
@@ -860,7 +861,7 @@ func TestWorkerKillsAfterGrace(t *testing.T) {
 	}
 	proxy.send(&workerCancel{Task: "f1.1", Attempt: 1, Why: "test"})
 	_, fin := proxy.attempt()
-	if fin.Status != StatusCancelled || !strings.Contains(fin.Error, "killed") {
+	if fin.Status != event.StatusCancelled || !strings.Contains(fin.Error, "killed") {
 		t.Fatalf("finished = %+v", fin)
 	}
 	unblock()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/event"
 	"reasonix/actors/workerpb"
 	"reasonix/core/provider"
 )
@@ -175,7 +176,7 @@ func fromWire(m any) (any, error) {
 	case *workerpb.Accepted:
 		a := &workerAccepted{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Model: w.GetModel()}
 		if p := w.GetPrice(); p != nil {
-			a.Price = &Price{Input: p.GetInput(), CacheHit: p.GetCacheHit(), Output: p.GetOutput()}
+			a.Price = &event.Price{Input: p.GetInput(), CacheHit: p.GetCacheHit(), Output: p.GetOutput()}
 		}
 		return a, nil
 	case *workerpb.Refused:
@@ -246,15 +247,15 @@ func taskSpecFromWire(w *workerpb.TaskSpec) TaskSpec {
 
 // budgetToWire leaves a zero Budget out of the message: absent and zero
 // mean the same, no ceiling.
-func budgetToWire(b Budget) *workerpb.Budget {
-	if b == (Budget{}) {
+func budgetToWire(b event.Budget) *workerpb.Budget {
+	if b == (event.Budget{}) {
 		return nil
 	}
 	return &workerpb.Budget{Tokens: int64(b.Tokens), Turns: int64(b.Turns), Seconds: int64(b.Seconds), Cost: b.Cost}
 }
 
-func budgetFromWire(w *workerpb.Budget) Budget {
-	return Budget{Tokens: int(w.GetTokens()), Turns: int(w.GetTurns()), Seconds: int(w.GetSeconds()), Cost: w.GetCost()}
+func budgetFromWire(w *workerpb.Budget) event.Budget {
+	return event.Budget{Tokens: int(w.GetTokens()), Turns: int(w.GetTurns()), Seconds: int(w.GetSeconds()), Cost: w.GetCost()}
 }
 
 func usageToWire(u provider.Usage) *workerpb.Usage {
@@ -301,11 +302,11 @@ func nonEmpty[S ~[]E, E any](s S) S {
 
 // encodeWorkerEvent is ev in the form a workerEvents batch carries: its
 // kind and its stream-json line (Encode).
-func encodeWorkerEvent(ev Event) (workerEvent, error) {
-	if isNilEvent(ev) {
+func encodeWorkerEvent(ev event.Event) (workerEvent, error) {
+	if event.IsNilEvent(ev) {
 		return workerEvent{}, fmt.Errorf("worker wire: nil event")
 	}
-	b, err := Encode(ev)
+	b, err := event.Encode(ev)
 	if err != nil {
 		return workerEvent{}, fmt.Errorf("worker wire: %w", err)
 	}
@@ -314,8 +315,8 @@ func encodeWorkerEvent(ev Event) (workerEvent, error) {
 
 // decodeWorkerEvent turns a batch item back into the event it was made
 // from, checking that the line is of the kind the item says.
-func decodeWorkerEvent(w workerEvent) (Event, error) {
-	ev, err := DecodeEvent(w.JSON)
+func decodeWorkerEvent(w workerEvent) (event.Event, error) {
+	ev, err := event.DecodeEvent(w.JSON)
 	if err != nil {
 		return nil, fmt.Errorf("worker wire: %s item: %w", w.Kind, err)
 	}

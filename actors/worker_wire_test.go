@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
+	"reasonix/actors/event"
 	"reasonix/actors/workerpb"
 	"reasonix/core/provider"
 )
@@ -34,20 +35,20 @@ var wireSamples = []any{
 	&workerHeartbeatAck{Epoch: 3, N: 41, Running: 2, Free: 2},
 	&workerStart{Epoch: 3, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "reasonix",
 		Spec: TaskSpec{ID: "f1.2", Prompt: "fix the parser", Profile: "general", Writer: true, WritePaths: []string{"core/ref", "docs/SPEC.md"},
-			Model: "deepseek-reasoner", Effort: "high", Budget: Budget{Tokens: 50000, Turns: 20, Seconds: 600, Cost: 0.25},
-			FleetBudget: Budget{Tokens: 200000, Turns: 80, Seconds: 1800, Cost: 1.5}},
+			Model: "deepseek-reasoner", Effort: "high", Budget: event.Budget{Tokens: 50000, Turns: 20, Seconds: 600, Cost: 0.25},
+			FleetBudget: event.Budget{Tokens: 200000, Turns: 80, Seconds: 1800, Cost: 1.5}},
 		Posture: "auto", Interactive: true},
-	&workerAccepted{Task: "f1.2", Attempt: 2, Model: "deepseek-reasoner", Price: &Price{Input: 0.27, CacheHit: 0.07, Output: 1.1}},
+	&workerAccepted{Task: "f1.2", Attempt: 2, Model: "deepseek-reasoner", Price: &event.Price{Input: 0.27, CacheHit: 0.07, Output: 1.1}},
 	&workerRefused{Task: "f1.2", Attempt: 2, Reason: "unknown profile \"reviewer\"", Fatal: true},
 	&workerEvent{Kind: "text_delta", JSON: []byte(`{"type":"text_delta","seq":5,"time":"2025-01-02T03:04:05Z","session":"s1","task":"f1.2","text":"hi"}`)},
 	&workerEvents{Task: "f1.2", Attempt: 2, First: 17, Items: []workerEvent{
 		{Kind: "text_delta", JSON: []byte(`{"type":"text_delta","seq":5,"time":"2025-01-02T03:04:05Z","session":"s1","task":"f1.2","text":"hi"}`)},
 		{Kind: "notice", JSON: []byte(`{"type":"notice","seq":6,"time":"2025-01-02T03:04:05Z","session":"s1","task":"f1.2","level":"warn","message":"retrying"}`)},
 	}},
-	&workerFinished{Task: "f1.2", Attempt: 2, Last: 18, Status: StatusMaxSteps, Text: "partial answer", Error: "step limit", Steps: 30,
-		Usage: goldenUsage, Transcript: "/home/w/.reasonix/sessions/s1-f1.2.jsonl"},
+	&workerFinished{Task: "f1.2", Attempt: 2, Last: 18, Status: event.StatusMaxSteps, Text: "partial answer", Error: "step limit", Steps: 30,
+		Usage: event.SampleUsage, Transcript: "/home/w/.reasonix/sessions/s1-f1.2.jsonl"},
 	&workerCancel{Task: "f1.2", Attempt: 2, Why: "deadline"},
-	&workerApproval{Task: "f1.2", Attempt: 2, RequestID: "s1/f1.2/c9", Choice: ApproveSession, Rule: "Bash(make:*)"},
+	&workerApproval{Task: "f1.2", Attempt: 2, RequestID: "s1/f1.2/c9", Choice: event.ApproveSession, Rule: "Bash(make:*)"},
 	&workerPosture{Epoch: 3, Posture: "yolo"},
 	&workerBye{Epoch: 3, Why: "worker draining"},
 }
@@ -217,14 +218,14 @@ func TestWireRejectsOtherValues(t *testing.T) {
 	for _, m := range []any{
 		nil,
 		"hello",
-		workerHello{Protocol: 1},        // a value, not a pointer
-		(*workerHello)(nil),             // a typed nil
-		(*workerEvents)(nil),            // another typed nil
-		&workerpb.Hello{Protocol: 1},    // already a twin
-		&TaskSpec{ID: "t"},              // plain data, not a message
-		&actor.Started{},                // a system message
-		&CancelTask{TaskID: "f1.1"},     // an in-process message
-		&TextDelta{Text: "not a batch"}, // an event on its own
+		workerHello{Protocol: 1},              // a value, not a pointer
+		(*workerHello)(nil),                   // a typed nil
+		(*workerEvents)(nil),                  // another typed nil
+		&workerpb.Hello{Protocol: 1},          // already a twin
+		&TaskSpec{ID: "t"},                    // plain data, not a message
+		&actor.Started{},                      // a system message
+		&CancelTask{TaskID: "f1.1"},           // an in-process message
+		&event.TextDelta{Text: "not a batch"}, // an event on its own
 	} {
 		w, err := toWire(m)
 		if err == nil {
@@ -265,24 +266,24 @@ func TestWireCopiesLists(t *testing.T) {
 // it, comes out of the proxy's side as the same stream-json line.
 func TestWireEventBatch(t *testing.T) {
 	batch := &workerEvents{Task: "f1.1", Attempt: 1, First: 1}
-	for _, ev := range eventSamples {
+	for _, ev := range event.Samples() {
 		item, err := encodeWorkerEvent(ev)
 		must(t, err)
 		batch.Items = append(batch.Items, item)
 	}
 	back := roundTrip(t, batch).(*workerEvents)
-	if len(back.Items) != len(eventSamples) {
-		t.Fatalf("%d items came back, want %d", len(back.Items), len(eventSamples))
+	if len(back.Items) != len(event.Samples()) {
+		t.Fatalf("%d items came back, want %d", len(back.Items), len(event.Samples()))
 	}
 	for i, item := range back.Items {
 		ev, err := decodeWorkerEvent(item)
 		must(t, err)
-		if reflect.TypeOf(ev) != reflect.TypeOf(eventSamples[i]) {
-			t.Fatalf("item %d decodes to %T, want %T", i, ev, eventSamples[i])
+		if reflect.TypeOf(ev) != reflect.TypeOf(event.Samples()[i]) {
+			t.Fatalf("item %d decodes to %T, want %T", i, ev, event.Samples()[i])
 		}
-		want, err := Encode(eventSamples[i])
+		want, err := event.Encode(event.Samples()[i])
 		must(t, err)
-		got, err := Encode(ev)
+		got, err := event.Encode(ev)
 		must(t, err)
 		if string(got) != string(want) {
 			t.Errorf("%s after the wire:\n got %s\nwant %s", ev.Kind(), got, want)
@@ -294,10 +295,10 @@ func TestWireEventItemErrors(t *testing.T) {
 	if _, err := encodeWorkerEvent(nil); err == nil {
 		t.Error("encodeWorkerEvent(nil) succeeded")
 	}
-	if _, err := encodeWorkerEvent((*TextDelta)(nil)); err == nil {
+	if _, err := encodeWorkerEvent((*event.TextDelta)(nil)); err == nil {
 		t.Error("encodeWorkerEvent of a typed nil succeeded")
 	}
-	item, err := encodeWorkerEvent(&TextDelta{Meta: goldenMeta(1, "f1.1"), Text: "hi"})
+	item, err := encodeWorkerEvent(&event.TextDelta{Meta: event.SampleMeta(1, "f1.1"), Text: "hi"})
 	must(t, err)
 	if item.Kind != "text_delta" {
 		t.Fatalf("item kind %q", item.Kind)
@@ -380,7 +381,7 @@ func BenchmarkWorkerWire(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	events := make([]Event, len(batch.Items))
+	events := make([]event.Event, len(batch.Items))
 	for i, item := range batch.Items {
 		if events[i], err = decodeWorkerEvent(item); err != nil {
 			b.Fatal(err)
@@ -430,21 +431,21 @@ func BenchmarkWorkerWire(b *testing.B) {
 // deltas, with tool calls, usage and a notice among them.
 func benchBatch(b *testing.B) *workerEvents {
 	b.Helper()
-	mix := []Event{
-		&TextDelta{Text: "Looking at the parser, the failing case is the trailing comma in "},
-		&ReasoningDelta{Text: "The test expects an error for an empty list; check how the lexer "},
-		&TextDelta{Text: "argument lists. I will read the file first."},
-		&ToolStarted{CallID: "c1", Tool: "read_file", Args: `{"path":"core/ref/parse.go"}`},
-		&ToolFinished{CallID: "c1", Tool: "read_file", DurationMS: 3, Output: strings.Repeat("func parse(s string) (Node, error) {\n", 20), OutputBytes: 740},
-		&UsageReported{Usage: provider.Usage{PromptTokens: 5200, CompletionTokens: 180, TotalTokens: 5380, CacheHitTokens: 4800, CacheMissTokens: 400},
+	mix := []event.Event{
+		&event.TextDelta{Text: "Looking at the parser, the failing case is the trailing comma in "},
+		&event.ReasoningDelta{Text: "The test expects an error for an empty list; check how the lexer "},
+		&event.TextDelta{Text: "argument lists. I will read the file first."},
+		&event.ToolStarted{CallID: "c1", Tool: "read_file", Args: `{"path":"core/ref/parse.go"}`},
+		&event.ToolFinished{CallID: "c1", Tool: "read_file", DurationMS: 3, Output: strings.Repeat("func parse(s string) (Node, error) {\n", 20), OutputBytes: 740},
+		&event.UsageReported{Usage: provider.Usage{PromptTokens: 5200, CompletionTokens: 180, TotalTokens: 5380, CacheHitTokens: 4800, CacheMissTokens: 400},
 			Total: provider.Usage{PromptTokens: 20800, CompletionTokens: 720, TotalTokens: 21520, CacheHitTokens: 19200, CacheMissTokens: 1600}},
-		&TextDelta{Text: "The fix is one line."},
-		&Notice{Level: "warn", Message: "rate limited, retrying in 2s"},
+		&event.TextDelta{Text: "The fix is one line."},
+		&event.Notice{Level: "warn", Message: "rate limited, retrying in 2s"},
 	}
 	batch := &workerEvents{Task: "f1.3", Attempt: 1, First: 129}
 	for i := range 64 {
 		ev := mix[i%len(mix)]
-		*ev.meta() = Meta{Seq: int64(129 + i), Time: time.Date(2026, 12, 1, 17, 0, 0, i*1000, time.UTC), Session: "s1", Task: "f1.3"}
+		*ev.EventMeta() = event.Meta{Seq: int64(129 + i), Time: time.Date(2026, 12, 1, 17, 0, 0, i*1000, time.UTC), Session: "s1", Task: "f1.3"}
 		item, err := encodeWorkerEvent(ev)
 		if err != nil {
 			b.Fatal(err)

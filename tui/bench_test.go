@@ -9,18 +9,18 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 )
 
 // fleetModel is a model with n subagent tasks running.
 func fleetModel(tb testing.TB, n int) *model {
 	m := testModel(tb, 120, 40)
 	for i := range n {
-		task := actors.Meta{Session: "s1", Task: fmt.Sprintf("t%02d", i)}
-		feed(m, &actors.TaskQueued{Meta: task, Fleet: "f1", Prompt: fmt.Sprintf("review package %d", i)},
-			&actors.TaskStarted{Meta: task, Fleet: "f1", Model: "fake-model"})
+		task := event.Meta{Session: "s1", Task: fmt.Sprintf("t%02d", i)}
+		feed(m, &event.TaskQueued{Meta: task, Fleet: "f1", Prompt: fmt.Sprintf("review package %d", i)},
+			&event.TaskStarted{Meta: task, Fleet: "f1", Model: "fake-model"})
 	}
-	feed(m, &actors.TurnStarted{Meta: meta(1), Prompt: "review everything"})
+	feed(m, &event.TurnStarted{Meta: meta(1), Prompt: "review everything"})
 	return m
 }
 
@@ -34,10 +34,10 @@ func BenchmarkFrame64Tasks(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		task := actors.Meta{Seq: int64(i + 10), Session: "s1", Task: fmt.Sprintf("t%02d", i%64)}
-		m.Update(eventsMsg{gen: m.gen, events: []actors.Event{
-			&actors.TextDelta{Meta: task, Text: "checking the next file for problems "},
-			&actors.TextDelta{Meta: meta(int64(i + 10)), Text: "and the answer grows by a few words "},
+		task := event.Meta{Seq: int64(i + 10), Session: "s1", Task: fmt.Sprintf("t%02d", i%64)}
+		m.Update(eventsMsg{gen: m.gen, events: []event.Event{
+			&event.TextDelta{Meta: task, Text: "checking the next file for problems "},
+			&event.TextDelta{Meta: meta(int64(i + 10)), Text: "and the answer grows by a few words "},
 		}})
 		_ = m.View()
 		times = append(times, time.Since(start))

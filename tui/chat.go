@@ -8,7 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/mcp"
 )
 
@@ -37,130 +37,130 @@ type toolCard struct {
 }
 
 // apply folds one event into the model.
-func (m *model) apply(ev actors.Event) tea.Cmd {
-	if l, ok := ev.(*actors.Lagged); ok {
+func (m *model) apply(ev event.Event) tea.Cmd {
+	if l, ok := ev.(*event.Lagged); ok {
 		return m.takeSnapshot(l.Dropped)
 	}
 	// The panels see every event: they pick their tasks' and goals' own.
 	m.fleet.Apply(ev)
 	m.goal.Apply(ev)
 	if meta := metaOf(ev); meta.Task != "" {
-		if a, ok := ev.(*actors.ApprovalRequested); ok {
+		if a, ok := ev.(*event.ApprovalRequested); ok {
 			m.approvals = append(m.approvals, a)
 		}
-		if r, ok := ev.(*actors.ApprovalResolved); ok {
+		if r, ok := ev.(*event.ApprovalResolved); ok {
 			m.resolved(r.RequestID)
 		}
 		return nil
 	}
 	c := &m.chat
 	switch e := ev.(type) {
-	case *actors.SessionStarted:
+	case *event.SessionStarted:
 		m.notice("info", fmt.Sprintf("session %s · %s · %s", e.Session, e.Model, e.Cwd))
-	case *actors.TextDelta:
-		if e.Role == actors.RolePlanner {
+	case *event.TextDelta:
+		if e.Role == event.RolePlanner {
 			return nil
 		}
 		if c.reasoning.Len() > 0 {
 			c.flushReasoning(m)
 		}
 		c.answer.WriteString(e.Text)
-	case *actors.ReasoningDelta:
-		if e.Role == actors.RolePlanner {
+	case *event.ReasoningDelta:
+		if e.Role == event.RolePlanner {
 			return nil
 		}
 		c.reasoning.WriteString(e.Text)
-	case *actors.ToolWaiting:
+	case *event.ToolWaiting:
 		c.flushText(m)
 		if t := c.card(e.CallID); t != nil {
 			t.waiting = true
 		} else {
 			c.tools = append(c.tools, &toolCard{callID: e.CallID, tool: e.Tool, args: e.Args, started: e.Time, waiting: true})
 		}
-	case *actors.ToolStarted:
+	case *event.ToolStarted:
 		c.flushText(m)
 		if t := c.card(e.CallID); t != nil {
 			t.waiting, t.started = false, e.Time
 		} else {
 			c.tools = append(c.tools, &toolCard{callID: e.CallID, tool: e.Tool, args: e.Args, started: e.Time})
 		}
-	case *actors.ToolFinished:
+	case *event.ToolFinished:
 		args := ""
 		if t := c.card(e.CallID); t != nil {
 			args = t.args
 		}
 		c.tools = slices.DeleteFunc(c.tools, func(t *toolCard) bool { return t.callID == e.CallID })
 		m.commit(renderToolDone(e, args, m.width))
-	case *actors.UsageReported:
+	case *event.UsageReported:
 		m.status.total = e.Total
-	case *actors.Notice:
+	case *event.Notice:
 		m.notice(e.Level, e.Message)
-	case *actors.ErrorOccurred:
+	case *event.ErrorOccurred:
 		m.notice("error", e.Message)
-	case *actors.TurnStarted:
+	case *event.TurnStarted:
 		m.status.running = true
 		m.status.queued = max(m.status.queued-1, 0)
-	case *actors.PromptQueued:
+	case *event.PromptQueued:
 		m.status.queued = max(m.status.queued, e.Position)
 		m.notice("info", fmt.Sprintf("queued (#%d): %s", e.Position, oneLine(e.Prompt, 60)))
-	case *actors.PromptRejected:
+	case *event.PromptRejected:
 		m.notice("warn", "prompt not taken: "+e.Reason)
-	case *actors.TurnDone:
+	case *event.TurnDone:
 		c.flushAll(m)
 		m.status.running = false
 		switch e.Status {
-		case actors.StatusOK:
-		case actors.StatusCancelled:
+		case event.StatusOK:
+		case event.StatusCancelled:
 			m.notice("warn", "turn cancelled")
 		default:
 			m.notice("error", turnEnded(e))
 		}
-	case *actors.PostureChanged:
+	case *event.PostureChanged:
 		m.status.posture = e.Posture
 		m.notice("info", "posture: "+e.Posture)
-	case *actors.EffortChanged:
+	case *event.EffortChanged:
 		m.status.effort = e.Effort
 		m.notice("info", "reasoning effort: "+e.Effort+" from the next request")
-	case *actors.ApprovalRequested:
+	case *event.ApprovalRequested:
 		c.flushText(m)
 		m.approvals = append(m.approvals, e)
-	case *actors.ApprovalResolved:
+	case *event.ApprovalResolved:
 		m.resolved(e.RequestID)
-		if e.Decision == actors.ApproveDeny && e.Reason != "" {
+		if e.Decision == event.ApproveDeny && e.Reason != "" {
 			m.notice("warn", "denied: "+e.Reason)
 		}
-	case *actors.CompactionStarted:
+	case *event.CompactionStarted:
 		m.notice("info", fmt.Sprintf("compacting: folding %d older messages (%s tokens)", e.Messages, tokens(e.Tokens)))
-	case *actors.Compacted:
+	case *event.Compacted:
 		m.notice("info", fmt.Sprintf("compacted (%s, %s): %s → %s tokens of %s", e.Tier, e.Trigger,
 			tokens(e.TokensBefore), tokens(e.TokensAfter), tokens(e.Window)))
-	case *actors.PlanReady:
+	case *event.PlanReady:
 		c.flushAll(m)
 		m.commit(renderPlan(fmt.Sprintf("Plan (round %d)", e.Round), e.Plan, m.width))
-	case *actors.PlanProposed:
+	case *event.PlanProposed:
 		c.flushAll(m)
 		m.commit(renderPlan("Proposed plan", e.Plan, m.width))
-	case *actors.PlanStep:
+	case *event.PlanStep:
 		m.notice("info", fmt.Sprintf("step %s done %s", e.Step, e.Summary))
-	case *actors.GoalStarted:
+	case *event.GoalStarted:
 		m.notice("info", "goal: "+oneLine(e.Objective, 80))
-	case *actors.GoalEnded:
+	case *event.GoalEnded:
 		msg := "goal " + e.Status
 		if e.Reason != "" {
 			msg += ": " + e.Reason
 		}
 		m.notice("info", msg)
-	case *actors.MCPServerUpdated:
-		if e.State == actors.MCPFailed {
+	case *event.MCPServerUpdated:
+		if e.State == event.MCPFailed {
 			m.notice("warn", fmt.Sprintf("mcp %s failed: %s", e.Server, e.Error))
 		}
 		return m.queryMCP()
-	case *actors.ElicitationRequested:
+	case *event.ElicitationRequested:
 		// Forms are not drawn here yet: decline, so the server is not left
 		// waiting, and say so.
 		m.notice("warn", fmt.Sprintf("mcp %s asked for input (%s); the chat cannot show forms yet, declined", e.Server, oneLine(e.Message, 80)))
 		if m.live != nil {
-			_ = m.live.Session().Do(&actors.ElicitationCmd{ID: e.RequestID, Action: mcp.ElicitDecline})
+			_ = m.live.Session().Do(&event.ElicitationCmd{ID: e.RequestID, Action: mcp.ElicitDecline})
 		}
 	}
 	return nil
@@ -169,7 +169,7 @@ func (m *model) apply(ev actors.Event) tea.Cmd {
 // resolved drops an approval from the queue once it is answered.
 func (m *model) resolved(id string) {
 	before := len(m.approvals)
-	m.approvals = slices.DeleteFunc(m.approvals, func(a *actors.ApprovalRequested) bool { return a.RequestID == id })
+	m.approvals = slices.DeleteFunc(m.approvals, func(a *event.ApprovalRequested) bool { return a.RequestID == id })
 	if len(m.approvals) != before {
 		m.approval = approvalChoice{}
 	}
@@ -212,12 +212,12 @@ func (c *chat) flushAll(m *model) {
 }
 
 // metaOf is the Meta an event carries.
-func metaOf(ev actors.Event) actors.Meta { return actors.MetaOf(ev) }
+func metaOf(ev event.Event) event.Meta { return event.MetaOf(ev) }
 
 // turnEnded is the notice of a turn that did not end ok: its status and
 // its error, the status once when the error already names it
 // ("incomplete: …").
-func turnEnded(e *actors.TurnDone) string {
+func turnEnded(e *event.TurnDone) string {
 	switch {
 	case strings.HasPrefix(e.Error, e.Status+":"):
 		return "turn ended: " + e.Error

@@ -3,7 +3,7 @@ package tui
 import (
 	tea "charm.land/bubbletea/v2"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 )
 
 // The panels are separate widgets (package tui/panel); the model holds
@@ -12,7 +12,7 @@ import (
 
 // fleetPanel shows the session's subagent tasks.
 type fleetPanel interface {
-	Apply(actors.Event) bool
+	Apply(event.Event) bool
 	View(width, height int) string
 	// Key handles a key while the panel is focused; cancel names a task
 	// the user asked to stop.
@@ -25,7 +25,7 @@ type fleetPanel interface {
 
 // goalPanel shows the active goal.
 type goalPanel interface {
-	Apply(actors.Event) bool
+	Apply(event.Event) bool
 	Active() bool
 	View(width int) string
 }

@@ -4,29 +4,29 @@ import (
 	"strings"
 	"testing"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 )
 
 // streamedTurn is a turn as a session publishes it: reasoning, an answer
 // in pieces, a tool call and the rest of the answer.
-func streamedTurn() []actors.Event {
-	evs := []actors.Event{
-		&actors.TurnStarted{Meta: meta(1), Prompt: "run the tests"},
-		&actors.ReasoningDelta{Meta: meta(2), Text: "The user wants the tests run. "},
-		&actors.ReasoningDelta{Meta: meta(3), Text: "I will call bash."},
+func streamedTurn() []event.Event {
+	evs := []event.Event{
+		&event.TurnStarted{Meta: meta(1), Prompt: "run the tests"},
+		&event.ReasoningDelta{Meta: meta(2), Text: "The user wants the tests run. "},
+		&event.ReasoningDelta{Meta: meta(3), Text: "I will call bash."},
 	}
 	seq := int64(4)
 	for _, piece := range []string{"I'll run ", "the **test suite**", " first.\n"} {
-		evs = append(evs, &actors.TextDelta{Meta: meta(seq), Text: piece})
+		evs = append(evs, &event.TextDelta{Meta: meta(seq), Text: piece})
 		seq++
 	}
 	evs = append(evs,
-		&actors.ToolStarted{Meta: meta(seq), CallID: "c1", Tool: "bash", Args: `{"command":"go test ./..."}`},
-		&actors.ToolFinished{Meta: meta(seq + 1), CallID: "c1", Tool: "bash", DurationMS: 1250, Output: "ok  reasonix/tui"},
-		&actors.TextDelta{Meta: meta(seq + 2), Text: "All tests pass:\n\n- `tui` ok\n"},
-		&actors.UsageReported{Meta: meta(seq + 3), Total: provider.Usage{PromptTokens: 12000, CompletionTokens: 340, CacheHitTokens: 9000, CacheMissTokens: 3000}},
-		&actors.TurnDone{Meta: meta(seq + 4), Status: actors.StatusOK},
+		&event.ToolStarted{Meta: meta(seq), CallID: "c1", Tool: "bash", Args: `{"command":"go test ./..."}`},
+		&event.ToolFinished{Meta: meta(seq + 1), CallID: "c1", Tool: "bash", DurationMS: 1250, Output: "ok  reasonix/tui"},
+		&event.TextDelta{Meta: meta(seq + 2), Text: "All tests pass:\n\n- `tui` ok\n"},
+		&event.UsageReported{Meta: meta(seq + 3), Total: provider.Usage{PromptTokens: 12000, CompletionTokens: 340, CacheHitTokens: 9000, CacheMissTokens: 3000}},
+		&event.TurnDone{Meta: meta(seq + 4), Status: event.StatusOK},
 	)
 	return evs
 }
@@ -58,9 +58,9 @@ func TestGoldenStreamedAnswer(t *testing.T) {
 func TestGoldenApprovalModal(t *testing.T) {
 	m := testModel(t, 80, 24)
 	feed(m,
-		&actors.TurnStarted{Meta: meta(1), Prompt: "push it"},
-		&actors.ToolWaiting{Meta: meta(2), CallID: "c1", Tool: "bash", Args: `{"command":"git push origin main"}`, RequestID: "r1"},
-		&actors.ApprovalRequested{Meta: meta(3), RequestID: "r1", CallID: "c1", Tool: "bash",
+		&event.TurnStarted{Meta: meta(1), Prompt: "push it"},
+		&event.ToolWaiting{Meta: meta(2), CallID: "c1", Tool: "bash", Args: `{"command":"git push origin main"}`, RequestID: "r1"},
+		&event.ApprovalRequested{Meta: meta(3), RequestID: "r1", CallID: "c1", Tool: "bash",
 			Args: `{"command":"git push origin main"}`, Reason: "bash runs commands that may change the workspace",
 			Suggestions: []string{"Bash(git push origin main)", "Bash(git push:*)"}},
 	)

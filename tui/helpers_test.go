@@ -12,6 +12,7 @@ import (
 	xgolden "github.com/charmbracelet/x/exp/golden"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/config"
 	_ "reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
@@ -84,7 +85,7 @@ func testModel(t testing.TB, width, height int) *model {
 }
 
 // feed hands m events as its subscription would.
-func feed(m *model, evs ...actors.Event) {
+func feed(m *model, evs ...event.Event) {
 	m.Update(eventsMsg{gen: m.gen, events: evs})
 }
 
@@ -152,6 +153,6 @@ func typeText(m *model, s string) {
 	}
 }
 
-func meta(seq int64) actors.Meta {
-	return actors.Meta{Seq: seq, Session: "s1", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+func meta(seq int64) event.Meta {
+	return event.Meta{Seq: seq, Session: "s1", Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 }

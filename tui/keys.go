@@ -5,7 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/ref"
 )
 
@@ -34,7 +34,7 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		handled, cancel := m.fleet.Key(k)
 		if cancel != "" && m.live != nil {
-			if err := m.live.Session().Do(&actors.CancelTaskCmd{ID: cancel}); err != nil {
+			if err := m.live.Session().Do(&event.CancelTaskCmd{ID: cancel}); err != nil {
 				m.notice("error", err.Error())
 			} else {
 				m.notice("info", "cancelling task "+cancel)
@@ -91,7 +91,7 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 // first one warns and the second quits.
 func (m *model) interrupt() tea.Cmd {
 	if m.status.running && m.live != nil {
-		if err := m.live.Session().Do(&actors.CancelCmd{}); err != nil {
+		if err := m.live.Session().Do(&event.CancelCmd{}); err != nil {
 			m.notice("error", err.Error())
 		}
 		m.quitArmed = false
@@ -122,7 +122,7 @@ func (m *model) setPosture(p string) tea.Cmd {
 	if m.live == nil {
 		return nil
 	}
-	if err := m.live.Session().Do(&actors.SetPostureCmd{Posture: p}); err != nil {
+	if err := m.live.Session().Do(&event.SetPostureCmd{Posture: p}); err != nil {
 		m.notice("error", err.Error())
 	}
 	return nil
@@ -231,7 +231,7 @@ func (m *model) send(text string) {
 	if m.live == nil {
 		return
 	}
-	if err := m.live.Session().Do(&actors.PromptCmd{Text: text, Queue: true}); err != nil {
+	if err := m.live.Session().Do(&event.PromptCmd{Text: text, Queue: true}); err != nil {
 		m.notice("error", err.Error())
 	}
 }

@@ -6,7 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/session"
 )
 
@@ -31,10 +31,10 @@ func (m *model) activeModal() modal {
 var approvalAnswers = []struct {
 	decision, key, label string
 }{
-	{actors.ApproveOnce, "y", "Allow once"},
-	{actors.ApproveSession, "s", "Allow for this session"},
-	{actors.ApproveAlways, "a", "Always allow (saved)"},
-	{actors.ApproveDeny, "n", "Deny"},
+	{event.ApproveOnce, "y", "Allow once"},
+	{event.ApproveSession, "s", "Allow for this session"},
+	{event.ApproveAlways, "a", "Always allow (saved)"},
+	{event.ApproveDeny, "n", "Deny"},
 }
 
 // approvalChoice is where the cursor is in the approval modal: the answer
@@ -48,7 +48,7 @@ type approvalModal struct{}
 
 // answers lists the answer indexes the request allows: once_only offers
 // allow once or deny.
-func answersFor(a *actors.ApprovalRequested) []int {
+func answersFor(a *event.ApprovalRequested) []int {
 	if a.OnceOnly {
 		return []int{0, 3}
 	}
@@ -139,7 +139,7 @@ func (approvalModal) key(m *model, k tea.KeyPressMsg) (tea.Cmd, bool) {
 	if pick < 0 {
 		return nil, false
 	}
-	cmd := &actors.ApproveCmd{ID: a.RequestID, Decision: approvalAnswers[pick].decision}
+	cmd := &event.ApproveCmd{ID: a.RequestID, Decision: approvalAnswers[pick].decision}
 	if (pick == 1 || pick == 2) && len(a.Suggestions) > 0 {
 		cmd.Rule = a.Suggestions[m.approval.scope%len(a.Suggestions)]
 	}
@@ -232,7 +232,7 @@ func (c *confirmModal) key(m *model, k tea.KeyPressMsg) (tea.Cmd, bool) {
 // the /mcp modal.
 type mcpServersMsg struct {
 	gen     int
-	servers []actors.MCPServerState
+	servers []event.MCPServerState
 }
 
 // listMCP takes the session's snapshot in a command (it waits on the
@@ -240,7 +240,7 @@ type mcpServersMsg struct {
 func (m *model) listMCP() tea.Cmd {
 	live, gen := m.live, m.gen
 	return func() tea.Msg {
-		var servers []actors.MCPServerState
+		var servers []event.MCPServerState
 		if live != nil {
 			servers = live.Snapshot().MCP
 		}
@@ -249,7 +249,7 @@ func (m *model) listMCP() tea.Cmd {
 }
 
 // mcpModal lists the MCP servers.
-func mcpModal(servers []actors.MCPServerState) modal {
+func mcpModal(servers []event.MCPServerState) modal {
 	l := &listModal{title: "MCP servers", empty: "no MCP servers configured"}
 	for _, s := range servers {
 		row := fmt.Sprintf("%-16s %-10s %d tools · %d prompts · %d resources", s.Server, s.State, s.Tools, s.Prompts, s.Resources)

@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 )
 
@@ -45,12 +46,12 @@ type (
 	}
 	eventsMsg struct {
 		gen    int
-		events []actors.Event
+		events []event.Event
 		err    error
 	}
 	snapshotMsg struct {
 		gen  int
-		snap actors.Snapshot
+		snap event.Snapshot
 		lost int64
 	}
 	mcpMsg struct {
@@ -138,7 +139,7 @@ type model struct {
 	// so none outlives the chat.
 	closing map[int]*actors.Live
 	gen     int
-	sub     *actors.Subscription
+	sub     *event.Subscription
 	req     OpenRequest
 	// opening says a session is being (re)opened; early holds the
 	// prompts (shown, sent) submitted meanwhile.
@@ -160,7 +161,7 @@ type model struct {
 	fleet    fleetPanel
 	goal     goalPanel
 
-	approvals []*actors.ApprovalRequested
+	approvals []*event.ApprovalRequested
 	approval  approvalChoice
 	modal     modal
 
@@ -482,7 +483,7 @@ func (m *model) readEvents() tea.Cmd {
 		if err != nil {
 			return eventsMsg{gen: gen, err: err}
 		}
-		batch := []actors.Event{ev}
+		batch := []event.Event{ev}
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
 		for len(batch) < eventBatch {
@@ -491,7 +492,7 @@ func (m *model) readEvents() tea.Cmd {
 				break
 			}
 			batch = append(batch, ev)
-			if _, ok := ev.(*actors.Lagged); ok {
+			if _, ok := ev.(*event.Lagged); ok {
 				break
 			}
 		}
@@ -526,7 +527,7 @@ func (m *model) takeSnapshot(lost int64) tea.Cmd {
 
 // rebuild replaces what the lost events would have changed with what the
 // snapshot says.
-func (m *model) rebuild(s actors.Snapshot, lost int64) {
+func (m *model) rebuild(s event.Snapshot, lost int64) {
 	m.status.running = s.Running
 	m.status.queued = len(s.Queued)
 	if s.Posture != "" {
@@ -534,20 +535,20 @@ func (m *model) rebuild(s actors.Snapshot, lost int64) {
 	}
 	m.approvals = nil
 	for _, a := range s.Approvals {
-		m.approvals = append(m.approvals, &actors.ApprovalRequested{
-			Meta: actors.Meta{Seq: a.Seq, Session: s.Session, Task: a.Task}, RequestID: a.RequestID,
+		m.approvals = append(m.approvals, &event.ApprovalRequested{
+			Meta: event.Meta{Seq: a.Seq, Session: s.Session, Task: a.Task}, RequestID: a.RequestID,
 			CallID: a.CallID, Tool: a.Tool, Args: a.Args, Reason: a.Reason, Suggestions: a.Suggestions})
 	}
 	m.approval = approvalChoice{}
 	m.fleet = newFleet(m.clock)
 	for _, t := range s.Tasks {
-		meta := actors.Meta{Session: s.Session, Task: t.ID}
-		m.fleet.Apply(&actors.TaskQueued{Meta: meta, Fleet: t.Fleet, Prompt: t.Prompt, Profile: t.Profile, Writer: t.Writer})
+		meta := event.Meta{Session: s.Session, Task: t.ID}
+		m.fleet.Apply(&event.TaskQueued{Meta: meta, Fleet: t.Fleet, Prompt: t.Prompt, Profile: t.Profile, Writer: t.Writer})
 		if t.State != "queued" {
-			m.fleet.Apply(&actors.TaskStarted{Meta: meta, Fleet: t.Fleet, Model: t.Model})
+			m.fleet.Apply(&event.TaskStarted{Meta: meta, Fleet: t.Fleet, Model: t.Model})
 		}
 		if t.State == "done" {
-			m.fleet.Apply(&actors.TaskDone{Meta: meta, Fleet: t.Fleet, Status: t.Status, Error: t.Error})
+			m.fleet.Apply(&event.TaskDone{Meta: meta, Fleet: t.Fleet, Status: t.Status, Error: t.Error})
 		}
 	}
 	m.chat.flushAll(m)

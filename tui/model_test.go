@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/mcp"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
@@ -22,7 +23,7 @@ import (
 // hides the composer, an input-owned one keeps it, and the status line is
 // always last.
 func TestComposerOwnership(t *testing.T) {
-	approval := &actors.ApprovalRequested{Meta: meta(1), RequestID: "r1", Tool: "bash", Args: `{"command":"ls"}`}
+	approval := &event.ApprovalRequested{Meta: meta(1), RequestID: "r1", Tool: "bash", Args: `{"command":"ls"}`}
 	cases := []struct {
 		name     string
 		setup    func(m *model)
@@ -62,8 +63,8 @@ func TestComposerOwnership(t *testing.T) {
 // TestApprovalAnswers checks the keys of the approval modal and that a
 // once_only request offers only once and deny.
 func TestApprovalAnswers(t *testing.T) {
-	req := func(onceOnly bool) *actors.ApprovalRequested {
-		return &actors.ApprovalRequested{Meta: meta(1), RequestID: "r1", Tool: "bash", Args: `{"command":"go test ./..."}`,
+	req := func(onceOnly bool) *event.ApprovalRequested {
+		return &event.ApprovalRequested{Meta: meta(1), RequestID: "r1", Tool: "bash", Args: `{"command":"go test ./..."}`,
 			Suggestions: []string{"Bash(go test ./...)", "Bash(go test:*)"}, OnceOnly: onceOnly}
 	}
 	m := testModel(t, 80, 24)
@@ -82,7 +83,7 @@ func TestApprovalAnswers(t *testing.T) {
 	}
 
 	m = testModel(t, 80, 24)
-	feed(m, req(false), &actors.ApprovalRequested{Meta: actors.Meta{Seq: 2, Session: "s1", Task: "t7"}, RequestID: "r2", Tool: "write_file",
+	feed(m, req(false), &event.ApprovalRequested{Meta: event.Meta{Seq: 2, Session: "s1", Task: "t7"}, RequestID: "r2", Tool: "write_file",
 		Args: `{"path":"a.go"}`})
 	press(m, "tab", "a")
 	if !strings.Contains(ansi.Strip(m.chat.history[len(m.chat.history)-1]), "always allow (saved) Bash(go test:*)") {
@@ -91,7 +92,7 @@ func TestApprovalAnswers(t *testing.T) {
 	if got := frame(m); !strings.Contains(got, "Task t7 wants to run write_file") {
 		t.Errorf("a subagent's approval does not say which task asks:\n%s", got)
 	}
-	feed(m, &actors.ApprovalResolved{Meta: meta(3), RequestID: "r2", Decision: actors.ApproveDeny})
+	feed(m, &event.ApprovalResolved{Meta: meta(3), RequestID: "r2", Decision: event.ApproveDeny})
 	if len(m.approvals) != 0 {
 		t.Errorf("approval_resolved did not close the request")
 	}
@@ -278,7 +279,7 @@ func TestAtCompletion(t *testing.T) {
 // next finished stretch is printed in full.
 func TestReasoningToggle(t *testing.T) {
 	m := testModel(t, 80, 24)
-	feed(m, &actors.ReasoningDelta{Meta: meta(1), Text: "considering the options"})
+	feed(m, &event.ReasoningDelta{Meta: meta(1), Text: "considering the options"})
 	if strings.Contains(frame(m), "considering") {
 		t.Error("hidden reasoning is shown")
 	}
@@ -286,7 +287,7 @@ func TestReasoningToggle(t *testing.T) {
 	if !strings.Contains(frame(m), "considering the options") {
 		t.Error("ctrl+r does not show the reasoning")
 	}
-	feed(m, &actors.TextDelta{Meta: meta(2), Text: "answer"})
+	feed(m, &event.TextDelta{Meta: meta(2), Text: "answer"})
 	if last := ansi.Strip(m.chat.history[len(m.chat.history)-1]); !strings.Contains(last, "considering the options") {
 		t.Errorf("shown reasoning printed as %q", last)
 	}
@@ -296,10 +297,10 @@ func TestReasoningToggle(t *testing.T) {
 // and rebuilds approvals and tasks from it.
 func TestLaggedRebuilds(t *testing.T) {
 	m := testModel(t, 80, 24)
-	m.Update(snapshotMsg{gen: m.gen, lost: 12, snap: actors.Snapshot{
+	m.Update(snapshotMsg{gen: m.gen, lost: 12, snap: event.Snapshot{
 		Session: "s1", Running: true, Queued: []string{"next"}, Posture: "auto",
-		Approvals: []actors.PendingApproval{{RequestID: "r9", Tool: "bash", Args: `{"command":"make"}`}},
-		Tasks:     []actors.TaskSnapshot{{ID: "t1", State: "running"}, {ID: "t2", State: "done", Status: "ok"}},
+		Approvals: []event.PendingApproval{{RequestID: "r9", Tool: "bash", Args: `{"command":"make"}`}},
+		Tasks:     []event.TaskSnapshot{{ID: "t1", State: "running"}, {ID: "t2", State: "done", Status: "ok"}},
 	}})
 	if len(m.approvals) != 1 || m.fleet.Len() != 2 || m.status.posture != "auto" || !m.status.running || m.status.queued != 1 {
 		t.Fatalf("rebuilt: approvals %d, tasks %d, status %+v", len(m.approvals), m.fleet.Len(), m.status)
@@ -315,10 +316,10 @@ func TestLaggedRebuilds(t *testing.T) {
 func TestMCPCommands(t *testing.T) {
 	m := testModel(t, 100, 30)
 	m.Update(mcpMsg{gen: m.gen, st: &actors.MCPStatus{Servers: []actors.MCPServerStatus{
-		{Name: "docs", State: actors.MCPReady,
+		{Name: "docs", State: event.MCPReady,
 			Prompts:   []mcp.Prompt{{Name: "summarise", Description: "Summarise a page"}},
 			Resources: []mcp.Resource{{URI: "guide/intro", Name: "Intro"}}},
-		{Name: "down", State: actors.MCPFailed, Prompts: []mcp.Prompt{{Name: "hidden"}}},
+		{Name: "down", State: event.MCPFailed, Prompts: []mcp.Prompt{{Name: "hidden"}}},
 	}}})
 	typeText(m, "/mcp__")
 	if it, ok := m.menu.Selected(); !ok || it.Value != "/mcp__docs__summarise" || m.menu.Len() != 1 {
@@ -329,7 +330,7 @@ func TestMCPCommands(t *testing.T) {
 	if h := ansi.Strip(m.chat.history[len(m.chat.history)-1]); !strings.Contains(h, "/mcp__docs__summarise") || strings.Contains(h, "hidden") {
 		t.Errorf("/help MCP prompts:\n%s", h)
 	}
-	m.Update(mcpServersMsg{gen: m.gen, servers: []actors.MCPServerState{
+	m.Update(mcpServersMsg{gen: m.gen, servers: []event.MCPServerState{
 		{Server: "docs", State: "ready", Tools: 3, Prompts: 1, Resources: 1},
 		{Server: "down", State: "failed", Error: "exit status 1"},
 	}})
@@ -354,11 +355,11 @@ func TestMCPCommands(t *testing.T) {
 // composer.
 func TestGoalPanel(t *testing.T) {
 	m := testModel(t, 80, 24)
-	feed(m, &actors.GoalStarted{Meta: meta(1), Goal: "g1", Objective: "make the build green", Strategy: "simple", MaxTurns: 20})
+	feed(m, &event.GoalStarted{Meta: meta(1), Goal: "g1", Objective: "make the build green", Strategy: "simple", MaxTurns: 20})
 	if !hasPart(m, partGoal) || !strings.Contains(frame(m), "make the build green") {
 		t.Fatalf("no goal panel: %v\n%s", partNames(m), frame(m))
 	}
-	feed(m, &actors.GoalEnded{Meta: meta(2), Goal: "g1", Status: "complete"})
+	feed(m, &event.GoalEnded{Meta: meta(2), Goal: "g1", Status: "complete"})
 	if hasPart(m, partGoal) {
 		t.Error("the goal panel stays after the goal ended")
 	}
@@ -400,7 +401,7 @@ func TestFleetCancel(t *testing.T) {
 // height.
 func TestMenuSteadyWhileStreaming(t *testing.T) {
 	m := testModel(t, 80, 30)
-	feed(m, &actors.TurnStarted{Meta: meta(1), Prompt: "x"})
+	feed(m, &event.TurnStarted{Meta: meta(1), Prompt: "x"})
 	typeText(m, "/")
 	bottom := func() string {
 		var b strings.Builder
@@ -416,7 +417,7 @@ func TestMenuSteadyWhileStreaming(t *testing.T) {
 		t.Fatalf("menu not open:\n%s", before)
 	}
 	for i := range 50 {
-		feed(m, &actors.TextDelta{Meta: meta(int64(i + 2)), Text: "token "})
+		feed(m, &event.TextDelta{Meta: meta(int64(i + 2)), Text: "token "})
 		if got := bottom(); got != before {
 			t.Fatalf("delta %d changed the menu or composer:\n%s\nwas\n%s", i, got, before)
 		}
@@ -462,7 +463,7 @@ func TestPromptOrder(t *testing.T) {
 		if err != nil {
 			t.Fatalf("turns started: %q: %v", started, err)
 		}
-		if ts, ok := ev.(*actors.TurnStarted); ok {
+		if ts, ok := ev.(*event.TurnStarted); ok {
 			started = append(started, ts.Prompt)
 		}
 	}
@@ -478,8 +479,8 @@ func TestTurnEndedSaysItsStatusOnce(t *testing.T) {
 	t.Parallel()
 	m := testModel(t, 120, 30)
 	feed(m,
-		&actors.TurnDone{Meta: actors.Meta{Session: "s", Seq: 1}, Status: actors.StatusIncomplete, Error: "incomplete: transcript not saved: no space left on device (ENOSPC)"},
-		&actors.TurnDone{Meta: actors.Meta{Session: "s", Seq: 2}, Status: actors.StatusFailed, Error: "model stream cut"},
+		&event.TurnDone{Meta: event.Meta{Session: "s", Seq: 1}, Status: actors.StatusIncomplete, Error: "incomplete: transcript not saved: no space left on device (ENOSPC)"},
+		&event.TurnDone{Meta: event.Meta{Session: "s", Seq: 2}, Status: event.StatusFailed, Error: "model stream cut"},
 	)
 	f := frame(m)
 	if strings.Contains(f, "incomplete: incomplete") || !strings.Contains(f, "turn ended: incomplete: transcript not saved") {

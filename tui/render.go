@@ -12,7 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/text"
 )
 
@@ -110,7 +110,7 @@ func renderToolRunning(t *toolCard, now time.Time, width int) string {
 }
 
 // renderToolDone is the card of a finished call.
-func renderToolDone(e *actors.ToolFinished, args string, width int) string {
+func renderToolDone(e *event.ToolFinished, args string, width int) string {
 	mark := okStyle.Render("●")
 	if e.IsError {
 		mark = errStyle.Render("●")

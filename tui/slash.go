@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/command"
 )
 
@@ -115,7 +116,7 @@ func (m *model) slash(input string) tea.Cmd {
 	case "compact":
 		if m.live != nil {
 			m.commit(renderPrompt(input, m.width))
-			if err := m.live.Session().Do(&actors.CompactCmd{}); err != nil {
+			if err := m.live.Session().Do(&event.CompactCmd{}); err != nil {
 				m.notice("error", err.Error())
 			}
 		}
@@ -126,10 +127,10 @@ func (m *model) slash(input string) tea.Cmd {
 			if effort == "" {
 				effort = "the model's default"
 			}
-			m.notice("info", "reasoning effort: "+effort+" ("+strings.Join(actors.Efforts, ", ")+"; /effort LEVEL sets it)")
+			m.notice("info", "reasoning effort: "+effort+" ("+strings.Join(event.Efforts, ", ")+"; /effort LEVEL sets it)")
 			return nil
 		}
-		if err := m.live.Session().Do(&actors.SetEffortCmd{Effort: args}); err != nil {
+		if err := m.live.Session().Do(&event.SetEffortCmd{Effort: args}); err != nil {
 			m.notice("error", err.Error())
 		}
 		return nil
@@ -196,11 +197,11 @@ func (m *model) goalCommand(input, args string) tea.Cmd {
 		return nil
 	}
 	m.commit(renderPrompt(input, m.width))
-	var cmd actors.Command
+	var cmd event.Command
 	if args == "clear" {
-		cmd = &actors.GoalClearCmd{}
+		cmd = &event.GoalClearCmd{}
 	} else {
-		g := &actors.GoalCmd{Objective: args}
+		g := &event.GoalCmd{Objective: args}
 		for _, s := range []string{"research", "simple"} {
 			if rest, ok := strings.CutPrefix(args, "--"+s+" "); ok {
 				g.Strategy, g.Objective = s, strings.TrimSpace(rest)

@@ -149,7 +149,7 @@ type benchRun struct {
 
 // benchFigures computes one run's figures (see BenchmarkWorkers256) from
 // its stream, after checking every task ended ok once, on a worker.
-func benchFigures(b *testing.B, events []event) benchRun {
+func benchFigures(b *testing.B, events []evt) benchRun {
 	b.Helper()
 	var out benchRun
 	starts := map[string][]time.Time{} // worker → task_started times

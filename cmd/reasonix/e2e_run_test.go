@@ -561,7 +561,7 @@ func TestE2EStreamJSONFields(t *testing.T) {
 	var gotReasoning, gotText strings.Builder
 	var startedAt, finishedAt, lastTextAt, firstReasoningAt, firstTextAt int
 	firstReasoningAt, firstTextAt = -1, -1
-	var usages []event
+	var usages []evt
 	for i, ev := range events {
 		switch ev.Type {
 		case "reasoning_delta":
@@ -974,7 +974,7 @@ func processAlive(pid int) bool {
 
 // event is one stream-json line: the common fields decoded, every field
 // kept raw for presence checks.
-type event struct {
+type evt struct {
 	Type    string `json:"type"`
 	Seq     int64  `json:"seq"`
 	Time    string `json:"time"`
@@ -985,13 +985,13 @@ type event struct {
 
 // decodeStream parses stream-json output, failing on any line that is not
 // one JSON object with a type.
-func decodeStream(t *testing.T, out string) []event {
+func decodeStream(t *testing.T, out string) []evt {
 	t.Helper()
-	var events []event
+	var events []evt
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
 	for sc.Scan() {
-		ev := event{line: sc.Text()}
+		ev := evt{line: sc.Text()}
 		if err := json.Unmarshal(sc.Bytes(), &ev.fields); err != nil {
 			t.Fatalf("stream-json line is not a JSON object: %v\n%s", err, ev.line)
 		}
@@ -1009,7 +1009,7 @@ func decodeStream(t *testing.T, out string) []event {
 	return events
 }
 
-func (ev event) decode(t *testing.T, key string, v any) {
+func (ev evt) decode(t *testing.T, key string, v any) {
 	t.Helper()
 	raw, ok := ev.fields[key]
 	if !ok {
@@ -1021,7 +1021,7 @@ func (ev event) decode(t *testing.T, key string, v any) {
 	}
 }
 
-func (ev event) str(t *testing.T, key string) string {
+func (ev evt) str(t *testing.T, key string) string {
 	t.Helper()
 	var s string
 	ev.decode(t, key, &s)
@@ -1050,7 +1050,7 @@ func (u usageCounts) plus(o usageCounts) usageCounts {
 	}
 }
 
-func decodeUsage(t *testing.T, ev event, key string) usageCounts {
+func decodeUsage(t *testing.T, ev evt, key string) usageCounts {
 	t.Helper()
 	var raw map[string]json.RawMessage
 	ev.decode(t, key, &raw)

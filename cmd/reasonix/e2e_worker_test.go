@@ -86,12 +86,12 @@ func nodeLabel(node string) string {
 
 // taskLog is what the stream says about one task.
 type taskLog struct {
-	started  []event // task_started, in order
-	requeued []event
-	done     []event
+	started  []evt // task_started, in order
+	requeued []evt
+	done     []evt
 }
 
-func taskLogs(events []event) map[string]*taskLog {
+func taskLogs(events []evt) map[string]*taskLog {
 	logs := map[string]*taskLog{}
 	for _, ev := range events {
 		id := field(ev, "task")
@@ -134,7 +134,7 @@ func startedOn(out, worker string) int {
 // acceptCapacity tasks (held open at the fake). It checks the parent
 // exits 0 and returns the rig, the parent's events and the tasks the fake
 // held on the victim ("task <i>", sorted).
-func acceptRun(t *testing.T, policy string) (*rig, []event, []string) {
+func acceptRun(t *testing.T, policy string) (*rig, []evt, []string) {
 	t.Helper()
 	g := newGate(victim, victim, acceptCapacity)
 	r := newRig(t, map[string]string{"README.md": "a checkout\n", "sub/keep.txt": "kept\n", "src/main.go": "package main\n"}, acceptScript(g))
@@ -173,7 +173,7 @@ func acceptRun(t *testing.T, policy string) (*rig, []event, []string) {
 
 // logPlacement logs where tasks ran and how long after the kill the
 // requeues and the fleet's end came, to read a slow or odd run by.
-func logPlacement(t *testing.T, events []event, killed time.Time) {
+func logPlacement(t *testing.T, events []evt, killed time.Time) {
 	t.Helper()
 	ran := map[string]int{}
 	first := map[string]time.Duration{}
@@ -204,7 +204,7 @@ func logPlacement(t *testing.T, events []event, killed time.Time) {
 // checkEnds checks what holds under either policy: one task_done per task,
 // the result complete and in input order with ok for every task not in
 // failed, and the victim started exactly the held tasks.
-func checkEnds(t *testing.T, r *rig, events []event, held []string, failed map[string]bool) map[string]*taskLog {
+func checkEnds(t *testing.T, r *rig, events []evt, held []string, failed map[string]bool) map[string]*taskLog {
 	t.Helper()
 	logs := taskLogs(events)
 	if len(logs) != acceptTasks {

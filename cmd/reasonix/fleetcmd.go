@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
 	"reasonix/core/session"
@@ -409,7 +410,7 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 		spec := *b.Spec.Fleet
 		spec.Journal = j
 		sys := actors.NewSystem(logger)
-		res, err = actors.RunFleet(sys, spec, b.Spec.Agent.Session, actors.NewBus(), rf.Submit, opts.Timeout)
+		res, err = actors.RunFleet(sys, spec, b.Spec.Agent.Session, event.NewBus(), rf.Submit, opts.Timeout)
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = sys.Shutdown(sctx)

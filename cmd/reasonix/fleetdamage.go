@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/journal"
 	"reasonix/scheduler"
 )
@@ -118,7 +119,7 @@ func checkFleet(recs []journal.Record) *fleetCheck {
 			c.Lost = append(c.Lost, fmt.Sprintf("%v: the task's result is lost and it counts as unfinished", d))
 		case r.Kind == journal.KindFinish:
 			c.Lost = append(c.Lost, fmt.Sprintf("%v: the task's result, delivered before, is lost; it ends failed", d))
-			r.Data, _ = json.Marshal(actors.TaskResult{TaskID: r.Task, Status: actors.TaskFailed,
+			r.Data, _ = json.Marshal(actors.TaskResult{TaskID: r.Task, Status: event.TaskFailed,
 				Error: fmt.Sprintf("its result was delivered, but the journal's record of it is damaged (%v)", d.Err)})
 			c.Records = append(c.Records, r)
 		default:

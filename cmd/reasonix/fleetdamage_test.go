@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/journal"
 	"reasonix/scheduler"
 )
@@ -25,7 +26,7 @@ func TestCheckFleet(t *testing.T) {
 		sub.Specs = append(sub.Specs, b)
 	}
 	raw := func(v any) string { b, _ := json.Marshal(v); return string(b) }
-	ok := raw(actors.TaskResult{TaskID: "f.1", Status: actors.TaskOK, Text: "done"})
+	ok := raw(actors.TaskResult{TaskID: "f.1", Status: event.TaskOK, Text: "done"})
 	rec := func(kind, task, data string) journal.Record {
 		r := journal.Record{Fleet: "s/f", Kind: kind, Task: task, At: at}
 		if data != "" {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/provider/providertest"
 )
 
@@ -22,11 +23,11 @@ func TestOpenLiveContinues(t *testing.T) {
 	f := newFactory()
 	e.srv.Push(providertest.Turn{Text: "first answer"}, providertest.Turn{Text: "second answer"})
 
-	turn := func(live *actors.Live, prompt string) *actors.TurnDone {
+	turn := func(live *actors.Live, prompt string) *event.TurnDone {
 		t.Helper()
 		sub := live.Bus().SubscribeFrom(0, 0)
 		defer sub.Close()
-		if err := live.Session().Do(&actors.PromptCmd{Text: prompt, Queue: true}); err != nil {
+		if err := live.Session().Do(&event.PromptCmd{Text: prompt, Queue: true}); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -43,7 +44,7 @@ func TestOpenLiveContinues(t *testing.T) {
 		t.Fatalf("open: %v (warnings %q)", err, warns)
 	}
 	done := turn(live, "hello")
-	if done.Status != actors.StatusOK || done.Text != "first answer" {
+	if done.Status != event.StatusOK || done.Text != "first answer" {
 		t.Fatalf("first turn: %+v", done)
 	}
 	// The view folds on its own goroutine: ask for the state as of the

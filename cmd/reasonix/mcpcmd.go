@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
 	"reasonix/core/panics"
@@ -393,18 +394,18 @@ func runMCPList(f *Factory, o *MCPOptions) error {
 	for i, srv := range set.Servers {
 		switch {
 		case srv.Disabled:
-			probes[i] = mcpProbe{state: actors.MCPDisabled}
+			probes[i] = mcpProbe{state: event.MCPDisabled}
 		case srv.Untrusted != "":
-			probes[i] = mcpProbe{state: actors.MCPUntrusted, err: srv.Untrusted}
+			probes[i] = mcpProbe{state: event.MCPUntrusted, err: srv.Untrusted}
 		case srv.Error != "":
-			probes[i] = mcpProbe{state: actors.MCPFailed, err: srv.Error}
+			probes[i] = mcpProbe{state: event.MCPFailed, err: srv.Error}
 		case o.NoConnect:
 			probes[i] = mcpProbe{state: "not connected"}
 		default:
 			// A probe that panics is that server's failure; the other
 			// probes and the table carry on.
 			panics.GoGroup(&wg, func() { probes[i] = m.probe(f, srv.Config, o.Timeout) }, func(err error) {
-				probes[i] = mcpProbe{state: actors.MCPFailed, err: fmt.Sprintf("probe: %v", err)}
+				probes[i] = mcpProbe{state: event.MCPFailed, err: fmt.Sprintf("probe: %v", err)}
 				m.logPanic("mcp probe panicked", err, "server", srv.Config.Name)
 			})
 		}
@@ -415,7 +416,7 @@ func runMCPList(f *Factory, o *MCPOptions) error {
 	for i, d := range set.Declared {
 		p := probes[i]
 		counts := []string{"-", "-", "-"}
-		if p.state == actors.MCPReady {
+		if p.state == event.MCPReady {
 			counts = []string{fmt.Sprint(p.tools), fmt.Sprint(p.prompts), fmt.Sprint(p.resources)}
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Config.Name, d.Source, d.Config.Type, p.state,
@@ -447,18 +448,18 @@ func (m *mcpContext) probe(f *Factory, c mcp.ServerConfig, timeout time.Duration
 	defer cancel()
 	client, err := m.dialMCP(ctx, f, c, nil)
 	if err != nil {
-		return mcpProbe{state: actors.MCPFailed, err: err.Error()}
+		return mcpProbe{state: event.MCPFailed, err: err.Error()}
 	}
 	defer client.Close()
 	if testHookProbe != nil {
 		testHookProbe(c.Name)
 	}
-	p := mcpProbe{state: actors.MCPReady}
+	p := mcpProbe{state: event.MCPReady}
 	caps := client.Capabilities()
 	if caps.Tools != nil {
 		tools, err := client.ListTools(ctx)
 		if err != nil {
-			return mcpProbe{state: actors.MCPFailed, err: err.Error()}
+			return mcpProbe{state: event.MCPFailed, err: err.Error()}
 		}
 		p.tools = len(tools)
 	}

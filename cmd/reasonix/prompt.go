@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/command"
 	"reasonix/core/ref"
 )
@@ -79,7 +79,7 @@ func (p *promptPrep) expand(ctx context.Context, input string) (string, []string
 // notice: on the event stream in stream-json, on stderr in text. The json
 // format renders no events, so there they go to stderr directly; nothing
 // else writes to stderr in that format.
-func (t *headlessTurn) preparer(stderr io.Writer, bus *actors.Bus, session string) func(context.Context, string) string {
+func (t *headlessTurn) preparer(stderr io.Writer, bus *event.Bus, session string) func(context.Context, string) string {
 	return func(ctx context.Context, input string) string {
 		if t.prep == nil {
 			return input
@@ -90,7 +90,7 @@ func (t *headlessTurn) preparer(stderr io.Writer, bus *actors.Bus, session strin
 				fmt.Fprintf(stderr, "reasonix: warning: %s\n", w)
 				continue
 			}
-			bus.Publish(&actors.Notice{Meta: actors.Meta{Session: session}, Level: "warn", Message: w})
+			bus.Publish(&event.Notice{Meta: event.Meta{Session: session}, Level: "warn", Message: w})
 		}
 		return text
 	}

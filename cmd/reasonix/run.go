@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/config"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
@@ -242,10 +243,10 @@ func newRenderer(format string, stdout, stderr io.Writer) *renderer {
 	return &renderer{format: format, stdout: stdout, stderr: stderr, endsNewline: true}
 }
 
-func (r *renderer) event(ev actors.Event) {
+func (r *renderer) event(ev event.Event) {
 	switch r.format {
 	case "stream-json":
-		line, err := actors.Encode(ev)
+		line, err := event.Encode(ev)
 		if err != nil {
 			return
 		}
@@ -256,70 +257,70 @@ func (r *renderer) event(ev actors.Event) {
 	}
 }
 
-func (r *renderer) text(ev actors.Event) {
+func (r *renderer) text(ev event.Event) {
 	switch e := ev.(type) {
-	case *actors.TextDelta:
+	case *event.TextDelta:
 		// A planner's text is its plan, shown whole by plan_ready; stdout
 		// carries the answer.
-		if e.Task != "" || e.Text == "" || e.Role == actors.RolePlanner {
+		if e.Task != "" || e.Text == "" || e.Role == event.RolePlanner {
 			return
 		}
 		fmt.Fprint(r.stdout, e.Text)
 		r.wroteText = true
 		r.endsNewline = strings.HasSuffix(e.Text, "\n")
-	case *actors.ToolStarted:
+	case *event.ToolStarted:
 		if e.Task == "" {
 			fmt.Fprintf(r.stderr, "• %s %s\n", e.Tool, text.OneLine(e.Args, 120))
 		}
-	case *actors.ToolFinished:
+	case *event.ToolFinished:
 		if e.Task == "" && e.IsError {
 			fmt.Fprintf(r.stderr, "  %s failed: %s\n", e.Tool, text.OneLine(e.Output, 200))
 		}
-	case *actors.Notice:
+	case *event.Notice:
 		fmt.Fprintf(r.stderr, "reasonix: %s: %s\n", e.Level, e.Message)
-	case *actors.CompactionStarted:
+	case *event.CompactionStarted:
 		if e.Task == "" {
 			fmt.Fprintf(r.stderr, "• compacting: summarising %d older messages (%d tokens)\n", e.Messages, e.Tokens)
 		}
-	case *actors.Compacted:
+	case *event.Compacted:
 		if e.Task == "" {
 			fmt.Fprintf(r.stderr, "• compacted (%s, %s): %d → %d tokens of %d; originals in %s\n",
 				e.Tier, e.Trigger, e.TokensBefore, e.TokensAfter, e.Window, e.Archive)
 		}
-	case *actors.ErrorOccurred:
-		if e.Role == actors.RolePlanner {
+	case *event.ErrorOccurred:
+		if e.Role == event.RolePlanner {
 			fmt.Fprintf(r.stderr, "reasonix: error: planner: %s\n", e.Message)
 			return
 		}
 		fmt.Fprintf(r.stderr, "reasonix: error: %s\n", e.Message)
-	case *actors.PlanProposed:
+	case *event.PlanProposed:
 		if e.Task == "" {
 			// The plan is the answer of a run that stops at it, and news
 			// in one that carries it out.
 			fmt.Fprintln(r.stdout, strings.TrimRight(e.Plan, "\n"))
 			r.wroteText, r.endsNewline = true, true
 		}
-	case *actors.PlanStep:
+	case *event.PlanStep:
 		if e.Task == "" {
 			fmt.Fprintf(r.stderr, "• step %s done %s\n", e.Step, e.Summary)
 		}
-	case *actors.PlanReady:
+	case *event.PlanReady:
 		fmt.Fprintf(r.stderr, "• plan (round %d):\n%s\n", e.Round, strings.TrimRight(e.Plan, "\n"))
 	}
 }
 
-func (r *renderer) finish(done *actors.TurnDone, transcript string) error {
+func (r *renderer) finish(done *event.TurnDone, transcript string) error {
 	switch r.format {
 	case "text":
 		if r.wroteText && !r.endsNewline {
 			fmt.Fprintln(r.stdout)
 		}
 		switch unsaved := unsavedNote(done.Error); {
-		case done.Status == actors.StatusCancelled && unsaved != "":
+		case done.Status == event.StatusCancelled && unsaved != "":
 			fmt.Fprintf(r.stderr, "reasonix: interrupted; %s\n", unsaved)
-		case done.Status == actors.StatusCancelled:
+		case done.Status == event.StatusCancelled:
 			fmt.Fprintf(r.stderr, "reasonix: interrupted; transcript saved to %s\n", transcript)
-		case done.Status == actors.StatusMaxSteps, done.Status == actors.StatusIncomplete:
+		case done.Status == event.StatusMaxSteps, done.Status == actors.StatusIncomplete:
 			fmt.Fprintf(r.stderr, "reasonix: %s\n", done.Error)
 		case unsaved != "":
 			// The failure itself was shown as it happened; what was not

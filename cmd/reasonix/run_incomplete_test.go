@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 )
 
 // TestRendererSaysWhatWasNotSaved: in text output the end of a turn that
@@ -17,18 +18,18 @@ func TestRendererSaysWhatWasNotSaved(t *testing.T) {
 		name, status, err, want string
 	}{
 		{"incomplete", actors.StatusIncomplete, note, "reasonix: " + note + "\n"},
-		{"failed", actors.StatusFailed, "model error; " + note, "reasonix: " + note + "\n"},
-		{"cancelled", actors.StatusCancelled, "cancelled; " + note, "reasonix: interrupted; " + note + "\n"},
-		{"cancelled and saved", actors.StatusCancelled, "", "reasonix: interrupted; transcript saved to t.jsonl\n"},
-		{"failed, all saved", actors.StatusFailed, "the plan is incomplete: step 2 left", ""},
-		{"ok", actors.StatusOK, "", ""},
+		{"failed", event.StatusFailed, "model error; " + note, "reasonix: " + note + "\n"},
+		{"cancelled", event.StatusCancelled, "cancelled; " + note, "reasonix: interrupted; " + note + "\n"},
+		{"cancelled and saved", event.StatusCancelled, "", "reasonix: interrupted; transcript saved to t.jsonl\n"},
+		{"failed, all saved", event.StatusFailed, "the plan is incomplete: step 2 left", ""},
+		{"ok", event.StatusOK, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
 			r := newRenderer("text", &stdout, &stderr)
-			if err := r.finish(&actors.TurnDone{Status: tc.status, Error: tc.err}, "t.jsonl"); err != nil {
+			if err := r.finish(&event.TurnDone{Status: tc.status, Error: tc.err}, "t.jsonl"); err != nil {
 				t.Fatal(err)
 			}
 			if stderr.String() != tc.want {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/panics"
 	"reasonix/core/permission"
 	"reasonix/core/proc"
@@ -76,7 +77,7 @@ func runHeadless(f *Factory, t headlessTurn) error {
 	spec := t.spec
 	logger := spec.Agent.Logger
 	sys := actors.NewSystem(logger)
-	bus := actors.NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()
 	spec.Agent.Bus = bus
@@ -88,8 +89,8 @@ func runHeadless(f *Factory, t headlessTurn) error {
 	out := newRenderer(t.format, f.Stdout, f.Stderr)
 	each := out.event
 	if t.answerOnly && t.format == "text" {
-		each = func(ev actors.Event) {
-			if _, ok := ev.(*actors.TextDelta); !ok {
+		each = func(ev event.Event) {
+			if _, ok := ev.(*event.TextDelta); !ok {
 				out.event(ev)
 			}
 		}
@@ -138,7 +139,7 @@ func runHeadless(f *Factory, t headlessTurn) error {
 		}
 	}
 
-	var done *actors.TurnDone
+	var done *event.TurnDone
 	prepare := t.preparer(f.Stderr, bus, spec.Agent.Session)
 	if t.commands != nil {
 		done, err = driveCommands(turnCtx, commandDriver{sess: sess, bus: bus, sub: sub, session: spec.Agent.Session,
@@ -195,7 +196,7 @@ func runHeadless(f *Factory, t headlessTurn) error {
 	if closeErr != nil || shutErr != nil {
 		logger.Warn("shutdown", "close", closeErr, "shutdown", shutErr)
 	}
-	if t.answerOnly && t.format == "text" && (done.Status == actors.StatusOK || done.Status == actors.StatusIncomplete) && done.Text != "" {
+	if t.answerOnly && t.format == "text" && (done.Status == event.StatusOK || done.Status == actors.StatusIncomplete) && done.Text != "" {
 		fmt.Fprint(f.Stdout, done.Text)
 		if !strings.HasSuffix(done.Text, "\n") {
 			fmt.Fprintln(f.Stdout)
@@ -211,9 +212,9 @@ func runHeadless(f *Factory, t headlessTurn) error {
 	default:
 	}
 	switch done.Status {
-	case actors.StatusCancelled:
+	case event.StatusCancelled:
 		return errInterrupted
-	case actors.StatusOK:
+	case event.StatusOK:
 		return nil
 	default:
 		return errSilent
@@ -223,10 +224,10 @@ func runHeadless(f *Factory, t headlessTurn) error {
 // commandDriver is what driveCommands needs of a running session.
 type commandDriver struct {
 	sess    *actors.Session
-	bus     *actors.Bus
-	sub     *actors.Subscription
+	bus     *event.Bus
+	sub     *event.Subscription
 	session string
-	each    func(actors.Event)
+	each    func(event.Event)
 	// interrupted is closed at the first SIGINT: the driver then ends
 	// with the turn that was running.
 	interrupted <-chan struct{}
@@ -250,7 +251,7 @@ type commandDriver struct {
 //
 // The reader goroutine cannot be stopped while it waits on r (a read from
 // stdin does not take a context); it ends at EOF, or with the process.
-func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first string) (*actors.TurnDone, error) {
+func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first string) (*event.TurnDone, error) {
 	prepare := d.prepare
 	if prepare == nil {
 		prepare = func(_ context.Context, s string) string { return s }
@@ -262,7 +263,7 @@ func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first stri
 	go func() {
 		defer close(eof)
 		defer panics.Recover(func(err error) {
-			d.bus.Publish(&actors.ErrorOccurred{Meta: actors.Meta{Session: d.session},
+			d.bus.Publish(&event.ErrorOccurred{Meta: event.Meta{Session: d.session},
 				Message: fmt.Sprintf("reading commands: %v; no further commands are read", err)})
 		})
 		sc := bufio.NewScanner(r)
@@ -272,8 +273,8 @@ func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first stri
 			if len(line) == 0 {
 				continue
 			}
-			cmd, err := actors.DecodeCommand(line)
-			if p, ok := cmd.(*actors.PromptCmd); ok && err == nil {
+			cmd, err := event.DecodeCommand(line)
+			if p, ok := cmd.(*event.PromptCmd); ok && err == nil {
 				// Expanding reads files: it runs here, off the event loop,
 				// and each prompt is ready before the next line is read.
 				p.Text = prepare(ctx, p.Text)
@@ -282,17 +283,17 @@ func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first stri
 				err = d.sess.Do(cmd)
 			}
 			if err != nil {
-				d.bus.Publish(&actors.ErrorOccurred{Meta: actors.Meta{Session: d.session},
+				d.bus.Publish(&event.ErrorOccurred{Meta: event.Meta{Session: d.session},
 					Message: fmt.Sprintf("command on line %d: %v", n, err)})
 			}
 		}
 		if err := sc.Err(); err != nil {
-			d.bus.Publish(&actors.ErrorOccurred{Meta: actors.Meta{Session: d.session},
+			d.bus.Publish(&event.ErrorOccurred{Meta: event.Meta{Session: d.session},
 				Message: fmt.Sprintf("reading commands: %v", err)})
 		}
 	}()
 
-	var last *actors.TurnDone
+	var last *event.TurnDone
 	unattended := d.sess.Unattended()
 	// While commands may still come, events are read until the input ends
 	// or an interrupt arrives; then the session is asked whether it still
@@ -337,7 +338,7 @@ func driveCommands(ctx context.Context, d commandDriver, r io.Reader, first stri
 		}
 		d.each(ev)
 		unattended.Observe(ev)
-		if td, ok := ev.(*actors.TurnDone); ok && td.Session == d.session && td.Task == "" {
+		if td, ok := ev.(*event.TurnDone); ok && td.Session == d.session && td.Task == "" {
 			last = td
 			if isClosed(d.interrupted) {
 				return last, nil

@@ -510,11 +510,11 @@ func (g *gate) turn(req providertest.Request, reply func(node string) providerte
 
 // decodeEvents decodes what a stream-json run printed (decodeStream,
 // for benchmarks too).
-func decodeEvents(t testing.TB, out string) []event {
+func decodeEvents(t testing.TB, out string) []evt {
 	t.Helper()
-	var events []event
+	var events []evt
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		ev := event{line: line}
+		ev := evt{line: line}
 		if err := json.Unmarshal([]byte(line), &ev.fields); err != nil {
 			t.Fatalf("stream-json line is not a JSON object: %v\n%s", err, line)
 		}
@@ -527,7 +527,7 @@ func decodeEvents(t testing.TB, out string) []event {
 }
 
 // field is a string field of an event, "" when absent.
-func field(ev event, name string) string {
+func field(ev evt, name string) string {
 	var s string
 	if raw, ok := ev.fields[name]; ok {
 		_ = json.Unmarshal(raw, &s)
@@ -536,7 +536,7 @@ func field(ev event, name string) string {
 }
 
 // attemptOf is an event's attempt, 1 when the field is absent.
-func attemptOf(ev event) int {
+func attemptOf(ev evt) int {
 	n := 1
 	if raw, ok := ev.fields["attempt"]; ok {
 		_ = json.Unmarshal(raw, &n)
@@ -545,7 +545,7 @@ func attemptOf(ev event) int {
 }
 
 // eventTime parses an event's time.
-func eventTime(t testing.TB, ev event) time.Time {
+func eventTime(t testing.TB, ev evt) time.Time {
 	t.Helper()
 	at, err := time.Parse(time.RFC3339Nano, ev.Time)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 )
 
 // benchFleet is 64 running tasks and, per frame, the events a busy fleet
@@ -13,7 +13,7 @@ import (
 // ending a line), and a tool call started or finished, half the tasks
 // starting while the other half finish, so the frames alternate; half the
 // tasks also report usage.
-func benchFleet() (*Fleet, [2][]actors.Event, *time.Time) {
+func benchFleet() (*Fleet, [2][]event.Event, *time.Time) {
 	now := t0
 	f := NewFleet()
 	f.SetClock(func() time.Time { return now })
@@ -25,7 +25,7 @@ func benchFleet() (*Fleet, [2][]actors.Event, *time.Time) {
 		seq++
 		f.Apply(started(seq, id, 1))
 	}
-	var frames [2][]actors.Event
+	var frames [2][]event.Event
 	for k := range frames {
 		for i := range 64 {
 			id := fmt.Sprintf("f1.%d", i+1)
@@ -110,15 +110,15 @@ func BenchmarkFleetView(b *testing.B) {
 	}
 }
 
-func setSeq(ev actors.Event, seq int64) {
+func setSeq(ev event.Event, seq int64) {
 	switch e := ev.(type) {
-	case *actors.TextDelta:
+	case *event.TextDelta:
 		e.Seq = seq
-	case *actors.ToolStarted:
+	case *event.ToolStarted:
 		e.Seq = seq
-	case *actors.ToolFinished:
+	case *event.ToolFinished:
 		e.Seq = seq
-	case *actors.UsageReported:
+	case *event.UsageReported:
 		e.Seq = seq
 	}
 }

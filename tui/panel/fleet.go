@@ -5,13 +5,13 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/provider"
 	"reasonix/core/text"
 )
 
 // Task states as the fleet panel shows them; a done task also has the
-// status its task_done gave (actors.TaskOK, TaskFailed...).
+// status its task_done gave (event.TaskOK, TaskFailed...).
 const (
 	stateQueued  = "queued"
 	stateRunning = "running"
@@ -75,7 +75,7 @@ type task struct {
 	// task_started or task_done gave.
 	turns    int
 	cost     float64
-	budget   *actors.Budget
+	budget   *event.Budget
 	endpoint *provider.LimiterStats
 	// open holds the task's tool calls started and not yet finished, in
 	// start order; the last one is the row's current tool.
@@ -117,7 +117,7 @@ func (t *task) bucket() int {
 	case stateQueued:
 		return bucketQueued
 	case stateDone:
-		if t.status == actors.TaskOK {
+		if t.status == event.TaskOK {
 			return bucketOK
 		}
 		return bucketFailed
@@ -161,7 +161,7 @@ func (f *Fleet) Counts() (running, queued, done, failed int) {
 // skipped. A task is made on its first event of any kind, so a panel that
 // starts mid-stream still shows it. It costs O(1) per event, plus the
 // length of the text it carries.
-func (f *Fleet) Apply(ev actors.Event) (changed bool) {
+func (f *Fleet) Apply(ev event.Event) (changed bool) {
 	if ev == nil {
 		return false
 	}
@@ -176,7 +176,7 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 		f.seq = m.Seq
 	}
 	switch e := ev.(type) {
-	case *actors.TaskQueued:
+	case *event.TaskQueued:
 		t := f.task(m.Task)
 		t.fleet, t.prompt, t.profile, t.writer = e.Fleet, clean(e.Prompt), clean(e.Profile), e.Writer
 		t.promptFit = ""
@@ -186,7 +186,7 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 		}
 		t.version++
 		return true
-	case *actors.TaskStarted:
+	case *event.TaskStarted:
 		t := f.task(m.Task)
 		if t.state == stateDone {
 			return false
@@ -197,7 +197,7 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 		f.setState(t, stateRunning, "")
 		t.version++
 		return true
-	case *actors.TaskRequeued:
+	case *event.TaskRequeued:
 		// The attempt was lost with its worker: the task waits for its
 		// next start, and the calls the lost attempt had open are gone.
 		t := f.task(m.Task)
@@ -209,7 +209,7 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 		f.setState(t, stateQueued, "")
 		t.version++
 		return true
-	case *actors.TaskDone:
+	case *event.TaskDone:
 		t := f.task(m.Task)
 		f.taskDone(t, e)
 		return true
@@ -223,7 +223,7 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 	fresh := t == nil || t.state != stateRunning
 	t = f.running(m.Task, t, m.Time)
 	switch e := ev.(type) {
-	case *actors.ToolStarted:
+	case *event.ToolStarted:
 		// A call is open once, however often its start is repeated
 		// without a seq; a task has a handful open at most.
 		for i, c := range t.open {
@@ -234,7 +234,7 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 		}
 		t.open = append(t.open, openCall{id: e.CallID, tool: clean(e.Tool)})
 		t.lines.line("[" + clean(e.Tool) + "] " + clean(text.Prefix(e.Args, maxLineBytes)))
-	case *actors.ToolFinished:
+	case *event.ToolFinished:
 		for i := len(t.open) - 1; i >= 0; i-- {
 			if t.open[i].id == e.CallID {
 				t.open = append(t.open[:i], t.open[i+1:]...)
@@ -244,12 +244,12 @@ func (f *Fleet) Apply(ev actors.Event) (changed bool) {
 		if e.IsError {
 			t.lines.line("[" + clean(e.Tool) + "] failed")
 		}
-	case *actors.UsageReported:
+	case *event.UsageReported:
 		t.tokens = tokensOf(e.Total)
 		if e.Total.PromptTokens > 0 {
 			t.cachePct, t.hasCache = 100*float64(e.Total.CacheHitTokens)/float64(e.Total.PromptTokens), true
 		}
-	case *actors.TextDelta:
+	case *event.TextDelta:
 		t.lines.write(e.Text)
 		// The row does not show text: only a row just made or started,
 		// or an open detail of this task, changes.
@@ -278,7 +278,7 @@ func (f *Fleet) running(id string, t *task, at time.Time) *task {
 	return t
 }
 
-func (f *Fleet) taskDone(t *task, e *actors.TaskDone) {
+func (f *Fleet) taskDone(t *task, e *event.TaskDone) {
 	if e.Fleet != "" {
 		t.fleet = e.Fleet
 	}
@@ -315,7 +315,7 @@ func (f *Fleet) taskDone(t *task, e *actors.TaskDone) {
 // folded. A snapshot carries no times, tokens or text, so those columns
 // stay empty until the tasks' next events. Focus, the selected task (when
 // it is still there) and the detail are kept.
-func (f *Fleet) Restore(s actors.Snapshot) {
+func (f *Fleet) Restore(s event.Snapshot) {
 	keep, _ := f.Selected()
 	f.tasks, f.index, f.counts, f.idWidth = nil, map[string]*task{}, [bucketCount]int{}, minIDWidth
 	f.sel, f.top, f.confirm = 0, 0, ""
@@ -483,12 +483,12 @@ func tokensOf(u provider.Usage) int {
 
 // metaOf is the Meta of the events the panels fold, nil for the rest
 // (a task's notice does not make a row).
-func metaOf(ev actors.Event) *actors.Meta {
+func metaOf(ev event.Event) *event.Meta {
 	switch ev.(type) {
-	case *actors.TaskQueued, *actors.TaskStarted, *actors.TaskRequeued, *actors.TaskDone, *actors.ToolStarted, *actors.ToolFinished,
-		*actors.UsageReported, *actors.TextDelta, *actors.GoalStarted, *actors.GoalProgressed, *actors.GoalEnded,
-		*actors.TodoUpdated:
-		m := actors.MetaOf(ev)
+	case *event.TaskQueued, *event.TaskStarted, *event.TaskRequeued, *event.TaskDone, *event.ToolStarted, *event.ToolFinished,
+		*event.UsageReported, *event.TextDelta, *event.GoalStarted, *event.GoalProgressed, *event.GoalEnded,
+		*event.TodoUpdated:
+		m := event.MetaOf(ev)
 		return &m
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 )
 
 // rowSum is what a fold test checks of one row.
@@ -41,89 +41,89 @@ func TestFleetFold(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name   string
-		events []actors.Event
+		events []event.Event
 		want   []rowSum
 		// counts: running, queued, ok, failed
 		counts [4]int
 	}{
 		{
 			name:   "queued then started then done ok",
-			events: []actors.Event{queued(1, "f1.1", "", "a", 0), started(2, "f1.1", 1), done(3, "f1.1", actors.TaskOK, 5, 4000, 1200, 87.5)},
+			events: []event.Event{queued(1, "f1.1", "", "a", 0), started(2, "f1.1", 1), done(3, "f1.1", event.TaskOK, 5, 4000, 1200, 87.5)},
 			want:   []rowSum{{ID: "f1.1", State: "ok", Tokens: 1200, Cache: "87.5"}},
 			counts: [4]int{0, 0, 1, 0},
 		},
 		{
 			name:   "order is first sight, not state",
-			events: []actors.Event{queued(1, "f1.1", "", "a", 0), queued(2, "f1.2", "", "b", 0), started(3, "f1.2", 1), done(4, "f1.2", actors.TaskFailed, 2, 0, 0, 0)},
+			events: []event.Event{queued(1, "f1.1", "", "a", 0), queued(2, "f1.2", "", "b", 0), started(3, "f1.2", 1), done(4, "f1.2", event.TaskFailed, 2, 0, 0, 0)},
 			want:   []rowSum{{ID: "f1.1", State: "queued"}, {ID: "f1.2", State: "failed"}},
 			counts: [4]int{0, 1, 0, 1},
 		},
 		{
 			name: "current tool is the latest unfinished",
-			events: []actors.Event{started(1, "f1.1", 0), toolStart(2, "f1.1", "c1", "read_file", "{}"), toolStart(3, "f1.1", "c2", "bash", "{}"),
+			events: []event.Event{started(1, "f1.1", 0), toolStart(2, "f1.1", "c1", "read_file", "{}"), toolStart(3, "f1.1", "c2", "bash", "{}"),
 				toolEnd(4, "f1.1", "c2", "bash", false)},
 			want:   []rowSum{{ID: "f1.1", State: "running", Tool: "read_file"}},
 			counts: [4]int{1, 0, 0, 0},
 		},
 		{
 			name:   "a finish for a call never started changes nothing",
-			events: []actors.Event{started(1, "f1.1", 0), toolStart(2, "f1.1", "c1", "grep", "{}"), toolEnd(3, "f1.1", "zz", "bash", false)},
+			events: []event.Event{started(1, "f1.1", 0), toolStart(2, "f1.1", "c1", "grep", "{}"), toolEnd(3, "f1.1", "zz", "bash", false)},
 			want:   []rowSum{{ID: "f1.1", State: "running", Tool: "grep"}},
 			counts: [4]int{1, 0, 0, 0},
 		},
 		{
 			name:   "usage sets tokens and cache share",
-			events: []actors.Event{started(1, "f1.1", 0), usage(2, "f1.1", 1000, 250, 1100), usage(3, "f1.1", 2000, 1500, 2300)},
+			events: []event.Event{started(1, "f1.1", 0), usage(2, "f1.1", 1000, 250, 1100), usage(3, "f1.1", 2000, 1500, 2300)},
 			want:   []rowSum{{ID: "f1.1", State: "running", Tokens: 2300, Cache: "75.0"}},
 			counts: [4]int{1, 0, 0, 0},
 		},
 		{
 			name:   "task_done's cache share wins over usage",
-			events: []actors.Event{started(1, "f1.1", 0), usage(2, "f1.1", 1000, 250, 1100), done(3, "f1.1", actors.TaskOK, 9, 0, 3000, 93.25)},
+			events: []event.Event{started(1, "f1.1", 0), usage(2, "f1.1", 1000, 250, 1100), done(3, "f1.1", event.TaskOK, 9, 0, 3000, 93.25)},
 			want:   []rowSum{{ID: "f1.1", State: "ok", Tokens: 3000, Cache: "93.2"}},
 			counts: [4]int{0, 0, 1, 0},
 		},
 		{
 			name:   "events of an unknown task make a running row",
-			events: []actors.Event{delta(1, "f2.7", "hello"), toolStart(2, "f2.8", "c1", "bash", "{}")},
+			events: []event.Event{delta(1, "f2.7", "hello"), toolStart(2, "f2.8", "c1", "bash", "{}")},
 			want:   []rowSum{{ID: "f2.7", State: "running"}, {ID: "f2.8", State: "running", Tool: "bash"}},
 			counts: [4]int{2, 0, 0, 0},
 		},
 		{
 			name:   "task_done without start",
-			events: []actors.Event{done(1, "f1.3", actors.TaskCancelled, 0, 0, 0, 0)},
+			events: []event.Event{done(1, "f1.3", event.TaskCancelled, 0, 0, 0, 0)},
 			want:   []rowSum{{ID: "f1.3", State: "cancelled"}},
 			counts: [4]int{0, 0, 0, 1},
 		},
 		{
 			name: "duplicates by seq are skipped",
-			events: []actors.Event{queued(1, "f1.1", "", "a", 0), started(2, "f1.1", 1), toolStart(3, "f1.1", "c1", "bash", "{}"),
+			events: []event.Event{queued(1, "f1.1", "", "a", 0), started(2, "f1.1", 1), toolStart(3, "f1.1", "c1", "bash", "{}"),
 				toolEnd(4, "f1.1", "c1", "bash", false), started(2, "f1.1", 1), toolStart(3, "f1.1", "c1", "bash", "{}"), queued(1, "f1.1", "", "a", 0)},
 			want:   []rowSum{{ID: "f1.1", State: "running"}},
 			counts: [4]int{1, 0, 0, 0},
 		},
 		{
 			name:   "a repeated task_done without seq counts once",
-			events: []actors.Event{started(0, "f1.1", 0), done(0, "f1.1", actors.TaskTimedOut, 3, 0, 0, 0), done(0, "f1.1", actors.TaskTimedOut, 3, 0, 0, 0)},
+			events: []event.Event{started(0, "f1.1", 0), done(0, "f1.1", event.TaskTimedOut, 3, 0, 0, 0), done(0, "f1.1", event.TaskTimedOut, 3, 0, 0, 0)},
 			want:   []rowSum{{ID: "f1.1", State: "timed out"}},
 			counts: [4]int{0, 0, 0, 1},
 		},
 		{
 			name: "nothing revives a done task",
-			events: []actors.Event{started(1, "f1.1", 0), done(2, "f1.1", actors.TaskOverBudget, 3, 0, 0, 0), started(3, "f1.1", 4),
+			events: []event.Event{started(1, "f1.1", 0), done(2, "f1.1", event.TaskOverBudget, 3, 0, 0, 0), started(3, "f1.1", 4),
 				toolStart(4, "f1.1", "c9", "bash", "{}"), queued(5, "f1.1", "", "again", 5)},
 			want:   []rowSum{{ID: "f1.1", State: "over budget"}},
 			counts: [4]int{0, 0, 0, 1},
 		},
 		{
 			name:   "done clears open tool calls",
-			events: []actors.Event{started(1, "f1.1", 0), toolStart(2, "f1.1", "c1", "bash", "{}"), done(3, "f1.1", actors.TaskOK, 1, 0, 0, 0)},
+			events: []event.Event{started(1, "f1.1", 0), toolStart(2, "f1.1", "c1", "bash", "{}"), done(3, "f1.1", event.TaskOK, 1, 0, 0, 0)},
 			want:   []rowSum{{ID: "f1.1", State: "ok"}},
 			counts: [4]int{0, 0, 1, 0},
 		},
 		{
 			name:   "main-session events are not tasks",
-			events: []actors.Event{&actors.TextDelta{Meta: mt(1, "", 0), Text: "x"}, &actors.ToolStarted{Meta: mt(2, "", 0), CallID: "c", Tool: "bash"}, &actors.Notice{Meta: mt(3, "f1.1", 0)}},
+			events: []event.Event{&event.TextDelta{Meta: mt(1, "", 0), Text: "x"}, &event.ToolStarted{Meta: mt(2, "", 0), CallID: "c", Tool: "bash"}, &event.Notice{Meta: mt(3, "f1.1", 0)}},
 			counts: [4]int{0, 0, 0, 0},
 		},
 	}
@@ -152,7 +152,7 @@ func TestFleetApplyChanged(t *testing.T) {
 	t.Parallel()
 	f := NewFleet()
 	steps := []struct {
-		ev   actors.Event
+		ev   event.Event
 		want bool
 	}{
 		{queued(1, "f1.1", "", "a", 0), true},
@@ -160,7 +160,7 @@ func TestFleetApplyChanged(t *testing.T) {
 		{started(2, "f1.1", 1), true},
 		{delta(3, "f1.1", "text"), false}, // rows show no text
 		{toolStart(4, "f1.1", "c1", "bash", "{}"), true},
-		{&actors.TurnStarted{Meta: mt(5, "", 0)}, false},
+		{&event.TurnStarted{Meta: mt(5, "", 0)}, false},
 		{delta(6, "f1.2", "first sight"), true}, // a new row
 		{delta(7, "f1.2", "more"), false},
 	}
@@ -200,7 +200,7 @@ func fleetOf(states ...string) *Fleet {
 			f.Apply(started(next(), id, 1))
 		case "done":
 			f.Apply(started(next(), id, 1))
-			f.Apply(done(next(), id, actors.TaskOK, 2, 1000, 10, 0))
+			f.Apply(done(next(), id, event.TaskOK, 2, 1000, 10, 0))
 		}
 	}
 	return f
@@ -283,7 +283,7 @@ func TestFleetCancelQuestionEndsWithTask(t *testing.T) {
 	if !strings.Contains(ansi.Strip(f.View(80, 6)), "Cancel task f1.1?") {
 		t.Errorf("the question is not shown:\n%s", ansi.Strip(f.View(80, 6)))
 	}
-	f.Apply(done(100, "f1.1", actors.TaskOK, 5, 0, 0, 0))
+	f.Apply(done(100, "f1.1", event.TaskOK, 5, 0, 0, 0))
 	if handled, act := f.Key(key("y")); handled || act.CancelTask != "" {
 		t.Errorf("y after the task ended: handled=%v cancel=%q", handled, act.CancelTask)
 	}
@@ -361,7 +361,7 @@ func TestFleetScrollKeepsSelection(t *testing.T) {
 func TestFleetColours(t *testing.T) {
 	t.Parallel()
 	f := fleetOf("running", "done")
-	f.Apply(done(50, "f1.1", actors.TaskFailed, 3, 0, 0, 0))
+	f.Apply(done(50, "f1.1", event.TaskFailed, 3, 0, 0, 0))
 	out := f.View(100, 4)
 	lines := strings.Split(out, "\n")
 	if !strings.Contains(lines[2], "\x1b[7m") {
@@ -467,8 +467,8 @@ func TestFleetRestore(t *testing.T) {
 	f := fleetOf("running", "running")
 	f.Focus()
 	f.Key(key("down"))
-	f.Restore(actors.Snapshot{Seq: 40, Tasks: []actors.TaskSnapshot{
-		{ID: "f1.1", State: "done", Status: actors.TaskOK},
+	f.Restore(event.Snapshot{Seq: 40, Tasks: []event.TaskSnapshot{
+		{ID: "f1.1", State: "done", Status: event.TaskOK},
 		{ID: "f1.2", State: "running"},
 		{ID: "f1.3", State: "queued", Prompt: "third"},
 	}})
@@ -482,10 +482,10 @@ func TestFleetRestore(t *testing.T) {
 	if r, q, d, x := f.Counts(); [4]int{r, q, d, x} != [4]int{1, 1, 1, 0} {
 		t.Errorf("counts %v", [4]int{r, q, d, x})
 	}
-	if f.Apply(done(40, "f1.2", actors.TaskFailed, 1, 0, 0, 0)) {
+	if f.Apply(done(40, "f1.2", event.TaskFailed, 1, 0, 0, 0)) {
 		t.Error("an event the snapshot already holds was applied")
 	}
-	if !f.Apply(done(41, "f1.2", actors.TaskFailed, 1, 0, 0, 0)) {
+	if !f.Apply(done(41, "f1.2", event.TaskFailed, 1, 0, 0, 0)) {
 		t.Error("the event after the snapshot was skipped")
 	}
 }
@@ -565,16 +565,16 @@ func TestFleetElapsed(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name   string
-		events []actors.Event
+		events []event.Event
 		want   string // "" for no time known
 	}{
-		{"queued waits", []actors.Event{queued(1, "a", "", "p", 10)}, "50s"},
-		{"running since start", []actors.Event{queued(1, "a", "", "p", 0), started(2, "a", 20)}, "40s"},
-		{"done from duration_ms", []actors.Event{started(1, "a", 0), done(2, "a", actors.TaskOK, 30, 125_000, 0, 0)}, "2m05s"},
-		{"done from the stamps", []actors.Event{started(1, "a", 5), done(2, "a", actors.TaskOK, 35, 0, 0, 0)}, "30s"},
-		{"start missed: the first work event", []actors.Event{queued(1, "a", "", "p", 0), &actors.ToolStarted{Meta: mt(2, "a", 45), CallID: "c", Tool: "bash"}}, "15s"},
-		{"no times", []actors.Event{&actors.TaskQueued{Meta: actors.Meta{Seq: 1, Task: "a"}}}, ""},
-		{"long run", []actors.Event{&actors.TaskStarted{Meta: actors.Meta{Seq: 1, Task: "a", Time: at(60 - 7384)}}}, "2h03m"},
+		{"queued waits", []event.Event{queued(1, "a", "", "p", 10)}, "50s"},
+		{"running since start", []event.Event{queued(1, "a", "", "p", 0), started(2, "a", 20)}, "40s"},
+		{"done from duration_ms", []event.Event{started(1, "a", 0), done(2, "a", event.TaskOK, 30, 125_000, 0, 0)}, "2m05s"},
+		{"done from the stamps", []event.Event{started(1, "a", 5), done(2, "a", event.TaskOK, 35, 0, 0, 0)}, "30s"},
+		{"start missed: the first work event", []event.Event{queued(1, "a", "", "p", 0), &event.ToolStarted{Meta: mt(2, "a", 45), CallID: "c", Tool: "bash"}}, "15s"},
+		{"no times", []event.Event{&event.TaskQueued{Meta: event.Meta{Seq: 1, Task: "a"}}}, ""},
+		{"long run", []event.Event{&event.TaskStarted{Meta: event.Meta{Seq: 1, Task: "a", Time: at(60 - 7384)}}}, "2h03m"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -630,8 +630,8 @@ func TestFleetRequeuedTask(t *testing.T) {
 	st := started(2, "f1.1", 1)
 	st.Worker = "w1"
 	f.Apply(st)
-	f.Apply(&actors.ToolStarted{Meta: mt(3, "f1.1", 2), CallID: "c1", Tool: "grep"})
-	if !f.Apply(&actors.TaskRequeued{Meta: mt(4, "f1.1", 3), Fleet: "f1", Worker: "w1", Attempt: 2, Reason: "worker w1 lost: connection to the worker closed"}) {
+	f.Apply(&event.ToolStarted{Meta: mt(3, "f1.1", 2), CallID: "c1", Tool: "grep"})
+	if !f.Apply(&event.TaskRequeued{Meta: mt(4, "f1.1", 3), Fleet: "f1", Worker: "w1", Attempt: 2, Reason: "worker w1 lost: connection to the worker closed"}) {
 		t.Fatal("task_requeued changed nothing")
 	}
 	if got := summarize(f); len(got) != 1 || got[0].State != stateQueued || got[0].Tool != "" {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 )
 
 // Column widths of a fleet row; the id column fits the longest id up to
@@ -247,9 +247,9 @@ func stateLabel(t *task) string {
 		return t.state
 	}
 	switch t.status {
-	case actors.TaskTimedOut:
+	case event.TaskTimedOut:
 		return "timed out"
-	case actors.TaskOverBudget:
+	case event.TaskOverBudget:
 		return "over budget"
 	case "":
 		return stateDone
@@ -266,7 +266,7 @@ func stateStyle(t *task) paint {
 	case bucketOK:
 		return styleOK
 	}
-	if t.status == actors.TaskCancelled || t.status == actors.TaskOverBudget {
+	if t.status == event.TaskCancelled || t.status == event.TaskOverBudget {
 		return styleWarn
 	}
 	return styleFailed
@@ -377,7 +377,7 @@ func detailInfo(t *task) string {
 // state.
 func detailStatus(t *task) string {
 	switch {
-	case t.state == stateDone && t.status == actors.TaskOverBudget && t.overBudget != "":
+	case t.state == stateDone && t.status == event.TaskOverBudget && t.overBudget != "":
 		return styleWarn.Render("stopped at its " + t.overBudget + " ceiling; the answer is partial")
 	case t.state == stateDone && t.err != "":
 		return styleFailed.Render("error: " + t.err)

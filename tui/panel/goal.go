@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/goal"
 )
 
@@ -70,7 +70,7 @@ func (g *Goal) Active() bool { return g.active }
 // Apply folds one event in and reports whether the panel looks different.
 // Events of subagent tasks are not the goal's and are ignored; an event at
 // or below the last seq applied is a duplicate and is skipped.
-func (g *Goal) Apply(ev actors.Event) (changed bool) {
+func (g *Goal) Apply(ev event.Event) (changed bool) {
 	if ev == nil {
 		return false
 	}
@@ -85,9 +85,9 @@ func (g *Goal) Apply(ev actors.Event) (changed bool) {
 		g.seq = m.Seq
 	}
 	switch e := ev.(type) {
-	case *actors.GoalStarted:
+	case *event.GoalStarted:
 		g.started(e)
-	case *actors.GoalProgressed:
+	case *event.GoalProgressed:
 		if e.Goal != g.id {
 			return false
 		}
@@ -95,7 +95,7 @@ func (g *Goal) Apply(ev actors.Event) (changed bool) {
 		g.elapsed, g.elapsedAt, g.elapsedKnown = time.Duration(e.ElapsedMS)*time.Millisecond, e.Time, true
 		g.report, g.summary = e.Report, clean(e.Summary)
 		g.todoCount, g.todoDone, g.noProgress, g.nudged = e.Todo, e.TodoDone, e.NoProgress, e.Nudged
-	case *actors.GoalEnded:
+	case *event.GoalEnded:
 		if e.Goal != g.id {
 			return false
 		}
@@ -106,7 +106,7 @@ func (g *Goal) Apply(ev actors.Event) (changed bool) {
 		g.turn, g.tokens = e.Turns, e.Tokens
 		g.elapsed, g.elapsedAt, g.elapsedKnown = time.Duration(e.ElapsedMS)*time.Millisecond, e.Time, true
 		g.active = e.Status != goal.StatusComplete && e.Status != goal.StatusStopped
-	case *actors.TodoUpdated:
+	case *event.TodoUpdated:
 		if !g.active {
 			return false
 		}
@@ -123,7 +123,7 @@ func (g *Goal) Apply(ev actors.Event) (changed bool) {
 	return true
 }
 
-func (g *Goal) started(e *actors.GoalStarted) {
+func (g *Goal) started(e *event.GoalStarted) {
 	same := e.Goal == g.id
 	g.active, g.id, g.status = true, e.Goal, goal.StatusRunning
 	g.objective, g.strategy, g.resumed, g.research = clean(e.Objective), e.Strategy, e.Resumed, e.Research

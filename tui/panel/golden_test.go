@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/goal"
 	"reasonix/core/provider"
 )
@@ -16,7 +16,7 @@ func goldenFleet() *Fleet {
 	f.SetClock(clockAt(600))
 	profiles := []string{"", "explore", "review", "general", "研究"}
 	tools := []string{"read_file", "bash", "grep", "write_file", "list_dir"}
-	ends := []string{actors.TaskOK, actors.TaskOK, actors.TaskFailed, actors.TaskOK, actors.TaskCancelled, actors.TaskTimedOut, actors.TaskOverBudget}
+	ends := []string{event.TaskOK, event.TaskOK, event.TaskFailed, event.TaskOK, event.TaskCancelled, event.TaskTimedOut, event.TaskOverBudget}
 	seq := int64(0)
 	next := func() int64 { seq++; return seq }
 	for i := range 64 {
@@ -38,19 +38,19 @@ func goldenFleet() *Fleet {
 			if i%3 == 0 {
 				d.CacheHitPct = 80 + float64(i%20)
 			}
-			if st == actors.TaskFailed {
+			if st == event.TaskFailed {
 				d.Error = "model stream: unexpected EOF"
 			}
-			if st == actors.TaskOverBudget {
+			if st == event.TaskOverBudget {
 				d.OverBudget = "tokens"
-				d.Budget = &actors.Budget{Tokens: 6000}
+				d.Budget = &event.Budget{Tokens: 6000}
 				d.Turns, d.Cost = 7, 0.0123
 			}
 			f.Apply(d)
 		case i < 52: // running
 			st := started(next(), id, float64(300+i))
 			if i == 40 {
-				st.Budget = &actors.Budget{Tokens: 50_000, Turns: 20}
+				st.Budget = &event.Budget{Tokens: 50_000, Turns: 20}
 				st.Endpoint = &provider.LimiterStats{Endpoint: "http://127.0.0.1:1/v1/chat/completions", Window: 8, Max: 32, InFlight: 6, Waiting: 2}
 			}
 			f.Apply(st)
@@ -133,13 +133,13 @@ func TestGoldenFleetDetailDone(t *testing.T) {
 func goldenGoal() *Goal {
 	g := NewGoal()
 	g.SetClock(clockAt(400))
-	g.Apply(&actors.GoalStarted{Meta: mt(1, "", 0), Goal: "g-20260304-1", Objective: "Make the test suite pass under -race\nand keep it green",
+	g.Apply(&event.GoalStarted{Meta: mt(1, "", 0), Goal: "g-20260304-1", Objective: "Make the test suite pass under -race\nand keep it green",
 		Strategy: goal.StrategyResearch, MaxTurns: 40, MaxTokens: 2_000_000, MaxTimeMS: 3_600_000})
 	items := `{"items":[{"content":"Reproduce the failures","status":"completed"},{"content":"Fix the races","status":"pending"},` +
 		`{"content":"scheduler: guard the slot map","status":"completed","level":1},{"content":"bus: close subscribers once","status":"in_progress","level":1},` +
 		`{"content":"Run the whole suite three times","status":"pending"}]}`
 	g.Apply(todoUpdated(mt(2, "", 10), items))
-	g.Apply(&actors.GoalProgressed{Meta: mt(4, "", 300), Goal: "g-20260304-1", Turn: 7, Tokens: 412_345, ElapsedMS: 300_000,
+	g.Apply(&event.GoalProgressed{Meta: mt(4, "", 300), Goal: "g-20260304-1", Turn: 7, Tokens: 412_345, ElapsedMS: 300_000,
 		Report: "in_progress", Summary: "Two of three races fixed; the bus one remains.", Todo: 5, TodoDone: 2})
 	return g
 }
@@ -154,7 +154,7 @@ func TestGoldenGoal(t *testing.T) {
 func TestGoldenGoalBlocked(t *testing.T) {
 	t.Parallel()
 	g := goldenGoal()
-	g.Apply(&actors.GoalEnded{Meta: mt(5, "", 360), Goal: "g-20260304-1", Status: goal.StatusBlocked,
+	g.Apply(&event.GoalEnded{Meta: mt(5, "", 360), Goal: "g-20260304-1", Status: goal.StatusBlocked,
 		Reason: "the staging database password is needed to run the integration suite", Turns: 8, Tokens: 460_000, ElapsedMS: 360_000})
 	out := g.View(72)
 	checkLines(t, out, 72)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/goal"
 	"reasonix/core/provider"
 )
@@ -25,38 +25,38 @@ func at(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.
 
 func clockAt(sec float64) func() time.Time { return func() time.Time { return at(sec) } }
 
-func mt(seq int64, task string, sec float64) actors.Meta {
-	return actors.Meta{Seq: seq, Time: at(sec), Session: "s1", Task: task}
+func mt(seq int64, task string, sec float64) event.Meta {
+	return event.Meta{Seq: seq, Time: at(sec), Session: "s1", Task: task}
 }
 
-func queued(seq int64, id, profile, prompt string, sec float64) *actors.TaskQueued {
-	return &actors.TaskQueued{Meta: mt(seq, id, sec), Fleet: "f1", Prompt: prompt, Profile: profile}
+func queued(seq int64, id, profile, prompt string, sec float64) *event.TaskQueued {
+	return &event.TaskQueued{Meta: mt(seq, id, sec), Fleet: "f1", Prompt: prompt, Profile: profile}
 }
 
-func started(seq int64, id string, sec float64) *actors.TaskStarted {
-	return &actors.TaskStarted{Meta: mt(seq, id, sec), Fleet: "f1", Model: "deepseek-chat"}
+func started(seq int64, id string, sec float64) *event.TaskStarted {
+	return &event.TaskStarted{Meta: mt(seq, id, sec), Fleet: "f1", Model: "deepseek-chat"}
 }
 
-func done(seq int64, id, status string, sec float64, durMS int64, tokens int, cache float64) *actors.TaskDone {
-	return &actors.TaskDone{Meta: mt(seq, id, sec), Fleet: "f1", Status: status, DurationMS: durMS,
+func done(seq int64, id, status string, sec float64, durMS int64, tokens int, cache float64) *event.TaskDone {
+	return &event.TaskDone{Meta: mt(seq, id, sec), Fleet: "f1", Status: status, DurationMS: durMS,
 		Usage: provider.Usage{TotalTokens: tokens}, CacheHitPct: cache}
 }
 
-func toolStart(seq int64, id, call, tool, args string) *actors.ToolStarted {
-	return &actors.ToolStarted{Meta: mt(seq, id, 0), CallID: call, Tool: tool, Args: args}
+func toolStart(seq int64, id, call, tool, args string) *event.ToolStarted {
+	return &event.ToolStarted{Meta: mt(seq, id, 0), CallID: call, Tool: tool, Args: args}
 }
 
-func toolEnd(seq int64, id, call, tool string, isErr bool) *actors.ToolFinished {
-	return &actors.ToolFinished{Meta: mt(seq, id, 0), CallID: call, Tool: tool, IsError: isErr}
+func toolEnd(seq int64, id, call, tool string, isErr bool) *event.ToolFinished {
+	return &event.ToolFinished{Meta: mt(seq, id, 0), CallID: call, Tool: tool, IsError: isErr}
 }
 
-func usage(seq int64, id string, prompt, hit, total int) *actors.UsageReported {
-	return &actors.UsageReported{Meta: mt(seq, id, 0),
+func usage(seq int64, id string, prompt, hit, total int) *event.UsageReported {
+	return &event.UsageReported{Meta: mt(seq, id, 0),
 		Total: provider.Usage{PromptTokens: prompt, CacheHitTokens: hit, TotalTokens: total}}
 }
 
-func delta(seq int64, id, text string) *actors.TextDelta {
-	return &actors.TextDelta{Meta: mt(seq, id, 0), Text: text}
+func delta(seq int64, id, text string) *event.TextDelta {
+	return &event.TextDelta{Meta: mt(seq, id, 0), Text: text}
 }
 
 // checkFrame fails unless s is exactly height lines of at most width
@@ -115,12 +115,12 @@ func golden(t *testing.T, name, frame string) {
 
 // todoUpdated is a todo_updated event with the items of a todo call's
 // arguments, {"items":[…]}.
-func todoUpdated(m actors.Meta, args string) *actors.TodoUpdated {
+func todoUpdated(m event.Meta, args string) *event.TodoUpdated {
 	var a struct {
 		Items []goal.Item `json:"items"`
 	}
 	if err := json.Unmarshal([]byte(args), &a); err != nil {
 		panic(err)
 	}
-	return &actors.TodoUpdated{Meta: m, Items: a.Items}
+	return &event.TodoUpdated{Meta: m, Items: a.Items}
 }

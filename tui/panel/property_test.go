@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 )
 
 // TestFleetCountsProperty folds random event sequences — duplicates,
@@ -17,7 +17,7 @@ import (
 // every task is a row once, and that every frame keeps its size.
 func TestFleetCountsProperty(t *testing.T) {
 	t.Parallel()
-	statuses := []string{actors.TaskOK, actors.TaskFailed, actors.TaskCancelled, actors.TaskTimedOut, actors.TaskOverBudget}
+	statuses := []string{event.TaskOK, event.TaskFailed, event.TaskCancelled, event.TaskTimedOut, event.TaskOverBudget}
 	for run := range 200 {
 		r := rand.New(rand.NewPCG(uint64(run), 7))
 		f := NewFleet()
@@ -36,7 +36,7 @@ func TestFleetCountsProperty(t *testing.T) {
 				s = 0 // no seq: never taken for a duplicate
 			}
 			sec := float64(r.IntN(900))
-			var ev actors.Event
+			var ev event.Event
 			switch r.IntN(7) {
 			case 0:
 				ev = queued(s, id, "", "p", sec)

@@ -4,7 +4,7 @@ import (
 	"io"
 	"net/http"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 )
 
 // maxCommandBody bounds one command, a prompt with a large paste
@@ -26,17 +26,17 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, "command: "+err.Error())
 		return
 	}
-	cmd, err := actors.DecodeCommand(body)
+	cmd, err := event.DecodeCommand(body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if p, ok := cmd.(*actors.PromptCmd); ok {
+	if p, ok := cmd.(*event.PromptCmd); ok {
 		e.setTitle(p.Text)
 		text, notices := s.expandPrompt(r.Context(), e.live.Built().Spec.Cwd, p.Text)
 		bus := e.live.Bus()
 		for _, n := range notices {
-			bus.Publish(&actors.Notice{Meta: actors.Meta{Session: id}, Level: "warn", Message: n})
+			bus.Publish(&event.Notice{Meta: event.Meta{Session: id}, Level: "warn", Message: n})
 		}
 		p.Text = text
 	}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 )
 
 // DefaultStreamBound is how many unread events one event stream may hold before
@@ -22,7 +22,7 @@ import (
 // shares with every reader: about 80 KB of queue, never a copy of the
 // stream. A lossless subscription would instead let one stalled tab grow
 // the server's memory without bound.
-const DefaultStreamBound = actors.DefaultHistory
+const DefaultStreamBound = event.DefaultHistory
 
 // streamWriteTimeout bounds each write to an event stream: a browser that
 // has not taken a write in this long is cut off, and reconnects from its
@@ -64,9 +64,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// resumed session's new bus starts over. Its view is of another
 	// stream, so it is told to rebuild, and the stream goes on from the
 	// snapshot.
-	var foreign *actors.Lagged
+	var foreign *event.Lagged
 	if explicit && since > snap.Seq {
-		foreign = &actors.Lagged{Meta: actors.Meta{Seq: snap.Seq, Time: time.Now(), Session: id}, SinceSeq: snap.Seq, UntilSeq: snap.Seq}
+		foreign = &event.Lagged{Meta: event.Meta{Seq: snap.Seq, Time: time.Now(), Session: id}, SinceSeq: snap.Seq, UntilSeq: snap.Seq}
 	}
 	if !explicit || foreign != nil {
 		since = snap.Seq
@@ -125,7 +125,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 // pump writes events until ctx ends (nil) or a write fails. Whatever is
 // queued is written in one go and flushed once, so a burst of deltas costs
 // one flush rather than one each.
-func (s *Server) pump(ctx context.Context, sub *actors.Subscription, out *sseWriter, id string) error {
+func (s *Server) pump(ctx context.Context, sub *event.Subscription, out *sseWriter, id string) error {
 	for {
 		ev, err := sub.Next(ctx)
 		if err != nil {
@@ -201,8 +201,8 @@ func (o *sseWriter) message(id string, data []byte) error {
 
 // event writes one bus event with its seq as the message id. A lagged
 // event is made for this stream alone, so it can be given the session.
-func (o *sseWriter) event(ev actors.Event, session string) error {
-	if l, ok := ev.(*actors.Lagged); ok {
+func (o *sseWriter) event(ev event.Event, session string) error {
+	if l, ok := ev.(*event.Lagged); ok {
 		if l.Session == "" {
 			l.Session = session
 		}
@@ -225,12 +225,12 @@ type encoded struct {
 	id   string
 }
 
-func encode(ev actors.Event) (encoded, error) {
-	data, err := actors.Encode(ev)
+func encode(ev event.Event) (encoded, error) {
+	data, err := event.Encode(ev)
 	if err != nil {
 		return encoded{}, err
 	}
-	return encoded{data: data, id: strconv.FormatInt(actors.MetaOf(ev).Seq, 10)}, nil
+	return encoded{data: data, id: strconv.FormatInt(event.MetaOf(ev).Seq, 10)}, nil
 }
 
 // encodeCacheSize is how many recent events of a session keep their wire
@@ -244,18 +244,18 @@ const encodeCacheSize = 4096
 // subscribers, so the pointer is the key. A nil cache encodes every time.
 type encodeCache struct {
 	mu   sync.Mutex
-	m    map[actors.Event]encoded
-	ring []actors.Event
+	m    map[event.Event]encoded
+	ring []event.Event
 	next int
 }
 
 func newEncodeCache() *encodeCache {
-	return &encodeCache{m: make(map[actors.Event]encoded, encodeCacheSize), ring: make([]actors.Event, encodeCacheSize)}
+	return &encodeCache{m: make(map[event.Event]encoded, encodeCacheSize), ring: make([]event.Event, encodeCacheSize)}
 }
 
 // get returns ev's wire form, encoding it on its first request. Two
 // streams asking at once may both encode it; the result is the same.
-func (c *encodeCache) get(ev actors.Event) (encoded, error) {
+func (c *encodeCache) get(ev event.Event) (encoded, error) {
 	if c == nil {
 		return encode(ev)
 	}
@@ -284,7 +284,7 @@ func (c *encodeCache) get(ev actors.Event) (encoded, error) {
 
 // snapshot writes the snapshot message, which has no id: the browser's
 // Last-Event-ID stays that of the last event it got.
-func (o *sseWriter) snapshot(snap actors.Snapshot) error {
+func (o *sseWriter) snapshot(snap event.Snapshot) error {
 	body, err := json.Marshal(snap)
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/provider/providertest"
 )
 
@@ -144,7 +144,7 @@ func TestEventsReplayAfterReconnect(t *testing.T) {
 
 func TestEventsLaggedWhenHistoryIsGone(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, harnessOpts{busOpts: []actors.BusOption{actors.WithHistory(4)}})
+	h := newHarness(t, harnessOpts{busOpts: []event.BusOption{event.WithHistory(4)}})
 	id := h.newSession()
 	h.fake.Push(longTurn(50))
 	// The stream is attached before the prompt, so it sees the turn end.
@@ -278,7 +278,7 @@ func TestEventsSlowReaderLags(t *testing.T) {
 	from := bus.LastSeq() + 1
 	const published = 50
 	for i := range published {
-		bus.Publish(&actors.Notice{Meta: actors.Meta{Session: id}, Level: "info", Message: "n" + strconv.Itoa(i)})
+		bus.Publish(&event.Notice{Meta: event.Meta{Session: id}, Level: "info", Message: "n" + strconv.Itoa(i)})
 	}
 	close(w.release)
 	if err := e.close(10 * time.Second); err != nil {
@@ -329,15 +329,15 @@ func TestEventsSlowReaderLags(t *testing.T) {
 // events, each encoded once, and give each its own seq as the id.
 func TestEncodeCacheIsBounded(t *testing.T) {
 	t.Parallel()
-	bus := actors.NewBus()
+	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()
 	c := newEncodeCache()
 	const n = encodeCacheSize + 100
 	for i := range n {
-		bus.Publish(&actors.TextDelta{Meta: actors.Meta{Session: "s"}, Text: strconv.Itoa(i)})
+		bus.Publish(&event.TextDelta{Meta: event.Meta{Session: "s"}, Text: strconv.Itoa(i)})
 	}
-	var first actors.Event
+	var first event.Event
 	for i := range n {
 		ev, err := sub.Next(t.Context())
 		if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 )
 
 // FuzzEventFraming: whatever a model or a tool puts in an event's text
@@ -26,11 +26,11 @@ func FuzzEventFraming(f *testing.F) {
 		rec := httptest.NewRecorder()
 		var buf bytes.Buffer
 		out := &sseWriter{rc: http.NewResponseController(rec), bw: bufio.NewWriter(&buf)}
-		bus := actors.NewBus()
+		bus := event.NewBus()
 		sub := bus.Subscribe()
 		defer sub.Close()
-		bus.Publish(&actors.TextDelta{Meta: actors.Meta{Session: "s"}, Text: text})
-		bus.Publish(&actors.Notice{Meta: actors.Meta{Session: "s"}, Level: "info", Message: text})
+		bus.Publish(&event.TextDelta{Meta: event.Meta{Session: "s"}, Text: text})
+		bus.Publish(&event.Notice{Meta: event.Meta{Session: "s"}, Level: "info", Message: text})
 		for range 2 {
 			ev, err := sub.Next(t.Context())
 			if err != nil {

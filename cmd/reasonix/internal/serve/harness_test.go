@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/config"
 	_ "reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
@@ -46,7 +47,7 @@ type harness struct {
 	home, cwd  string
 	cfg        *config.Config
 	// busOpts are given to every session's bus.
-	busOpts []actors.BusOption
+	busOpts []event.BusOption
 	// entered and release hold Open (harnessOpts).
 	entered, release chan struct{}
 
@@ -59,7 +60,7 @@ type harnessOpts struct {
 	behindProxy       bool
 	ping              time.Duration
 	now               func() time.Time
-	busOpts           []actors.BusOption
+	busOpts           []event.BusOption
 	// entered, when set, is told each time Open starts; Open then waits
 	// for release.
 	entered, release chan struct{}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/goal"
 	"reasonix/core/provider"
 	"reasonix/core/session"
@@ -405,7 +406,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 
 // posture is the session's approval posture now: the last one a
 // posture_changed set, else the one it started with.
-func posture(b *actors.Built, snap actors.Snapshot) string {
+func posture(b *actors.Built, snap event.Snapshot) string {
 	if snap.Posture != "" {
 		return snap.Posture
 	}

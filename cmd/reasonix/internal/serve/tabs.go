@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"time"
 
-	"reasonix/actors"
+	"reasonix/actors/event"
 )
 
 // A session the page has left must not hold a call for an approval that
@@ -60,7 +60,7 @@ func (e *entry) tabCount() int {
 func (e *entry) warden(grace time.Duration, log *slog.Logger) {
 	defer close(e.wardenDone)
 	sub := e.live.Bus().SubscribeFrom(0, 0)
-	events := make(chan actors.Event)
+	events := make(chan event.Event)
 	read := make(chan struct{})
 	go func() {
 		defer close(read)

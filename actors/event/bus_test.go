@@ -1,4 +1,4 @@
-package actors
+package event
 
 import (
 	"context"
@@ -18,7 +18,7 @@ func describe(e Event) string {
 	if l, ok := e.(*Lagged); ok {
 		return fmt.Sprintf("lagged %d %d..%d", l.Dropped, l.SinceSeq, l.UntilSeq)
 	}
-	return strconv.FormatInt(e.meta().Seq, 10)
+	return strconv.FormatInt(e.EventMeta().Seq, 10)
 }
 
 func publishN(b *Bus, n int) {
@@ -200,8 +200,8 @@ func TestSubscribeFromConcurrentNoGapNoDuplicate(t *testing.T) {
 				next, lagged = l.UntilSeq+1, true
 				continue
 			}
-			if e.meta().Seq != next {
-				t.Fatalf("trial %d (history %d, limit %d, since %d, lagged %v): got seq %d, want %d", trial, history, limit, since, lagged, e.meta().Seq, next)
+			if e.EventMeta().Seq != next {
+				t.Fatalf("trial %d (history %d, limit %d, since %d, lagged %v): got seq %d, want %d", trial, history, limit, since, lagged, e.EventMeta().Seq, next)
 			}
 			next++
 		}
@@ -244,7 +244,7 @@ func TestBusConcurrentReadersShareImmutableEvents(t *testing.T) {
 				t.Errorf("reader %d: %v", i, err)
 				return
 			}
-			seen[i][e.meta().Seq] = string(data)
+			seen[i][e.EventMeta().Seq] = string(data)
 		}
 	}
 	rg.Add(readers + 1)
@@ -342,11 +342,11 @@ func TestPublishTwiceStampsACopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	after, _ := Encode(first)
-	if string(before) != string(after) || first.meta().Seq != 1 {
+	if string(before) != string(after) || first.EventMeta().Seq != 1 {
 		t.Fatalf("first read changed: %s, then %s", before, after)
 	}
-	if second.meta().Seq != 2 || second == first {
-		t.Fatalf("second read: seq %d, same value %v", second.meta().Seq, second == first)
+	if second.EventMeta().Seq != 2 || second == first {
+		t.Fatalf("second read: seq %d, same value %v", second.EventMeta().Seq, second == first)
 	}
 }
 

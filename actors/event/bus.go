@@ -1,4 +1,4 @@
-package actors
+package event
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func (b *Bus) Publish(e Event) {
 	defer b.mu.Unlock()
 	e = unpublished(e)
 	b.seq++
-	m := e.meta()
+	m := e.EventMeta()
 	m.Seq = b.seq
 	if m.Time.IsZero() {
 		m.Time = b.now()
@@ -82,7 +82,7 @@ func (b *Bus) Publish(e Event) {
 // of it with its own Meta. Every event is a pointer to a struct embedding
 // Meta, so a copy of the struct is a copy of the event.
 func unpublished(e Event) Event {
-	if e.meta().Seq == 0 {
+	if e.EventMeta().Seq == 0 {
 		return e
 	}
 	v := reflect.ValueOf(e)
@@ -186,7 +186,7 @@ func (s *Subscription) push(e Event) {
 // queue is at its bound. The caller holds s.mu or owns s alone.
 func (s *Subscription) enqueue(e Event) {
 	if old := s.queue.push(e); old != nil {
-		seq := old.meta().Seq
+		seq := old.EventMeta().Seq
 		s.dropped(seq, seq, s.bus.now())
 	}
 }

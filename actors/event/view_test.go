@@ -1,4 +1,4 @@
-package actors
+package event
 
 import (
 	"context"
@@ -9,16 +9,13 @@ import (
 	"reflect"
 	"testing"
 	"time"
-
-	"reasonix/core/provider/providertest"
-	"reasonix/core/tool"
 )
 
 // stamped gives events the seqs 1, 2, … and the session s1 unless they
 // name one, as a bus would.
 func stamped(evs ...Event) []Event {
 	for i, e := range evs {
-		m := e.meta()
+		m := e.EventMeta()
 		m.Seq = int64(i + 1)
 		if m.Session == "" {
 			m.Session = "s1"
@@ -353,76 +350,4 @@ func TestViewerWaitSeqEnds(t *testing.T) {
 			t.Fatalf("WaitSeq with a cancelled context = %v", err)
 		}
 	})
-}
-
-// TestViewerFollowsSession watches a real session run a fleet driven by
-// commands: the snapshot shows the running turn and its tasks, a task
-// cancelled by cancel_task, and the idle session once the turn is done.
-func TestViewerFollowsSession(t *testing.T) {
-	t.Parallel()
-	started := make(chan string, 4)
-	release := make(chan struct{})
-	gate := &funcTool{name: "gate", readOnly: true, run: func(ctx context.Context, args json.RawMessage) (string, error) {
-		started <- string(args)
-		select {
-		case <-release:
-			return "released", nil
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}}
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 2, Root: "/ws"}, subTools: []tool.Tool{gate},
-		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
-			if isSub(req) {
-				if len(toolMessages(req)) == 0 {
-					return providertest.Turn{ToolCalls: []providertest.ToolCall{call("gate", `{}`)}}
-				}
-				return providertest.Turn{Text: "finished"}
-			}
-			if len(toolMessages(req)) == 0 {
-				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(2, nil)}}
-			}
-			return providertest.Turn{Text: "parent done"}
-		})}})
-	v := h.sess.Watch(h.bus)
-	defer v.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-
-	doLine(t, h.sess, `{"type":"set_posture","posture":"auto"}`)
-	doLine(t, h.sess, `{"type":"prompt","text":"go"}`)
-	for range 2 {
-		select {
-		case <-started:
-		case <-ctx.Done():
-			t.Fatal("subagents never reached the gate")
-		}
-	}
-	doLine(t, h.sess, `{"type":"cancel_task","id":"f1.2"}`)
-	done := h.waitEvent(func(e Event) bool { d, ok := e.(*TaskDone); return ok && d.Task == "f1.2" })
-	s, err := v.WaitSeq(ctx, done.meta().Seq)
-	must(t, err)
-	if !s.Running || s.Prompt != "go" || s.Posture != "auto" || len(s.Queued) != 0 {
-		t.Errorf("mid-turn snapshot = %+v", s)
-	}
-	byID := map[string]TaskSnapshot{}
-	for _, ts := range s.Tasks {
-		byID[ts.ID] = ts
-	}
-	if c := byID["f1.2"]; c.State != "done" || c.Status != TaskCancelled || c.Fleet != "f1" || c.Prompt != "task 2" {
-		t.Errorf("cancelled task = %+v", c)
-	}
-	if r := byID["f1.1"]; r.State != "running" || r.Model != "fake-model" {
-		t.Errorf("running task = %+v", r)
-	}
-	close(release)
-	td, _ := h.wait()
-	if td.Status != StatusOK {
-		t.Fatalf("turn = %+v", td)
-	}
-	s, err = v.WaitSeq(ctx, td.Seq)
-	must(t, err)
-	if s.Running || s.Prompt != "" || len(s.Tasks) != 2 || s.Tasks[0].State != "done" || s.Tasks[1].State != "done" {
-		t.Errorf("final snapshot = %+v", s)
-	}
 }

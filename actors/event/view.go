@@ -1,4 +1,4 @@
-package actors
+package event
 
 import (
 	"context"
@@ -147,7 +147,7 @@ func (v *View) Apply(e Event) {
 	if e == nil {
 		return
 	}
-	m := e.meta()
+	m := e.EventMeta()
 	if m.Seq != 0 {
 		if m.Seq <= v.seq {
 			return
@@ -321,12 +321,6 @@ func NewViewer(bus *Bus, session string) *Viewer {
 	}
 	go v.run()
 	return v
-}
-
-// Watch starts a viewer of this session's events on bus, the bus its
-// spec published to; Close it when the frontend goes.
-func (s *Session) Watch(bus *Bus) *Viewer {
-	return NewViewer(bus, s.id)
 }
 
 func (v *Viewer) run() {

@@ -1,4 +1,4 @@
-package actors
+package event
 
 import (
 	"bytes"
@@ -16,7 +16,8 @@ import (
 type Event interface {
 	// Kind is the event's "type" on the wire.
 	Kind() string
-	meta() *Meta
+	// EventMeta is the event's Meta, for the publisher to stamp.
+	EventMeta() *Meta
 }
 
 // Meta is common to every event.
@@ -32,7 +33,8 @@ type Meta struct {
 	Role string `json:"role,omitempty"`
 }
 
-func (m *Meta) meta() *Meta { return m }
+// EventMeta makes every type that embeds Meta an Event.
+func (m *Meta) EventMeta() *Meta { return m }
 
 // MetaOf is a copy of the Meta e carries (zero for a nil e), for a
 // frontend that routes events by session, task or seq without a type
@@ -41,7 +43,7 @@ func MetaOf(e Event) Meta {
 	if v := reflect.ValueOf(e); e == nil || v.Kind() == reflect.Pointer && v.IsNil() {
 		return Meta{}
 	}
-	return *e.meta()
+	return *e.EventMeta()
 }
 
 // SessionStarted opens a session's stream.

@@ -1,19 +1,13 @@
-package actors
+package event
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"reasonix/core/mcp"
-	"reasonix/core/provider/providertest"
-	"reasonix/core/tool"
 )
 
 func TestDecodeCommand(t *testing.T) {
@@ -194,151 +188,4 @@ func FuzzDecodeCommand(f *testing.F) {
 			t.Fatalf("round trip of %q: %#v became %#v", line, cmd, again)
 		}
 	})
-}
-
-// TestSessionDoRejectsInvalid: Do checks a hand-built command as strictly
-// as DecodeCommand checks a line, and a nil one is an error, not a panic.
-func TestSessionDoRejectsInvalid(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, harnessOpts{})
-	cases := []struct {
-		name string
-		cmd  Command
-		want string
-	}{
-		{"nil", nil, "nil command"},
-		{"typed nil", (*ApproveCmd)(nil), "nil command"},
-		{"empty prompt", &PromptCmd{}, `"text" is empty`},
-		{"empty task id", &CancelTaskCmd{}, `"id" is empty`},
-		{"bad decision", &ApproveCmd{ID: "x", Decision: "maybe"}, "once, session, always or deny"},
-		{"bad action", &ElicitationCmd{ID: "t-1", Action: "sure"}, "accept, decline or cancel"},
-		{"unroutable elicitation", &ElicitationCmd{ID: "t", Action: mcp.ElicitCancel}, "<server>-<n>"},
-		{"posture ParsePosture would take", &SetPostureCmd{Posture: "YOLO"}, "ask, auto or yolo"},
-		{"unknown effort", &SetEffortCmd{Effort: "extreme"}, "low, medium, high or max"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := h.sess.Do(tc.cmd)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Do(%#v) = %v, want an error saying %q", tc.cmd, err, tc.want)
-			}
-		})
-	}
-	// Nothing reached the session: the next turn is the only one, and no
-	// posture changed.
-	h.srv.Push(providertest.Turn{Text: "fine"})
-	h.sess.Run("after")
-	_, evs := h.wait()
-	if started := eventsOf[*TurnStarted](evs); len(started) != 1 || started[0].Prompt != "after" {
-		t.Errorf("turn_started = %+v, want only the one for \"after\"", started)
-	}
-	if pc := eventsOf[*PostureChanged](evs); len(pc) != 0 {
-		t.Errorf("an invalid command reached the session: %+v", pc)
-	}
-}
-
-// doLine decodes line and applies it, as a stream-json frontend does.
-func doLine(t *testing.T, s *Session, line string) {
-	t.Helper()
-	cmd, err := DecodeCommand([]byte(line))
-	if err != nil {
-		t.Fatalf("decode %s: %v", line, err)
-	}
-	if err := s.Do(cmd); err != nil {
-		t.Fatalf("do %s: %v", line, err)
-	}
-}
-
-// TestSessionDoCommands drives a session by command lines only: prompts
-// queue or are refused, cancel stops the running turn, set_posture
-// switches the posture, approve answers an approval.
-func TestSessionDoCommands(t *testing.T) {
-	t.Parallel()
-	var runs atomic.Int32
-	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
-	h.srv.Push(
-		providertest.Turn{Text: "one", Stall: true, FaultAfterEvents: 2},
-		providertest.Turn{Text: "two"},
-	)
-	doLine(t, h.sess, `{"type":"prompt","text":"first"}`)
-	h.waitEvent(func(e Event) bool { _, ok := e.(*TextDelta); return ok })
-	doLine(t, h.sess, `{"type":"prompt","text":"refused","queue":false}`)
-	rej := h.waitEvent(func(e Event) bool { _, ok := e.(*PromptRejected); return ok }).(*PromptRejected)
-	if rej.Prompt != "refused" {
-		t.Errorf("prompt_rejected = %+v", rej)
-	}
-	doLine(t, h.sess, `{"type":"prompt","text":"second"}`)
-	if q := h.waitEvent(func(e Event) bool { _, ok := e.(*PromptQueued); return ok }).(*PromptQueued); q.Prompt != "second" {
-		t.Errorf("prompt_queued = %+v", q)
-	}
-	doLine(t, h.sess, `{"type":"cancel"}`)
-	if first, _ := h.wait(); first.Status != StatusCancelled {
-		t.Fatalf("first turn = %+v, want cancelled", first)
-	}
-	if second, _ := h.wait(); second.Status != StatusOK || second.Text != "two" {
-		t.Fatalf("second turn = %+v", second)
-	}
-
-	doLine(t, h.sess, `{"type":"set_posture","posture":"auto"}`)
-	if pc := h.waitEvent(func(e Event) bool { _, ok := e.(*PostureChanged); return ok }).(*PostureChanged); pc.Posture != "auto" {
-		t.Errorf("posture_changed = %+v", pc)
-	}
-	doLine(t, h.sess, `{"type":"set_posture","posture":"ask"}`)
-	h.waitEvent(func(e Event) bool { pc, ok := e.(*PostureChanged); return ok && pc.Posture == "ask" })
-
-	h.srv.Push(
-		providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}},
-		providertest.Turn{Text: "built"},
-	)
-	doLine(t, h.sess, `{"type":"prompt","text":"build"}`)
-	req := h.waitEvent(func(e Event) bool { _, ok := e.(*ApprovalRequested); return ok }).(*ApprovalRequested)
-	line, err := json.Marshal(map[string]string{"type": "approve", "id": req.RequestID, "decision": "once"})
-	must(t, err)
-	doLine(t, h.sess, string(line))
-	done, evs := h.wait()
-	if done.Status != StatusOK || runs.Load() != 1 {
-		t.Fatalf("turn = %+v, runs %d", done, runs.Load())
-	}
-	if res := eventsOf[*ApprovalResolved](evs); len(res) != 1 || res[0].RequestID != req.RequestID || res[0].Decision != ApproveOnce {
-		t.Errorf("approval_resolved = %+v", res)
-	}
-}
-
-// TestSessionDoElicitation: an elicitation command carries only the
-// request's id, and the answer reaches the server that asked, even one
-// whose name has dashes.
-func TestSessionDoElicitation(t *testing.T) {
-	t.Parallel()
-	spec := testSpec(t, scripted(t, "my-srv", "serve", nil))
-	spec.Interactive = true
-	h := newMCPHarness(t, spec)
-	h.waitServer("my-srv", MCPReady)
-	tl, _ := h.reg.Get("mcp__my-srv__ask")
-	if tl == nil {
-		t.Fatalf("no ask tool in %v", h.reg.Names())
-	}
-	type outcome struct {
-		out string
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitBound)
-		defer cancel()
-		out, err := tl.Execute(ctx, json.RawMessage(`{}`))
-		done <- outcome{out, err}
-	}()
-	req := h.next("elicitation", func(e Event) bool { _, ok := e.(*ElicitationRequested); return ok }).(*ElicitationRequested)
-	line, err := json.Marshal(map[string]any{"type": "elicitation", "id": req.RequestID, "action": "accept", "content": map[string]any{"name": "Ada"}})
-	must(t, err)
-	doLine(t, h.sess, string(line))
-	select {
-	case o := <-done:
-		if o.err != nil || !strings.Contains(o.out, `"action":"accept"`) || !strings.Contains(o.out, `"Ada"`) {
-			t.Errorf("ask = %q, %v", o.out, o.err)
-		}
-	case <-time.After(waitBound):
-		t.Fatal("the answer never reached the server")
-	}
 }

@@ -1,4 +1,4 @@
-package actors
+package event
 
 import (
 	"bytes"
@@ -103,7 +103,7 @@ func eventKind(line []byte) (string, error) {
 
 // isNilEvent catches a nil interface and a typed nil pointer, which
 // Encode would render as a broken line.
-func isNilEvent(ev Event) bool {
+func IsNilEvent(ev Event) bool {
 	if ev == nil {
 		return true
 	}

@@ -1,4 +1,4 @@
-package actors
+package event
 
 import "reasonix/core/goal"
 

@@ -1,4 +1,4 @@
-package actors
+package event
 
 import (
 	"bytes"
@@ -24,8 +24,8 @@ import (
 type Command interface {
 	// Kind is the command's "type" on the wire.
 	Kind() string
-	// validate checks the values a decoded or hand-built command holds.
-	validate() error
+	// Validate checks the values a decoded or hand-built command holds.
+	Validate() error
 }
 
 // PromptCmd runs Text as a turn. Queue (the default) puts it behind a
@@ -184,7 +184,7 @@ func DecodeCommand(line []byte) (Command, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if err := cmd.validate(); err != nil {
+	if err := cmd.Validate(); err != nil {
 		return nil, err
 	}
 	return cmd, nil
@@ -193,7 +193,7 @@ func DecodeCommand(line []byte) (Command, error) {
 // EncodeCommand renders cmd as DecodeCommand reads it: one JSON object with
 // "type" first. A frontend written in Go sends what this returns.
 func EncodeCommand(cmd Command) ([]byte, error) {
-	if isNilCommand(cmd) {
+	if IsNilCommand(cmd) {
 		return nil, errors.New("encode command: nil command")
 	}
 	body, err := json.Marshal(cmd)
@@ -213,92 +213,40 @@ func EncodeCommand(cmd Command) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Do applies one command to the session. The session answers by events,
-// not by Do's result: a prompt's turn ends with turn_done (or
-// prompt_rejected), an approval with approval_resolved. Do fails only for
-// a command that is not valid in itself; an id that names nothing pending
-// is ignored by the session, as a late answer to a request that has just
-// timed out must be.
-func (s *Session) Do(cmd Command) error {
-	if isNilCommand(cmd) {
-		return errors.New("command: nil command")
-	}
-	if err := cmd.validate(); err != nil {
-		return err
-	}
-	switch c := cmd.(type) {
-	case *PromptCmd:
-		s.Submit(c.Text, !c.Queue)
-	case *CancelCmd:
-		s.Cancel()
-	case *CancelTaskCmd:
-		s.CancelTask(c.ID)
-	case *ApproveCmd:
-		s.Approve(&ApprovalResponse{RequestID: c.ID, Choice: c.Decision, Rule: c.Rule})
-	case *ElicitationCmd:
-		server, _ := elicitationServer(c.ID)
-		s.AnswerElicitation(&ElicitationResponse{RequestID: c.ID, Server: server, Action: c.Action, Content: c.Content})
-	case *SetPostureCmd:
-		if err := s.SetPosture(c.Posture); err != nil {
-			return fmt.Errorf("set_posture command: %w", err)
-		}
-	case *SetEffortCmd:
-		if err := s.SetEffort(c.Effort); err != nil {
-			return fmt.Errorf("set_effort command: %w", err)
-		}
-	case *CompactCmd:
-		s.Compact()
-	case *GoalCmd:
-		prompt := "/goal "
-		if c.Strategy != "" {
-			prompt += "--" + c.Strategy + " "
-		}
-		s.Run(prompt + c.Objective)
-	case *GoalClearCmd:
-		// The running goal is one long turn: it is cancelled first, so the
-		// clear that is queued behind it runs at once.
-		s.Cancel()
-		s.Run("/goal clear")
-	default:
-		return fmt.Errorf("command: unsupported %T", cmd)
-	}
-	return nil
-}
-
-func (c *PromptCmd) validate() error {
+func (c *PromptCmd) Validate() error {
 	if strings.TrimSpace(c.Text) == "" {
 		return errors.New(`prompt command: "text" is empty`)
 	}
 	return nil
 }
 
-func (*CancelCmd) validate() error    { return nil }
-func (*CompactCmd) validate() error   { return nil }
-func (*GoalClearCmd) validate() error { return nil }
+func (*CancelCmd) Validate() error    { return nil }
+func (*CompactCmd) Validate() error   { return nil }
+func (*GoalClearCmd) Validate() error { return nil }
 
-func (c *GoalCmd) validate() error {
+func (c *GoalCmd) Validate() error {
 	if strings.TrimSpace(c.Objective) == "" {
 		return errors.New(`goal command: "objective" is empty`)
 	}
 	if c.Strategy != "" && !slices.Contains(goalStrategies, c.Strategy) {
-		return fmt.Errorf("goal command: strategy %q: want %s", c.Strategy, orList(goalStrategies))
+		return fmt.Errorf("goal command: strategy %q: want %s", c.Strategy, OrList(goalStrategies))
 	}
 	return nil
 }
 
-func (c *CancelTaskCmd) validate() error {
+func (c *CancelTaskCmd) Validate() error {
 	if c.ID == "" {
 		return errors.New(`cancel_task command: "id" is empty`)
 	}
 	return nil
 }
 
-func (c *ApproveCmd) validate() error {
+func (c *ApproveCmd) Validate() error {
 	if c.ID == "" {
 		return errors.New(`approve command: "id" is empty`)
 	}
 	if !slices.Contains(approveDecisions, c.Decision) {
-		return fmt.Errorf("approve command: decision %q: want %s", c.Decision, orList(approveDecisions))
+		return fmt.Errorf("approve command: decision %q: want %s", c.Decision, OrList(approveDecisions))
 	}
 	if c.Rule != "" && c.Decision != ApproveSession && c.Decision != ApproveAlways {
 		return fmt.Errorf("approve command: a rule goes only with decision session or always, not %s", c.Decision)
@@ -306,15 +254,15 @@ func (c *ApproveCmd) validate() error {
 	return nil
 }
 
-func (c *ElicitationCmd) validate() error {
+func (c *ElicitationCmd) Validate() error {
 	if c.ID == "" {
 		return errors.New(`elicitation command: "id" is empty`)
 	}
-	if _, err := elicitationServer(c.ID); err != nil {
+	if _, err := ElicitationServer(c.ID); err != nil {
 		return fmt.Errorf("elicitation command: %w", err)
 	}
 	if !slices.Contains(elicitActions, c.Action) {
-		return fmt.Errorf("elicitation command: action %q: want %s", c.Action, orList(elicitActions))
+		return fmt.Errorf("elicitation command: action %q: want %s", c.Action, OrList(elicitActions))
 	}
 	if c.Content != nil && c.Action != mcp.ElicitAccept {
 		return fmt.Errorf("elicitation command: content goes only with action accept, not %s", c.Action)
@@ -322,16 +270,16 @@ func (c *ElicitationCmd) validate() error {
 	return nil
 }
 
-func (c *SetEffortCmd) validate() error {
+func (c *SetEffortCmd) Validate() error {
 	if !slices.Contains(Efforts, c.Effort) {
-		return fmt.Errorf("set_effort command: effort %q: want %s", c.Effort, orList(Efforts))
+		return fmt.Errorf("set_effort command: effort %q: want %s", c.Effort, OrList(Efforts))
 	}
 	return nil
 }
 
-func (c *SetPostureCmd) validate() error {
+func (c *SetPostureCmd) Validate() error {
 	if !slices.Contains(commandPostures, c.Posture) {
-		return fmt.Errorf("set_posture command: posture %q: want %s", c.Posture, orList(commandPostures))
+		return fmt.Errorf("set_posture command: posture %q: want %s", c.Posture, OrList(commandPostures))
 	}
 	return nil
 }
@@ -341,7 +289,7 @@ func (c *SetPostureCmd) validate() error {
 // and n is a decimal counter, so the server is everything before the last
 // dash even when its own name has dashes. That spares frontends from
 // echoing the server, which the session needs to route the answer.
-func elicitationServer(id string) (string, error) {
+func ElicitationServer(id string) (string, error) {
 	i := strings.LastIndexByte(id, '-')
 	n := id[i+1:]
 	if i <= 0 || n == "" || strings.Trim(n, "0123456789") != "" {
@@ -458,7 +406,7 @@ func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "
 
 // isNilCommand catches a nil interface and a typed nil pointer, which
 // would otherwise panic in validate.
-func isNilCommand(cmd Command) bool {
+func IsNilCommand(cmd Command) bool {
 	if cmd == nil {
 		return true
 	}
@@ -467,7 +415,7 @@ func isNilCommand(cmd Command) bool {
 }
 
 // orList renders allowed values as "a, b or c".
-func orList(values []string) string {
+func OrList(values []string) string {
 	if len(values) < 2 {
 		return strings.Join(values, "")
 	}

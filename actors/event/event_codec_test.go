@@ -1,4 +1,4 @@
-package actors
+package event
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // bytes for the golden sample of every kind, so nothing (Meta included)
 // is lost on the way.
 func TestEventCodecRoundTrip(t *testing.T) {
-	for _, sample := range eventSamples {
+	for _, sample := range Samples() {
 		t.Run(sample.Kind(), func(t *testing.T) {
 			line, err := Encode(sample)
 			must(t, err)
@@ -45,8 +45,8 @@ func TestEventCodecRoundTrip(t *testing.T) {
 func TestEventCodecGoldenFiles(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(goldenDir, "events", "*.json"))
 	must(t, err)
-	if len(files) != len(eventSamples) {
-		t.Fatalf("%d golden event files, %d samples", len(files), len(eventSamples))
+	if len(files) != len(Samples()) {
+		t.Fatalf("%d golden event files, %d samples", len(files), len(Samples()))
 	}
 	for _, path := range files {
 		line, err := os.ReadFile(path)
@@ -73,7 +73,7 @@ func TestEventCodecGoldenFiles(t *testing.T) {
 // and each constructor makes an event of its own kind.
 func TestEventCodecCoversEveryKind(t *testing.T) {
 	sampled := map[string]reflect.Type{}
-	for _, e := range eventSamples {
+	for _, e := range Samples() {
 		sampled[e.Kind()] = reflect.TypeOf(e)
 	}
 	for _, kind := range slices.Sorted(maps.Keys(sampled)) {
