@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/compact"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
@@ -67,7 +68,7 @@ func BenchmarkAgentLoop(b *testing.B) {
 		b.Fatal(err)
 	}
 	p := benchProvider(b, srv)
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -91,7 +91,7 @@ func (f *fleetActor) allot(t *runningTask) event.Budget {
 	if fl == nil || fl.budget.IsZero() {
 		return b
 	}
-	share := func(total int, explicit func(*runningTask) int, used func(*runningTask, *TaskResult) int) int {
+	share := func(total int, explicit func(*runningTask) int, used func(*runningTask, *event.TaskResult) int) int {
 		if total <= 0 {
 			return 0
 		}
@@ -119,7 +119,7 @@ func (f *fleetActor) allot(t *runningTask) event.Budget {
 	}
 	if b.Tokens == 0 {
 		b.Tokens = share(fl.budget.Tokens, func(o *runningTask) int { return o.spec.Budget.Tokens },
-			func(o *runningTask, r *TaskResult) int {
+			func(o *runningTask, r *event.TaskResult) int {
 				if r != nil {
 					return r.Usage.PromptTokens + r.Usage.CompletionTokens
 				}
@@ -128,7 +128,7 @@ func (f *fleetActor) allot(t *runningTask) event.Budget {
 	}
 	if b.Turns == 0 {
 		b.Turns = share(fl.budget.Turns, func(o *runningTask) int { return o.spec.Budget.Turns },
-			func(o *runningTask, r *TaskResult) int {
+			func(o *runningTask, r *event.TaskResult) int {
 				if r != nil {
 					return r.Turns
 				}

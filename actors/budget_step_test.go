@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/goal"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -28,7 +29,7 @@ func newStepHarness(t *testing.T, respond func(providertest.Request) providertes
 	p := fakeProvider(t, srv)
 	reg, err := tool.NewRegistry(tools...)
 	must(t, err)
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	bus := event.NewBus()
 	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1", reg: reg}
 	agent := AgentSpec{Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys", ToolTimeout: 30 * time.Second, Bus: bus}

@@ -87,7 +87,7 @@ type taskOwner struct {
 
 // newAgent builds one task's subagent for the session the factory belongs
 // to (see agentFor).
-func (d *subagents) newAgent(spec TaskSpec) (AgentSpec, error) {
+func (d *subagents) newAgent(spec event.TaskSpec) (AgentSpec, error) {
 	return d.agentFor(taskOwner{parent: d.parent, interactive: d.perms.Interactive}, spec)
 }
 
@@ -97,7 +97,7 @@ func (d *subagents) newAgent(spec TaskSpec) (AgentSpec, error) {
 // confined to their write_paths, and a transcript of its own. A worker
 // host serves many parents with one factory, so the parent is an argument
 // rather than the factory's.
-func (d *subagents) agentFor(owner taskOwner, spec TaskSpec) (AgentSpec, error) {
+func (d *subagents) agentFor(owner taskOwner, spec event.TaskSpec) (AgentSpec, error) {
 	var prof skill.Profile
 	if spec.Profile != "" {
 		p, err := d.loadSkills().Profile(spec.Profile)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/config"
 	"reasonix/core/provider"
 	_ "reasonix/core/provider/openai"
@@ -39,7 +40,7 @@ func buildConfig(t *testing.T, url, extra string) (*config.Config, string) {
 // and stops everything again.
 func runBuilt(t *testing.T, b *Built, input string) *event.TurnDone {
 	t.Helper()
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()
@@ -268,7 +269,7 @@ func TestBuildSubagentFactory(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer b.Close()
-			reader, err := b.Spec.Fleet.NewAgent(TaskSpec{ID: "f1.1", Prompt: "look"})
+			reader, err := b.Spec.Fleet.NewAgent(event.TaskSpec{ID: "f1.1", Prompt: "look"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +286,7 @@ func TestBuildSubagentFactory(t *testing.T) {
 				t.Errorf("permissions interactive=%t denyUnasked=%t, want %t %t", p.Interactive, p.DenyUnasked, tt.interactive, tt.denyUnasked)
 			}
 
-			writer, err := b.Spec.Fleet.NewAgent(TaskSpec{ID: "f1.2", Writer: true, WritePaths: []string{"src"}, Model: "other-model"})
+			writer, err := b.Spec.Fleet.NewAgent(event.TaskSpec{ID: "f1.2", Writer: true, WritePaths: []string{"src"}, Model: "other-model"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -293,7 +294,7 @@ func TestBuildSubagentFactory(t *testing.T) {
 			if writer.Model != "other-model" || writer.Provider == b.Spec.Agent.Provider {
 				t.Errorf("writer task on %q shares the parent's provider", writer.Model)
 			}
-			again, err := b.Spec.Fleet.NewAgent(TaskSpec{ID: "f1.3", Model: "other-model"})
+			again, err := b.Spec.Fleet.NewAgent(event.TaskSpec{ID: "f1.3", Model: "other-model"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -304,10 +305,10 @@ func TestBuildSubagentFactory(t *testing.T) {
 			if _, ok := writer.Tools.Get("write_file"); !ok {
 				t.Error("writer task has no write_file")
 			}
-			if _, err := b.Spec.Fleet.NewAgent(TaskSpec{ID: "f1.4", Writer: true, WritePaths: []string{"../outside"}}); err == nil || !strings.Contains(err.Error(), "write_paths") {
+			if _, err := b.Spec.Fleet.NewAgent(event.TaskSpec{ID: "f1.4", Writer: true, WritePaths: []string{"../outside"}}); err == nil || !strings.Contains(err.Error(), "write_paths") {
 				t.Errorf("a claim outside the workspace: err = %v", err)
 			}
-			if _, err := b.Spec.Fleet.NewAgent(TaskSpec{ID: "f1.5", Model: "nope"}); err == nil {
+			if _, err := b.Spec.Fleet.NewAgent(event.TaskSpec{ID: "f1.5", Model: "nope"}); err == nil {
 				t.Error("a task on an unknown model was built")
 			} else if _, ok := errors.AsType[*SetupError](err); ok {
 				t.Errorf("a task's bad model is a SetupError: %v", err)

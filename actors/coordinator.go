@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/provider"
 	"reasonix/core/tool"
 )
@@ -103,14 +104,14 @@ func (t *planReportTool) Execute(_ context.Context, raw json.RawMessage) (string
 // session sends it RunTurn, CancelTurn, approvals and posture changes, and
 // it answers each RunTurn with exactly one TurnFinished.
 type coordinator struct {
-	sys      *System
+	sys      *kernel.System
 	exec     AgentSpec
 	plan     PlannerSpec
 	reports  *planReports
 	log      *slog.Logger
 	planner  *actor.PID
 	executor *actor.PID
-	ledger   *ledger
+	ledger   *kernel.Ledger
 	turn     *coordTurn
 	answered bool
 }
@@ -126,7 +127,7 @@ type coordTurn struct {
 	usage    provider.Usage
 }
 
-func coordinatorProps(sys *System, exec AgentSpec, plan PlannerSpec, reports *planReports) *actor.Props {
+func coordinatorProps(sys *kernel.System, exec AgentSpec, plan PlannerSpec, reports *planReports) *actor.Props {
 	log := exec.Logger
 	if log == nil {
 		log = sys.Logger()
@@ -135,17 +136,17 @@ func coordinatorProps(sys *System, exec AgentSpec, plan PlannerSpec, reports *pl
 		plan.Rounds = 1
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &coordinator{sys: sys, exec: exec, plan: plan, reports: reports, ledger: newLedger(sys),
+		return &coordinator{sys: sys, exec: exec, plan: plan, reports: reports, ledger: kernel.NewLedger(sys),
 			log: log.With("session", exec.Session)}
-	}, actor.WithSupervisor(stopOnFailure), withRepair("coordinator", log))
+	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("coordinator", log))
 }
 
-func (co *coordinator) beginMessage() { co.answered = false }
+func (co *coordinator) BeginMessage() { co.answered = false }
 
 // Receive implements actor.Actor.
 func (co *coordinator) Receive(c actor.Context) {
 	msg := c.Message()
-	if co.ledger.receive(c, msg) {
+	if co.ledger.Receive(c, msg) {
 		return
 	}
 	switch m := msg.(type) {
@@ -169,10 +170,10 @@ func (co *coordinator) Receive(c actor.Context) {
 		c.Send(co.planner, m)
 	case *TurnFinished:
 		co.onFinished(c, m)
-	case *Crashed:
+	case *kernel.Crashed:
 		co.repair(c, m)
 	case *actor.Stopping:
-		co.ledger.dropAll()
+		co.ledger.DropAll()
 	}
 }
 
@@ -209,7 +210,7 @@ func (co *coordinator) ask(c actor.Context, role string, m *RunTurn) {
 	if role == event.RolePlanner {
 		target = co.planner
 	}
-	co.ledger.request(c, role, target, m, 0, func(c actor.Context, why string) {
+	co.ledger.Request(c, role, target, m, 0, func(c actor.Context, why string) {
 		co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: role + " " + why})
 	})
 }
@@ -223,7 +224,7 @@ func (co *coordinator) onFinished(c actor.Context, m *TurnFinished) {
 	if c.Sender() != nil && c.Sender().Equal(co.planner) {
 		role = event.RolePlanner
 	}
-	if !co.ledger.settle(role) {
+	if !co.ledger.Settle(role) {
 		return
 	}
 	t.steps += m.Steps
@@ -308,8 +309,8 @@ func (co *coordinator) publish(ev event.Event, role string) {
 // repair ends a turn nobody is working on any more, or whose child's
 // answer the crash lost, and answers a turn request whose handler
 // crashed.
-func (co *coordinator) repair(c actor.Context, m *Crashed) {
-	co.ledger.reconcile(c)
+func (co *coordinator) repair(c actor.Context, m *kernel.Crashed) {
+	co.ledger.Reconcile(c)
 	if _, ok := m.Lost.(*TurnFinished); ok && co.turn != nil {
 		// The answer of a child was lost with the handler: its turn is
 		// over, and so is this one.
@@ -317,7 +318,7 @@ func (co *coordinator) repair(c actor.Context, m *Crashed) {
 		if m.Sender != nil && m.Sender.Equal(co.planner) {
 			role = event.RolePlanner
 		}
-		if co.ledger.settle(role) {
+		if co.ledger.Settle(role) {
 			co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: m.Error()})
 			return
 		}
@@ -327,7 +328,7 @@ func (co *coordinator) repair(c actor.Context, m *Crashed) {
 			c.Send(m.Sender, &TurnFinished{Session: co.exec.Session, Status: event.StatusFailed, Error: m.Error()})
 		}
 	}
-	if co.turn != nil && !co.ledger.pending(event.RolePlanner) && !co.ledger.pending(event.RoleExecutor) {
+	if co.turn != nil && !co.ledger.Pending(event.RolePlanner) && !co.ledger.Pending(event.RoleExecutor) {
 		co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: m.Error()})
 	}
 }

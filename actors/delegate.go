@@ -117,7 +117,7 @@ func checkBudget(b event.Budget) error {
 
 // parseDelegation turns a delegation call's arguments into task specs, with
 // IDs <fleetID>.<n> numbered from 1 in input order.
-func parseDelegation(name, args, fleetID string) ([]TaskSpec, error) {
+func parseDelegation(name, args, fleetID string) ([]event.TaskSpec, error) {
 	if strings.TrimSpace(args) == "" {
 		args = "{}"
 	}
@@ -150,7 +150,7 @@ func parseDelegation(name, args, fleetID string) ([]TaskSpec, error) {
 			return nil, fmt.Errorf("%s: needs %d to %d tasks, got %d", name, min, MaxFleetTasks, len(list))
 		}
 	}
-	specs := make([]TaskSpec, 0, len(list))
+	specs := make([]event.TaskSpec, 0, len(list))
 	for i, a := range list {
 		if strings.TrimSpace(a.Prompt) == "" {
 			return nil, fmt.Errorf("%s: task %d has an empty prompt", name, i+1)
@@ -158,7 +158,7 @@ func parseDelegation(name, args, fleetID string) ([]TaskSpec, error) {
 		if err := checkBudget(a.Budget); err != nil {
 			return nil, fmt.Errorf("%s: task %d: %w", name, i+1, err)
 		}
-		spec := TaskSpec{ID: fmt.Sprintf("%s.%d", fleetID, i+1), Prompt: a.Prompt, Profile: a.Profile, Model: a.Model, Effort: a.Effort,
+		spec := event.TaskSpec{ID: fmt.Sprintf("%s.%d", fleetID, i+1), Prompt: a.Prompt, Profile: a.Profile, Model: a.Model, Effort: a.Effort,
 			Budget: a.Budget, FleetBudget: whole}
 		if name != ToolParallelTasks && a.WritePaths != nil {
 			spec.Writer, spec.WritePaths = true, a.WritePaths

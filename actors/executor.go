@@ -14,6 +14,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/compact"
 	"reasonix/core/permission"
 	"reasonix/core/provider"
@@ -118,7 +119,7 @@ const DefaultToolGrace = 2 * time.Second
 // grows between compactions, so every request's prefix is byte-identical to
 // the previous one and the provider's prompt cache keeps hitting.
 type executor struct {
-	sys  *System
+	sys  *kernel.System
 	spec AgentSpec
 	log  *slog.Logger
 	msgs []provider.Message
@@ -129,7 +130,7 @@ type executor struct {
 	fleetSeq int
 	total    provider.Usage
 	// ledger holds the requests in flight: tool runners and fleets.
-	ledger *ledger
+	ledger *kernel.Ledger
 	// gauge estimates the next request's size for compaction.
 	gauge compact.Gauge
 	// planning says the session is in plan mode and no plan is approved.
@@ -219,22 +220,22 @@ type turn struct {
 	guard     *guardAsk
 }
 
-func executorProps(sys *System, spec AgentSpec) *actor.Props {
+func executorProps(sys *kernel.System, spec AgentSpec) *actor.Props {
 	log := spec.Logger
 	if log == nil {
 		log = sys.Logger()
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return newExecutor(sys, spec)
-	}, actor.WithSupervisor(stopOnFailure), withRepair("executor", log))
+	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("executor", log))
 }
 
-func newExecutor(sys *System, spec AgentSpec) *executor {
+func newExecutor(sys *kernel.System, spec AgentSpec) *executor {
 	log := spec.Logger
 	if log == nil {
 		log = sys.Logger()
 	}
-	e := &executor{sys: sys, spec: spec, log: log.With("session", spec.Session, "task", spec.Task), ledger: newLedger(sys),
+	e := &executor{sys: sys, spec: spec, log: log.With("session", spec.Session, "task", spec.Task), ledger: kernel.NewLedger(sys),
 		planning: spec.PlanMode}
 	if len(spec.History) > 0 {
 		e.msgs = slices.Clone(spec.History)
@@ -257,7 +258,7 @@ func newExecutor(sys *System, spec AgentSpec) *executor {
 // repair): the turn fails with the reason and the session stays usable.
 func (e *executor) Receive(c actor.Context) {
 	msg := c.Message()
-	if e.ledger.receive(c, msg) {
+	if e.ledger.Receive(c, msg) {
 		return
 	}
 	switch m := msg.(type) {
@@ -270,7 +271,7 @@ func (e *executor) Receive(c actor.Context) {
 	case *streamClosed:
 		e.onStreamClosed(c, m)
 	case *ToolResult:
-		if e.ledger.settle(callKey(m.CallID)) {
+		if e.ledger.Settle(callKey(m.CallID)) {
 			e.onToolResult(c, m)
 		}
 	case *ApprovalResponse:
@@ -286,10 +287,10 @@ func (e *executor) Receive(c actor.Context) {
 	case *foldDone:
 		e.onFoldDone(c, m)
 	case *FleetResult:
-		if e.ledger.settle(fleetKey(m.FleetID)) {
+		if e.ledger.Settle(fleetKey(m.FleetID)) {
 			e.onFleetResult(c, m)
 		}
-	case *Crashed:
+	case *kernel.Crashed:
 		e.repair(c, m)
 	case *actor.Stopping:
 		if e.turn != nil {
@@ -297,7 +298,7 @@ func (e *executor) Receive(c actor.Context) {
 			e.closeOpenCalls("Error: the session stopped before this call returned")
 			e.endTurn(c, event.StatusCancelled, "session stopped")
 		}
-		e.ledger.dropAll()
+		e.ledger.DropAll()
 		// A subagent's transcript lives exactly as long as its executor.
 		if cl, ok := e.spec.Transcript.(interface{ Close() error }); ok {
 			if err := cl.Close(); err != nil {
@@ -318,14 +319,14 @@ func fleetKey(fleetID string) string { return "fleet/" + fleetID }
 // stays valid for the next request, and the turn ends as failed with the
 // reason. A RunTurn whose handler crashed before the turn began is
 // answered the same way.
-func (e *executor) repair(c actor.Context, m *Crashed) {
+func (e *executor) repair(c actor.Context, m *kernel.Crashed) {
 	reason := m.Error()
 	t := e.turn
 	if t == nil {
 		if _, ok := m.Lost.(*RunTurn); ok && m.Sender != nil {
 			c.Request(m.Sender, &TurnFinished{Session: e.spec.Session, Task: e.spec.Task, Status: event.StatusFailed, Error: reason})
 		}
-		e.ledger.reconcile(c)
+		e.ledger.Reconcile(c)
 		return
 	}
 	if t.streaming {
@@ -693,11 +694,11 @@ func (e *executor) delegate(c actor.Context, i int) {
 	t.fleets[id], t.fleetAt[id] = i, time.Now()
 	// A fleet may run for as long as its tasks do; the wait ends early only
 	// if the scheduler stops, and then every task is reported failed.
-	e.ledger.request(c, fleetKey(id), e.spec.Scheduler, &SubmitFleet{FleetID: id, Tasks: specs}, 0,
+	e.ledger.Request(c, fleetKey(id), e.spec.Scheduler, &SubmitFleet{FleetID: id, Tasks: specs}, 0,
 		func(c actor.Context, why string) {
 			res := &FleetResult{FleetID: id}
 			for _, s := range specs {
-				res.Results = append(res.Results, TaskResult{TaskID: s.ID, Status: event.TaskFailed, Error: "scheduler: " + why})
+				res.Results = append(res.Results, event.TaskResult{TaskID: s.ID, Status: event.TaskFailed, Error: "scheduler: " + why})
 			}
 			e.onFleetResult(c, res)
 		})
@@ -759,7 +760,7 @@ func (e *executor) spawnRunner(c actor.Context, i int, tl tool.Tool) {
 	if timeout > 0 {
 		backstop = timeout + 3*grace
 	}
-	e.ledger.request(c, callKey(call.ID), pid, &RunTool{CallID: call.ID, Name: call.Name, Args: call.Arguments}, backstop,
+	e.ledger.Request(c, callKey(call.ID), pid, &RunTool{CallID: call.ID, Name: call.Name, Args: call.Arguments}, backstop,
 		func(c actor.Context, why string) {
 			e.onToolResult(c, &ToolResult{CallID: call.ID, Name: call.Name, IsError: true,
 				Output: fmt.Sprintf("Error: tool %s did not return a result: its runner %s", call.Name, why)})
@@ -1055,7 +1056,7 @@ func (e *executor) abortWork(c actor.Context) {
 		e.publish(&event.ApprovalResolved{RequestID: id, CallID: callID, Decision: event.ApproveDeny, Reason: "the turn ended"})
 	}
 	t.approvals = nil
-	e.ledger.dropAll()
+	e.ledger.DropAll()
 }
 
 func (e *executor) endTurn(c actor.Context, status, errMsg string) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/provider"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -343,7 +344,7 @@ func TestToolCallsWaitForTheTranscriptBarrier(t *testing.T) {
 	reg, err := tool.NewRegistry(probe)
 	must(t, err)
 	transcript := &heldTranscript{asked: make(chan int, 4)}
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()

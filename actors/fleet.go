@@ -11,6 +11,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"reasonix/core/journal"
 	"reasonix/core/panics"
 	"reasonix/core/permission"
@@ -22,7 +24,7 @@ import (
 // SubagentFactory builds the agent of one task: its own provider, tool
 // registry, system prompt and transcript. It runs on the scheduler's
 // mailbox, so it must be quick (no network). An error fails the task.
-type SubagentFactory func(spec TaskSpec) (AgentSpec, error)
+type SubagentFactory func(spec event.TaskSpec) (AgentSpec, error)
 
 // FleetSpec configures a session's scheduler.
 type FleetSpec struct {
@@ -53,7 +55,7 @@ type FleetSpec struct {
 	Workers []WorkerSpec
 	// Remote is this process's endpoint for the workers (they answer to
 	// it); nil when the System already has one or tests run in process.
-	Remote *RemoteOptions
+	Remote *remote.RemoteOptions
 	// Workspace is the checkout name workers must serve: the basename of
 	// Root unless configured.
 	Workspace string
@@ -108,7 +110,7 @@ type WorkerSpec struct {
 // started has stopped. Subagents are never restarted. Each task ends
 // exactly once: its task_done is the last event of the task on the bus.
 type fleetActor struct {
-	sys     *System
+	sys     *kernel.System
 	spec    FleetSpec
 	session string
 	bus     *event.Bus
@@ -162,7 +164,7 @@ type fleetActor struct {
 type fleet struct {
 	replyTo *actor.PID
 	ids     []string
-	results map[string]TaskResult
+	results map[string]event.TaskResult
 	// live counts the fleet's subagents that have not stopped yet.
 	live int
 	// budget is the whole call's ceiling, shared out as tasks start;
@@ -180,7 +182,7 @@ type fleet struct {
 }
 
 type runningTask struct {
-	spec    TaskSpec
+	spec    event.TaskSpec
 	fleet   string
 	pid     *actor.PID
 	started time.Time
@@ -217,11 +219,11 @@ type runningTask struct {
 	fenceWhy string
 }
 
-func fleetProps(sys *System, session string, bus *event.Bus, spec FleetSpec) *actor.Props {
+func fleetProps(sys *kernel.System, session string, bus *event.Bus, spec FleetSpec) *actor.Props {
 	log := sys.Logger().With("session", session, "actor", "scheduler")
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &fleetActor{sys: sys, spec: spec, session: session, bus: bus, log: log}
-	}, actor.WithSupervisor(stopOnFailure), withRepair("scheduler", log))
+	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("scheduler", log))
 }
 
 // Receive implements actor.Actor. A panic in a handler is repaired (see
@@ -290,7 +292,7 @@ func (f *fleetActor) Receive(c actor.Context) {
 		for _, name := range f.nodeOrder {
 			c.Send(f.nodes[name].link, &linkPosture{posture: m.Posture})
 		}
-	case *Crashed:
+	case *kernel.Crashed:
 		f.repair(c, m)
 	case *actor.Stopping:
 		f.broken = nil // the fleets end with the scheduler
@@ -328,10 +330,10 @@ func (f *fleetActor) publish(ev event.Event, task string) {
 func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
 	f.submitting = m
 	defer func() { f.submitting = nil }()
-	fl := &fleet{replyTo: c.Sender(), results: map[string]TaskResult{}}
+	fl := &fleet{replyTo: c.Sender(), results: map[string]event.TaskResult{}}
 	if _, dup := f.fleets[m.FleetID]; dup || m.FleetID == "" {
 		if c.Sender() != nil {
-			c.Respond(&FleetResult{FleetID: m.FleetID, Results: []TaskResult{{Status: event.TaskFailed, Error: "duplicate or empty fleet id"}}})
+			c.Respond(&FleetResult{FleetID: m.FleetID, Results: []event.TaskResult{{Status: event.TaskFailed, Error: "duplicate or empty fleet id"}}})
 		}
 		return
 	}
@@ -356,7 +358,7 @@ func (f *fleetActor) submit(c actor.Context, m *SubmitFleet) {
 		f.publish(&event.TaskQueued{Fleet: m.FleetID, Prompt: text.OneLine(spec.Prompt, 200), Profile: spec.Profile, Writer: spec.Writer}, spec.ID)
 		err := f.q.Submit(f.queueTask(m.FleetID, spec), now)
 		if err != nil {
-			f.end(c, m.FleetID, TaskResult{TaskID: spec.ID, Status: event.TaskFailed, Error: "not scheduled: " + err.Error()})
+			f.end(c, m.FleetID, event.TaskResult{TaskID: spec.ID, Status: event.TaskFailed, Error: "not scheduled: " + err.Error()})
 			continue
 		}
 		f.tasks[spec.ID] = &runningTask{spec: spec, fleet: m.FleetID}
@@ -388,7 +390,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	id := t.spec.ID
 	if fl := f.fleets[t.fleet]; fl != nil && fl.journalErr != nil {
 		// Its start could not be journalled: it never starts.
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: "not started"})
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: "not started"})
 		return
 	}
 	if t.node != "" {
@@ -400,7 +402,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	agent, err := f.newAgent(t.spec)
 	f.starting = ""
 	if err != nil {
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: err.Error()})
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: err.Error()})
 		return
 	}
 	agent.Session, agent.Task = f.session, id
@@ -431,7 +433,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 		if cl, ok := agent.Transcript.(interface{ Close() error }); ok {
 			_ = cl.Close()
 		}
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: "not started"})
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: "not started"})
 		return
 	}
 	f.spec.saves.watch(agent.Transcript, "transcript of task "+id, false)
@@ -454,7 +456,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	c.Request(t.pid, &RunTurn{Input: t.spec.Prompt})
 }
 
-func (f *fleetActor) beginMessage() { f.answered = false }
+func (f *fleetActor) BeginMessage() { f.answered = false }
 
 // laterAttempt is an attempt number as events show it: left out (zero)
 // for the first.
@@ -483,7 +485,7 @@ func (f *fleetActor) routeApproval(c actor.Context, m *ApprovalResponse) {
 // failure, not the scheduler's: the factory runs per task (a broken
 // profile would otherwise take down every task sharing it, and a repair
 // that admits the next task would panic again).
-func (f *fleetActor) newAgent(spec TaskSpec) (agent AgentSpec, err error) {
+func (f *fleetActor) newAgent(spec event.TaskSpec) (agent AgentSpec, err error) {
 	defer panics.Catch(&err)
 	return f.spec.NewAgent(spec)
 }
@@ -495,7 +497,7 @@ func (f *fleetActor) newAgent(spec TaskSpec) (agent AgentSpec, err error) {
 // start was lost) fails; a status query is answered. Then fleets that are
 // complete get their results, the deadline timer is re-armed and waiting
 // tasks are admitted.
-func (f *fleetActor) repair(c actor.Context, m *Crashed) {
+func (f *fleetActor) repair(c actor.Context, m *kernel.Crashed) {
 	reason := m.Error()
 	if f.q == nil { // Started itself crashed: build the queue so tasks still end
 		q, _ := scheduler.New(scheduler.Config{MaxRunning: f.spec.MaxRunning, MaxWriters: f.spec.MaxWriters, Root: f.spec.Root})
@@ -508,7 +510,7 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 	}
 	if id := f.starting; id != "" {
 		f.starting = ""
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: "subagent could not start: " + reason})
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: "subagent could not start: " + reason})
 	}
 	submitRepaired := false
 	if sub := f.submitting; sub != nil {
@@ -527,7 +529,7 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 			// knows: release them.
 			_, _ = f.q.Finish(st.ID, time.Now())
 		case t.pid == nil && !t.held && t.fence == nil:
-			f.finishTask(c, st.ID, TaskResult{TaskID: st.ID, Status: event.TaskFailed, Error: "subagent was lost: " + reason})
+			f.finishTask(c, st.ID, event.TaskResult{TaskID: st.ID, Status: event.TaskFailed, Error: "subagent was lost: " + reason})
 		}
 	}
 	// Subagents that stopped without the scheduler hearing of it (the lost
@@ -551,7 +553,7 @@ func (f *fleetActor) repair(c actor.Context, m *Crashed) {
 		// A subagent's answer was lost: its task fails with the reason.
 		if m.Sender != nil {
 			if id, ok := f.byPID[m.Sender.Id]; ok {
-				f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
+				f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
 			}
 		}
 	case *CancelTask:
@@ -607,7 +609,7 @@ func (f *fleetActor) repairSubmit(c actor.Context, m *SubmitFleet, sender *actor
 		}
 		res := &FleetResult{FleetID: m.FleetID}
 		for _, spec := range m.Tasks {
-			res.Results = append(res.Results, TaskResult{TaskID: spec.ID, Status: event.TaskFailed, Error: "not scheduled: " + reason})
+			res.Results = append(res.Results, event.TaskResult{TaskID: spec.ID, Status: event.TaskFailed, Error: "not scheduled: " + reason})
 		}
 		c.Send(sender, res)
 		return
@@ -621,7 +623,7 @@ func (f *fleetActor) repairSubmit(c actor.Context, m *SubmitFleet, sender *actor
 			continue
 		}
 		fl.ids = append(fl.ids, spec.ID)
-		f.end(c, m.FleetID, TaskResult{TaskID: spec.ID, Status: event.TaskFailed, Error: "not scheduled: " + reason})
+		f.end(c, m.FleetID, event.TaskResult{TaskID: spec.ID, Status: event.TaskFailed, Error: "not scheduled: " + reason})
 	}
 }
 
@@ -670,7 +672,7 @@ func (f *fleetActor) stopTask(c actor.Context, id, why string) {
 	if t != nil && t.held {
 		// Held behind a warming prefix: it never started, so it ends now.
 		t.held = false
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskCancelled, Error: why})
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskCancelled, Error: why})
 		return
 	}
 	if t != nil && t.fence != nil {
@@ -678,7 +680,7 @@ func (f *fleetActor) stopTask(c actor.Context, id, why string) {
 		// so it ends now (its slots were held only as a precaution).
 		t.fence.Stop()
 		t.fence = nil
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskCancelled, Error: why + " (" + t.fenceWhy + ")"})
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskCancelled, Error: why + " (" + t.fenceWhy + ")"})
 		return
 	}
 	if t == nil || t.pid == nil || t.stopping {
@@ -701,7 +703,7 @@ func (f *fleetActor) grace() time.Duration {
 
 // alive reports whether the actor with PID id pidID is still running.
 func (f *fleetActor) alive(pidID string) bool {
-	_, ok := f.sys.as.ProcessRegistry.GetLocal(pidID)
+	_, ok := f.sys.ActorSystem().ProcessRegistry.GetLocal(pidID)
 	return ok
 }
 
@@ -712,7 +714,7 @@ func (f *fleetActor) cancelFleet(c actor.Context, id string) {
 	f.jot(id, journal.KindCancel, "", nil)
 	res := f.q.CancelFleet(id, time.Now())
 	for _, tid := range res.Dropped {
-		f.end(c, id, TaskResult{TaskID: tid, Status: event.TaskCancelled, Error: "cancelled before it started"})
+		f.end(c, id, event.TaskResult{TaskID: tid, Status: event.TaskCancelled, Error: "cancelled before it started"})
 		delete(f.tasks, tid)
 	}
 	for _, tid := range res.Stopping {
@@ -733,7 +735,7 @@ func (f *fleetActor) cancelTask(c actor.Context, id string) {
 	}
 	if !wasRunning {
 		delete(f.tasks, id)
-		f.end(c, t.fleet, TaskResult{TaskID: id, Status: event.TaskCancelled, Error: "cancelled before it started"})
+		f.end(c, t.fleet, event.TaskResult{TaskID: id, Status: event.TaskCancelled, Error: "cancelled before it started"})
 		f.maybeReply(c, t.fleet)
 		return
 	}
@@ -752,7 +754,7 @@ func (f *fleetActor) onFinished(c actor.Context, m *TurnFinished) {
 	if f.attemptEnded(c, id, m) {
 		return
 	}
-	res := TaskResult{TaskID: id, Text: m.Text, Error: m.Error, Steps: m.Steps, Usage: m.Usage}
+	res := event.TaskResult{TaskID: id, Text: m.Text, Error: m.Error, Steps: m.Steps, Usage: m.Usage}
 	switch m.Status {
 	case event.StatusOK:
 		res.Status = event.TaskOK
@@ -795,12 +797,12 @@ func (f *fleetActor) onStopped(c actor.Context, m *actor.Terminated) {
 	if fl := f.fleets[t.fleet]; fl != nil {
 		fl.live--
 	}
-	f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: "subagent stopped before finishing its task"})
+	f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: "subagent stopped before finishing its task"})
 }
 
 // finishTask releases the task's slots, records its result and admits
 // what can start now.
-func (f *fleetActor) finishTask(c actor.Context, id string, res TaskResult) {
+func (f *fleetActor) finishTask(c actor.Context, id string, res event.TaskResult) {
 	t := f.tasks[id]
 	if t == nil {
 		return
@@ -856,7 +858,7 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res TaskResult) {
 
 // endTask records a started task's result; its task_done closes the
 // subagent's gate, so it is the task's last event.
-func (f *fleetActor) endTask(c actor.Context, t *runningTask, res TaskResult) {
+func (f *fleetActor) endTask(c actor.Context, t *runningTask, res event.TaskResult) {
 	if t.gate == nil {
 		f.end(c, t.fleet, res)
 		return
@@ -874,7 +876,7 @@ func (f *fleetActor) endTask(c actor.Context, t *runningTask, res TaskResult) {
 }
 
 // end records a task's result and publishes task_done.
-func (f *fleetActor) end(c actor.Context, fleetID string, res TaskResult) {
+func (f *fleetActor) end(c actor.Context, fleetID string, res event.TaskResult) {
 	fl := f.fleets[fleetID]
 	if fl == nil {
 		return
@@ -884,7 +886,7 @@ func (f *fleetActor) end(c actor.Context, fleetID string, res TaskResult) {
 	f.publish(f.taskDone(fleetID, res), res.TaskID)
 }
 
-func (f *fleetActor) taskDone(fleetID string, res TaskResult) *event.TaskDone {
+func (f *fleetActor) taskDone(fleetID string, res event.TaskResult) *event.TaskDone {
 	return &event.TaskDone{Meta: event.Meta{Session: f.session, Task: res.TaskID}, Fleet: fleetID, Status: res.Status, Error: res.Error,
 		Steps: res.Steps, DurationMS: res.Duration.Milliseconds(), Usage: res.Usage,
 		Turns: res.Turns, CacheHitPct: res.CacheHitPct, Cost: res.Cost, Budget: res.Budget, OverBudget: res.OverBudget}
@@ -896,7 +898,7 @@ func (f *fleetActor) maybeReply(c actor.Context, fleetID string) {
 	if fl == nil || len(fl.results) < len(fl.ids) || fl.live > 0 {
 		return
 	}
-	out := &FleetResult{FleetID: fleetID, Results: make([]TaskResult, 0, len(fl.ids))}
+	out := &FleetResult{FleetID: fleetID, Results: make([]event.TaskResult, 0, len(fl.ids))}
 	for _, id := range fl.ids {
 		out.Results = append(out.Results, fl.results[id])
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
@@ -111,9 +112,9 @@ func holdOverBudget(t *testing.T, bus *event.Bus, turns map[string]int) {
 			late.Store(true)
 		}
 	}
-	faultHook.Store(&hook)
+	kernel.FaultHook.Store(&hook)
 	t.Cleanup(func() {
-		faultHook.Store(nil)
+		kernel.FaultHook.Store(nil)
 		sub.Close()
 		<-watched
 		if late.Load() {
@@ -261,7 +262,7 @@ func TestFleetBudgetCost(t *testing.T) {
 	var url string // set before the first task starts
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	spec := &FleetSpec{MaxRunning: 4, MaxWriters: 1, Root: "/ws", NewAgent: func(TaskSpec) (AgentSpec, error) {
+	spec := &FleetSpec{MaxRunning: 4, MaxWriters: 1, Root: "/ws", NewAgent: func(event.TaskSpec) (AgentSpec, error) {
 		p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: url, Model: "fake-model", MaxRetries: -1,
 			HTTPClient: &http.Client{Transport: tr}})
 		if err != nil {

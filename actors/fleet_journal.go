@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
 	"reasonix/scheduler"
@@ -113,7 +114,7 @@ func (f *fleetActor) write(key, kind, task string, data any) error {
 // fails with the journal's error instead, so every result that reaches the
 // parent is in the journal and a later `fleet resume` never runs that task
 // again; the one held back runs again there. What the task used is kept.
-func (f *fleetActor) journalResult(fleetID string, res TaskResult) TaskResult {
+func (f *fleetActor) journalResult(fleetID string, res event.TaskResult) event.TaskResult {
 	err := f.jot(fleetID, journal.KindFinish, res.TaskID, res)
 	if err == nil {
 		return res
@@ -159,7 +160,7 @@ func (f *fleetActor) jotSubmit(m *SubmitFleet, fl *fleet) {
 }
 
 // queueTask is a task as the queue sees it.
-func (f *fleetActor) queueTask(fleetID string, spec TaskSpec) scheduler.Task {
+func (f *fleetActor) queueTask(fleetID string, spec event.TaskSpec) scheduler.Task {
 	return scheduler.Task{ID: spec.ID, Fleet: fleetID, Writer: spec.Writer, WritePaths: spec.WritePaths, Timeout: f.spec.TaskTimeout}
 }
 
@@ -188,9 +189,9 @@ func ResumeFleet(ctx context.Context, j FleetJournal, recs []journal.Record, run
 		return nil, fmt.Errorf("resume fleet: no records")
 	}
 	key := recs[0].Fleet
-	out := &ResumedFleet{Replayed: r, Submit: &SubmitFleet{Key: key, Done: map[string]TaskResult{}}}
+	out := &ResumedFleet{Replayed: r, Submit: &SubmitFleet{Key: key, Done: map[string]event.TaskResult{}}}
 	for i, raw := range r.Submission.Specs {
-		var spec TaskSpec
+		var spec event.TaskSpec
 		if err := json.Unmarshal(raw, &spec); err != nil {
 			return nil, fmt.Errorf("resume fleet %s: task %d: %w", key, i+1, err)
 		}
@@ -203,7 +204,7 @@ func ResumeFleet(ctx context.Context, j FleetJournal, recs []journal.Record, run
 		out.Submit.FleetID = r.Submission.Tasks[0].Fleet
 	}
 	for id, raw := range r.Results {
-		var res TaskResult
+		var res event.TaskResult
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return nil, fmt.Errorf("resume fleet %s: result of %s: %w", key, id, err)
 		}
@@ -217,7 +218,7 @@ func ResumeFleet(ctx context.Context, j FleetJournal, recs []journal.Record, run
 			out.Rerun = append(out.Rerun, id)
 			continue
 		}
-		res := TaskResult{TaskID: id, Status: event.TaskFailed, Error: "it was running when the process stopped (agent.resume_running = \"fail\")"}
+		res := event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: "it was running when the process stopped (agent.resume_running = \"fail\")"}
 		b, _ := json.Marshal(res)
 		if _, err := j.Append(ctx, journal.Record{Fleet: key, Kind: journal.KindFinish, Task: id, At: time.Now(), Data: b}); err != nil {
 			return nil, fmt.Errorf("resume fleet %s: %w", key, err)
@@ -232,7 +233,7 @@ func ResumeFleet(ctx context.Context, j FleetJournal, recs []journal.Record, run
 // and returns its result: how `reasonix fleet resume` finishes a fleet
 // whose process died. It waits at most timeout and stops the scheduler
 // (and whatever subagents it still runs) before it returns.
-func RunFleet(sys *System, spec FleetSpec, session string, bus *event.Bus, m *SubmitFleet, timeout time.Duration) (*FleetResult, error) {
+func RunFleet(sys *kernel.System, spec FleetSpec, session string, bus *event.Bus, m *SubmitFleet, timeout time.Duration) (*FleetResult, error) {
 	if err := StartWorkersRemote(sys, &spec); err != nil {
 		sys.Logger().Warn("fleet resume runs every task in this process", "err", err)
 	}
@@ -260,7 +261,7 @@ func FormatFleetResult(tool string, r *FleetResult) (text string, isError bool) 
 // the one that submitted tasks: the same tool and the same prompts in
 // the same order. It finds a resumed fleet's call in its parent's
 // transcript.
-func CallOfFleet(tool, args string, tasks []TaskSpec) bool {
+func CallOfFleet(tool, args string, tasks []event.TaskSpec) bool {
 	if tool != ToolTask && tool != ToolFleet && tool != ToolParallelTasks {
 		return false
 	}

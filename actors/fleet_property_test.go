@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
@@ -44,7 +45,7 @@ var (
 // seed; replay it with -run 'TestFleetPropertyExactlyOnce/seed=N$'
 // -fleet.seed=N.
 func TestFleetPropertyExactlyOnce(t *testing.T) {
-	t.Cleanup(func() { faultHook.Store(nil) })
+	t.Cleanup(func() { kernel.FaultHook.Store(nil) })
 	seeds := make([]uint64, 0, *fleetIters)
 	if *fleetSeed != 0 {
 		seeds = append(seeds, *fleetSeed)
@@ -344,7 +345,7 @@ func runFleetProperty(t *testing.T, sc *fleetScenario) {
 			return "too late", nil
 		}},
 	}
-	newAgent := func(spec TaskSpec) (AgentSpec, error) {
+	newAgent := func(spec event.TaskSpec) (AgentSpec, error) {
 		rec.mu.Lock()
 		rec.factories[spec.ID]++
 		rec.mu.Unlock()
@@ -375,9 +376,9 @@ func runFleetProperty(t *testing.T, sc *fleetScenario) {
 				panic("injected scheduler fault")
 			}
 		}
-		faultHook.Store(&hook)
+		kernel.FaultHook.Store(&hook)
 	}
-	defer faultHook.Store(nil)
+	defer kernel.FaultHook.Store(nil)
 
 	reg, err := tool.NewRegistry()
 	must(t, err)
@@ -385,7 +386,7 @@ func runFleetProperty(t *testing.T, sc *fleetScenario) {
 	if *fleetLog {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	sys := NewSystem(logger)
+	sys := kernel.NewSystem(logger)
 	const id = "s1"
 	sess, err := StartSession(sys, SessionSpec{
 		Agent: AgentSpec{Session: id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",

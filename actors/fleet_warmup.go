@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"reasonix/actors/event"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -30,7 +31,7 @@ type prefixWarmed struct {
 }
 
 // prefixKey groups the tasks of a fleet that share a prompt prefix.
-func prefixKey(spec TaskSpec) string {
+func prefixKey(spec event.TaskSpec) string {
 	w := "r"
 	if spec.Writer {
 		w = "w"

@@ -12,6 +12,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"reasonix/core/config"
 	"reasonix/core/journal"
 	"reasonix/scheduler"
@@ -50,7 +52,7 @@ func (d *subagents) addWorkers(spec *FleetSpec) {
 		spec.warning = "workers not used, every task runs in this process: " + err.Error()
 		return
 	}
-	spec.Remote = &RemoteOptions{Listen: r.Listen, Advertise: r.Advertise, Token: tok, TLSCert: r.TLSCert, TLSKey: r.TLSKey, TLSCA: r.TLSCA}
+	spec.Remote = &remote.RemoteOptions{Listen: r.Listen, Advertise: r.Advertise, Token: tok, TLSCert: r.TLSCert, TLSKey: r.TLSKey, TLSCA: r.TLSCA}
 	spec.Workspace = filepath.Base(spec.Root)
 	spec.Heartbeat = time.Duration(r.HeartbeatMS) * time.Millisecond
 	spec.MissLimit = r.MissLimit
@@ -114,11 +116,11 @@ func (f *fleetActor) lease() time.Duration {
 // system's address, which every spawn and request reads. On an error the
 // workers are dropped from spec, so the fleet runs every task in this
 // process, and the error says why.
-func StartWorkersRemote(sys *System, spec *FleetSpec) error {
-	if spec == nil || len(spec.Workers) == 0 || spec.Remote == nil || sys.Remote() != nil {
+func StartWorkersRemote(sys *kernel.System, spec *FleetSpec) error {
+	if spec == nil || len(spec.Workers) == 0 || spec.Remote == nil || sys.Endpoint() != nil {
 		return nil
 	}
-	if _, err := StartRemote(sys, *spec.Remote); err != nil {
+	if _, err := remote.StartRemote(sys, *spec.Remote); err != nil {
 		spec.Workers = nil
 		err = fmt.Errorf("workers not used, every task runs in this process: %w", err)
 		spec.warning = err.Error()
@@ -140,7 +142,7 @@ func (f *fleetActor) startWorkers(c actor.Context) {
 	if len(f.spec.Workers) == 0 {
 		return
 	}
-	if f.spec.Remote != nil && f.sys.Remote() == nil {
+	if f.spec.Remote != nil && f.sys.Endpoint() == nil {
 		if err := StartWorkersRemote(f.sys, &f.spec); err != nil {
 			f.log.Warn("remote endpoint did not start; every task runs in this process", "err", err)
 			f.publish(&event.Notice{Level: "warn", Message: err.Error()}, "")
@@ -195,7 +197,9 @@ func (f *fleetActor) spawnLink(c actor.Context, n *workerNode) {
 	}
 	if spec.Probe == nil && f.spec.Remote != nil {
 		o := *f.spec.Remote
-		spec.Probe = func(ctx context.Context, address string) (time.Duration, error) { return ProbeRemote(ctx, address, o) }
+		spec.Probe = func(ctx context.Context, address string) (time.Duration, error) {
+			return remote.ProbeRemote(ctx, address, o)
+		}
 	}
 	pid, err := c.SpawnNamed(workerLinkProps(f.sys, spec), "link/"+w.Name)
 	if err != nil {
@@ -293,7 +297,7 @@ func (f *fleetActor) onWorkerNote(c actor.Context, m *workerNote) {
 		// scheduler missed.
 		target := n.target
 		if target == nil {
-			target = actor.NewPID(n.spec.Address, workerActorName)
+			target = actor.NewPID(n.spec.Address, remote.HostActorName)
 			if f.spec.target != nil {
 				target = f.spec.target(n.spec)
 			}
@@ -362,7 +366,7 @@ func (f *fleetActor) startRemote(c actor.Context, t *runningTask, deadline time.
 		ws = f.workspace()
 	}
 	rs := remoteTaskSpec{worker: t.node, link: n.link, gate: t.gate, bus: f.bus, budget: budgetRef(t.budget),
-		start: workerStart{Epoch: n.epoch, Attempt: t.attempt, Session: f.session, Fleet: t.fleet, Workspace: ws, Spec: spec,
+		start: remote.Start{Epoch: n.epoch, Attempt: t.attempt, Session: f.session, Fleet: t.fleet, Workspace: ws, Spec: spec,
 			Posture: f.posture, Interactive: f.spec.interactive}}
 	if f.spec.TaskTimeout > 0 {
 		rs.backstop = f.spec.TaskTimeout + 2*f.grace() + f.lease() + f.heartbeat()
@@ -406,7 +410,7 @@ func (f *fleetActor) attemptEnded(c actor.Context, id string, m *TurnFinished) b
 	case t.stopping:
 		// Being cancelled or expired anyway: the stop decides how it
 		// ends.
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: why})
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: why})
 	case t.spec.Writer:
 		// The worker may still run the writer until its lease lapses:
 		// keep the writer's slots and claims until it has certainly
@@ -426,7 +430,7 @@ func (f *fleetActor) attemptEnded(c actor.Context, id string, m *TurnFinished) b
 // policy.
 func (f *fleetActor) lostAttempt(c actor.Context, id, why string) {
 	if f.spec.LostPolicy == "fail" {
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: why + " (agent.resume_running = \"fail\")"})
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: why + " (agent.resume_running = \"fail\")"})
 		return
 	}
 	f.requeue(c, id, why)
@@ -477,7 +481,7 @@ func (f *fleetActor) requeue(c actor.Context, id, why string) {
 		if errors.Is(err, scheduler.ErrAttempts) {
 			why = fmt.Sprintf("%s (gave up after %d attempts)", why, t.attempt)
 		}
-		f.finishTask(c, id, TaskResult{TaskID: id, Status: event.TaskFailed, Error: why})
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: why})
 		return
 	}
 	f.log.Info("task requeued", "task", id, "worker", worker, "attempt", attempt, "why", why)

@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/remote"
 	"reasonix/core/provider/providertest"
 )
 
@@ -35,7 +36,7 @@ func TestFleetWorkersPropertyEndsOnce(t *testing.T) {
 }
 
 type propTask struct {
-	spec TaskSpec
+	spec event.TaskSpec
 	mode string // ok, hang, full, fatal
 }
 
@@ -59,7 +60,7 @@ func runWorkersProperty(t *testing.T, seed uint64) {
 	byID := map[string]propTask{}
 	for i := 1; i <= 6+rng.IntN(10); i++ {
 		mode := []string{"ok", "ok", "ok", "hang", "full", "fatal"}[rng.IntN(6)]
-		ts := TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: fmt.Sprintf("task %d %s", i, mode)}
+		ts := event.TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: fmt.Sprintf("task %d %s", i, mode)}
 		if rng.IntN(5) < 2 {
 			ts.Writer, ts.WritePaths = true, paths[rng.IntN(len(paths))]
 		}
@@ -79,7 +80,7 @@ func runWorkersProperty(t *testing.T, seed uint64) {
 	refused := map[string]bool{}
 	script := func(fw *fleetWorker, c actor.Context, m any) bool {
 		switch m := m.(type) {
-		case *workerStart:
+		case *remote.Start:
 			mode := byID[m.Spec.ID].mode
 			mu.Lock()
 			first := !refused[m.Spec.ID]
@@ -87,21 +88,21 @@ func runWorkersProperty(t *testing.T, seed uint64) {
 			mu.Unlock()
 			switch {
 			case mode == "fatal":
-				sendWorker(fw.sys, c, c.Sender(), &workerRefused{Task: m.Spec.ID, Attempt: m.Attempt, Reason: "unknown profile", Fatal: true})
+				remote.SendWorker(fw.sys, c, c.Sender(), &remote.Refused{Task: m.Spec.ID, Attempt: m.Attempt, Reason: "unknown profile", Fatal: true})
 				return true
 			case mode == "full" && first:
-				sendWorker(fw.sys, c, c.Sender(), &workerRefused{Task: m.Spec.ID, Attempt: m.Attempt, Reason: "full"})
+				remote.SendWorker(fw.sys, c, c.Sender(), &remote.Refused{Task: m.Spec.ID, Attempt: m.Attempt, Reason: "full"})
 				return true
 			case mode == "hang":
-				sendWorker(fw.sys, c, c.Sender(), &workerAccepted{Task: m.Spec.ID, Attempt: m.Attempt})
+				remote.SendWorker(fw.sys, c, c.Sender(), &remote.Accepted{Task: m.Spec.ID, Attempt: m.Attempt})
 				return true
 			}
-		case *workerCancel:
+		case *remote.Cancel:
 			fw.mu.Lock()
 			mute := fw.mute
 			fw.mu.Unlock()
 			if !mute {
-				sendWorker(fw.sys, c, c.Sender(), &workerFinished{Task: m.Task, Attempt: m.Attempt, Status: event.StatusCancelled, Error: "cancelled"})
+				remote.SendWorker(fw.sys, c, c.Sender(), &remote.Finished{Task: m.Task, Attempt: m.Attempt, Status: event.StatusCancelled, Error: "cancelled"})
 			}
 			return true
 		}
@@ -120,7 +121,7 @@ func runWorkersProperty(t *testing.T, seed uint64) {
 	}
 	r.waitUp(names...)
 
-	var specs []TaskSpec
+	var specs []event.TaskSpec
 	for _, pt := range tasks {
 		specs = append(specs, pt.spec)
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"reasonix/core/config"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
@@ -32,12 +34,12 @@ type fleetWorker struct {
 	reachable atomic.Bool
 	hang      atomic.Bool
 	// started gets every attempt the worker accepted.
-	started chan *workerStart
+	started chan *remote.Start
 }
 
 type fleetRig struct {
 	t       *testing.T
-	sys     *System
+	sys     *kernel.System
 	bus     *event.Bus
 	sub     *event.Subscription
 	pid     *actor.PID
@@ -72,25 +74,25 @@ func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]boo
 	p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: srv.URL(), Model: "fake-model",
 		MaxRetries: -1, HTTPClient: &http.Client{Transport: tr}})
 	must(t, err)
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	r := &fleetRig{t: t, sys: sys, bus: event.NewBus(), workers: map[string]*fleetWorker{}}
 	r.sub = r.bus.Subscribe()
 	for _, ws := range spec.Workers {
 		name := ws.Name
 		fw := &fleetWorker{scriptWorker: &scriptWorker{sys: sys, name: name, capacity: ws.Capacity, free: -1, tick: make(chan struct{}, 1)},
-			started: make(chan *workerStart, 64)}
+			started: make(chan *remote.Start, 64)}
 		fw.reachable.Store(!down[name])
 		fw.hang.Store(hang[name])
 		fw.onTask = func(c actor.Context, m any) {
 			if script != nil && script(fw, c, m) {
 				return
 			}
-			st, ok := m.(*workerStart)
+			st, ok := m.(*remote.Start)
 			if !ok {
 				return
 			}
 			to := c.Sender()
-			sendWorker(sys, c, to, &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt, Model: name + "-model"})
+			remote.SendWorker(sys, c, to, &remote.Accepted{Task: st.Spec.ID, Attempt: st.Attempt, Model: name + "-model"})
 			select {
 			case fw.started <- st:
 			default:
@@ -99,12 +101,12 @@ func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]boo
 				return
 			}
 			answer := name + " did " + st.Spec.Prompt
-			items, err := encodeWorkerEvent(&event.TextDelta{Meta: event.Meta{Session: st.Session, Task: st.Spec.ID}, Text: answer})
+			items, err := remote.EncodeWorkerEvent(&event.TextDelta{Meta: event.Meta{Session: st.Session, Task: st.Spec.ID}, Text: answer})
 			if err != nil {
 				panic(err)
 			}
-			sendWorker(sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: []workerEvent{items}})
-			sendWorker(sys, c, to, &workerFinished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 1, Status: event.StatusOK, Text: answer, Steps: 1})
+			remote.SendWorker(sys, c, to, &remote.TaskEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: []remote.TaskEvent{items}})
+			remote.SendWorker(sys, c, to, &remote.Finished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 1, Status: event.StatusOK, Text: answer, Steps: 1})
 		}
 		wpid, err := sys.Root().SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return fw.scriptWorker }), "script-"+name)
 		must(t, err)
@@ -128,8 +130,10 @@ func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]boo
 		}
 		return 0, fmt.Errorf("no worker at %s", address)
 	}
-	spec.target = func(w WorkerSpec) *actor.PID { return actor.NewPID(sys.as.ProcessRegistry.Address, "script-"+w.Name) }
-	spec.NewAgent = func(TaskSpec) (AgentSpec, error) {
+	spec.target = func(w WorkerSpec) *actor.PID {
+		return actor.NewPID(sys.ActorSystem().ProcessRegistry.Address, "script-"+w.Name)
+	}
+	spec.NewAgent = func(event.TaskSpec) (AgentSpec, error) {
 		reg, err := tool.NewRegistry()
 		if err != nil {
 			return AgentSpec{}, err
@@ -279,10 +283,10 @@ func TestFleetOverWorkersSurvivesALostWorker(t *testing.T) {
 		}}
 	r := newFleetRig(t, spec, map[string]bool{"w2": true}, nil)
 	r.waitUp("w1", "w2")
-	var tasks []TaskSpec
+	var tasks []event.TaskSpec
 	var ids []string
 	for i := 1; i <= 12; i++ {
-		ts := TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: fmt.Sprintf("task %d", i)}
+		ts := event.TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: fmt.Sprintf("task %d", i)}
 		switch i % 4 {
 		case 1:
 			ts.Writer, ts.WritePaths = true, []string{fmt.Sprintf("src/p%d", i)}
@@ -379,11 +383,11 @@ func TestFleetLostWorkerFailPolicyAndFencedWriter(t *testing.T) {
 			r.waitUp("w1")
 			// Two overlapping writers: the first lands on w1 and hangs
 			// there; the second runs on w2 once the first's claims are free.
-			tasks := []TaskSpec{
+			tasks := []event.TaskSpec{
 				{ID: "f1.1", Prompt: "task 1", Writer: true, WritePaths: []string{"src"}},
 				{ID: "f1.2", Prompt: "task 2", Writer: true, WritePaths: []string{"src/a"}},
 			}
-			var first *workerStart
+			var first *remote.Start
 			res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
 			select {
 			case first = <-r.workers["w1"].started:
@@ -482,22 +486,22 @@ func TestFleetWorkerRefusalRequeues(t *testing.T) {
 		w.free = 0 // heartbeats report no free slot
 		inner := w.onTask
 		w.onTask = func(c actor.Context, m any) {
-			if st, ok := m.(*workerStart); ok && refusals.Load() == 0 {
+			if st, ok := m.(*remote.Start); ok && refusals.Load() == 0 {
 				refusals.Add(1)
 				mu.Lock()
 				refusedTasks[st.Spec.ID] = true
 				mu.Unlock()
-				sendWorker(w.sys, c, c.Sender(), &workerRefused{Task: st.Spec.ID, Attempt: st.Attempt, Reason: "full"})
+				remote.SendWorker(w.sys, c, c.Sender(), &remote.Refused{Task: st.Spec.ID, Attempt: st.Attempt, Reason: "full"})
 				return
 			}
 			inner(c, m)
 		}
 	})
 	r.waitUp("w1")
-	var tasks []TaskSpec
+	var tasks []event.TaskSpec
 	var ids []string
 	for i := 1; i <= 6; i++ {
-		tasks = append(tasks, TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: fmt.Sprintf("task %d", i)})
+		tasks = append(tasks, event.TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: fmt.Sprintf("task %d", i)})
 		ids = append(ids, tasks[i-1].ID)
 	}
 	out := <-r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
@@ -552,14 +556,14 @@ func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 	}))
 	cfg, cwd := buildConfig(t, srv.URL(), "")
 	type host struct {
-		sys  *System
-		rem  *Remote
+		sys  *kernel.System
+		rem  *remote.Remote
 		host *WorkerHost
 	}
 	var hosts []*host
 	for _, name := range []string{"w1", "w2"} {
-		sys := NewSystem(nil)
-		rem, err := StartRemote(sys, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
+		sys := kernel.NewSystem(nil)
+		rem, err := remote.StartRemote(sys, remote.RemoteOptions{Listen: "127.0.0.1:0", Token: queryTestToken})
 		must(t, err)
 		h, err := StartWorkerHost(sys, WorkerHostSpec{Name: name, Capacity: 2, Workspaces: map[string]string{"ws": cwd}, Config: cfg,
 			Grace: time.Second})
@@ -568,12 +572,12 @@ func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 	}
 	spec := FleetSpec{MaxRunning: 1, MaxWriters: 2, Root: cwd, Workspace: "ws", WarmWait: -1, RunLocal: false,
 		Heartbeat: 100 * time.Millisecond, MissLimit: 3, TaskTimeout: time.Minute,
-		Remote: &RemoteOptions{Listen: "127.0.0.1:0", Token: testToken},
+		Remote: &remote.RemoteOptions{Listen: "127.0.0.1:0", Token: queryTestToken},
 		Workers: []WorkerSpec{
 			{Name: "w1", Address: hosts[0].rem.Address(), Capacity: 2},
 			{Name: "w2", Address: hosts[1].rem.Address(), Capacity: 1},
 		}}
-	ssys := NewSystem(nil)
+	ssys := kernel.NewSystem(nil)
 	must(t, StartWorkersRemote(ssys, &spec))
 	bus := event.NewBus()
 	sub := bus.Subscribe()
@@ -585,7 +589,7 @@ func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 		if err := ssys.Stop(pid, 10*time.Second); err != nil {
 			t.Errorf("stop scheduler: %v", err)
 		}
-		shutdown := func(what string, sys *System) {
+		shutdown := func(what string, sys *kernel.System) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			t0 := time.Now()
@@ -607,14 +611,14 @@ func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 	r.waitUp("w1", "w2")
 	// The held task stalls on whichever worker it lands; that worker's
 	// process then goes away.
-	var tasks []TaskSpec
+	var tasks []event.TaskSpec
 	var ids []string
 	for i := 1; i <= 6; i++ {
 		p := fmt.Sprintf("task %d", i)
 		if i == 3 {
 			p = "hold task 3"
 		}
-		tasks = append(tasks, TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: p})
+		tasks = append(tasks, event.TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: p})
 		ids = append(ids, tasks[i-1].ID)
 	}
 	res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
@@ -739,7 +743,7 @@ func TestFleetRepairsLostWorkerMessages(t *testing.T) {
 		if !fired.Load() {
 			t.Fatal("the fault never fired")
 		}
-		out := <-r.submit(&SubmitFleet{FleetID: "f1", Tasks: []TaskSpec{{ID: "f1.1", Prompt: "task 1"}, {ID: "f1.2", Prompt: "task 2"}}})
+		out := <-r.submit(&SubmitFleet{FleetID: "f1", Tasks: []event.TaskSpec{{ID: "f1.1", Prompt: "task 1"}, {ID: "f1.2", Prompt: "task 2"}}})
 		if out == nil {
 			t.FailNow()
 		}
@@ -755,7 +759,7 @@ func TestFleetRepairsLostWorkerMessages(t *testing.T) {
 			Workers: []WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
 		r := newFleetRig(t, spec, map[string]bool{"w1": true}, nil)
 		r.waitUp("w1")
-		res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: []TaskSpec{{ID: "f1.1", Prompt: "task 1"}, {ID: "f1.2", Prompt: "task 2"},
+		res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: []event.TaskSpec{{ID: "f1.1", Prompt: "task 1"}, {ID: "f1.2", Prompt: "task 2"},
 			{ID: "f1.3", Prompt: "task 3"}}})
 		var on []string
 		for len(on) < 2 {
@@ -809,10 +813,10 @@ func TestFleetWaitsForItsLinksFirstVerdict(t *testing.T) {
 			}
 		}}
 	r := newFleetRig(t, spec, nil, nil)
-	var tasks []TaskSpec
+	var tasks []event.TaskSpec
 	var ids []string
 	for i := 1; i <= 4; i++ {
-		tasks = append(tasks, TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: fmt.Sprintf("task %d", i)})
+		tasks = append(tasks, event.TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: fmt.Sprintf("task %d", i)})
 		ids = append(ids, tasks[i-1].ID)
 	}
 	res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
@@ -843,11 +847,11 @@ func TestFleetWarnsWhenWorkersAreNotUsed(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
 	defer ln.Close()
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()
-	spec := &FleetSpec{Root: "/ws", Remote: &RemoteOptions{Listen: ln.Addr().String(), Token: "t"},
+	spec := &FleetSpec{Root: "/ws", Remote: &remote.RemoteOptions{Listen: ln.Addr().String(), Token: "t"},
 		Workers: []WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
 	if err := StartWorkersRemote(sys, spec); err == nil {
 		t.Fatal("an endpoint on a taken port started")

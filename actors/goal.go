@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/goal"
 	"reasonix/core/provider"
 	"reasonix/core/text"
@@ -56,7 +57,7 @@ const goalBarrierWait = 2 * time.Second
 // of a ceiling, and a timer cancels a turn still running when the goal's
 // time is up.
 type goalController struct {
-	sys   *System
+	sys   *kernel.System
 	agent AgentSpec
 	spec  GoalSpec
 	inner *actor.Props
@@ -64,7 +65,7 @@ type goalController struct {
 	log   *slog.Logger
 	child *actor.PID
 	// ledger holds the running turn's request to the child.
-	ledger *ledger
+	ledger *kernel.Ledger
 	// active is the session's goal (running or waiting for the user);
 	// run the turn in flight.
 	active *goal.Record
@@ -122,7 +123,7 @@ type goalSeen struct {
 // goalBarrierExpired ends the wait for the relay.
 type goalBarrierExpired struct{ seq int64 }
 
-func goalProps(sys *System, agent AgentSpec, spec GoalSpec, inner *actor.Props) *actor.Props {
+func goalProps(sys *kernel.System, agent AgentSpec, spec GoalSpec, inner *actor.Props) *actor.Props {
 	log := agent.Logger
 	if log == nil {
 		log = sys.Logger()
@@ -152,9 +153,9 @@ func goalProps(sys *System, agent AgentSpec, spec GoalSpec, inner *actor.Props) 
 		spec.Now = time.Now
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &goalController{sys: sys, agent: agent, spec: spec, inner: inner, box: box, meter: meter, ledger: newLedger(sys),
+		return &goalController{sys: sys, agent: agent, spec: spec, inner: inner, box: box, meter: meter, ledger: kernel.NewLedger(sys),
 			log: log.With("session", agent.Session), calls: map[string]string{}}
-	}, actor.WithSupervisor(stopOnFailure), withRepair("goal", log))
+	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("goal", log))
 }
 
 // GoalTools are the tools a goal gives the model, sharing box with the
@@ -163,12 +164,12 @@ func GoalTools(box *goalBox) []tool.Tool {
 	return []tool.Tool{&goalTool{box: box}, &todoTool{box: box}}
 }
 
-func (g *goalController) beginMessage() { g.answered = false }
+func (g *goalController) BeginMessage() { g.answered = false }
 
 // Receive implements actor.Actor.
 func (g *goalController) Receive(c actor.Context) {
 	msg := c.Message()
-	if g.ledger.receive(c, msg) {
+	if g.ledger.Receive(c, msg) {
 		return
 	}
 	switch m := msg.(type) {
@@ -189,7 +190,7 @@ func (g *goalController) Receive(c actor.Context) {
 	case *SetEffort:
 		c.Send(g.child, m)
 	case *TurnFinished:
-		if g.ledger.settle(goalKey) {
+		if g.ledger.Settle(goalKey) {
 			g.settled = m
 			g.onFinished(c, m)
 		}
@@ -201,10 +202,10 @@ func (g *goalController) Receive(c actor.Context) {
 		}
 	case *goalTimeUp:
 		g.onTimeUp(c, m)
-	case *Crashed:
+	case *kernel.Crashed:
 		g.repair(c, m)
 	case *actor.Stopping:
-		g.ledger.dropAll()
+		g.ledger.DropAll()
 		if r := g.run; r != nil {
 			r.stopTimers()
 		}
@@ -343,14 +344,14 @@ func (g *goalController) stopForTime(c actor.Context, run int) {
 		return
 	}
 	r.timeUp = true
-	if g.ledger.pending(goalKey) {
+	if g.ledger.Pending(goalKey) {
 		c.Send(g.child, &CancelTurn{})
 	}
 }
 
 // ask sends a turn to the child; the ledger makes sure it ends once.
 func (g *goalController) ask(c actor.Context, m *RunTurn) {
-	g.ledger.request(c, goalKey, g.child, m, 0, func(c actor.Context, why string) {
+	g.ledger.Request(c, goalKey, g.child, m, 0, func(c actor.Context, why string) {
 		g.onFinished(c, &TurnFinished{Status: event.StatusFailed, Error: "executor " + why})
 	})
 }
@@ -612,14 +613,14 @@ func (g *goalController) stopRelay() {
 // goal is journalled failed and can be resumed); a time-up whose handler
 // crashed still stops the turn in flight; a RunTurn whose handler crashed
 // is answered.
-func (g *goalController) repair(c actor.Context, m *Crashed) {
-	g.ledger.reconcile(c)
+func (g *goalController) repair(c actor.Context, m *kernel.Crashed) {
+	g.ledger.Reconcile(c)
 	if r := g.run; r != nil {
 		if tf, ok := m.Lost.(*TurnFinished); ok && tf != g.settled {
 			// The handler never ran: the answer ends the child's turn.
-			g.ledger.settle(goalKey)
+			g.ledger.Settle(goalKey)
 		}
-		if (!g.ledger.pending(goalKey) && r.finished == nil) || m.Lost == r.finished {
+		if (!g.ledger.Pending(goalKey) && r.finished == nil) || m.Lost == r.finished {
 			if r.timer != nil {
 				r.timer.Stop()
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/goal"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -57,7 +58,7 @@ func newGoalHarness(t *testing.T, spec GoalSpec, s *goalScript, tools ...tool.To
 	p := fakeProvider(t, srv)
 	reg, err := tool.NewRegistry(tools...)
 	must(t, err)
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	bus := event.NewBus()
 	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1", reg: reg}
 	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/compact"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
@@ -23,7 +24,7 @@ import (
 type harness struct {
 	t    *testing.T
 	srv  *providertest.Server
-	sys  *System
+	sys  *kernel.System
 	bus  *event.Bus
 	sub  *event.Subscription
 	sess *Session
@@ -67,7 +68,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	bus := event.NewBus()
 	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1", reg: reg}
 	timeout := o.timeout
@@ -75,7 +76,7 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		timeout = 10 * time.Second
 	}
 	if o.fleet != nil && o.fleet.NewAgent == nil {
-		o.fleet.NewAgent = func(spec TaskSpec) (AgentSpec, error) {
+		o.fleet.NewAgent = func(spec event.TaskSpec) (AgentSpec, error) {
 			sub, err := tool.NewRegistry(o.subTools...)
 			if err != nil {
 				return AgentSpec{}, err

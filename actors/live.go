@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"sync"
 	"time"
 )
@@ -17,7 +18,7 @@ import (
 // its Session takes the frontend's commands. Close stops it all and closes
 // the transcript. A Live is safe for concurrent use.
 type Live struct {
-	sys     *System
+	sys     *kernel.System
 	bus     *event.Bus
 	session *Session
 	built   *Built
@@ -35,7 +36,7 @@ func StartLive(b *Built, logger *slog.Logger, opts ...event.BusOption) (*Live, e
 	if logger == nil {
 		logger = b.Spec.Agent.Logger
 	}
-	sys := NewSystem(logger)
+	sys := kernel.NewSystem(logger)
 	bus := event.NewBus(opts...)
 	spec := b.Spec
 	spec.Agent.Bus = bus

@@ -15,6 +15,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/mcp"
 	"reasonix/core/text"
 	"reasonix/core/tool"
@@ -277,7 +278,7 @@ func elicitDefaults(schema json.RawMessage) (content map[string]any, missing []s
 // supervisor: a panic in a handler becomes a *Crashed for repair, which
 // treats it as one more connection failure.
 type mcpConn struct {
-	sys     *System
+	sys     *kernel.System
 	srv     MCPServer
 	spec    MCPSpec
 	backoff Backoff
@@ -311,7 +312,7 @@ type mcpConn struct {
 // mcpConnProps builds the connection actor of srv. gate is the server's
 // tool caller, made by the session, which wraps it into the tools it
 // registers; the actor attaches and detaches clients on it.
-func mcpConnProps(sys *System, srv MCPServer, spec MCPSpec, agent AgentSpec, gate *mcpGate) *actor.Props {
+func mcpConnProps(sys *kernel.System, srv MCPServer, spec MCPSpec, agent AgentSpec, gate *mcpGate) *actor.Props {
 	log := agent.Logger
 	if log == nil {
 		log = sys.Logger()
@@ -322,17 +323,17 @@ func mcpConnProps(sys *System, srv MCPServer, spec MCPSpec, agent AgentSpec, gat
 			sys: sys, srv: srv, spec: spec, backoff: spec.Backoff.withDefaults(),
 			log: log, gate: gate, state: event.MCPConnecting,
 		}
-	}, actor.WithSupervisor(stopOnFailure), withRepair("mcp", log))
+	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("mcp", log))
 }
 
-func (a *mcpConn) beginMessage() { a.answered = false }
+func (a *mcpConn) BeginMessage() { a.answered = false }
 
 // Receive implements actor.Actor.
 func (a *mcpConn) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		a.start(c)
-	case *Crashed:
+	case *kernel.Crashed:
 		a.repair(c, m)
 	case *connUp:
 		a.onUp(c, m)
@@ -479,7 +480,7 @@ func (a *mcpConn) failed(c actor.Context, why string) {
 // towards giving up, and the server reconnects after the backoff like
 // after any other failure. The request whose handler panicked, if its
 // reply was not handed on yet, is answered with the crash.
-func (a *mcpConn) repair(c actor.Context, crash *Crashed) {
+func (a *mcpConn) repair(c actor.Context, crash *kernel.Crashed) {
 	if crash.Message == fmt.Sprintf("%T", (*actor.Stopping)(nil)) {
 		a.stop() // the actor is going away: no reconnection
 	} else {
@@ -501,7 +502,7 @@ func (a *mcpConn) repair(c actor.Context, crash *Crashed) {
 }
 
 // crashReply is the answer to a request whose handler panicked.
-func (a *mcpConn) crashReply(msg any, crash *Crashed) any {
+func (a *mcpConn) crashReply(msg any, crash *kernel.Crashed) any {
 	why := fmt.Sprintf("mcp server %q: %s", a.srv.Config.Name, crash.Error())
 	switch m := msg.(type) {
 	case *QueryMCP:

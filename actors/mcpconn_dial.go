@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/kernel"
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/oauth"
 )
@@ -17,7 +18,7 @@ import (
 // dialer holds what a connection goroutine needs; it never changes after
 // the actor builds it, so the goroutine reads no actor state.
 type dialer struct {
-	sys            *System
+	sys            *kernel.System
 	cfg            mcp.ServerConfig
 	gate           *mcpGate
 	log            *slog.Logger

@@ -16,6 +16,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/mcp"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
@@ -32,7 +33,7 @@ const waitBound = 30 * time.Second
 type mcpHarness struct {
 	t    *testing.T
 	srv  *providertest.Server
-	sys  *System
+	sys  *kernel.System
 	bus  *event.Bus
 	sub  *event.Subscription
 	sess *Session
@@ -70,7 +71,7 @@ func newMCPHarnessWith(t *testing.T, spec MCPSpec, perms Permissions, tools ...t
 	must(t, err)
 	reg, err := tool.NewRegistry(tools...)
 	must(t, err)
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	bus := event.NewBus()
 	h := &mcpHarness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), reg: reg, id: "m1"}
 	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
@@ -165,7 +166,7 @@ func seenOf[T event.Event](h *mcpHarness) []T { return eventsOf[T](h.seen) }
 
 // child is the PID of server's connection actor.
 func (h *mcpHarness) child(server string) *actor.PID {
-	return actor.NewPID(h.sys.as.Address(), h.sess.pid.Id+"/mcp/"+server)
+	return actor.NewPID(h.sys.ActorSystem().Address(), h.sess.pid.Id+"/mcp/"+server)
 }
 
 // scripted is a server running this test binary in the given mode.

@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/mcp"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
@@ -29,8 +30,8 @@ func injectMCPPanic(t *testing.T, match func(any) bool, after bool) *atomic.Bool
 			panic("injected fault")
 		}
 	}
-	faultHook.Store(&hook)
-	t.Cleanup(func() { faultHook.Store(nil) })
+	kernel.FaultHook.Store(&hook)
+	t.Cleanup(func() { kernel.FaultHook.Store(nil) })
 	return &fired
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/compact"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
@@ -92,7 +93,7 @@ func transcriptSession(t *testing.T, tr Transcript) (*providertest.Server, *even
 	must(t, err)
 	reg, err := tool.NewRegistry()
 	must(t, err)
-	sys, bus := NewSystem(nil), event.NewBus()
+	sys, bus := kernel.NewSystem(nil), event.NewBus()
 	sub := bus.Subscribe()
 	sess, err := StartSession(sys, SessionSpec{Agent: AgentSpec{Session: "s1", Provider: p, Model: "fake-model", Tools: reg,
 		System: "sys", Bus: bus, Transcript: tr}})
@@ -350,7 +351,7 @@ func TestPanicWhileATurnIsSaved(t *testing.T) {
 			srv, _, sub, sess := transcriptSession(t, &fullTranscript{})
 			srv.Push(providertest.Turn{Text: "first"}, providertest.Turn{Text: "second"})
 			done, evs := waitTurn(t, sub, sess, "one")
-			faultHook.Store(nil)
+			kernel.FaultHook.Store(nil)
 			if !fired.Load() {
 				t.Fatal("the fault never fired")
 			}

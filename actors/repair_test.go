@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
 )
@@ -32,8 +33,8 @@ func injectPanic(t *testing.T, kind, msgType string, after bool) *faultFired {
 			panic("injected fault in " + msgType)
 		}
 	}
-	faultHook.Store(&hook)
-	t.Cleanup(func() { faultHook.Store(nil) })
+	kernel.FaultHook.Store(&hook)
+	t.Cleanup(func() { kernel.FaultHook.Store(nil) })
 	return fired
 }
 
@@ -143,7 +144,7 @@ func TestPanicAtEveryExecutorHandler(t *testing.T) {
 				case <-time.After(10 * time.Second):
 					t.Fatalf("the fault never fired")
 				}
-				faultHook.Store(nil)
+				kernel.FaultHook.Store(nil)
 				if n := countTurnDone(evs); n != 1 {
 					t.Fatalf("%d turn_done events for one turn", n)
 				}
@@ -248,7 +249,7 @@ func TestPanicAtEverySchedulerHandler(t *testing.T) {
 					}
 				}
 				done, evs := h.wait()
-				faultHook.Store(nil)
+				kernel.FaultHook.Store(nil)
 				if !fired.Load() && msg != "*actors.QueryFleet" {
 					t.Fatalf("the fault never fired")
 				}
@@ -345,7 +346,7 @@ func TestFleetAnsweredWhenSchedulerDies(t *testing.T) {
 	h.sess.Run("fan out")
 	<-started
 	<-started
-	h.sys.Root().Stop(actor.NewPID(h.sys.as.Address(), h.sess.pid.Id+"/scheduler"))
+	h.sys.Root().Stop(actor.NewPID(h.sys.ActorSystem().Address(), h.sess.pid.Id+"/scheduler"))
 	done, _ := h.wait()
 	if done.Status != event.StatusOK {
 		t.Fatalf("parent turn = %+v", done)
@@ -424,8 +425,8 @@ func TestRepairKeepsTheTextOfACrashedStream(t *testing.T) {
 			panic("injected fault mid-stream")
 		}
 	}
-	faultHook.Store(&hook)
-	t.Cleanup(func() { faultHook.Store(nil) })
+	kernel.FaultHook.Store(&hook)
+	t.Cleanup(func() { kernel.FaultHook.Store(nil) })
 	h := newHarness(t, harnessOpts{})
 	hold := make(chan struct{})
 	h.srv.Push(providertest.Turn{Text: "the first part of an answer that the crash cuts short", Hold: hold, FaultAfterEvents: 3},

@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/permission"
 	"reasonix/core/text"
 )
@@ -40,7 +41,7 @@ type SessionSpec struct {
 // RunTurn exactly one TurnFinished (even if the executor dies) and
 // publishes TurnDone for observers.
 type sessionActor struct {
-	sys      *System
+	sys      *kernel.System
 	spec     SessionSpec
 	executor *actor.PID
 	// scheduler owns the session's subagent tasks; nil without a fleet.
@@ -55,7 +56,7 @@ type sessionActor struct {
 	// mcp is the MCP part (mcp_session.go); nil without MCP servers.
 	mcp *mcpSession
 	// ledger holds the running turn's request to the executor.
-	ledger *ledger
+	ledger *kernel.Ledger
 	// queue holds the prompts that arrived during a turn, in order.
 	queue []queuedTurn
 	// answered says the message being handled was already answered, so
@@ -87,21 +88,21 @@ type queuedTurn struct {
 // turnKey is the session's ledger entry for the turn at its executor.
 const turnKey = "turn"
 
-func sessionProps(sys *System, spec SessionSpec) *actor.Props {
+func sessionProps(sys *kernel.System, spec SessionSpec) *actor.Props {
 	log := spec.Agent.Logger
 	if log == nil {
 		log = sys.Logger()
 	}
 	saves := newSaveLog(spec.Agent.Bus, spec.Agent.Session, log)
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &sessionActor{sys: sys, spec: spec, ledger: newLedger(sys), saves: saves}
-	}, actor.WithSupervisor(stopOnFailure), actor.WithGuardian(stopOnFailure), withRepair("session", log))
+		return &sessionActor{sys: sys, spec: spec, ledger: kernel.NewLedger(sys), saves: saves}
+	}, actor.WithSupervisor(kernel.StopOnFailure), actor.WithGuardian(kernel.StopOnFailure), kernel.WithRepair("session", log))
 }
 
 // Receive implements actor.Actor.
 func (s *sessionActor) Receive(c actor.Context) {
 	msg := c.Message()
-	if s.ledger.receive(c, msg) {
+	if s.ledger.Receive(c, msg) {
 		return
 	}
 	switch m := msg.(type) {
@@ -143,12 +144,12 @@ func (s *sessionActor) Receive(c actor.Context) {
 		}
 		s.answered = true
 	case *TurnFinished:
-		if s.ledger.settle(turnKey) {
+		if s.ledger.Settle(turnKey) {
 			s.finish(c, m)
 		}
 	case *turnSaved:
 		s.onSaved(c, m)
-	case *Crashed:
+	case *kernel.Crashed:
 		s.repair(c, m)
 	case *actor.Terminated:
 		if s.executor != nil && m.Who.Equal(s.executor) {
@@ -160,7 +161,7 @@ func (s *sessionActor) Receive(c actor.Context) {
 		s.mcpChildStopped(c, m.Who)
 	case *actor.Stopping:
 		s.stopping = true
-		s.ledger.dropAll()
+		s.ledger.DropAll()
 		if s.saving != nil {
 			// The turn's reply must not be lost with the session: it ends
 			// with what is known of its records now.
@@ -169,14 +170,14 @@ func (s *sessionActor) Receive(c actor.Context) {
 	}
 }
 
-func (s *sessionActor) beginMessage() { s.answered = false }
+func (s *sessionActor) BeginMessage() { s.answered = false }
 
 // forward hands the turn to the executor. The ledger guarantees the turn
 // ends once: with the executor's TurnFinished, or failed if the executor
 // stops without one.
 func (s *sessionActor) forward(c actor.Context, m *RunTurn) {
 	id := s.spec.Agent.Session
-	s.ledger.request(c, turnKey, s.executor, m, 0, func(c actor.Context, why string) {
+	s.ledger.Request(c, turnKey, s.executor, m, 0, func(c actor.Context, why string) {
 		s.finish(c, &TurnFinished{Session: id, Status: event.StatusFailed, Error: "executor " + why})
 	})
 }
@@ -188,11 +189,11 @@ func (s *sessionActor) forward(c actor.Context, m *RunTurn) {
 // whose handler crashed is answered or applied: a turn request fails (with
 // turn_done, so frontends that sent it learn of it), the executor's reply
 // ends the turn as failed, a cancel is passed on again.
-func (s *sessionActor) repair(c actor.Context, m *Crashed) {
+func (s *sessionActor) repair(c actor.Context, m *kernel.Crashed) {
 	reason := m.Error()
 	id := s.spec.Agent.Session
 	s.repairMCP(c, reason)
-	s.ledger.reconcile(c)
+	s.ledger.Reconcile(c)
 	switch lost := m.Lost.(type) {
 	case *RunTurn:
 		if !s.running {
@@ -202,7 +203,7 @@ func (s *sessionActor) repair(c actor.Context, m *Crashed) {
 			s.queue = append(s.queue, queuedTurn{turn: lost, replyTo: m.Sender})
 		}
 	case *TurnFinished:
-		if s.ledger.settle(turnKey) {
+		if s.ledger.Settle(turnKey) {
 			s.finish(c, &TurnFinished{Session: id, Status: event.StatusFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
 		}
 	case *turnSaved:
@@ -227,7 +228,7 @@ func (s *sessionActor) repair(c actor.Context, m *Crashed) {
 			c.Respond(&BusyStatus{Running: s.running, Queued: len(s.queue)})
 		}
 	}
-	if s.running && s.saving == nil && !s.ledger.pending(turnKey) && (s.mcp == nil || s.mcp.held == nil) {
+	if s.running && s.saving == nil && !s.ledger.Pending(turnKey) && (s.mcp == nil || s.mcp.held == nil) {
 		s.finish(c, &TurnFinished{Session: id, Status: event.StatusFailed, Error: reason})
 	}
 }
@@ -489,14 +490,14 @@ func (s *sessionActor) deliver(c actor.Context, m *TurnFinished) {
 
 // Session is a running session supervisor, as seen from a frontend.
 type Session struct {
-	sys *System
+	sys *kernel.System
 	pid *actor.PID
 	id  string
 }
 
 // StartSession spawns a session supervisor (and its executor) under the
 // root of sys.
-func StartSession(sys *System, spec SessionSpec) (*Session, error) {
+func StartSession(sys *kernel.System, spec SessionSpec) (*Session, error) {
 	if spec.Agent.Provider == nil {
 		return nil, errors.New("start session: no provider")
 	}

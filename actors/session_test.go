@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/provider"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -127,7 +128,7 @@ func TestFleetIDsContinueAfterResume(t *testing.T) {
 		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "b", Name: ToolFleet, Arguments: `{}`}}},
 		{Role: provider.RoleTool, ToolCallID: "b", Content: "done"},
 	}
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	t.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
 	e := newExecutor(sys, AgentSpec{Session: "s1", History: history})
 	if e.fleetSeq != 2 {

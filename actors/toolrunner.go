@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/kernel"
 	"reasonix/core/tool"
 )
 
@@ -22,7 +23,7 @@ import (
 // dropped. A panicking tool becomes an error result; the runner is never
 // restarted.
 type toolRunner struct {
-	sys     *System
+	sys     *kernel.System
 	tool    tool.Tool
 	timeout time.Duration
 	grace   time.Duration
@@ -31,7 +32,7 @@ type toolRunner struct {
 	call    RunTool
 	cancel  context.CancelFunc
 	start   time.Time
-	g       *Goroutine
+	g       *kernel.Goroutine
 	// deadline fires at timeout + grace; graceTimer at cancel + grace.
 	deadline, graceTimer *time.Timer
 	// cancelled records a CancelTool so the result says so even when the
@@ -46,7 +47,7 @@ type runnerExpired struct{ cancelled bool }
 
 // toolRunnerProps builds the props of a runner for t. A runner needs its
 // tool: without one there is nothing that could answer the call.
-func toolRunnerProps(sys *System, t tool.Tool, timeout, grace time.Duration, log *slog.Logger) (*actor.Props, error) {
+func toolRunnerProps(sys *kernel.System, t tool.Tool, timeout, grace time.Duration, log *slog.Logger) (*actor.Props, error) {
 	if t == nil {
 		return nil, errors.New("no tool to run")
 	}
@@ -55,7 +56,7 @@ func toolRunnerProps(sys *System, t tool.Tool, timeout, grace time.Duration, log
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &toolRunner{sys: sys, tool: t, timeout: timeout, grace: grace}
-	}, withRepair("toolrunner", log)), nil
+	}, kernel.WithRepair("toolrunner", log)), nil
 }
 
 // Receive implements actor.Actor.
@@ -69,7 +70,7 @@ func (r *toolRunner) Receive(c actor.Context) {
 		r.onCancel(c)
 	case *runnerExpired:
 		r.expire(c, m)
-	case *Crashed:
+	case *kernel.Crashed:
 		if lost, ok := m.Lost.(*RunTool); ok && r.replyTo == nil {
 			r.call, r.replyTo = *lost, m.Sender // the call never started
 		}

@@ -17,6 +17,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"reasonix/core/config"
 	"reasonix/core/panics"
 )
@@ -45,7 +47,7 @@ type WorkerHostSpec struct {
 
 // WorkerHost is a running worker actor.
 type WorkerHost struct {
-	sys  *System
+	sys  *kernel.System
 	pid  *actor.PID
 	name string
 	boot string
@@ -56,7 +58,7 @@ type WorkerHost struct {
 // system's remote first for other machines to reach it. The spec is
 // checked and a subagent factory opened for each workspace here, so a
 // config that cannot build agents fails the start rather than every task.
-func StartWorkerHost(sys *System, spec WorkerHostSpec) (*WorkerHost, error) {
+func StartWorkerHost(sys *kernel.System, spec WorkerHostSpec) (*WorkerHost, error) {
 	if spec.Config == nil {
 		return nil, errors.New("start worker: no config")
 	}
@@ -108,8 +110,8 @@ func StartWorkerHost(sys *System, spec WorkerHostSpec) (*WorkerHost, error) {
 	boot := hex.EncodeToString(b[:])
 	props := actor.PropsFromProducer(func() actor.Actor {
 		return &workerActor{sys: sys, spec: spec, agents: agents, boot: boot, log: log}
-	}, actor.WithSupervisor(stopOnFailure), actor.WithGuardian(stopOnFailure), withRepair("worker", log))
-	pid, err := sys.Root().SpawnNamed(props, workerActorName)
+	}, actor.WithSupervisor(kernel.StopOnFailure), actor.WithGuardian(kernel.StopOnFailure), kernel.WithRepair("worker", log))
+	pid, err := sys.Root().SpawnNamed(props, remote.HostActorName)
 	if err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
@@ -203,7 +205,7 @@ type jobRef struct {
 // says bye has its jobs cancelled and hears nothing more from them, since
 // it has re-queued (or failed) them by then.
 type workerActor struct {
-	sys    *System
+	sys    *kernel.System
 	spec   WorkerHostSpec
 	agents map[string]*subagents
 	boot   string
@@ -219,12 +221,12 @@ type workerActor struct {
 	answered bool
 }
 
-func (w *workerActor) beginMessage() { w.answered = false }
+func (w *workerActor) BeginMessage() { w.answered = false }
 
 // Receive implements actor.Actor. A bad message is logged and dropped; a
 // panic in a handler is repaired (see repair).
 func (w *workerActor) Receive(c actor.Context) {
-	m, err := fromWire(c.Message())
+	m, err := remote.FromWire(c.Message())
 	if err != nil {
 		w.log.Warn("undecodable message dropped", "err", err)
 		return
@@ -233,23 +235,23 @@ func (w *workerActor) Receive(c actor.Context) {
 	case *actor.Started:
 		w.self = c.Self()
 		w.leases, w.jobs = map[string]*lease{}, map[string]*jobRef{}
-	case *workerHello:
+	case *remote.Hello:
 		w.hello(c, m)
-	case *workerHeartbeat:
+	case *remote.Heartbeat:
 		w.heartbeat(c, m)
-	case *workerStart:
+	case *remote.Start:
 		w.start(c, m)
-	case *workerCancel:
+	case *remote.Cancel:
 		if j := w.route(c, m.Task, m.Attempt); j != nil {
 			c.Send(j.pid, &jobCancel{why: m.Why})
 		}
-	case *workerApproval:
+	case *remote.Approval:
 		if j := w.route(c, m.Task, m.Attempt); j != nil {
 			c.Send(j.pid, &ApprovalResponse{RequestID: m.RequestID, Choice: m.Choice, Rule: m.Rule})
 		}
-	case *workerPosture:
+	case *remote.Posture:
 		w.posture(c, m)
-	case *workerBye:
+	case *remote.Bye:
 		if l := w.leaseFor(c.Sender(), m.Epoch); l != nil && m.Epoch >= l.epoch {
 			w.log.Info("scheduler said bye", "scheduler", l.scheduler, "why", m.Why)
 			// Not unwatched: the scheduler is on its way out, and an
@@ -274,7 +276,7 @@ func (w *workerActor) Receive(c actor.Context) {
 	case *awaitIdle:
 		w.idle = append(w.idle, m)
 		w.checkIdle()
-	case *Crashed:
+	case *kernel.Crashed:
 		w.repair(c, m)
 	case *actor.Stopping:
 		for _, l := range w.leases {
@@ -301,7 +303,7 @@ func (w *workerActor) reply(c actor.Context, m any) {
 		w.log.Warn("request without a sender; no answer sent", "answer", fmt.Sprintf("%T", m))
 		return
 	}
-	sendWorker(w.sys, c, c.Sender(), m)
+	remote.SendWorker(w.sys, c, c.Sender(), m)
 }
 
 // running counts the jobs that hold a slot.
@@ -336,8 +338,8 @@ func (w *workerActor) workspace(name string) (string, bool) {
 	return name, ok
 }
 
-func (w *workerActor) welcome(epoch uint64, refused string) *workerWelcome {
-	return &workerWelcome{Protocol: workerProtocol, Worker: w.spec.Name, Boot: w.boot, Epoch: epoch,
+func (w *workerActor) welcome(epoch uint64, refused string) *remote.Welcome {
+	return &remote.Welcome{Protocol: remote.Protocol, Worker: w.spec.Name, Boot: w.boot, Epoch: epoch,
 		Capacity: w.spec.Capacity, Running: w.running(), Workspaces: w.workspaces(), Refused: refused}
 }
 
@@ -345,10 +347,10 @@ func (w *workerActor) welcome(epoch uint64, refused string) *workerWelcome {
 // a lease for the scheduler. A newer epoch from a scheduler that holds a
 // lease is a new up-period of its link: the jobs of the old one are
 // cancelled, since the scheduler has given them up.
-func (w *workerActor) hello(c actor.Context, m *workerHello) {
+func (w *workerActor) hello(c actor.Context, m *remote.Hello) {
 	ws, served := w.workspace(m.Workspace)
 	switch {
-	case m.Protocol != workerProtocol:
+	case m.Protocol != remote.Protocol:
 		w.log.Warn("hello of another protocol refused", "protocol", m.Protocol, "scheduler", m.Scheduler)
 		w.reply(c, w.welcome(m.Epoch, "protocol"))
 		return
@@ -463,7 +465,7 @@ func (w *workerActor) leaseFor(sender *actor.PID, epoch uint64) *lease {
 	return found
 }
 
-func (w *workerActor) heartbeat(c actor.Context, m *workerHeartbeat) {
+func (w *workerActor) heartbeat(c actor.Context, m *remote.Heartbeat) {
 	l := w.leaseOf(c.Sender())
 	if l == nil || l.epoch != m.Epoch {
 		// No lease (a worker restarted, or one forgotten): no ack, so the
@@ -473,15 +475,15 @@ func (w *workerActor) heartbeat(c actor.Context, m *workerHeartbeat) {
 	}
 	w.renew(l)
 	run := w.running()
-	w.reply(c, &workerHeartbeatAck{Epoch: m.Epoch, N: m.N, Running: run, Free: max(w.spec.Capacity-run, 0)})
+	w.reply(c, &remote.HeartbeatAck{Epoch: m.Epoch, N: m.N, Running: run, Free: max(w.spec.Capacity-run, 0)})
 }
 
 // start runs one attempt, or refuses it.
-func (w *workerActor) start(c actor.Context, m *workerStart) {
+func (w *workerActor) start(c actor.Context, m *remote.Start) {
 	task, attempt := m.Spec.ID, m.Attempt
 	refuse := func(reason string, fatal bool) {
 		w.log.Info("task refused", "task", task, "attempt", attempt, "reason", reason, "fatal", fatal)
-		w.reply(c, &workerRefused{Task: task, Attempt: attempt, Reason: reason, Fatal: fatal})
+		w.reply(c, &remote.Refused{Task: task, Attempt: attempt, Reason: reason, Fatal: fatal})
 	}
 	if c.Sender() == nil {
 		w.log.Warn("start without a sender dropped", "task", task)
@@ -541,7 +543,7 @@ func (w *workerActor) start(c actor.Context, m *workerStart) {
 	proxy := c.Sender()
 	// Accepted goes out before the job exists, so it reaches the proxy
 	// ahead of the job's first events.
-	w.reply(c, &workerAccepted{Task: task, Attempt: attempt, Model: agent.Model, Price: price})
+	w.reply(c, &remote.Accepted{Task: task, Attempt: attempt, Model: agent.Model, Price: price})
 	silenced := &atomic.Bool{}
 	spec := jobSpec{task: m.Spec, attempt: attempt, session: m.Session, agent: agent, proxy: proxy,
 		posture: posture, grace: w.spec.Grace, price: price, silenced: silenced}
@@ -552,7 +554,7 @@ func (w *workerActor) start(c actor.Context, m *workerStart) {
 
 // build calls the workspace's factory; a panic there is the task's
 // refusal, not the worker's crash.
-func (w *workerActor) build(ws string, owner taskOwner, spec TaskSpec) (agent AgentSpec, err error) {
+func (w *workerActor) build(ws string, owner taskOwner, spec event.TaskSpec) (agent AgentSpec, err error) {
 	defer panics.Catch(&err)
 	return w.agents[ws].agentFor(owner, spec)
 }
@@ -587,7 +589,7 @@ func (w *workerActor) route(c actor.Context, task string, attempt int) *jobRef {
 	return nil
 }
 
-func (w *workerActor) posture(c actor.Context, m *workerPosture) {
+func (w *workerActor) posture(c actor.Context, m *remote.Posture) {
 	l := w.leaseFor(c.Sender(), m.Epoch)
 	if l == nil {
 		w.log.Debug("posture from an unknown sender dropped")
@@ -659,7 +661,7 @@ func (w *workerActor) drain(c actor.Context) {
 	for _, k := range keys {
 		l := w.leases[k]
 		if l.link != nil {
-			sendWorker(w.sys, c, l.link, &workerBye{Epoch: l.epoch, Why: "worker draining"})
+			remote.SendWorker(w.sys, c, l.link, &remote.Bye{Epoch: l.epoch, Why: "worker draining"})
 		}
 		w.forget(c, l, "worker draining", true)
 	}
@@ -695,14 +697,14 @@ func (w *workerActor) checkIdle() {
 // panicked: a start or hello that was not answered gets a refusal naming
 // the crash (the scheduler may try again), jobs that stopped unseen are
 // dropped, and idle waiters are checked.
-func (w *workerActor) repair(c actor.Context, m *Crashed) {
+func (w *workerActor) repair(c actor.Context, m *kernel.Crashed) {
 	reason := m.Error()
 	if w.leases == nil {
 		w.self = c.Self()
 		w.leases, w.jobs = map[string]*lease{}, map[string]*jobRef{}
 	}
 	for id, j := range w.jobs {
-		if _, ok := w.sys.as.ProcessRegistry.GetLocal(id); !ok || j.pid == nil {
+		if _, ok := w.sys.ActorSystem().ProcessRegistry.GetLocal(id); !ok || j.pid == nil {
 			delete(w.jobs, id)
 		}
 	}
@@ -715,12 +717,12 @@ func (w *workerActor) repair(c actor.Context, m *Crashed) {
 		}
 	}
 	if !w.answered && m.Sender != nil {
-		lost, _ := fromWire(m.Lost)
+		lost, _ := remote.FromWire(m.Lost)
 		switch lost := lost.(type) {
-		case *workerStart:
-			sendWorker(w.sys, c, m.Sender, &workerRefused{Task: lost.Spec.ID, Attempt: lost.Attempt, Reason: reason})
-		case *workerHello:
-			sendWorker(w.sys, c, m.Sender, w.welcome(lost.Epoch, reason))
+		case *remote.Start:
+			remote.SendWorker(w.sys, c, m.Sender, &remote.Refused{Task: lost.Spec.ID, Attempt: lost.Attempt, Reason: reason})
+		case *remote.Hello:
+			remote.SendWorker(w.sys, c, m.Sender, w.welcome(lost.Epoch, reason))
 		}
 	}
 	w.checkIdle()

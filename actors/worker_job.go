@@ -10,6 +10,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"reasonix/core/permission"
 )
 
@@ -23,7 +25,7 @@ const (
 
 // jobSpec is one attempt as the worker accepted it.
 type jobSpec struct {
-	task    TaskSpec
+	task    event.TaskSpec
 	attempt int
 	// session is the parent session: the executor runs under its id, so
 	// events and approval ids read as the parent's own.
@@ -50,7 +52,7 @@ type jobCancel struct {
 // order. drained says the relay reached the job's flush mark: every event
 // published before it is in this batch or an earlier one.
 type jobBatch struct {
-	items   []workerEvent
+	items   []remote.TaskEvent
 	drained bool
 }
 
@@ -78,7 +80,7 @@ func (*jobFlush) Kind() string { return "job_flush" }
 // last event sent. A job that is stopped any other way still sends its
 // end, unless its scheduler has given it up.
 type job struct {
-	sys  *System
+	sys  *kernel.System
 	spec jobSpec
 	log  *slog.Logger
 
@@ -102,11 +104,11 @@ type job struct {
 	reaper    *time.Timer
 }
 
-func jobProps(sys *System, spec jobSpec, log *slog.Logger) *actor.Props {
+func jobProps(sys *kernel.System, spec jobSpec, log *slog.Logger) *actor.Props {
 	log = log.With("task", spec.task.ID, "attempt", spec.attempt, "session", spec.session)
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &job{sys: sys, spec: spec, log: log}
-	}, actor.WithSupervisor(stopOnFailure), withRepair("job", log))
+	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("job", log))
 }
 
 // Receive implements actor.Actor.
@@ -156,7 +158,7 @@ func (j *job) Receive(c actor.Context) {
 				j.ended(c, &TurnFinished{Status: event.StatusFailed, Error: "subagent stopped before finishing its task"})
 			}
 		}
-	case *Crashed:
+	case *kernel.Crashed:
 		j.repair(c, m)
 	case *actor.Stopping:
 		j.stopping(c)
@@ -204,7 +206,7 @@ func (j *job) relay(c actor.Context, m *jobBatch) {
 		return
 	}
 	if len(m.items) > 0 && !j.muted() {
-		sendWorker(j.sys, c, j.spec.proxy, &workerEvents{Task: j.spec.task.ID, Attempt: j.spec.attempt, First: j.n + 1, Items: m.items})
+		remote.SendWorker(j.sys, c, j.spec.proxy, &remote.TaskEvents{Task: j.spec.task.ID, Attempt: j.spec.attempt, First: j.n + 1, Items: m.items})
 		j.n += uint64(len(m.items))
 	}
 	if m.drained && j.result != nil {
@@ -275,14 +277,14 @@ func (j *job) finish(c actor.Context) {
 	// can answer the end with a new task.
 	c.Send(j.parent, &jobEnded{pid: j.self})
 	if !j.muted() {
-		sendWorker(j.sys, c, j.spec.proxy, j.finished(res))
+		remote.SendWorker(j.sys, c, j.spec.proxy, j.finished(res))
 	}
 	j.log.Info("attempt ended", "status", res.Status, "events", j.n, "quiet", j.muted())
 	c.Stop(j.self)
 }
 
-func (j *job) finished(res *TurnFinished) *workerFinished {
-	out := &workerFinished{Task: j.spec.task.ID, Attempt: j.spec.attempt, Last: j.n,
+func (j *job) finished(res *TurnFinished) *remote.Finished {
+	out := &remote.Finished{Task: j.spec.task.ID, Attempt: j.spec.attempt, Last: j.n,
 		Status: res.Status, Text: res.Text, Error: res.Error, Steps: res.Steps, Usage: res.Usage}
 	if p, ok := j.spec.agent.Transcript.(interface{ Path() string }); ok {
 		out.Transcript = p.Path()
@@ -314,7 +316,7 @@ func (j *job) stopping(c actor.Context) {
 		}
 	}
 	if !j.muted() && j.spec.proxy != nil {
-		sendWorker(j.sys, c, j.spec.proxy, j.finished(res))
+		remote.SendWorker(j.sys, c, j.spec.proxy, j.finished(res))
 	}
 }
 
@@ -322,7 +324,7 @@ func (j *job) stopping(c actor.Context) {
 // that was lost is taken as it was, a flush that may not have gone out is
 // sent again, and an executor that is gone without an end fails the
 // attempt.
-func (j *job) repair(c actor.Context, m *Crashed) {
+func (j *job) repair(c actor.Context, m *kernel.Crashed) {
 	if j.self == nil {
 		// begin itself crashed: whatever it started (the relay, an
 		// executor) is not waited for.
@@ -344,7 +346,7 @@ func (j *job) repair(c actor.Context, m *Crashed) {
 		j.result = lost
 	}
 	if j.exec != nil {
-		if _, alive := j.sys.as.ProcessRegistry.GetLocal(j.exec.Id); !alive {
+		if _, alive := j.sys.ActorSystem().ProcessRegistry.GetLocal(j.exec.Id); !alive {
 			j.exec = nil
 		}
 	}
@@ -359,13 +361,13 @@ func (j *job) repair(c actor.Context, m *Crashed) {
 
 // relayJobEvents drains a job's bus in publish order and hands the events
 // to the job in batches, until ctx ends or the subscription closes.
-func relayJobEvents(ctx context.Context, sys *System, sub *event.Subscription, self *actor.PID, log *slog.Logger) {
+func relayJobEvents(ctx context.Context, sys *kernel.System, sub *event.Subscription, self *actor.PID, log *slog.Logger) {
 	for {
 		ev, err := sub.Next(ctx)
 		if err != nil {
 			return
 		}
-		var items []workerEvent
+		var items []remote.TaskEvent
 		drained := addJobEvent(&items, ev, log)
 		if !drained {
 			wctx, cancel := context.WithTimeout(ctx, jobBatchWindow)
@@ -387,11 +389,11 @@ func relayJobEvents(ctx context.Context, sys *System, sub *event.Subscription, s
 // addJobEvent appends ev's wire form and reports whether ev was the flush
 // mark. An event that cannot be encoded is logged and left out (it gets no
 // number, so the proxy sees no gap).
-func addJobEvent(items *[]workerEvent, ev event.Event, log *slog.Logger) bool {
+func addJobEvent(items *[]remote.TaskEvent, ev event.Event, log *slog.Logger) bool {
 	if _, ok := ev.(*jobFlush); ok {
 		return true
 	}
-	item, err := encodeWorkerEvent(ev)
+	item, err := remote.EncodeWorkerEvent(ev)
 	if err != nil {
 		log.Error("event not relayed", "kind", ev.Kind(), "err", err)
 		return false

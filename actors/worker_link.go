@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/eventstream"
-	"github.com/asynkron/protoactor-go/remote"
+	actorremote "github.com/asynkron/protoactor-go/remote"
 )
 
 // Worker states as FleetStatus shows them.
@@ -16,7 +18,7 @@ const (
 	WorkerProbing = "probing"
 	WorkerUp      = "up"
 	WorkerLost    = "lost"
-	WorkerRefused = "refused"
+	Refused = "refused"
 )
 
 // Link timing. A probe is our own gRPC dial (no protoactor endpoint, so a
@@ -120,7 +122,7 @@ const (
 // the address, opens a link epoch with a hello, keeps the worker's lease
 // with heartbeats, and tells the scheduler when the worker is up or lost.
 type workerLink struct {
-	sys  *System
+	sys  *kernel.System
 	spec linkSpec
 	log  *slog.Logger
 
@@ -145,16 +147,16 @@ type workerLink struct {
 	posture  string
 }
 
-func workerLinkProps(sys *System, spec linkSpec) *actor.Props {
+func workerLinkProps(sys *kernel.System, spec linkSpec) *actor.Props {
 	log := sys.Logger().With("actor", "link", "worker", spec.Worker.Name)
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &workerLink{sys: sys, spec: spec, log: log}
-	}, withRepair("link", log))
+	}, kernel.WithRepair("link", log))
 }
 
 // Receive implements actor.Actor.
 func (l *workerLink) Receive(c actor.Context) {
-	m, err := fromWire(c.Message())
+	m, err := remote.FromWire(c.Message())
 	if err != nil {
 		l.log.Warn("undecodable message from worker", "err", err)
 		return
@@ -166,14 +168,14 @@ func (l *workerLink) Receive(c actor.Context) {
 		l.probed(c, m)
 	case *linkTimer:
 		l.onTimer(c, m)
-	case *workerWelcome:
+	case *remote.Welcome:
 		l.welcome(c, m)
-	case *workerHeartbeatAck:
+	case *remote.HeartbeatAck:
 		if l.phase == phaseUp && m.Epoch == l.epoch {
 			l.missed = 0
 			l.note(c, m.Free)
 		}
-	case *workerBye:
+	case *remote.Bye:
 		if l.phase == phaseUp && m.Epoch == l.epoch {
 			l.lose(c, "worker said goodbye: "+m.Why, false)
 		}
@@ -190,7 +192,7 @@ func (l *workerLink) Receive(c actor.Context) {
 			l.log.Debug("dropped a message for a worker that is not up", "type", fmt.Sprintf("%T", m.msg))
 			return
 		}
-		w, err := toWire(m.msg)
+		w, err := remote.ToWire(m.msg)
 		if err != nil {
 			l.log.Error("worker message not sent", "err", err)
 			return
@@ -199,11 +201,11 @@ func (l *workerLink) Receive(c actor.Context) {
 	case *linkPosture:
 		l.posture = m.posture
 		if l.phase == phaseUp {
-			sendWorker(l.sys, c, l.target, &workerPosture{Epoch: l.epoch, Posture: l.posture})
+			remote.SendWorker(l.sys, c, l.target, &remote.Posture{Epoch: l.epoch, Posture: l.posture})
 		}
 	case *linkQuery:
 		c.Respond(l.report())
-	case *Crashed:
+	case *kernel.Crashed:
 		if l.sub == nil { // Started itself crashed
 			l.start(c)
 			return
@@ -226,15 +228,15 @@ func (l *workerLink) start(c actor.Context) {
 	l.self = c.Self()
 	l.target = l.spec.Target
 	if l.target == nil {
-		l.target = actor.NewPID(l.spec.Worker.Address, workerActorName)
+		l.target = actor.NewPID(l.spec.Worker.Address, remote.HostActorName)
 	}
 	l.capacity = l.spec.Worker.Capacity
 	l.since = time.Now()
 	sys, self, addr := l.sys, l.self, l.spec.Worker.Address
 	// The event stream calls its handlers on the publisher's goroutine
 	// (protoactor's endpoint manager): hand the event to the mailbox.
-	l.sub = sys.as.EventStream.Subscribe(func(evt any) {
-		if e, ok := evt.(*remote.EndpointTerminatedEvent); ok && e.Address == addr {
+	l.sub = sys.ActorSystem().EventStream.Subscribe(func(evt any) {
+		if e, ok := evt.(*actorremote.EndpointTerminatedEvent); ok && e.Address == addr {
 			sys.Send(self, &endpointDown{})
 		}
 	})
@@ -281,20 +283,20 @@ func (l *workerLink) probed(c actor.Context, m *linkProbed) {
 	l.epoch = max(l.epoch+1, uint64(time.Now().UnixNano()))
 	l.phase = phaseHello
 	l.gen++
-	requestWorker(l.sys, c, l.target, &workerHello{Protocol: workerProtocol, Scheduler: l.spec.Scheduler,
+	remote.RequestWorker(l.sys, c, l.target, &remote.Hello{Protocol: remote.Protocol, Scheduler: l.spec.Scheduler,
 		Session: l.spec.Session, Workspace: l.spec.Worker.Workspace, Epoch: l.epoch, LeaseMS: l.lease().Milliseconds()})
 	l.arm(l.lease())
 }
 
-func (l *workerLink) welcome(c actor.Context, m *workerWelcome) {
+func (l *workerLink) welcome(c actor.Context, m *remote.Welcome) {
 	if l.phase != phaseHello || m.Epoch != l.epoch {
 		return
 	}
 	l.gen++
-	if m.Refused == "" && m.Protocol != workerProtocol {
+	if m.Refused == "" && m.Protocol != remote.Protocol {
 		// Nothing but a hello may go to a worker of another protocol: a
 		// message type it does not know would crash its process.
-		m.Refused = fmt.Sprintf("protocol %d (this scheduler speaks %d)", m.Protocol, workerProtocol)
+		m.Refused = fmt.Sprintf("protocol %d (this scheduler speaks %d)", m.Protocol, remote.Protocol)
 	}
 	if m.Refused != "" {
 		l.refused, l.lastErr = m.Refused, "refused: "+m.Refused
@@ -313,7 +315,7 @@ func (l *workerLink) welcome(c actor.Context, m *workerWelcome) {
 	l.log.Info("worker up", "epoch", l.epoch, "capacity", l.capacity, "boot", m.Boot)
 	c.Send(c.Parent(), &workerUp{name: l.spec.Worker.Name, epoch: l.epoch, capacity: l.capacity, target: l.target})
 	if l.posture != "" {
-		sendWorker(l.sys, c, l.target, &workerPosture{Epoch: l.epoch, Posture: l.posture})
+		remote.SendWorker(l.sys, c, l.target, &remote.Posture{Epoch: l.epoch, Posture: l.posture})
 	}
 	l.arm(l.spec.Heartbeat)
 }
@@ -340,7 +342,7 @@ func (l *workerLink) onTimer(c actor.Context, m *linkTimer) {
 		}
 		l.beatN++
 		l.missed++
-		requestWorker(l.sys, c, l.target, &workerHeartbeat{Epoch: l.epoch, N: l.beatN})
+		remote.RequestWorker(l.sys, c, l.target, &remote.Heartbeat{Epoch: l.epoch, N: l.beatN})
 		l.arm(l.spec.Heartbeat)
 	}
 }
@@ -371,7 +373,7 @@ func (l *workerLink) lose(c actor.Context, why string, dropEndpoint bool) {
 // watch a Terminated, which for a lost worker is a dial to a dead address
 // (and ten seconds of retries holding up the remote's shutdown).
 func (l *workerLink) forgetWatcher() {
-	if p, ok := l.sys.as.ProcessRegistry.GetLocal(l.self.Id); ok {
+	if p, ok := l.sys.ActorSystem().ProcessRegistry.GetLocal(l.self.Id); ok {
 		p.SendSystemMessage(l.self, &actor.Unwatch{Watcher: l.target})
 	}
 }
@@ -380,7 +382,7 @@ func (l *workerLink) forgetWatcher() {
 // if the stream had broken: watchers get AddressTerminated, the writer
 // stops, and a later send after a successful probe reconnects cleanly.
 func (l *workerLink) dropEndpoint() {
-	l.sys.as.EventStream.Publish(&remote.EndpointTerminatedEvent{Address: l.spec.Worker.Address})
+	l.sys.ActorSystem().EventStream.Publish(&actorremote.EndpointTerminatedEvent{Address: l.spec.Worker.Address})
 }
 
 func (l *workerLink) retry(c actor.Context, after time.Duration) {
@@ -421,7 +423,7 @@ func (l *workerLink) view() WorkerState {
 	case l.phase == phaseUp:
 		st.State = WorkerUp
 	case l.refused != "":
-		st.State = WorkerRefused
+		st.State = Refused
 	case l.everUp:
 		st.State = WorkerLost
 	default:
@@ -446,7 +448,7 @@ func (l *workerLink) stop(c actor.Context) {
 		// stop later would send our gone process a Terminated, a dial
 		// to a dead address on the worker's side.
 		c.Unwatch(l.target)
-		sendWorker(l.sys, c, l.target, &workerBye{Epoch: l.epoch, Why: "scheduler stopping"})
+		remote.SendWorker(l.sys, c, l.target, &remote.Bye{Epoch: l.epoch, Why: "scheduler stopping"})
 	}
 	l.phase = phaseWaiting
 	l.gen++
@@ -457,7 +459,7 @@ func (l *workerLink) stop(c actor.Context) {
 		l.cancel()
 	}
 	if l.sub != nil {
-		l.sys.as.EventStream.Unsubscribe(l.sub)
+		l.sys.ActorSystem().EventStream.Unsubscribe(l.sub)
 		l.sub = nil
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,7 +13,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/asynkron/protoactor-go/remote"
+	actorremote "github.com/asynkron/protoactor-go/remote"
 )
 
 // scriptWorker is an in-process stand-in for a worker host's actor: it
@@ -19,7 +21,7 @@ import (
 // script. Everything it receives is counted, so a test can tell that
 // nothing was sent to it while it was believed lost.
 type scriptWorker struct {
-	sys  *System
+	sys  *kernel.System
 	name string
 
 	mu       sync.Mutex
@@ -29,8 +31,8 @@ type scriptWorker struct {
 	capacity int
 	free     int // reported free slots; -1: capacity
 	received int
-	hellos   []*workerHello
-	byes     []*workerBye
+	hellos   []*remote.Hello
+	byes     []*remote.Bye
 	postures []string
 	// onTask handles workerStart, workerCancel and workerApproval.
 	onTask func(c actor.Context, m any)
@@ -39,7 +41,7 @@ type scriptWorker struct {
 }
 
 func (w *scriptWorker) Receive(c actor.Context) {
-	m, err := fromWire(c.Message())
+	m, err := remote.FromWire(c.Message())
 	if err != nil {
 		panic(err)
 	}
@@ -58,7 +60,7 @@ func (w *scriptWorker) Receive(c actor.Context) {
 		}
 	}()
 	switch m := m.(type) {
-	case *workerHello:
+	case *remote.Hello:
 		w.mu.Lock()
 		w.hellos = append(w.hellos, m)
 		w.mu.Unlock()
@@ -66,23 +68,23 @@ func (w *scriptWorker) Receive(c actor.Context) {
 			return
 		}
 		if protocol == 0 {
-			protocol = workerProtocol
+			protocol = remote.Protocol
 		}
-		sendWorker(w.sys, c, c.Sender(), &workerWelcome{Protocol: protocol, Worker: w.name, Boot: "b1", Epoch: m.Epoch,
+		remote.SendWorker(w.sys, c, c.Sender(), &remote.Welcome{Protocol: protocol, Worker: w.name, Boot: "b1", Epoch: m.Epoch,
 			Capacity: capacity, Workspaces: []string{"ws"}, Refused: refuse})
-	case *workerHeartbeat:
+	case *remote.Heartbeat:
 		if mute {
 			return
 		}
 		if free < 0 {
 			free = capacity
 		}
-		sendWorker(w.sys, c, c.Sender(), &workerHeartbeatAck{Epoch: m.Epoch, N: m.N, Free: free})
-	case *workerBye:
+		remote.SendWorker(w.sys, c, c.Sender(), &remote.HeartbeatAck{Epoch: m.Epoch, N: m.N, Free: free})
+	case *remote.Bye:
 		w.mu.Lock()
 		w.byes = append(w.byes, m)
 		w.mu.Unlock()
-	case *workerPosture:
+	case *remote.Posture:
 		w.mu.Lock()
 		w.postures = append(w.postures, m.Posture)
 		w.mu.Unlock()
@@ -109,7 +111,7 @@ func (w *scriptWorker) count() int {
 // what the link tells it to a channel.
 type linkParent struct {
 	spec linkSpec
-	sys  *System
+	sys  *kernel.System
 	out  chan any
 	link *actor.PID
 }
@@ -128,7 +130,7 @@ func (p *linkParent) Receive(c actor.Context) {
 
 type linkRig struct {
 	t      *testing.T
-	sys    *System
+	sys    *kernel.System
 	w      *scriptWorker
 	wpid   *actor.PID
 	parent *actor.PID
@@ -143,7 +145,7 @@ type linkRig struct {
 
 func newLinkRig(t *testing.T, hb time.Duration, miss int, tune func(w *scriptWorker)) *linkRig {
 	t.Helper()
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	r := &linkRig{t: t, sys: sys, out: make(chan any, 1024), probed: make(chan struct{}, 1)}
 	r.w = &scriptWorker{sys: sys, name: "w1", capacity: 4, free: -1, tick: make(chan struct{}, 1)}
 	if tune != nil {
@@ -252,7 +254,7 @@ func TestLinkUpHeartbeatsAndBye(t *testing.T) {
 			t.Errorf("hellos = %d", len(w.hellos))
 		}
 		h := w.hellos[0]
-		if h.Protocol != workerProtocol || h.Scheduler != "sched-1" || h.Workspace != "ws" || h.Epoch != up.epoch || h.LeaseMS != 60 {
+		if h.Protocol != remote.Protocol || h.Scheduler != "sched-1" || h.Workspace != "ws" || h.Epoch != up.epoch || h.LeaseMS != 60 {
 			t.Errorf("hello = %+v", h)
 		}
 	})
@@ -286,7 +288,7 @@ func TestLinkUpHeartbeatsAndBye(t *testing.T) {
 	}
 	must(t, r.sys.Stop(r.link, 5*time.Second))
 	for {
-		var byes []*workerBye
+		var byes []*remote.Bye
 		r.w.set(func(w *scriptWorker) { byes = w.byes })
 		if len(byes) == 1 && byes[0].Epoch == up.epoch {
 			break
@@ -308,7 +310,7 @@ func TestLinkRefused(t *testing.T) {
 	t.Run("protocol", func(t *testing.T) {
 		t.Parallel()
 		// A worker of another protocol that does not refuse by itself.
-		testLinkRefused(t, func(w *scriptWorker) { w.protocol = workerProtocol + 1 }, "protocol")
+		testLinkRefused(t, func(w *scriptWorker) { w.protocol = remote.Protocol + 1 }, "protocol")
 	})
 }
 
@@ -319,7 +321,7 @@ func testLinkRefused(t *testing.T, tune func(w *scriptWorker), why string) {
 		case *workerUp:
 			t.Fatalf("up although refused: %+v", m)
 		case *workerNote:
-			return m.state.State == WorkerRefused
+			return m.state.State == Refused
 		}
 		return false
 	}).(*workerNote)
@@ -343,8 +345,8 @@ func TestLinkHeartbeatLossAndComeback(t *testing.T) {
 	// Protoactor's endpoint is told the address is gone when the link
 	// gives up on heartbeats.
 	ended := make(chan string, 4)
-	sub := r.sys.as.EventStream.Subscribe(func(evt any) {
-		if e, ok := evt.(*remote.EndpointTerminatedEvent); ok {
+	sub := r.sys.ActorSystem().EventStream.Subscribe(func(evt any) {
+		if e, ok := evt.(*actorremote.EndpointTerminatedEvent); ok {
 			// Called on the publisher's goroutine (the link's mailbox):
 			// never block it.
 			select {
@@ -353,7 +355,7 @@ func TestLinkHeartbeatLossAndComeback(t *testing.T) {
 			}
 		}
 	})
-	defer r.sys.as.EventStream.Unsubscribe(sub)
+	defer r.sys.ActorSystem().EventStream.Unsubscribe(sub)
 	// Cut the network: the worker is unreachable and answers nothing.
 	r.reachable.Store(false)
 	cut := time.Now()
@@ -379,7 +381,7 @@ func TestLinkHeartbeatLossAndComeback(t *testing.T) {
 	// While lost, the link probes (our own dial) but sends the worker
 	// nothing, not even a forwarded task message.
 	sent := r.w.count()
-	r.sys.Send(r.link, &linkForward{epoch: first.epoch, msg: &workerCancel{Task: "t", Attempt: 1}, sender: r.parent})
+	r.sys.Send(r.link, &linkForward{epoch: first.epoch, msg: &remote.Cancel{Task: "t", Attempt: 1}, sender: r.parent})
 	r.waitProbes(r.probes.Load() + 3)
 	if n := r.w.count(); n != sent {
 		t.Errorf("worker got %d messages while lost", n-sent)
@@ -403,7 +405,7 @@ func TestLinkLostOnWorkerStopAndEndpointEvent(t *testing.T) {
 	r := newLinkRig(t, time.Hour, 3, nil) // heartbeats never decide here
 	first := r.up()
 	// protoactor saying the endpoint is gone is enough.
-	r.sys.as.EventStream.Publish(&remote.EndpointTerminatedEvent{Address: "w1.test:7420"})
+	r.sys.ActorSystem().EventStream.Publish(&actorremote.EndpointTerminatedEvent{Address: "w1.test:7420"})
 	if l := r.lost(); l.epoch != first.epoch || !strings.Contains(l.why, "connection") {
 		t.Errorf("lost = %+v", l)
 	}
@@ -412,7 +414,7 @@ func TestLinkLostOnWorkerStopAndEndpointEvent(t *testing.T) {
 		t.Fatalf("epochs %d then %d", first.epoch, second.epoch)
 	}
 	// An event for another address changes nothing.
-	r.sys.as.EventStream.Publish(&remote.EndpointTerminatedEvent{Address: "other.test:1"})
+	r.sys.ActorSystem().EventStream.Publish(&actorremote.EndpointTerminatedEvent{Address: "other.test:1"})
 	// The watched worker actor stopping is noticed at once.
 	r.reachable.Store(false)
 	must(t, r.sys.Stop(r.wpid, 5*time.Second))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"slices"
 	"sync"
 	"testing"
@@ -19,10 +21,10 @@ const queryTestToken = "query-test-token"
 // startRemoteSystem starts a quiet system with a loopback endpoint guarded
 // by queryTestToken; mount spawns what the endpoint serves and returns its
 // stop. Everything is stopped at cleanup, the actors first.
-func startRemoteSystem(t *testing.T, mount func(sys *System) (stop func() error)) string {
+func startRemoteSystem(t *testing.T, mount func(sys *kernel.System) (stop func() error)) string {
 	t.Helper()
-	sys := NewSystem(nil)
-	r, err := StartRemote(sys, RemoteOptions{Listen: "127.0.0.1:0", Token: queryTestToken})
+	sys := kernel.NewSystem(nil)
+	r, err := remote.StartRemote(sys, remote.RemoteOptions{Listen: "127.0.0.1:0", Token: queryTestToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func startQueryWorkerHost(t *testing.T) (string, *WorkerHost) {
 	t.Helper()
 	cfg, cwd := buildConfig(t, "http://127.0.0.1:1/v1", "")
 	var host *WorkerHost
-	addr := startRemoteSystem(t, func(sys *System) func() error {
+	addr := startRemoteSystem(t, func(sys *kernel.System) func() error {
 		h, err := StartWorkerHost(sys, WorkerHostSpec{Name: "build1", Capacity: 4, Config: cfg,
 			Workspaces: map[string]string{"proj": cwd, "other": t.TempDir()}})
 		if err != nil {
@@ -65,35 +67,35 @@ func startQueryWorkerHost(t *testing.T) (string, *WorkerHost) {
 // helloWorker stands in for a worker of another build: it answers each
 // hello with welcome(hello), or not at all when that returns nil.
 type helloWorker struct {
-	sys     *System
-	welcome func(*workerHello) *workerWelcome
-	hellos  chan *workerHello
+	sys     *kernel.System
+	welcome func(*remote.Hello) *remote.Welcome
+	hellos  chan *remote.Hello
 }
 
 func (w *helloWorker) Receive(c actor.Context) {
-	m, err := fromWire(c.Message())
+	m, err := remote.FromWire(c.Message())
 	if err != nil {
 		return
 	}
-	if h, ok := m.(*workerHello); ok {
+	if h, ok := m.(*remote.Hello); ok {
 		select {
 		case w.hellos <- h:
 		default:
 		}
 		if wel := w.welcome(h); wel != nil {
-			sendWorker(w.sys, c, c.Sender(), wel)
+			remote.SendWorker(w.sys, c, c.Sender(), wel)
 		}
 	}
 }
 
 // startHelloWorker serves a helloWorker named workerActorName on loopback
 // and returns its address and the hellos it gets.
-func startHelloWorker(t *testing.T, welcome func(*workerHello) *workerWelcome) (string, <-chan *workerHello) {
+func startHelloWorker(t *testing.T, welcome func(*remote.Hello) *remote.Welcome) (string, <-chan *remote.Hello) {
 	t.Helper()
-	hellos := make(chan *workerHello, 4)
-	addr := startRemoteSystem(t, func(sys *System) func() error {
+	hellos := make(chan *remote.Hello, 4)
+	addr := startRemoteSystem(t, func(sys *kernel.System) func() error {
 		w := &helloWorker{sys: sys, welcome: welcome, hellos: hellos}
-		pid, err := sys.Root().SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return w }), workerActorName)
+		pid, err := sys.Root().SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return w }), remote.HostActorName)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,12 +122,12 @@ func TestQueryWorker(t *testing.T) {
 	// Not parallel: goleak must see this test's goroutines alone. The check
 	// is the first cleanup, so it runs after the workers have stopped.
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	opts := RemoteOptions{Token: queryTestToken}
-	query := func(t *testing.T, addr string, o RemoteOptions, within time.Duration) (WorkerInfo, error) {
+	opts := remote.RemoteOptions{Token: queryTestToken}
+	query := func(t *testing.T, addr string, o remote.RemoteOptions, within time.Duration) (remote.WorkerInfo, error) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), within)
 		defer cancel()
-		return QueryWorker(ctx, addr, o)
+		return remote.QueryWorker(ctx, addr, o)
 	}
 
 	t.Run("up", func(t *testing.T) {
@@ -135,7 +137,7 @@ func TestQueryWorker(t *testing.T) {
 			t.Fatal(err)
 		}
 		slices.Sort(info.Workspaces)
-		if info.Name != "build1" || info.Boot == "" || info.Protocol != workerProtocol ||
+		if info.Name != "build1" || info.Boot == "" || info.Protocol != remote.Protocol ||
 			info.Capacity != 4 || info.Running != 0 || !slices.Equal(info.Workspaces, []string{"other", "proj"}) || info.Refused != "" {
 			t.Errorf("info = %+v", info)
 		}
@@ -150,8 +152,8 @@ func TestQueryWorker(t *testing.T) {
 	})
 
 	t.Run("the hello is a status query", func(t *testing.T) {
-		addr, hellos := startHelloWorker(t, func(h *workerHello) *workerWelcome {
-			return &workerWelcome{Protocol: workerProtocol, Worker: "w", Epoch: h.Epoch, Capacity: 8, Running: 3}
+		addr, hellos := startHelloWorker(t, func(h *remote.Hello) *remote.Welcome {
+			return &remote.Welcome{Protocol: remote.Protocol, Worker: "w", Epoch: h.Epoch, Capacity: 8, Running: 3}
 		})
 		info, err := query(t, addr, opts, 10*time.Second)
 		if err != nil || info.Capacity != 8 || info.Running != 3 {
@@ -161,8 +163,8 @@ func TestQueryWorker(t *testing.T) {
 			t.Fatal(err)
 		}
 		h1, h2 := <-hellos, <-hellos
-		if h1.Protocol != workerProtocol || h1.LeaseMS != 0 || h1.Scheduler == "" || h1.Workspace != "" {
-			t.Errorf("hello = %+v, want protocol %d, no lease, a scheduler id, no workspace", h1, workerProtocol)
+		if h1.Protocol != remote.Protocol || h1.LeaseMS != 0 || h1.Scheduler == "" || h1.Workspace != "" {
+			t.Errorf("hello = %+v, want protocol %d, no lease, a scheduler id, no workspace", h1, remote.Protocol)
 		}
 		if h1.Scheduler == h2.Scheduler {
 			t.Errorf("two queries used the same scheduler id %q", h1.Scheduler)
@@ -171,28 +173,28 @@ func TestQueryWorker(t *testing.T) {
 
 	t.Run("bad token", func(t *testing.T) {
 		addr, _ := startQueryWorkerHost(t)
-		_, err := query(t, addr, RemoteOptions{Token: "wrong"}, 10*time.Second)
-		if !errors.Is(err, ErrWorkerAuth) {
+		_, err := query(t, addr, remote.RemoteOptions{Token: "wrong"}, 10*time.Second)
+		if !errors.Is(err, remote.ErrWorkerAuth) {
 			t.Fatalf("err = %v, want ErrWorkerAuth", err)
 		}
 	})
 
 	t.Run("closed port", func(t *testing.T) {
 		_, err := query(t, closedAddr(t), opts, 10*time.Second)
-		if !errors.Is(err, ErrWorkerUnreachable) {
+		if !errors.Is(err, remote.ErrWorkerUnreachable) {
 			t.Fatalf("err = %v, want ErrWorkerUnreachable", err)
 		}
 	})
 
 	t.Run("protocol mismatch", func(t *testing.T) {
-		addr, _ := startHelloWorker(t, func(h *workerHello) *workerWelcome {
-			return &workerWelcome{Protocol: workerProtocol + 1, Worker: "future", Epoch: h.Epoch, Refused: "protocol"}
+		addr, _ := startHelloWorker(t, func(h *remote.Hello) *remote.Welcome {
+			return &remote.Welcome{Protocol: remote.Protocol + 1, Worker: "future", Epoch: h.Epoch, Refused: "protocol"}
 		})
 		info, err := query(t, addr, opts, 10*time.Second)
-		if !errors.Is(err, ErrWorkerIncompatible) {
+		if !errors.Is(err, remote.ErrWorkerIncompatible) {
 			t.Fatalf("err = %v, want ErrWorkerIncompatible", err)
 		}
-		if info.Refused != "protocol" || info.Protocol != workerProtocol+1 || info.Name != "future" {
+		if info.Refused != "protocol" || info.Protocol != remote.Protocol+1 || info.Name != "future" {
 			t.Errorf("info = %+v, want the worker's protocol and Refused protocol", info)
 		}
 	})
@@ -213,15 +215,15 @@ func TestQueryWorker(t *testing.T) {
 	t.Run("no worker actor", func(t *testing.T) {
 		addr := startRemoteSystem(t, nil)
 		_, err := query(t, addr, opts, 10*time.Second)
-		if !errors.Is(err, ErrWorkerIncompatible) {
+		if !errors.Is(err, remote.ErrWorkerIncompatible) {
 			t.Fatalf("err = %v, want ErrWorkerIncompatible", err)
 		}
 	})
 
 	t.Run("no answer", func(t *testing.T) {
-		addr, hellos := startHelloWorker(t, func(*workerHello) *workerWelcome { return nil })
+		addr, hellos := startHelloWorker(t, func(*remote.Hello) *remote.Welcome { return nil })
 		_, err := query(t, addr, opts, time.Second)
-		if !errors.Is(err, ErrWorkerNoAnswer) || !errors.Is(err, context.DeadlineExceeded) {
+		if !errors.Is(err, remote.ErrWorkerNoAnswer) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want ErrWorkerNoAnswer after the deadline", err)
 		}
 		// The hello left before the deadline, but on a loaded machine it
@@ -235,16 +237,16 @@ func TestQueryWorker(t *testing.T) {
 
 	t.Run("one querier, several workers at once", func(t *testing.T) {
 		up, _ := startQueryWorkerHost(t)
-		future, _ := startHelloWorker(t, func(h *workerHello) *workerWelcome {
-			return &workerWelcome{Protocol: workerProtocol + 1, Epoch: h.Epoch, Refused: "protocol"}
+		future, _ := startHelloWorker(t, func(h *remote.Hello) *remote.Welcome {
+			return &remote.Welcome{Protocol: remote.Protocol + 1, Epoch: h.Epoch, Refused: "protocol"}
 		})
-		q, err := NewWorkerQuerier(opts)
+		q, err := remote.NewWorkerQuerier(opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer q.Close()
 		addrs := []string{up, future, closedAddr(t), up}
-		infos := make([]WorkerInfo, len(addrs))
+		infos := make([]remote.WorkerInfo, len(addrs))
 		errs := make([]error, len(addrs))
 		var wg sync.WaitGroup
 		for i, a := range addrs {
@@ -260,10 +262,10 @@ func TestQueryWorker(t *testing.T) {
 				t.Errorf("query %d: %+v, %v", i, infos[i], errs[i])
 			}
 		}
-		if !errors.Is(errs[1], ErrWorkerIncompatible) || infos[1].Refused != "protocol" {
+		if !errors.Is(errs[1], remote.ErrWorkerIncompatible) || infos[1].Refused != "protocol" {
 			t.Errorf("query of the other protocol: %+v, %v", infos[1], errs[1])
 		}
-		if !errors.Is(errs[2], ErrWorkerUnreachable) {
+		if !errors.Is(errs[2], remote.ErrWorkerUnreachable) {
 			t.Errorf("query of a closed port: %v", errs[2])
 		}
 	})

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -33,7 +35,7 @@ type remoteTaskSpec struct {
 	link   *actor.PID
 	// start is the attempt as the worker gets it (epoch and attempt
 	// included).
-	start workerStart
+	start remote.Start
 	gate  *taskGate
 	bus   *event.Bus
 	// budget is shown on the task_started the proxy publishes.
@@ -63,7 +65,7 @@ type (
 // Everything it sends to the worker goes through the link, which drops it
 // once the worker is not up.
 type remoteTask struct {
-	sys  *System
+	sys  *kernel.System
 	spec remoteTaskSpec
 	log  *slog.Logger
 
@@ -77,17 +79,17 @@ type remoteTask struct {
 	// live in one process).
 	early []any
 	next  uint64 // number of the next event expected, from 1
-	fin   *workerFinished
+	fin   *remote.Finished
 	first bool // onFirst ran
 	timer *time.Timer
 	tail  *time.Timer
 }
 
-func remoteTaskProps(sys *System, spec remoteTaskSpec) *actor.Props {
+func remoteTaskProps(sys *kernel.System, spec remoteTaskSpec) *actor.Props {
 	log := sys.Logger().With("actor", "remote", "task", spec.start.Spec.ID, "attempt", spec.start.Attempt, "worker", spec.worker)
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &remoteTask{sys: sys, spec: spec, log: log, next: 1}
-	}, withRepair("remote", log))
+	}, kernel.WithRepair("remote", log))
 }
 
 func (p *remoteTask) id() string { return p.spec.start.Spec.ID }
@@ -96,7 +98,7 @@ func (p *remoteTask) attempt() int { return p.spec.start.Attempt }
 
 // Receive implements actor.Actor.
 func (p *remoteTask) Receive(c actor.Context) {
-	m, err := fromWire(c.Message())
+	m, err := remote.FromWire(c.Message())
 	if err != nil {
 		p.lose(c, "undecodable message from the worker: "+err.Error())
 		return
@@ -105,24 +107,24 @@ func (p *remoteTask) Receive(c actor.Context) {
 	case *RunTurn:
 		p.run(c)
 	case *CancelTurn:
-		p.forward(c, &workerCancel{Task: p.id(), Attempt: p.attempt(), Why: "cancelled"})
+		p.forward(c, &remote.Cancel{Task: p.id(), Attempt: p.attempt(), Why: "cancelled"})
 	case *ApprovalResponse:
-		p.forward(c, &workerApproval{Task: p.id(), Attempt: p.attempt(), RequestID: m.RequestID, Choice: m.Choice, Rule: m.Rule})
+		p.forward(c, &remote.Approval{Task: p.id(), Attempt: p.attempt(), RequestID: m.RequestID, Choice: m.Choice, Rule: m.Rule})
 	case *attemptLost:
 		p.lose(c, m.why)
-	case *workerAccepted:
+	case *remote.Accepted:
 		if p.mine(m.Task, m.Attempt) {
 			p.accept(c, m)
 		}
-	case *workerRefused:
+	case *remote.Refused:
 		if p.mine(m.Task, m.Attempt) {
 			p.refuse(c, m)
 		}
-	case *workerEvents:
+	case *remote.TaskEvents:
 		if p.mine(m.Task, m.Attempt) {
 			p.onEvents(c, m)
 		}
-	case *workerFinished:
+	case *remote.Finished:
 		if p.mine(m.Task, m.Attempt) {
 			p.onFinished(c, m)
 		}
@@ -132,7 +134,7 @@ func (p *remoteTask) Receive(c actor.Context) {
 		if p.fin != nil {
 			p.lose(c, fmt.Sprintf("the stream from worker %s lost events %d–%d", p.spec.worker, p.next, p.fin.Last))
 		}
-	case *Crashed:
+	case *kernel.Crashed:
 		// The attempt's state can no longer be trusted: it is lost, so
 		// the scheduler decides (rerun or fail) as for a lost worker.
 		if _, ok := m.Lost.(*RunTurn); ok && p.replyTo == nil {
@@ -143,7 +145,7 @@ func (p *remoteTask) Receive(c actor.Context) {
 		if p.asked && !p.done {
 			// Stopped by the scheduler's reaper before an answer: the
 			// worker kills the job.
-			p.forward(c, &workerCancel{Task: p.id(), Attempt: p.attempt(), Why: "killed"})
+			p.forward(c, &remote.Cancel{Task: p.id(), Attempt: p.attempt(), Why: "killed"})
 		}
 		p.stopTimers()
 	}
@@ -181,7 +183,7 @@ func (p *remoteTask) forward(c actor.Context, m any) {
 	c.Send(p.spec.link, &linkForward{epoch: p.spec.start.Epoch, msg: m, sender: c.Self()})
 }
 
-func (p *remoteTask) accept(c actor.Context, m *workerAccepted) {
+func (p *remoteTask) accept(c actor.Context, m *remote.Accepted) {
 	if p.accepted {
 		return
 	}
@@ -204,15 +206,15 @@ func (p *remoteTask) accept(c actor.Context, m *workerAccepted) {
 	p.early = nil
 	for _, e := range early {
 		switch e := e.(type) {
-		case *workerEvents:
+		case *remote.TaskEvents:
 			p.onEvents(c, e)
-		case *workerFinished:
+		case *remote.Finished:
 			p.onFinished(c, e)
 		}
 	}
 }
 
-func (p *remoteTask) refuse(c actor.Context, m *workerRefused) {
+func (p *remoteTask) refuse(c actor.Context, m *remote.Refused) {
 	if p.accepted {
 		return // a refusal after the start is not one; the attempt runs
 	}
@@ -223,7 +225,7 @@ func (p *remoteTask) refuse(c actor.Context, m *workerRefused) {
 	p.answer(c, &TurnFinished{Status: statusWorkerRefused, Error: m.Reason})
 }
 
-func (p *remoteTask) onEvents(c actor.Context, m *workerEvents) {
+func (p *remoteTask) onEvents(c actor.Context, m *remote.TaskEvents) {
 	if !p.accepted {
 		p.early = append(p.early, m)
 		return
@@ -233,7 +235,7 @@ func (p *remoteTask) onEvents(c actor.Context, m *workerEvents) {
 		return
 	}
 	for _, it := range m.Items {
-		ev, err := decodeWorkerEvent(it)
+		ev, err := remote.DecodeWorkerEvent(it)
 		if err != nil {
 			// One undecodable event (a kind this side does not know) is
 			// logged and counted; the stream itself is intact.
@@ -271,7 +273,7 @@ func (p *remoteTask) relay(ev event.Event) {
 	p.spec.gate.publish(p.spec.bus, ev)
 }
 
-func (p *remoteTask) onFinished(c actor.Context, m *workerFinished) {
+func (p *remoteTask) onFinished(c actor.Context, m *remote.Finished) {
 	if !p.accepted {
 		p.early = append(p.early, m)
 		return
@@ -302,7 +304,7 @@ func (p *remoteTask) lose(c actor.Context, why string) {
 		// The worker may be alive (a broken stream, a crash here): it
 		// must not go on with an attempt the scheduler gave up. The
 		// link drops this when the worker itself is lost.
-		p.forward(c, &workerCancel{Task: p.id(), Attempt: p.attempt(), Why: "attempt lost: " + why})
+		p.forward(c, &remote.Cancel{Task: p.id(), Attempt: p.attempt(), Why: "attempt lost: " + why})
 	}
 	p.lost = true
 	p.answer(c, &TurnFinished{Status: statusWorkerLost, Error: why})

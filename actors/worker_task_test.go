@@ -10,13 +10,15 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"reasonix/core/provider"
 )
 
 // proxyParent stands in for the scheduler around one proxy: it starts the
 // attempt with RunTurn and passes every TurnFinished to out.
 type proxyParent struct {
-	sys  *System
+	sys  *kernel.System
 	spec remoteTaskSpec
 	out  chan *TurnFinished
 	pid  *actor.PID
@@ -71,8 +73,8 @@ func newProxyRig(t *testing.T, backstop time.Duration, script func(r *proxyRig, 
 	t.Cleanup(r.sub.Close)
 	r.gate = &taskGate{}
 	spec := remoteTaskSpec{worker: "w1", link: r.link, gate: r.gate, bus: r.bus, backstop: backstop,
-		start: workerStart{Epoch: r.up.epoch, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "ws",
-			Spec: TaskSpec{ID: "f1.1", Prompt: "do it", Model: "asked-model"}}}
+		start: remote.Start{Epoch: r.up.epoch, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "ws",
+			Spec: event.TaskSpec{ID: "f1.1", Prompt: "do it", Model: "asked-model"}}}
 	pp := &proxyParent{sys: r.sys, spec: spec, out: r.out}
 	r.pp = pp
 	r.parent = r.sys.Root().Spawn(actor.PropsFromProducer(func() actor.Actor { return pp }))
@@ -122,11 +124,11 @@ func (r *proxyRig) pingParent() {
 	}
 }
 
-func events(t *testing.T, evs ...event.Event) []workerEvent {
+func events(t *testing.T, evs ...event.Event) []remote.TaskEvent {
 	t.Helper()
-	var out []workerEvent
+	var out []remote.TaskEvent
 	for _, ev := range evs {
-		w, err := encodeWorkerEvent(ev)
+		w, err := remote.EncodeWorkerEvent(ev)
 		must(t, err)
 		out = append(out, w)
 	}
@@ -153,25 +155,25 @@ func TestProxyRelaysEventsInOrderAndFinishes(t *testing.T) {
 	t.Parallel()
 	usage := provider.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15}
 	r := newProxyRig(t, 0, func(r *proxyRig, c actor.Context, m any) {
-		st, ok := m.(*workerStart)
+		st, ok := m.(*remote.Start)
 		if !ok {
 			return
 		}
 		to := c.Sender()
-		sendWorker(r.sys, c, to, &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt, Model: "worker-model", Price: &event.Price{Input: 1, Output: 2}})
+		remote.SendWorker(r.sys, c, to, &remote.Accepted{Task: st.Spec.ID, Attempt: st.Attempt, Model: "worker-model", Price: &event.Price{Input: 1, Output: 2}})
 		b1 := events(r.t, &event.TextDelta{Text: "he"}, &event.TextDelta{Text: "llo"})
 		b2 := events(r.t, &event.UsageReported{Usage: usage, Total: usage}, &event.TurnDone{Status: event.StatusOK, Text: "hello"})
-		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: b1})
+		remote.SendWorker(r.sys, c, to, &remote.TaskEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: b1})
 		// A stale attempt's events are dropped, not relayed.
-		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: 1, First: 3, Items: b2})
-		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 3, Items: b2})
-		sendWorker(r.sys, c, to, &workerFinished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 4, Status: event.StatusOK, Text: "hello", Steps: 1, Usage: usage})
+		remote.SendWorker(r.sys, c, to, &remote.TaskEvents{Task: st.Spec.ID, Attempt: 1, First: 3, Items: b2})
+		remote.SendWorker(r.sys, c, to, &remote.TaskEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 3, Items: b2})
+		remote.SendWorker(r.sys, c, to, &remote.Finished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 4, Status: event.StatusOK, Text: "hello", Steps: 1, Usage: usage})
 	})
 	tf := r.finished()
 	if tf.Status != event.StatusOK || tf.Text != "hello" || tf.Steps != 1 || tf.Usage != usage || tf.Task != "f1.1" {
 		t.Errorf("answer = %+v", tf)
 	}
-	st := (<-r.fromProxy).(*workerStart)
+	st := (<-r.fromProxy).(*remote.Start)
 	if st.Epoch != r.up.epoch || st.Attempt != 2 || st.Spec.ID != "f1.1" || st.Fleet != "f1" {
 		t.Errorf("start = %+v", st)
 	}
@@ -202,28 +204,28 @@ func TestProxyRelaysEventsInOrderAndFinishes(t *testing.T) {
 func TestProxyCancelApprovalAndLost(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var start *workerStart
+	var start *remote.Start
 	var to *actor.PID
 	r := newProxyRig(t, 0, func(r *proxyRig, c actor.Context, m any) {
 		switch m := m.(type) {
-		case *workerStart:
+		case *remote.Start:
 			mu.Lock()
 			start, to = m, c.Sender()
 			mu.Unlock()
-			sendWorker(r.sys, c, c.Sender(), &workerAccepted{Task: m.Spec.ID, Attempt: m.Attempt})
-		case *workerCancel:
-			sendWorker(r.sys, c, c.Sender(), &workerFinished{Task: m.Task, Attempt: m.Attempt, Status: event.StatusCancelled})
+			remote.SendWorker(r.sys, c, c.Sender(), &remote.Accepted{Task: m.Spec.ID, Attempt: m.Attempt})
+		case *remote.Cancel:
+			remote.SendWorker(r.sys, c, c.Sender(), &remote.Finished{Task: m.Task, Attempt: m.Attempt, Status: event.StatusCancelled})
 		}
 	})
-	if _, ok := (<-r.fromProxy).(*workerStart); !ok {
+	if _, ok := (<-r.fromProxy).(*remote.Start); !ok {
 		t.Fatal("no start")
 	}
 	r.sys.Send(r.parent, &ApprovalResponse{RequestID: "s1/f1.1/c1", Choice: event.ApproveOnce})
-	if a, ok := (<-r.fromProxy).(*workerApproval); !ok || a.RequestID != "s1/f1.1/c1" || a.Attempt != 2 || a.Choice != event.ApproveOnce {
+	if a, ok := (<-r.fromProxy).(*remote.Approval); !ok || a.RequestID != "s1/f1.1/c1" || a.Attempt != 2 || a.Choice != event.ApproveOnce {
 		t.Errorf("approval = %+v", a)
 	}
 	r.sys.Send(r.parent, &CancelTurn{})
-	if c, ok := (<-r.fromProxy).(*workerCancel); !ok || c.Task != "f1.1" || c.Attempt != 2 {
+	if c, ok := (<-r.fromProxy).(*remote.Cancel); !ok || c.Task != "f1.1" || c.Attempt != 2 {
 		t.Errorf("cancel = %+v", c)
 	}
 	if tf := r.finished(); tf.Status != event.StatusCancelled {
@@ -231,7 +233,7 @@ func TestProxyCancelApprovalAndLost(t *testing.T) {
 	}
 	// The worker's late messages change nothing.
 	mu.Lock()
-	sendWorker(r.sys, r.sys.Root(), to, &workerFinished{Task: start.Spec.ID, Attempt: start.Attempt, Status: event.StatusOK})
+	remote.SendWorker(r.sys, r.sys.Root(), to, &remote.Finished{Task: start.Spec.ID, Attempt: start.Attempt, Status: event.StatusOK})
 	mu.Unlock()
 	r.sys.Send(r.parent, &attemptLost{why: "late"})
 	r.noSecondAnswer()
@@ -240,8 +242,8 @@ func TestProxyCancelApprovalAndLost(t *testing.T) {
 func TestProxyLost(t *testing.T) {
 	t.Parallel()
 	r := newProxyRig(t, 0, func(r *proxyRig, c actor.Context, m any) {
-		if st, ok := m.(*workerStart); ok {
-			sendWorker(r.sys, c, c.Sender(), &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt})
+		if st, ok := m.(*remote.Start); ok {
+			remote.SendWorker(r.sys, c, c.Sender(), &remote.Accepted{Task: st.Spec.ID, Attempt: st.Attempt})
 		}
 	})
 	<-r.fromProxy
@@ -252,7 +254,7 @@ func TestProxyLost(t *testing.T) {
 	// The proxy gives the attempt up with one cancel (the link drops it
 	// when the worker itself is lost; here the link is still up), then
 	// sends nothing more.
-	if c, ok := (<-r.fromProxy).(*workerCancel); !ok || !strings.Contains(c.Why, "attempt lost") {
+	if c, ok := (<-r.fromProxy).(*remote.Cancel); !ok || !strings.Contains(c.Why, "attempt lost") {
 		t.Errorf("after the loss the worker got %+v", c)
 	}
 	r.sys.Send(r.parent, &CancelTurn{})
@@ -268,12 +270,12 @@ func TestProxyRefused(t *testing.T) {
 	t.Parallel()
 	for _, fatal := range []bool{false, true} {
 		r := newProxyRig(t, 0, func(r *proxyRig, c actor.Context, m any) {
-			if st, ok := m.(*workerStart); ok {
+			if st, ok := m.(*remote.Start); ok {
 				reason := "full"
 				if fatal {
 					reason = `unknown profile "nope"`
 				}
-				sendWorker(r.sys, c, c.Sender(), &workerRefused{Task: st.Spec.ID, Attempt: st.Attempt, Reason: reason, Fatal: fatal})
+				remote.SendWorker(r.sys, c, c.Sender(), &remote.Refused{Task: st.Spec.ID, Attempt: st.Attempt, Reason: reason, Fatal: fatal})
 			}
 		})
 		tf := r.finished()
@@ -290,8 +292,8 @@ func TestProxyRefused(t *testing.T) {
 func TestProxyBackstop(t *testing.T) {
 	t.Parallel()
 	r := newProxyRig(t, 50*time.Millisecond, func(r *proxyRig, c actor.Context, m any) {
-		if st, ok := m.(*workerStart); ok {
-			sendWorker(r.sys, c, c.Sender(), &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt})
+		if st, ok := m.(*remote.Start); ok {
+			remote.SendWorker(r.sys, c, c.Sender(), &remote.Accepted{Task: st.Spec.ID, Attempt: st.Attempt})
 		}
 	})
 	if tf := r.finished(); tf.Status != event.StatusFailed || !strings.Contains(tf.Error, "did not end") {
@@ -303,15 +305,15 @@ func TestProxyBackstop(t *testing.T) {
 func TestProxyGapIsLost(t *testing.T) {
 	t.Parallel()
 	r := newProxyRig(t, 0, func(r *proxyRig, c actor.Context, m any) {
-		st, ok := m.(*workerStart)
+		st, ok := m.(*remote.Start)
 		if !ok {
 			return
 		}
 		to := c.Sender()
-		sendWorker(r.sys, c, to, &workerAccepted{Task: st.Spec.ID, Attempt: st.Attempt})
-		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: events(r.t, &event.TextDelta{Text: "a"})})
-		sendWorker(r.sys, c, to, &workerEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 3, Items: events(r.t, &event.TextDelta{Text: "c"})})
-		sendWorker(r.sys, c, to, &workerFinished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 3, Status: event.StatusOK})
+		remote.SendWorker(r.sys, c, to, &remote.Accepted{Task: st.Spec.ID, Attempt: st.Attempt})
+		remote.SendWorker(r.sys, c, to, &remote.TaskEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 1, Items: events(r.t, &event.TextDelta{Text: "a"})})
+		remote.SendWorker(r.sys, c, to, &remote.TaskEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 3, Items: events(r.t, &event.TextDelta{Text: "c"})})
+		remote.SendWorker(r.sys, c, to, &remote.Finished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 3, Status: event.StatusOK})
 	})
 	if tf := r.finished(); tf.Status != statusWorkerLost || !strings.Contains(tf.Error, "skipped") {
 		t.Errorf("answer = %+v", tf)

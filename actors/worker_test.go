@@ -14,6 +14,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
 )
@@ -22,7 +24,7 @@ import (
 // test hands it with requestWorker, so it is the sender the worker answers,
 // and passes everything it receives to the test in arrival order.
 type schedProbe struct {
-	sys *System
+	sys *kernel.System
 	got chan any
 }
 
@@ -40,10 +42,10 @@ type probeMark struct{ n int }
 func (p *schedProbe) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *probeSend:
-		requestWorker(p.sys, c, m.to, m.m)
+		remote.RequestWorker(p.sys, c, m.to, m.m)
 	case actor.SystemMessage, actor.AutoReceiveMessage:
 	default:
-		v, err := fromWire(m)
+		v, err := remote.FromWire(m)
 		if err != nil {
 			v = err
 		}
@@ -64,7 +66,7 @@ type probe struct {
 type workerRig struct {
 	t      *testing.T
 	srv    *providertest.Server
-	sys    *System
+	sys    *kernel.System
 	host   *WorkerHost
 	worker *actor.PID
 	home   string
@@ -85,7 +87,7 @@ func newWorkerRig(t *testing.T, o rigOpts) *workerRig {
 	if o.capacity == 0 {
 		o.capacity = 2
 	}
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	host, err := StartWorkerHost(sys, WorkerHostSpec{Name: "w1", Capacity: o.capacity,
 		Workspaces: map[string]string{"ws": cwd}, Config: cfg, Grace: o.grace})
 	if err != nil {
@@ -157,14 +159,14 @@ func (p *probe) rest() []any {
 
 // link says hello for scheduler "sched" and session "p1" and returns the
 // welcome.
-func (p *probe) link(epoch uint64, leaseMS int64) *workerWelcome {
+func (p *probe) link(epoch uint64, leaseMS int64) *remote.Welcome {
 	p.t.Helper()
-	p.send(&workerHello{Protocol: workerProtocol, Scheduler: "sched", Session: "p1", Workspace: "ws", Epoch: epoch, LeaseMS: leaseMS})
-	return nextOf[*workerWelcome](p)
+	p.send(&remote.Hello{Protocol: remote.Protocol, Scheduler: "sched", Session: "p1", Workspace: "ws", Epoch: epoch, LeaseMS: leaseMS})
+	return nextOf[*remote.Welcome](p)
 }
 
-func startMsg(epoch uint64, attempt int, spec TaskSpec) *workerStart {
-	return &workerStart{Epoch: epoch, Attempt: attempt, Session: "p1", Fleet: "f1", Workspace: "ws", Spec: spec}
+func startMsg(epoch uint64, attempt int, spec event.TaskSpec) *remote.Start {
+	return &remote.Start{Epoch: epoch, Attempt: attempt, Session: "p1", Fleet: "f1", Workspace: "ws", Spec: spec}
 }
 
 // linked gives a link probe that holds a lease for scheduler "sched" at
@@ -178,17 +180,17 @@ func (r *workerRig) linked() (link, proxy *probe) {
 
 // start has the probe start spec as attempt 1 of epoch 1 and returns the
 // worker's acceptance.
-func (p *probe) start(spec TaskSpec) *workerAccepted {
+func (p *probe) start(spec event.TaskSpec) *remote.Accepted {
 	p.t.Helper()
 	p.send(startMsg(1, 1, spec))
-	return nextOf[*workerAccepted](p)
+	return nextOf[*remote.Accepted](p)
 }
 
 // running asks the worker for its load with a status hello.
 func (p *probe) running() int {
 	p.t.Helper()
-	p.send(&workerHello{Protocol: workerProtocol, Scheduler: "status"})
-	return nextOf[*workerWelcome](p).Running
+	p.send(&remote.Hello{Protocol: remote.Protocol, Scheduler: "status"})
+	return nextOf[*remote.Welcome](p).Running
 }
 
 // waitIdle waits until every job of the worker has stopped.
@@ -207,12 +209,12 @@ func (r *workerRig) waitJobs(n int) {
 // attempt collects an attempt's messages up to its workerFinished and
 // checks their numbering: batches of at most jobBatchItems, numbered on
 // from 1 without a gap, and a Last that is the number of the last event.
-func (p *probe) attempt() ([]workerEvent, *workerFinished) {
+func (p *probe) attempt() ([]remote.TaskEvent, *remote.Finished) {
 	p.t.Helper()
-	var items []workerEvent
+	var items []remote.TaskEvent
 	for {
 		switch m := p.next().(type) {
-		case *workerEvents:
+		case *remote.TaskEvents:
 			if m.First != uint64(len(items))+1 {
 				p.t.Fatalf("batch starts at %d after %d events", m.First, len(items))
 			}
@@ -220,7 +222,7 @@ func (p *probe) attempt() ([]workerEvent, *workerFinished) {
 				p.t.Fatalf("batch of %d events", len(m.Items))
 			}
 			items = append(items, m.Items...)
-		case *workerFinished:
+		case *remote.Finished:
 			if m.Last != uint64(len(items)) {
 				p.t.Fatalf("finished with Last %d after %d events", m.Last, len(items))
 			}
@@ -236,40 +238,40 @@ func TestWorkerHello(t *testing.T) {
 	r := newWorkerRig(t, rigOpts{})
 	link := r.probe()
 	w := link.link(3, 60_000)
-	if w.Refused != "" || w.Epoch != 3 || w.Worker != "w1" || w.Capacity != 2 || w.Protocol != workerProtocol ||
+	if w.Refused != "" || w.Epoch != 3 || w.Worker != "w1" || w.Capacity != 2 || w.Protocol != remote.Protocol ||
 		len(w.Workspaces) != 1 || w.Workspaces[0] != "ws" || w.Boot == "" {
 		t.Fatalf("welcome = %+v", w)
 	}
-	link.send(&workerHeartbeat{Epoch: 3, N: 7})
-	if ack := nextOf[*workerHeartbeatAck](link); ack.N != 7 || ack.Epoch != 3 || ack.Running != 0 || ack.Free != 2 {
+	link.send(&remote.Heartbeat{Epoch: 3, N: 7})
+	if ack := nextOf[*remote.HeartbeatAck](link); ack.N != 7 || ack.Epoch != 3 || ack.Running != 0 || ack.Free != 2 {
 		t.Fatalf("ack = %+v", ack)
 	}
 	// A heartbeat of another epoch gets no ack: the next answer is the
 	// status hello's.
-	link.send(&workerHeartbeat{Epoch: 2, N: 8})
+	link.send(&remote.Heartbeat{Epoch: 2, N: 8})
 	if link.running() != 0 {
 		t.Fatal("running tasks on an idle worker")
 	}
 
 	for _, tc := range []struct {
 		name  string
-		hello workerHello
+		hello remote.Hello
 		want  string
 	}{
-		{"another protocol", workerHello{Protocol: workerProtocol + 1, Scheduler: "x", Workspace: "ws", Epoch: 1, LeaseMS: 1000}, "protocol"},
-		{"a workspace not served", workerHello{Protocol: workerProtocol, Scheduler: "x", Workspace: "other", Epoch: 1, LeaseMS: 1000}, "workspace"},
-		{"a status query for another workspace", workerHello{Protocol: workerProtocol, Scheduler: "x", Workspace: "other"}, "workspace"},
-		{"a status query", workerHello{Protocol: workerProtocol, Scheduler: "x"}, ""},
-		{"an older epoch of a linked scheduler", workerHello{Protocol: workerProtocol, Scheduler: "sched", Session: "p1", Workspace: "ws", Epoch: 2, LeaseMS: 1000}, "epoch"},
+		{"another protocol", remote.Hello{Protocol: remote.Protocol + 1, Scheduler: "x", Workspace: "ws", Epoch: 1, LeaseMS: 1000}, "protocol"},
+		{"a workspace not served", remote.Hello{Protocol: remote.Protocol, Scheduler: "x", Workspace: "other", Epoch: 1, LeaseMS: 1000}, "workspace"},
+		{"a status query for another workspace", remote.Hello{Protocol: remote.Protocol, Scheduler: "x", Workspace: "other"}, "workspace"},
+		{"a status query", remote.Hello{Protocol: remote.Protocol, Scheduler: "x"}, ""},
+		{"an older epoch of a linked scheduler", remote.Hello{Protocol: remote.Protocol, Scheduler: "sched", Session: "p1", Workspace: "ws", Epoch: 2, LeaseMS: 1000}, "epoch"},
 	} {
 		p := r.probe()
 		h := tc.hello
 		p.send(&h)
-		if w := nextOf[*workerWelcome](p); w.Refused != tc.want || w.Epoch != h.Epoch || w.Boot == "" {
+		if w := nextOf[*remote.Welcome](p); w.Refused != tc.want || w.Epoch != h.Epoch || w.Boot == "" {
 			t.Errorf("%s: welcome = %+v, want refused %q", tc.name, w, tc.want)
 		}
 		// Neither a refusal nor a status answer leaves a lease.
-		p.send(&workerHeartbeat{Epoch: h.Epoch, N: 1})
+		p.send(&remote.Heartbeat{Epoch: h.Epoch, N: 1})
 		if got := p.rest(); len(got) != 0 {
 			t.Errorf("%s: a heartbeat without a lease was answered: %+v", tc.name, got)
 		}
@@ -282,7 +284,7 @@ func TestWorkerRunsATask(t *testing.T) {
 	answer := strings.Repeat("the answer is long enough to stream in many pieces. ", 12)
 	r.srv.Push(providertest.Turn{Text: answer, ChunkBytes: 4})
 	link, proxy := r.linked()
-	acc := proxy.start(TaskSpec{ID: "f1.1", Prompt: "go"})
+	acc := proxy.start(event.TaskSpec{ID: "f1.1", Prompt: "go"})
 	if acc.Task != "f1.1" || acc.Attempt != 1 || acc.Model != "fake-model" {
 		t.Fatalf("accepted = %+v", acc)
 	}
@@ -320,8 +322,8 @@ func TestWorkerRunsATask(t *testing.T) {
 	}
 	// The slot is free by the time the end arrives, and the attempt sends
 	// nothing after it.
-	link.send(&workerHeartbeat{Epoch: 1, N: 2})
-	if ack := nextOf[*workerHeartbeatAck](link); ack.Running != 0 || ack.Free != 2 {
+	link.send(&remote.Heartbeat{Epoch: 1, N: 2})
+	if ack := nextOf[*remote.HeartbeatAck](link); ack.Running != 0 || ack.Free != 2 {
 		t.Errorf("ack after the end = %+v", ack)
 	}
 	r.waitIdle()
@@ -336,21 +338,21 @@ func TestWorkerCapacityAndCancel(t *testing.T) {
 	r.srv.Push(providertest.Turn{Stall: true}, providertest.Turn{Text: "b done"})
 	link, pa, pb := r.probe(), r.probe(), r.probe()
 	link.link(1, 60_000)
-	pa.start(TaskSpec{ID: "f1.1", Prompt: "a"})
+	pa.start(event.TaskSpec{ID: "f1.1", Prompt: "a"})
 	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	pb.send(startMsg(1, 1, TaskSpec{ID: "f1.2", Prompt: "b"}))
-	if ref := nextOf[*workerRefused](pb); ref.Reason != "full" || ref.Fatal || ref.Task != "f1.2" {
+	pb.send(startMsg(1, 1, event.TaskSpec{ID: "f1.2", Prompt: "b"}))
+	if ref := nextOf[*remote.Refused](pb); ref.Reason != "full" || ref.Fatal || ref.Task != "f1.2" {
 		t.Fatalf("refused = %+v", ref)
 	}
-	pa.send(&workerCancel{Task: "f1.1", Attempt: 1, Why: "test"})
+	pa.send(&remote.Cancel{Task: "f1.1", Attempt: 1, Why: "test"})
 	_, fin := pa.attempt()
 	if fin.Status != event.StatusCancelled {
 		t.Fatalf("cancelled attempt finished %+v", fin)
 	}
 	// The cancelled attempt's slot is free as soon as its end is out.
-	pb.start(TaskSpec{ID: "f1.2", Prompt: "b"})
+	pb.start(event.TaskSpec{ID: "f1.2", Prompt: "b"})
 	if _, fin := pb.attempt(); fin.Status != event.StatusOK || fin.Text != "b done" {
 		t.Fatalf("second task finished %+v", fin)
 	}
@@ -372,10 +374,10 @@ func TestWorkerFences(t *testing.T) {
 			}
 		}},
 		{"the scheduler says bye", 60_000, func(r *workerRig, link *probe) {
-			link.send(&workerBye{Epoch: 1, Why: "shutting down"})
+			link.send(&remote.Bye{Epoch: 1, Why: "shutting down"})
 		}},
 		{"the scheduler says bye without a sender", 60_000, func(r *workerRig, link *probe) {
-			sendWorker(r.sys, r.sys.Root(), r.worker, &workerBye{Epoch: 1, Why: "shutting down"})
+			remote.SendWorker(r.sys, r.sys.Root(), r.worker, &remote.Bye{Epoch: 1, Why: "shutting down"})
 		}},
 		{"the scheduler links again", 60_000, func(r *workerRig, link *probe) {
 			if w := link.link(2, 60_000); w.Refused != "" || w.Epoch != 2 {
@@ -389,12 +391,12 @@ func TestWorkerFences(t *testing.T) {
 			r.srv.Push(providertest.Turn{Stall: true}, providertest.Turn{Stall: true})
 			link, proxy, other := r.probe(), r.probe(), r.probe()
 			link.link(1, tc.leaseMS)
-			proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
+			proxy.start(event.TaskSpec{ID: "f1.1", Prompt: "a"})
 			// Another scheduler's task is not touched.
-			other.send(&workerHello{Protocol: workerProtocol, Scheduler: "sched2", Session: "p2", Workspace: "ws", Epoch: 5, LeaseMS: 60_000})
-			nextOf[*workerWelcome](other)
-			other.send(&workerStart{Epoch: 5, Attempt: 1, Session: "p2", Workspace: "ws", Spec: TaskSpec{ID: "f1.1", Prompt: "b"}})
-			nextOf[*workerAccepted](other)
+			other.send(&remote.Hello{Protocol: remote.Protocol, Scheduler: "sched2", Session: "p2", Workspace: "ws", Epoch: 5, LeaseMS: 60_000})
+			nextOf[*remote.Welcome](other)
+			other.send(&remote.Start{Epoch: 5, Attempt: 1, Session: "p2", Workspace: "ws", Spec: event.TaskSpec{ID: "f1.1", Prompt: "b"}})
+			nextOf[*remote.Accepted](other)
 			if _, err := r.srv.WaitRequests(2, 20*time.Second); err != nil {
 				t.Fatal(err)
 			}
@@ -402,16 +404,16 @@ func TestWorkerFences(t *testing.T) {
 			// Wait until only the other scheduler's task is left.
 			r.waitJobs(1)
 			for _, m := range proxy.rest() {
-				if _, ok := m.(*workerFinished); ok {
+				if _, ok := m.(*remote.Finished); ok {
 					t.Fatalf("the given-up attempt still sent its end: %+v", m)
 				}
 			}
 			// Its old epoch is refused from now on.
-			proxy.send(startMsg(1, 2, TaskSpec{ID: "f1.1", Prompt: "a"}))
-			if ref := nextOf[*workerRefused](proxy); ref.Reason != "epoch" || ref.Fatal {
+			proxy.send(startMsg(1, 2, event.TaskSpec{ID: "f1.1", Prompt: "a"}))
+			if ref := nextOf[*remote.Refused](proxy); ref.Reason != "epoch" || ref.Fatal {
 				t.Fatalf("a start of the old epoch: %+v", ref)
 			}
-			other.send(&workerCancel{Task: "f1.1", Attempt: 1})
+			other.send(&remote.Cancel{Task: "f1.1", Attempt: 1})
 			if _, fin := other.attempt(); fin.Status != event.StatusCancelled {
 				t.Fatalf("the other scheduler's task finished %+v", fin)
 			}
@@ -423,22 +425,22 @@ func TestWorkerBuildFailureIsFatal(t *testing.T) {
 	t.Parallel()
 	r := newWorkerRig(t, rigOpts{})
 	link, proxy := r.linked()
-	for _, spec := range []TaskSpec{
+	for _, spec := range []event.TaskSpec{
 		{ID: "f1.1", Prompt: "a", Model: "nope"},
 		{ID: "f1.2", Prompt: "a", Profile: "no-such-profile"},
 	} {
 		proxy.send(startMsg(1, 1, spec))
-		ref := nextOf[*workerRefused](proxy)
+		ref := nextOf[*remote.Refused](proxy)
 		if !ref.Fatal || ref.Task != spec.ID || (!strings.Contains(ref.Reason, "nope") && !strings.Contains(ref.Reason, "no-such-profile")) {
 			t.Errorf("refused = %+v", ref)
 		}
 	}
-	proxy.send(startMsg(1, 1, TaskSpec{Prompt: "no id"}))
-	if ref := nextOf[*workerRefused](proxy); !ref.Fatal || !strings.Contains(ref.Reason, "task id") {
+	proxy.send(startMsg(1, 1, event.TaskSpec{Prompt: "no id"}))
+	if ref := nextOf[*remote.Refused](proxy); !ref.Fatal || !strings.Contains(ref.Reason, "task id") {
 		t.Errorf("a start without a task id: %+v", ref)
 	}
-	proxy.send(&workerStart{Epoch: 1, Attempt: 1, Session: "p1", Workspace: "elsewhere", Spec: TaskSpec{ID: "f1.3"}})
-	if ref := nextOf[*workerRefused](proxy); ref.Reason != "workspace" || ref.Fatal {
+	proxy.send(&remote.Start{Epoch: 1, Attempt: 1, Session: "p1", Workspace: "elsewhere", Spec: event.TaskSpec{ID: "f1.3"}})
+	if ref := nextOf[*remote.Refused](proxy); ref.Reason != "workspace" || ref.Fatal {
 		t.Errorf("a start for a workspace not served: %+v", ref)
 	}
 	if link.running() != 0 {
@@ -451,7 +453,7 @@ func TestWorkerDrain(t *testing.T) {
 	r := newWorkerRig(t, rigOpts{})
 	r.srv.Push(providertest.Turn{Stall: true})
 	link, proxy := r.linked()
-	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
+	proxy.start(event.TaskSpec{ID: "f1.1", Prompt: "a"})
 	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -460,19 +462,19 @@ func TestWorkerDrain(t *testing.T) {
 	if err := r.host.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if bye := nextOf[*workerBye](link); bye.Epoch != 1 {
+	if bye := nextOf[*remote.Bye](link); bye.Epoch != 1 {
 		t.Errorf("bye = %+v", bye)
 	}
 	for _, m := range proxy.rest() {
-		if _, ok := m.(*workerFinished); ok {
+		if _, ok := m.(*remote.Finished); ok {
 			t.Fatalf("a drained attempt sent its end to a scheduler told bye: %+v", m)
 		}
 	}
 	if w := link.link(2, 60_000); w.Refused != "draining" {
 		t.Errorf("hello while draining: %+v", w)
 	}
-	proxy.send(startMsg(2, 1, TaskSpec{ID: "f1.2", Prompt: "a"}))
-	if ref := nextOf[*workerRefused](proxy); ref.Reason != "draining" {
+	proxy.send(startMsg(2, 1, event.TaskSpec{ID: "f1.2", Prompt: "a"}))
+	if ref := nextOf[*remote.Refused](proxy); ref.Reason != "draining" {
 		t.Errorf("start while draining: %+v", ref)
 	}
 }
@@ -484,7 +486,7 @@ func TestWorkerStopEndsJobs(t *testing.T) {
 	r := newWorkerRig(t, rigOpts{})
 	r.srv.Push(providertest.Turn{Stall: true})
 	_, proxy := r.linked()
-	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
+	proxy.start(event.TaskSpec{ID: "f1.1", Prompt: "a"})
 	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -507,25 +509,25 @@ func TestWorkerRepairsAPanic(t *testing.T) {
 		if kind != "worker" || after {
 			return
 		}
-		if m, _ := fromWire(msg); m != nil {
-			if _, ok := m.(*workerStart); ok && fired.CompareAndSwap(false, true) {
+		if m, _ := remote.FromWire(msg); m != nil {
+			if _, ok := m.(*remote.Start); ok && fired.CompareAndSwap(false, true) {
 				panic("injected fault in the worker's start")
 			}
 		}
 	}
-	faultHook.Store(&hook)
-	t.Cleanup(func() { faultHook.Store(nil) })
+	kernel.FaultHook.Store(&hook)
+	t.Cleanup(func() { kernel.FaultHook.Store(nil) })
 
 	r := newWorkerRig(t, rigOpts{})
 	r.srv.Push(providertest.Turn{Text: "done"})
 	_, proxy := r.linked()
-	proxy.send(startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "a"}))
-	ref := nextOf[*workerRefused](proxy)
+	proxy.send(startMsg(1, 1, event.TaskSpec{ID: "f1.1", Prompt: "a"}))
+	ref := nextOf[*remote.Refused](proxy)
 	if !fired.Load() || ref.Fatal || !strings.Contains(ref.Reason, "internal error in worker") {
 		t.Fatalf("refused = %+v (fired %t)", ref, fired.Load())
 	}
 	// The worker goes on: its lease and the next start work.
-	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
+	proxy.start(event.TaskSpec{ID: "f1.1", Prompt: "a"})
 	if _, fin := proxy.attempt(); fin.Status != event.StatusOK || fin.Text != "done" {
 		t.Fatalf("finished = %+v", fin)
 	}
@@ -539,7 +541,7 @@ func TestWorkerJobRepairsAPanic(t *testing.T) {
 	r := newWorkerRig(t, rigOpts{})
 	r.srv.Push(providertest.Turn{Text: "done"})
 	_, proxy := r.linked()
-	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
+	proxy.start(event.TaskSpec{ID: "f1.1", Prompt: "a"})
 	items, fin := proxy.attempt()
 	if !fired.Load() || fin.Status != event.StatusOK || fin.Text != "done" || len(items) == 0 {
 		t.Fatalf("finished = %+v after %d events (fired %t)", fin, len(items), fired.Load())
@@ -557,7 +559,7 @@ func TestWorkerJobBeginCrash(t *testing.T) {
 
 	r := newWorkerRig(t, rigOpts{})
 	_, proxy := r.linked()
-	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
+	proxy.start(event.TaskSpec{ID: "f1.1", Prompt: "a"})
 	items, fin := proxy.attempt()
 	if !fired.Load() || fin.Status != event.StatusFailed || !strings.Contains(fin.Error, "could not start") || len(items) != 0 {
 		t.Fatalf("finished = %+v after %d events (fired %t)", fin, len(items), fired.Load())
@@ -586,7 +588,7 @@ func TestStartWorkerHostChecksItsSpec(t *testing.T) {
 		{"a relative path", WorkerHostSpec{Capacity: 1, Workspaces: map[string]string{"ws": "rel"}, Config: cfg}, "absolute"},
 		{"a missing checkout", WorkerHostSpec{Capacity: 1, Workspaces: map[string]string{"ws": filepath.Join(cwd, "gone")}, Config: cfg}, "gone"},
 	} {
-		sys := NewSystem(nil)
+		sys := kernel.NewSystem(nil)
 		_, err := StartWorkerHost(sys, tc.spec)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
@@ -598,7 +600,7 @@ func TestStartWorkerHostChecksItsSpec(t *testing.T) {
 		cancel()
 	}
 	// One worker per system: the name is taken.
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	h, err := StartWorkerHost(sys, WorkerHostSpec{Capacity: 1, Workspaces: map[string]string{"ws": cwd}, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -627,9 +629,9 @@ func TestWorkerOverRemote(t *testing.T) {
 	t.Parallel()
 	srv := providertest.Start(t)
 	cfg, cwd := buildConfig(t, srv.URL(), "")
-	start := func() (*System, *Remote) {
-		sys := NewSystem(nil)
-		rem, err := StartRemote(sys, RemoteOptions{Listen: "127.0.0.1:0", Token: "worker-test-token"})
+	start := func() (*kernel.System, *remote.Remote) {
+		sys := kernel.NewSystem(nil)
+		rem, err := remote.StartRemote(sys, remote.RemoteOptions{Listen: "127.0.0.1:0", Token: "worker-test-token"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -654,7 +656,7 @@ func TestWorkerOverRemote(t *testing.T) {
 			t.Errorf("shutdown worker: %v", err)
 		}
 	})
-	r := &workerRig{t: t, srv: srv, sys: ssys, host: host, worker: actor.NewPID(wrem.Address(), workerActorName), home: cfg.Home, cwd: cwd}
+	r := &workerRig{t: t, srv: srv, sys: ssys, host: host, worker: actor.NewPID(wrem.Address(), remote.HostActorName), home: cfg.Home, cwd: cwd}
 
 	answer := strings.Repeat("across the wire in order. ", 20)
 	srv.Push(providertest.Turn{Text: answer, ChunkBytes: 3}, providertest.Turn{Stall: true})
@@ -662,11 +664,11 @@ func TestWorkerOverRemote(t *testing.T) {
 	if w := link.link(1, 60_000); w.Refused != "" || w.Worker != "w1" {
 		t.Fatalf("welcome = %+v", w)
 	}
-	link.send(&workerHeartbeat{Epoch: 1, N: 1})
-	if ack := nextOf[*workerHeartbeatAck](link); ack.N != 1 || ack.Free != 2 {
+	link.send(&remote.Heartbeat{Epoch: 1, N: 1})
+	if ack := nextOf[*remote.HeartbeatAck](link); ack.N != 1 || ack.Free != 2 {
 		t.Fatalf("ack = %+v", ack)
 	}
-	if acc := proxy.start(TaskSpec{ID: "f1.1", Prompt: "go"}); acc.Model != "fake-model" {
+	if acc := proxy.start(event.TaskSpec{ID: "f1.1", Prompt: "go"}); acc.Model != "fake-model" {
 		t.Fatalf("accepted = %+v", acc)
 	}
 	items, fin := proxy.attempt()
@@ -675,7 +677,7 @@ func TestWorkerOverRemote(t *testing.T) {
 	}
 	var text strings.Builder
 	for _, it := range items {
-		ev, err := decodeWorkerEvent(it)
+		ev, err := remote.DecodeWorkerEvent(it)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -690,8 +692,8 @@ func TestWorkerOverRemote(t *testing.T) {
 		t.Errorf("the relayed deltas read %q", text.String())
 	}
 
-	proxy.send(startMsg(1, 2, TaskSpec{ID: "f1.2", Prompt: "hold"}))
-	nextOf[*workerAccepted](proxy)
+	proxy.send(startMsg(1, 2, event.TaskSpec{ID: "f1.2", Prompt: "hold"}))
+	nextOf[*remote.Accepted](proxy)
 	if _, err := srv.WaitRequests(2, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -713,20 +715,20 @@ func TestWorkerApprovalAndPosture(t *testing.T) {
 	}
 	r.srv.Push(write("asked.txt"), providertest.Turn{Text: "written"}, write("free.txt"), providertest.Turn{Text: "written too"})
 	link, proxy := r.linked()
-	start := startMsg(1, 1, TaskSpec{ID: "f1.1", Prompt: "write", Writer: true})
+	start := startMsg(1, 1, event.TaskSpec{ID: "f1.1", Prompt: "write", Writer: true})
 	start.Interactive = true
 	proxy.send(start)
-	nextOf[*workerAccepted](proxy)
+	nextOf[*remote.Accepted](proxy)
 	var n uint64
 	var asked *event.ApprovalRequested
 	for asked == nil {
-		evs := nextOf[*workerEvents](proxy)
+		evs := nextOf[*remote.TaskEvents](proxy)
 		if evs.First != n+1 {
 			t.Fatalf("batch at %d after %d", evs.First, n)
 		}
 		n += uint64(len(evs.Items))
 		for _, it := range evs.Items {
-			ev, err := decodeWorkerEvent(it)
+			ev, err := remote.DecodeWorkerEvent(it)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -738,10 +740,10 @@ func TestWorkerApprovalAndPosture(t *testing.T) {
 	if !strings.HasPrefix(asked.RequestID, "p1/f1.1/") || asked.Tool != "write_file" {
 		t.Fatalf("approval request %+v", asked)
 	}
-	proxy.send(&workerApproval{Task: "f1.1", Attempt: 1, RequestID: asked.RequestID, Choice: event.ApproveOnce})
+	proxy.send(&remote.Approval{Task: "f1.1", Attempt: 1, RequestID: asked.RequestID, Choice: event.ApproveOnce})
 	for {
 		m := proxy.next()
-		if fin, ok := m.(*workerFinished); ok {
+		if fin, ok := m.(*remote.Finished); ok {
 			if fin.Status != event.StatusOK || fin.Text != "written" || fin.Last < n {
 				t.Fatalf("finished = %+v", fin)
 			}
@@ -752,14 +754,14 @@ func TestWorkerApprovalAndPosture(t *testing.T) {
 		t.Fatalf("the approved write did not happen: %v", err)
 	}
 
-	link.send(&workerPosture{Epoch: 1, Posture: "yolo"})
+	link.send(&remote.Posture{Epoch: 1, Posture: "yolo"})
 	// The heartbeat's ack says the posture was handled before the start.
-	link.send(&workerHeartbeat{Epoch: 1, N: 9})
-	nextOf[*workerHeartbeatAck](link)
-	start = startMsg(1, 1, TaskSpec{ID: "f1.2", Prompt: "write", Writer: true})
+	link.send(&remote.Heartbeat{Epoch: 1, N: 9})
+	nextOf[*remote.HeartbeatAck](link)
+	start = startMsg(1, 1, event.TaskSpec{ID: "f1.2", Prompt: "write", Writer: true})
 	start.Interactive = true
 	proxy.send(start)
-	nextOf[*workerAccepted](proxy)
+	nextOf[*remote.Accepted](proxy)
 	items, fin := proxy.attempt()
 	for _, it := range items {
 		if it.Kind == (&event.ApprovalRequested{}).Kind() {
@@ -777,14 +779,14 @@ func TestWorkerApprovalAndPosture(t *testing.T) {
 // answerAsks reads an attempt's messages up to its end, answering each
 // approval request it relays with choice; with choice "" a request fails
 // the test. It returns the end and how many requests it saw.
-func (p *probe) answerAsks(task, choice string) (*workerFinished, int) {
+func (p *probe) answerAsks(task, choice string) (*remote.Finished, int) {
 	p.t.Helper()
 	asked := 0
 	for {
 		switch m := p.next().(type) {
-		case *workerEvents:
+		case *remote.TaskEvents:
 			for _, it := range m.Items {
-				ev, err := decodeWorkerEvent(it)
+				ev, err := remote.DecodeWorkerEvent(it)
 				if err != nil {
 					p.t.Fatal(err)
 				}
@@ -796,9 +798,9 @@ func (p *probe) answerAsks(task, choice string) (*workerFinished, int) {
 				if choice == "" {
 					p.t.Fatalf("task %s asked: %+v", task, a)
 				}
-				p.send(&workerApproval{Task: task, Attempt: 1, RequestID: a.RequestID, Choice: choice})
+				p.send(&remote.Approval{Task: task, Attempt: 1, RequestID: a.RequestID, Choice: choice})
 			}
-		case *workerFinished:
+		case *remote.Finished:
 			return m, asked
 		}
 	}
@@ -814,13 +816,13 @@ func TestWorkerGrantsPerParent(t *testing.T) {
 	r.srv.Push(write, providertest.Turn{Text: "a"}, write, providertest.Turn{Text: "b"}, write, providertest.Turn{Text: "c"})
 	l1, l2, p1, p2 := r.probe(), r.probe(), r.probe(), r.probe()
 	l1.link(1, 60_000)
-	l2.send(&workerHello{Protocol: workerProtocol, Scheduler: "sched2", Session: "p2", Workspace: "ws", Epoch: 1, LeaseMS: 60_000})
-	nextOf[*workerWelcome](l2)
+	l2.send(&remote.Hello{Protocol: remote.Protocol, Scheduler: "sched2", Session: "p2", Workspace: "ws", Epoch: 1, LeaseMS: 60_000})
+	nextOf[*remote.Welcome](l2)
 	run := func(p *probe, session, task, choice string) int {
 		t.Helper()
-		p.send(&workerStart{Epoch: 1, Attempt: 1, Session: session, Workspace: "ws", Interactive: true,
-			Spec: TaskSpec{ID: task, Prompt: "write", Writer: true}})
-		nextOf[*workerAccepted](p)
+		p.send(&remote.Start{Epoch: 1, Attempt: 1, Session: session, Workspace: "ws", Interactive: true,
+			Spec: event.TaskSpec{ID: task, Prompt: "write", Writer: true}})
+		nextOf[*remote.Accepted](p)
 		fin, asked := p.answerAsks(task, choice)
 		if fin.Status != event.StatusOK {
 			t.Fatalf("%s/%s finished %+v", session, task, fin)
@@ -848,18 +850,18 @@ func TestWorkerKillsAfterGrace(t *testing.T) {
 			<-release // an executor stuck in a handler ignores the cancel
 		}
 	}
-	faultHook.Store(&hook)
-	t.Cleanup(func() { faultHook.Store(nil) })
+	kernel.FaultHook.Store(&hook)
+	t.Cleanup(func() { kernel.FaultHook.Store(nil) })
 	t.Cleanup(unblock)
 
 	r := newWorkerRig(t, rigOpts{grace: 100 * time.Millisecond})
 	r.srv.Push(providertest.Turn{Stall: true})
 	_, proxy := r.linked()
-	proxy.start(TaskSpec{ID: "f1.1", Prompt: "a"})
+	proxy.start(event.TaskSpec{ID: "f1.1", Prompt: "a"})
 	if _, err := r.srv.WaitRequests(1, 20*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	proxy.send(&workerCancel{Task: "f1.1", Attempt: 1, Why: "test"})
+	proxy.send(&remote.Cancel{Task: "f1.1", Attempt: 1, Why: "test"})
 	_, fin := proxy.attempt()
 	if fin.Status != event.StatusCancelled || !strings.Contains(fin.Error, "killed") {
 		t.Fatalf("finished = %+v", fin)

@@ -284,7 +284,7 @@ func (c *SetPostureCmd) Validate() error {
 	return nil
 }
 
-// elicitationServer is the MCP server an elicitation request id belongs
+// ElicitationServer is the MCP server an elicitation request id belongs
 // to. The connection's gate names its requests <server>-<n> (mcpconn.go),
 // and n is a decimal counter, so the server is everything before the last
 // dash even when its own name has dashes. That spares frontends from
@@ -404,7 +404,7 @@ func objectFields(line []byte) (map[string]json.RawMessage, error) {
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-// isNilCommand catches a nil interface and a typed nil pointer, which
+// IsNilCommand catches a nil interface and a typed nil pointer, which
 // would otherwise panic in validate.
 func IsNilCommand(cmd Command) bool {
 	if cmd == nil {
@@ -414,7 +414,7 @@ func IsNilCommand(cmd Command) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
-// orList renders allowed values as "a, b or c".
+// OrList renders allowed values as "a, b or c".
 func OrList(values []string) string {
 	if len(values) < 2 {
 		return strings.Join(values, "")

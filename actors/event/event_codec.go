@@ -101,7 +101,7 @@ func eventKind(line []byte) (string, error) {
 	return *head.Type, nil
 }
 
-// isNilEvent catches a nil interface and a typed nil pointer, which
+// IsNilEvent catches a nil interface and a typed nil pointer, which
 // Encode would render as a broken line.
 func IsNilEvent(ev Event) bool {
 	if ev == nil {

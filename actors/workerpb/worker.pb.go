@@ -6,7 +6,7 @@
 
 // The messages a Reasonix scheduler and a `reasonix worker` exchange over
 // protoactor remote. Each one is the twin of a plain Go type in
-// actors/worker_msgs.go; actors/worker_wire.go maps between the two, and
+// actors/remote/msgs.go; actors/remote/wire.go maps between the two, and
 // nothing else in the module sees these types.
 //
 // Compatibility: the package only grows. A field number or message name,

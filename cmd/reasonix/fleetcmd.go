@@ -16,6 +16,7 @@ import (
 
 	"reasonix/actors"
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
 	"reasonix/core/session"
@@ -297,13 +298,13 @@ func fleetStatus(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 	for i, id := range r.Order {
 		ts := taskStatusJSON{ID: id, State: "queued", Worker: last[id].worker, Attempt: last[id].attempt}
 		if i < len(r.Submission.Specs) {
-			var spec actors.TaskSpec
+			var spec event.TaskSpec
 			if json.Unmarshal(r.Submission.Specs[i], &spec) == nil {
 				ts.Prompt = oneLine(spec.Prompt, 80)
 			}
 		}
 		if raw, ok := r.Results[id]; ok {
-			var res actors.TaskResult
+			var res event.TaskResult
 			_ = json.Unmarshal(raw, &res)
 			ts.State, ts.Status, ts.Turns, ts.Error = "finished", res.Status, res.Turns, res.Error
 		} else if r.Running[id] {
@@ -409,7 +410,7 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 		}
 		spec := *b.Spec.Fleet
 		spec.Journal = j
-		sys := actors.NewSystem(logger)
+		sys := kernel.NewSystem(logger)
 		res, err = actors.RunFleet(sys, spec, b.Spec.Agent.Session, event.NewBus(), rf.Submit, opts.Timeout)
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -467,7 +468,7 @@ func openFleetParent(f *Factory, home, cwd, key string) (*fleetParent, error) {
 // answer records the resumed fleet's result as the tool result of the
 // parent's call that submitted it, when that call is still unanswered, so
 // the parent can be continued with it.
-func (p *fleetParent) answer(f *Factory, tasks []actors.TaskSpec, res *actors.FleetResult) error {
+func (p *fleetParent) answer(f *Factory, tasks []event.TaskSpec, res *actors.FleetResult) error {
 	for _, call := range session.OpenCalls(p.msgs) {
 		if !actors.CallOfFleet(call.Name, call.Arguments, tasks) {
 			continue

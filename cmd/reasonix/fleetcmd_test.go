@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reasonix/actors"
+	"reasonix/actors/event"
 	"reasonix/core/journal"
 	"reasonix/scheduler"
 	"regexp"
@@ -68,7 +68,7 @@ func TestFleetStatusNamesWorkers(t *testing.T) {
 	const key = "s1/f1-1"
 	sub := scheduler.Submission{Tasks: []scheduler.Task{{ID: "f1.1", Fleet: "f1"}, {ID: "f1.2", Fleet: "f1"}, {ID: "f1.3", Fleet: "f1"}}}
 	for _, id := range []string{"f1.1", "f1.2", "f1.3"} {
-		b, _ := json.Marshal(actors.TaskSpec{ID: id, Prompt: "do " + id})
+		b, _ := json.Marshal(event.TaskSpec{ID: id, Prompt: "do " + id})
 		sub.Specs = append(sub.Specs, b)
 	}
 	raw := func(v any) json.RawMessage { b, _ := json.Marshal(v); return b }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"reasonix/actors"
 	"reasonix/actors/event"
 	"reasonix/core/journal"
 	"reasonix/scheduler"
@@ -89,7 +88,7 @@ func checkFleet(recs []journal.Record) *fleetCheck {
 			continue
 		}
 		// Valid JSON that is no result is as lost to a resume.
-		if err := json.Unmarshal(r.Data, new(actors.TaskResult)); err != nil {
+		if err := json.Unmarshal(r.Data, new(event.TaskResult)); err != nil {
 			bad[r.Seq] = &journal.Damage{Seq: r.Seq, Kind: r.Kind, Task: r.Task, Err: fmt.Errorf("its result does not read: %w", err)}
 			continue
 		}
@@ -119,7 +118,7 @@ func checkFleet(recs []journal.Record) *fleetCheck {
 			c.Lost = append(c.Lost, fmt.Sprintf("%v: the task's result is lost and it counts as unfinished", d))
 		case r.Kind == journal.KindFinish:
 			c.Lost = append(c.Lost, fmt.Sprintf("%v: the task's result, delivered before, is lost; it ends failed", d))
-			r.Data, _ = json.Marshal(actors.TaskResult{TaskID: r.Task, Status: event.TaskFailed,
+			r.Data, _ = json.Marshal(event.TaskResult{TaskID: r.Task, Status: event.TaskFailed,
 				Error: fmt.Sprintf("its result was delivered, but the journal's record of it is damaged (%v)", d.Err)})
 			c.Records = append(c.Records, r)
 		default:

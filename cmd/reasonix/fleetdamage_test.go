@@ -22,11 +22,11 @@ func TestCheckFleet(t *testing.T) {
 	at := time.Unix(1700000000, 0)
 	sub := scheduler.Submission{Tasks: []scheduler.Task{{ID: "f.1", Fleet: "f"}, {ID: "f.2", Fleet: "f"}}}
 	for _, id := range []string{"f.1", "f.2"} {
-		b, _ := json.Marshal(actors.TaskSpec{ID: id, Prompt: "do " + id})
+		b, _ := json.Marshal(event.TaskSpec{ID: id, Prompt: "do " + id})
 		sub.Specs = append(sub.Specs, b)
 	}
 	raw := func(v any) string { b, _ := json.Marshal(v); return string(b) }
-	ok := raw(actors.TaskResult{TaskID: "f.1", Status: event.TaskOK, Text: "done"})
+	ok := raw(event.TaskResult{TaskID: "f.1", Status: event.TaskOK, Text: "done"})
 	rec := func(kind, task, data string) journal.Record {
 		r := journal.Record{Fleet: "s/f", Kind: kind, Task: task, At: at}
 		if data != "" {
@@ -109,7 +109,7 @@ func TestCheckFleet(t *testing.T) {
 				t.Errorf("results %v, want %v", r.Results, tt.results)
 			}
 			for id, status := range tt.results {
-				var res actors.TaskResult
+				var res event.TaskResult
 				if err := json.Unmarshal(r.Results[id], &res); err != nil || res.Status != status {
 					t.Errorf("result of %s: %s (%v), want %s", id, r.Results[id], err, status)
 				}

@@ -15,6 +15,7 @@ import (
 
 	"reasonix/actors"
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/core/panics"
 	"reasonix/core/permission"
 	"reasonix/core/proc"
@@ -76,7 +77,7 @@ const forceKillTimeout = time.Second
 func runHeadless(f *Factory, t headlessTurn) error {
 	spec := t.spec
 	logger := spec.Agent.Logger
-	sys := actors.NewSystem(logger)
+	sys := kernel.NewSystem(logger)
 	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()

@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"reasonix/core/config"
 	"reasonix/core/proc"
 )
@@ -193,8 +195,8 @@ func workerWorkspaces(cfg *config.Config, cwd string, given []string) (map[strin
 
 // workerRemote is the endpoint's options: the flags over [remote], the
 // token from the environment or the token file.
-func workerRemote(cfg *config.Config, o *WorkerOptions) (actors.RemoteOptions, error) {
-	ro := actors.RemoteOptions{Listen: o.Listen, Advertise: o.Advertise,
+func workerRemote(cfg *config.Config, o *WorkerOptions) (remote.RemoteOptions, error) {
+	ro := remote.RemoteOptions{Listen: o.Listen, Advertise: o.Advertise,
 		TLSCert: cfg.Remote.TLSCert, TLSKey: cfg.Remote.TLSKey, TLSCA: cfg.Remote.TLSCA}
 	if o.TLSCert != "" {
 		ro.TLSCert, ro.TLSKey, ro.TLSCA = o.TLSCert, o.TLSKey, o.TLSCA
@@ -236,7 +238,7 @@ func runWorker(f *Factory, o *WorkerOptions) error {
 	logger, closeLog := openLogger(cfg.Home, getenv(f))
 	defer closeLog()
 
-	sys := actors.NewSystem(logger)
+	sys := kernel.NewSystem(logger)
 	shutdown := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), workerDrainTimeout)
 		defer cancel()
@@ -246,7 +248,7 @@ func runWorker(f *Factory, o *WorkerOptions) error {
 	}
 	// The endpoint first: PIDs made before it would carry no address a
 	// scheduler could answer.
-	rem, err := actors.StartRemote(sys, ro)
+	rem, err := remote.StartRemote(sys, ro)
 	if err != nil {
 		shutdown()
 		return &usageError{err: err}
@@ -264,7 +266,7 @@ func runWorker(f *Factory, o *WorkerOptions) error {
 // workUntilSignal announces the worker, serves until SIGINT or SIGTERM,
 // then drains it and stops everything. A second signal stops waiting for
 // the drain.
-func workUntilSignal(f *Factory, sigs <-chan os.Signal, sys *actors.System, rem *actors.Remote, host *actors.WorkerHost, logger *slog.Logger) error {
+func workUntilSignal(f *Factory, sigs <-chan os.Signal, sys *kernel.System, rem *remote.Remote, host *actors.WorkerHost, logger *slog.Logger) error {
 	fmt.Fprintf(f.Stderr, "reasonix worker %s listening on %s\n", host.Name(), rem.Address())
 	logger.Info("worker: listening", "name", host.Name(), "addr", rem.Address())
 	<-sigs

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
+	"reasonix/actors/remote"
 	"reasonix/core/config"
 )
 
@@ -248,8 +249,8 @@ func workerWorkspace(cfg *config.Config, cwd string, w config.Worker) string {
 // so a listing works beside a running session that holds [remote] listen's
 // port. With advertise set, its host is what workers dial back, on the
 // port picked here.
-func queryOptions(r config.Remote, token string) (actors.RemoteOptions, error) {
-	o := actors.RemoteOptions{Listen: "127.0.0.1:0", Token: token, TLSCert: r.TLSCert, TLSKey: r.TLSKey, TLSCA: r.TLSCA}
+func queryOptions(r config.Remote, token string) (remote.RemoteOptions, error) {
+	o := remote.RemoteOptions{Listen: "127.0.0.1:0", Token: token, TLSCert: r.TLSCert, TLSKey: r.TLSKey, TLSCA: r.TLSCA}
 	host := "127.0.0.1"
 	if r.Listen != "" {
 		h, _, err := net.SplitHostPort(r.Listen)
@@ -300,7 +301,7 @@ func queryWorkers(ctx context.Context, cfg *config.Config, cwd string, tok token
 	if err != nil {
 		return nil, err
 	}
-	q, err := actors.NewWorkerQuerier(o)
+	q, err := remote.NewWorkerQuerier(o)
 	if err != nil {
 		return nil, fmt.Errorf("[remote]: %w", err)
 	}
@@ -320,7 +321,7 @@ func queryWorkers(ctx context.Context, cfg *config.Config, cwd string, tok token
 
 // fill sets a row from a query's answer; want is the workspace the worker
 // must serve.
-func (r *workerJSON) fill(info actors.WorkerInfo, err error, want string) {
+func (r *workerJSON) fill(info remote.WorkerInfo, err error, want string) {
 	r.RTTMS = float64(info.RTT.Microseconds()) / 1000
 	if info.Protocol != 0 {
 		r.known = true
@@ -360,15 +361,15 @@ func servedList(ws []string) string {
 // workerErrorState names the state a query error means.
 func workerErrorState(err error) string {
 	switch {
-	case errors.Is(err, actors.ErrWorkerAuth):
+	case errors.Is(err, remote.ErrWorkerAuth):
 		return workerStateBadToken
-	case errors.Is(err, actors.ErrWorkerTLS):
+	case errors.Is(err, remote.ErrWorkerTLS):
 		return workerStateTLS
-	case errors.Is(err, actors.ErrWorkerIncompatible):
+	case errors.Is(err, remote.ErrWorkerIncompatible):
 		return workerStateIncompatible
-	case errors.Is(err, actors.ErrWorkerNoAnswer):
+	case errors.Is(err, remote.ErrWorkerNoAnswer):
 		return workerStateNoAnswer
-	case errors.Is(err, actors.ErrWorkerUnreachable):
+	case errors.Is(err, remote.ErrWorkerUnreachable):
 		return workerStateUnreachable
 	}
 	return workerStateError

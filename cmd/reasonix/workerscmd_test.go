@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"reasonix/actors"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 	"reasonix/core/config"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/testenv"
@@ -61,11 +63,11 @@ const workersTestToken = "workers-test-token"
 // workspace name. It returns the address; everything stops at cleanup.
 func startTestWorker(t *testing.T, name, token string, capacity int, workspaces ...string) string {
 	t.Helper()
-	return startTestWorkerWith(t, name, actors.RemoteOptions{Listen: "127.0.0.1:0", Token: token}, capacity, workspaces...)
+	return startTestWorkerWith(t, name, remote.RemoteOptions{Listen: "127.0.0.1:0", Token: token}, capacity, workspaces...)
 }
 
 // startTestWorkerWith is startTestWorker with the endpoint's options.
-func startTestWorkerWith(t *testing.T, name string, o actors.RemoteOptions, capacity int, workspaces ...string) string {
+func startTestWorkerWith(t *testing.T, name string, o remote.RemoteOptions, capacity int, workspaces ...string) string {
 	t.Helper()
 	home := t.TempDir()
 	writeFile(t, config.UserConfigPath(home), providertest.ConfigText("http://127.0.0.1:1/v1", ""), 0o600)
@@ -77,8 +79,8 @@ func startTestWorkerWith(t *testing.T, name string, o actors.RemoteOptions, capa
 	for _, ws := range workspaces {
 		served[ws] = t.TempDir()
 	}
-	sys := actors.NewSystem(nil)
-	r, err := actors.StartRemote(sys, o)
+	sys := kernel.NewSystem(nil)
+	r, err := remote.StartRemote(sys, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +375,7 @@ func TestWorkersTLS(t *testing.T) {
 	t.Parallel()
 	cert, key := testenv.SelfSignedCert(t, t.TempDir(), "node")
 	addr := startTestWorkerWith(t, "secure",
-		actors.RemoteOptions{Listen: "127.0.0.1:0", Token: workersTestToken, TLSCert: cert, TLSKey: key, TLSCA: cert}, 2, "proj")
+		remote.RemoteOptions{Listen: "127.0.0.1:0", Token: workersTestToken, TLSCert: cert, TLSKey: key, TLSCA: cert}, 2, "proj")
 	entry := "name = \"secure\"\naddress = \"" + addr + "\""
 
 	plain := newWorkersRig(t, workersConfig("", entry))

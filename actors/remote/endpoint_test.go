@@ -1,4 +1,4 @@
-package actors
+package remote
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reasonix/actors/kernel"
 	"reasonix/core/testenv"
 	"strconv"
 	"strings"
@@ -44,7 +45,7 @@ func leakCheck(t *testing.T) {
 // remoteNode is one System with remote on and an echo actor, torn down at
 // the test's end (actors first, then the System, which stops the remote).
 type remoteNode struct {
-	sys  *System
+	sys  *kernel.System
 	r    *Remote
 	echo *actor.PID
 	// got receives every string the echo actor is sent.
@@ -60,7 +61,7 @@ func startNode(t testing.TB, o RemoteOptions) *remoteNode {
 // startNodeLogging is startNode with the System logging to logger.
 func startNodeLogging(t testing.TB, o RemoteOptions, logger *slog.Logger) *remoteNode {
 	t.Helper()
-	sys := NewSystem(logger)
+	sys := kernel.NewSystem(logger)
 	r, err := StartRemote(sys, o)
 	if err != nil {
 		_ = sys.Shutdown(context.Background())
@@ -116,7 +117,7 @@ func (n *remoteNode) roundTrip(peer, text string) (string, error) {
 // node's event stream until the test ends.
 func (n *remoteNode) endpointEvents(t testing.TB) <-chan string {
 	ch := make(chan string, 16)
-	sub := n.sys.as.EventStream.Subscribe(func(ev any) {
+	sub := n.sys.ActorSystem().EventStream.Subscribe(func(ev any) {
 		if e, ok := ev.(*remote.EndpointTerminatedEvent); ok {
 			select {
 			case ch <- e.Address:
@@ -124,7 +125,7 @@ func (n *remoteNode) endpointEvents(t testing.TB) <-chan string {
 			}
 		}
 	})
-	t.Cleanup(func() { n.sys.as.EventStream.Unsubscribe(sub) })
+	t.Cleanup(func() { n.sys.ActorSystem().EventStream.Unsubscribe(sub) })
 	return ch
 }
 
@@ -135,7 +136,7 @@ func TestRemoteRoundTrip(t *testing.T) {
 	if a.r.Address() == b.r.Address() || !strings.HasPrefix(a.r.Address(), "127.0.0.1:") || strings.HasSuffix(a.r.Address(), ":0") {
 		t.Fatalf("addresses %q and %q", a.r.Address(), b.r.Address())
 	}
-	if a.sys.Remote() != a.r {
+	if a.sys.Endpoint() != a.r {
 		t.Error("System.Remote does not return the started endpoint")
 	}
 	for _, text := range []string{"one", "two"} {
@@ -462,7 +463,7 @@ func TestRemoteForcedEndpointDrop(t *testing.T) {
 	if _, err := a.roundTrip(addr, "before"); err != nil {
 		t.Fatal(err)
 	}
-	a.sys.as.EventStream.Publish(&remote.EndpointTerminatedEvent{Address: addr})
+	a.sys.ActorSystem().EventStream.Publish(&remote.EndpointTerminatedEvent{Address: addr})
 	if got, err := a.roundTrip(addr, "after"); err != nil || got != "echo:after" {
 		t.Fatalf("round trip after the forced drop = %q, %v", got, err)
 	}
@@ -533,7 +534,7 @@ func TestRemoteForcedDropTellsWatchers(t *testing.T) {
 	b := startNode(t, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
 	target := echoAt(b.r.Address())
 	why := a.watchPeer(t, target)
-	a.sys.as.EventStream.Publish(&remote.EndpointTerminatedEvent{Address: b.r.Address()})
+	a.sys.ActorSystem().EventStream.Publish(&remote.EndpointTerminatedEvent{Address: b.r.Address()})
 	wantAddressTerminated(t, why)
 	again := a.watchPeer(t, target)
 	b.shutdown() // stops the echo actor first: the new watch hears of it
@@ -590,7 +591,7 @@ func TestRemoteStopBounded(t *testing.T) {
 		t.Skip("waits for protoactor's connect retries (about 10 s)")
 	}
 	leakCheck(t)
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	r, err := StartRemote(sys, RemoteOptions{Listen: "127.0.0.1:0", Token: testToken})
 	if err != nil {
 		t.Fatal(err)
@@ -617,7 +618,7 @@ func TestRemoteStopBounded(t *testing.T) {
 // actors spawned afterwards carry the new address.
 func TestStartRemoteWhileActorsRun(t *testing.T) {
 	leakCheck(t)
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	defer func() { _ = sys.Shutdown(context.Background()) }()
 	spawned := make(chan struct{}, 1)
 	stop := make(chan struct{})
@@ -690,7 +691,7 @@ func TestStartRemoteErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sys := NewSystem(nil)
+			sys := kernel.NewSystem(nil)
 			defer func() { _ = sys.Shutdown(context.Background()) }()
 			r, err := StartRemote(sys, tt.o)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -699,7 +700,7 @@ func TestStartRemoteErrors(t *testing.T) {
 				}
 				t.Fatalf("StartRemote = %v, want an error containing %q", err, tt.want)
 			}
-			if sys.Remote() != nil {
+			if sys.Endpoint() != nil {
 				t.Error("a failed start left a remote on the System")
 			}
 		})
@@ -713,7 +714,7 @@ func TestStartRemoteRetryAndOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	defer func() { _ = sys.Shutdown(context.Background()) }()
 	if _, err := StartRemote(sys, RemoteOptions{Listen: taken.Addr().String(), Token: testToken}); err == nil {
 		t.Fatal("start on a taken port succeeded")

@@ -1,4 +1,4 @@
-package actors
+package remote
 
 import (
 	"fmt"
@@ -7,12 +7,13 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/actors/workerpb"
 	"reasonix/core/provider"
 )
 
-// toWire returns the protobuf twin (actors/workerpb) of a plain boundary
-// message, one of the worker* pointer types of worker_msgs.go. protoactor
+// ToWire returns the protobuf twin (actors/workerpb) of a plain boundary
+// message, one of the pointer types of msgs.go. protoactor
 // remote can only put protobuf messages on the wire, and a local PID takes
 // them as well, so every boundary message goes out in this form; the
 // receiver's fromWire turns it back. The twin holds copies of m's lists,
@@ -20,9 +21,9 @@ import (
 // shared, as encodeWorkerEvent makes a fresh one for each event. Anything
 // else, a nil pointer included, is an error rather than a message the
 // other side could not decode.
-func toWire(m any) (any, error) {
+func ToWire(m any) (any, error) {
 	switch m := m.(type) {
-	case *workerHello:
+	case *Hello:
 		if m != nil {
 			return &workerpb.Hello{
 				Protocol:  int64(m.Protocol),
@@ -33,7 +34,7 @@ func toWire(m any) (any, error) {
 				LeaseMs:   m.LeaseMS,
 			}, nil
 		}
-	case *workerWelcome:
+	case *Welcome:
 		if m != nil {
 			return &workerpb.Welcome{
 				Protocol:   int64(m.Protocol),
@@ -46,15 +47,15 @@ func toWire(m any) (any, error) {
 				Refused:    m.Refused,
 			}, nil
 		}
-	case *workerHeartbeat:
+	case *Heartbeat:
 		if m != nil {
 			return &workerpb.Heartbeat{Epoch: m.Epoch, N: m.N}, nil
 		}
-	case *workerHeartbeatAck:
+	case *HeartbeatAck:
 		if m != nil {
 			return &workerpb.HeartbeatAck{Epoch: m.Epoch, N: m.N, Running: int64(m.Running), Free: int64(m.Free)}, nil
 		}
-	case *workerStart:
+	case *Start:
 		if m != nil {
 			return &workerpb.Start{
 				Epoch:       m.Epoch,
@@ -67,7 +68,7 @@ func toWire(m any) (any, error) {
 				Interactive: m.Interactive,
 			}, nil
 		}
-	case *workerAccepted:
+	case *Accepted:
 		if m != nil {
 			w := &workerpb.Accepted{Task: m.Task, Attempt: int64(m.Attempt), Model: m.Model}
 			if m.Price != nil {
@@ -75,15 +76,15 @@ func toWire(m any) (any, error) {
 			}
 			return w, nil
 		}
-	case *workerRefused:
+	case *Refused:
 		if m != nil {
 			return &workerpb.Refused{Task: m.Task, Attempt: int64(m.Attempt), Reason: m.Reason, Fatal: m.Fatal}, nil
 		}
-	case *workerEvent:
+	case *TaskEvent:
 		if m != nil {
 			return eventToWire(*m), nil
 		}
-	case *workerEvents:
+	case *TaskEvents:
 		if m != nil {
 			w := &workerpb.Events{Task: m.Task, Attempt: int64(m.Attempt), First: m.First}
 			if len(m.Items) > 0 {
@@ -94,7 +95,7 @@ func toWire(m any) (any, error) {
 			}
 			return w, nil
 		}
-	case *workerFinished:
+	case *Finished:
 		if m != nil {
 			return &workerpb.Finished{
 				Task:       m.Task,
@@ -108,38 +109,38 @@ func toWire(m any) (any, error) {
 				Transcript: m.Transcript,
 			}, nil
 		}
-	case *workerCancel:
+	case *Cancel:
 		if m != nil {
 			return &workerpb.Cancel{Task: m.Task, Attempt: int64(m.Attempt), Why: m.Why}, nil
 		}
-	case *workerApproval:
+	case *Approval:
 		if m != nil {
 			return &workerpb.Approval{Task: m.Task, Attempt: int64(m.Attempt), RequestId: m.RequestID, Choice: m.Choice, Rule: m.Rule}, nil
 		}
-	case *workerPosture:
+	case *Posture:
 		if m != nil {
 			return &workerpb.Posture{Epoch: m.Epoch, Posture: m.Posture}, nil
 		}
-	case *workerBye:
+	case *Bye:
 		if m != nil {
 			return &workerpb.Bye{Epoch: m.Epoch, Why: m.Why}, nil
 		}
 	default:
-		return nil, fmt.Errorf("worker wire: %T is not a boundary message (send a pointer to one of the worker* types of worker_msgs.go)", m)
+		return nil, fmt.Errorf("worker wire: %T is not a boundary message (send a pointer to one of the types of actors/remote/msgs.go)", m)
 	}
 	return nil, fmt.Errorf("worker wire: nil %T", m)
 }
 
-// fromWire returns the plain message for a protobuf twin that arrived from
+// FromWire returns the plain message for a protobuf twin that arrived from
 // another process (or from a local actor through sendWorker), and m itself
 // for anything else, so a Receive can call it on every message first. The
 // plain messages come back as pointers, the form toWire takes. A twin
 // always maps (an absent field is its zero value), so the error is nil
 // today; it is there for a check a later field may need.
-func fromWire(m any) (any, error) {
+func FromWire(m any) (any, error) {
 	switch w := m.(type) {
 	case *workerpb.Hello:
-		return &workerHello{
+		return &Hello{
 			Protocol:  int(w.GetProtocol()),
 			Scheduler: w.GetScheduler(),
 			Session:   w.GetSession(),
@@ -148,7 +149,7 @@ func fromWire(m any) (any, error) {
 			LeaseMS:   w.GetLeaseMs(),
 		}, nil
 	case *workerpb.Welcome:
-		return &workerWelcome{
+		return &Welcome{
 			Protocol:   int(w.GetProtocol()),
 			Worker:     w.GetWorker(),
 			Boot:       w.GetBoot(),
@@ -159,11 +160,11 @@ func fromWire(m any) (any, error) {
 			Refused:    w.GetRefused(),
 		}, nil
 	case *workerpb.Heartbeat:
-		return &workerHeartbeat{Epoch: w.GetEpoch(), N: w.GetN()}, nil
+		return &Heartbeat{Epoch: w.GetEpoch(), N: w.GetN()}, nil
 	case *workerpb.HeartbeatAck:
-		return &workerHeartbeatAck{Epoch: w.GetEpoch(), N: w.GetN(), Running: int(w.GetRunning()), Free: int(w.GetFree())}, nil
+		return &HeartbeatAck{Epoch: w.GetEpoch(), N: w.GetN(), Running: int(w.GetRunning()), Free: int(w.GetFree())}, nil
 	case *workerpb.Start:
-		return &workerStart{
+		return &Start{
 			Epoch:       w.GetEpoch(),
 			Attempt:     int(w.GetAttempt()),
 			Session:     w.GetSession(),
@@ -174,27 +175,27 @@ func fromWire(m any) (any, error) {
 			Interactive: w.GetInteractive(),
 		}, nil
 	case *workerpb.Accepted:
-		a := &workerAccepted{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Model: w.GetModel()}
+		a := &Accepted{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Model: w.GetModel()}
 		if p := w.GetPrice(); p != nil {
 			a.Price = &event.Price{Input: p.GetInput(), CacheHit: p.GetCacheHit(), Output: p.GetOutput()}
 		}
 		return a, nil
 	case *workerpb.Refused:
-		return &workerRefused{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Reason: w.GetReason(), Fatal: w.GetFatal()}, nil
+		return &Refused{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Reason: w.GetReason(), Fatal: w.GetFatal()}, nil
 	case *workerpb.Event:
 		ev := eventFromWire(w)
 		return &ev, nil
 	case *workerpb.Events:
-		e := &workerEvents{Task: w.GetTask(), Attempt: int(w.GetAttempt()), First: w.GetFirst()}
+		e := &TaskEvents{Task: w.GetTask(), Attempt: int(w.GetAttempt()), First: w.GetFirst()}
 		if items := w.GetItems(); len(items) > 0 {
-			e.Items = make([]workerEvent, len(items))
+			e.Items = make([]TaskEvent, len(items))
 			for i, it := range items {
 				e.Items[i] = eventFromWire(it)
 			}
 		}
 		return e, nil
 	case *workerpb.Finished:
-		return &workerFinished{
+		return &Finished{
 			Task:       w.GetTask(),
 			Attempt:    int(w.GetAttempt()),
 			Last:       w.GetLast(),
@@ -206,18 +207,18 @@ func fromWire(m any) (any, error) {
 			Transcript: w.GetTranscript(),
 		}, nil
 	case *workerpb.Cancel:
-		return &workerCancel{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Why: w.GetWhy()}, nil
+		return &Cancel{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Why: w.GetWhy()}, nil
 	case *workerpb.Approval:
-		return &workerApproval{Task: w.GetTask(), Attempt: int(w.GetAttempt()), RequestID: w.GetRequestId(), Choice: w.GetChoice(), Rule: w.GetRule()}, nil
+		return &Approval{Task: w.GetTask(), Attempt: int(w.GetAttempt()), RequestID: w.GetRequestId(), Choice: w.GetChoice(), Rule: w.GetRule()}, nil
 	case *workerpb.Posture:
-		return &workerPosture{Epoch: w.GetEpoch(), Posture: w.GetPosture()}, nil
+		return &Posture{Epoch: w.GetEpoch(), Posture: w.GetPosture()}, nil
 	case *workerpb.Bye:
-		return &workerBye{Epoch: w.GetEpoch(), Why: w.GetWhy()}, nil
+		return &Bye{Epoch: w.GetEpoch(), Why: w.GetWhy()}, nil
 	}
 	return m, nil
 }
 
-func taskSpecToWire(s TaskSpec) *workerpb.TaskSpec {
+func taskSpecToWire(s event.TaskSpec) *workerpb.TaskSpec {
 	return &workerpb.TaskSpec{
 		Id:          s.ID,
 		Prompt:      s.Prompt,
@@ -231,8 +232,8 @@ func taskSpecToWire(s TaskSpec) *workerpb.TaskSpec {
 	}
 }
 
-func taskSpecFromWire(w *workerpb.TaskSpec) TaskSpec {
-	return TaskSpec{
+func taskSpecFromWire(w *workerpb.TaskSpec) event.TaskSpec {
+	return event.TaskSpec{
 		ID:          w.GetId(),
 		Prompt:      w.GetPrompt(),
 		Profile:     w.GetProfile(),
@@ -283,12 +284,12 @@ func usageFromWire(w *workerpb.Usage) provider.Usage {
 	}
 }
 
-func eventToWire(e workerEvent) *workerpb.Event {
+func eventToWire(e TaskEvent) *workerpb.Event {
 	return &workerpb.Event{Kind: e.Kind, Json: e.JSON}
 }
 
-func eventFromWire(w *workerpb.Event) workerEvent {
-	return workerEvent{Kind: w.GetKind(), JSON: nonEmpty(w.GetJson())}
+func eventFromWire(w *workerpb.Event) TaskEvent {
+	return TaskEvent{Kind: w.GetKind(), JSON: nonEmpty(w.GetJson())}
 }
 
 // nonEmpty is s, or nil when it has no elements: protobuf does not tell an
@@ -300,22 +301,22 @@ func nonEmpty[S ~[]E, E any](s S) S {
 	return s
 }
 
-// encodeWorkerEvent is ev in the form a workerEvents batch carries: its
+// EncodeWorkerEvent is ev in the form a workerEvents batch carries: its
 // kind and its stream-json line (Encode).
-func encodeWorkerEvent(ev event.Event) (workerEvent, error) {
+func EncodeWorkerEvent(ev event.Event) (TaskEvent, error) {
 	if event.IsNilEvent(ev) {
-		return workerEvent{}, fmt.Errorf("worker wire: nil event")
+		return TaskEvent{}, fmt.Errorf("worker wire: nil event")
 	}
 	b, err := event.Encode(ev)
 	if err != nil {
-		return workerEvent{}, fmt.Errorf("worker wire: %w", err)
+		return TaskEvent{}, fmt.Errorf("worker wire: %w", err)
 	}
-	return workerEvent{Kind: ev.Kind(), JSON: b}, nil
+	return TaskEvent{Kind: ev.Kind(), JSON: b}, nil
 }
 
-// decodeWorkerEvent turns a batch item back into the event it was made
+// DecodeWorkerEvent turns a batch item back into the event it was made
 // from, checking that the line is of the kind the item says.
-func decodeWorkerEvent(w workerEvent) (event.Event, error) {
+func DecodeWorkerEvent(w TaskEvent) (event.Event, error) {
 	ev, err := event.DecodeEvent(w.JSON)
 	if err != nil {
 		return nil, fmt.Errorf("worker wire: %s item: %w", w.Kind, err)
@@ -326,12 +327,12 @@ func decodeWorkerEvent(w workerEvent) (event.Event, error) {
 	return ev, nil
 }
 
-// sendWorker sends a boundary message to pid (a local actor or a remote
+// SendWorker sends a boundary message to pid (a local actor or a remote
 // one) in its wire form. A message that cannot be encoded is a programming
 // error the wire tests cover; it is logged and dropped rather than sent in
 // a form the other side would crash on.
-func sendWorker(sys *System, c actor.SenderContext, pid *actor.PID, m any) {
-	w, err := toWire(m)
+func SendWorker(sys *kernel.System, c actor.SenderContext, pid *actor.PID, m any) {
+	w, err := ToWire(m)
 	if err != nil {
 		sys.Logger().Error("worker message not sent", "err", err)
 		return
@@ -339,10 +340,10 @@ func sendWorker(sys *System, c actor.SenderContext, pid *actor.PID, m any) {
 	c.Send(pid, w)
 }
 
-// requestWorker is sendWorker with the caller as sender, so the receiver
+// RequestWorker is sendWorker with the caller as sender, so the receiver
 // can answer it (c.Respond or c.Send to c.Sender()).
-func requestWorker(sys *System, c actor.Context, pid *actor.PID, m any) {
-	w, err := toWire(m)
+func RequestWorker(sys *kernel.System, c actor.Context, pid *actor.PID, m any) {
+	w, err := ToWire(m)
 	if err != nil {
 		sys.Logger().Error("worker message not sent", "err", err)
 		return

@@ -1,4 +1,4 @@
-package actors
+package remote
 
 import (
 	"reasonix/actors/event"
@@ -8,7 +8,7 @@ import (
 // The messages below cross the process boundary between a scheduler and a
 // `reasonix worker`. They are plain data: the actors on both sides handle
 // these Go values, and each one has a protobuf twin in actors/workerpb
-// that only the wire mapping (worker_wire.go) sees. Every one is sent
+// that only the wire mapping (wire.go) sees. Every one is sent
 // through sendWorker or requestWorker, which put its twin on the wire, and
 // a receiving actor turns a twin back with fromWire before it looks at it.
 // Two actors of one process (the tests of both sides) exchange the twins
@@ -22,18 +22,18 @@ import (
 // workerProtocol is the version of the message set. A worker answers a
 // hello of another version with a refusal and the scheduler sends it
 // nothing else.
-const workerProtocol = 1
+const Protocol = 1
 
 // workerActorName is the well-known name of the actor a worker process
 // hosts; a scheduler addresses it as actor.NewPID(address, workerActorName).
-const workerActorName = "reasonix-worker"
+const HostActorName = "reasonix-worker"
 
 // workerHello opens (or re-opens) a scheduler's link to a worker. Epoch is
 // chosen by the scheduler and grows with each up-period of the link; every
 // later message of the link carries it, so a worker can drop what belongs
 // to an earlier period. The worker watches the sender (the link actor) so
 // a scheduler that dies is noticed at once.
-type workerHello struct {
+type Hello struct {
 	Protocol int
 	// Scheduler identifies the scheduler process (random per start): a
 	// worker keeps one lease per scheduler.
@@ -50,7 +50,7 @@ type workerHello struct {
 
 // workerWelcome answers a hello. Refused is empty when the worker accepts
 // the link, else why not ("protocol", "workspace", "draining").
-type workerWelcome struct {
+type Welcome struct {
 	Protocol int
 	Worker   string // the worker's name
 	Boot     string // random per worker start
@@ -64,13 +64,13 @@ type workerWelcome struct {
 
 // workerHeartbeat renews the scheduler's lease; the worker answers with a
 // workerHeartbeatAck of the same N.
-type workerHeartbeat struct {
+type Heartbeat struct {
 	Epoch uint64
 	N     uint64
 }
 
 // workerHeartbeatAck answers a heartbeat with the worker's load.
-type workerHeartbeatAck struct {
+type HeartbeatAck struct {
 	Epoch   uint64
 	N       uint64
 	Running int
@@ -81,13 +81,13 @@ type workerHeartbeatAck struct {
 // task's proxy on the scheduler) receives every later message of the
 // attempt. Spec.Budget holds the ceilings allotted at start; FleetBudget
 // is left zero.
-type workerStart struct {
+type Start struct {
 	Epoch     uint64
 	Attempt   int
 	Session   string
 	Fleet     string
 	Workspace string
-	Spec      TaskSpec
+	Spec      event.TaskSpec
 	// Posture, when set, is the posture the subagent runs under.
 	Posture string
 	// Interactive says the parent has a frontend that answers approvals.
@@ -95,7 +95,7 @@ type workerStart struct {
 }
 
 // workerAccepted says the worker built the task's agent and started it.
-type workerAccepted struct {
+type Accepted struct {
 	Task    string
 	Attempt int
 	// Model is the model the worker resolved for the task.
@@ -106,7 +106,7 @@ type workerAccepted struct {
 
 // workerRefused says the worker did not start the attempt; it is not the
 // task's failure unless Reason says the task can never run there.
-type workerRefused struct {
+type Refused struct {
 	Task    string
 	Attempt int
 	// Reason is "full", "workspace", "epoch", "draining" or, for a task
@@ -118,7 +118,7 @@ type workerRefused struct {
 }
 
 // workerEvent is one event of a task in its stream-json form.
-type workerEvent struct {
+type TaskEvent struct {
 	Kind string
 	JSON []byte
 }
@@ -126,17 +126,17 @@ type workerEvent struct {
 // workerEvents carries a task's events in publish order. First is the
 // number of the first item (counting from 1 for each attempt), so the
 // proxy can tell a gap.
-type workerEvents struct {
+type TaskEvents struct {
 	Task    string
 	Attempt int
 	First   uint64
-	Items   []workerEvent
+	Items   []TaskEvent
 }
 
 // workerFinished is the attempt's terminal message. Last is the number of
 // the attempt's last event: the proxy ends the task only after it has
 // relayed every event before it.
-type workerFinished struct {
+type Finished struct {
 	Task    string
 	Attempt int
 	Last    uint64
@@ -152,7 +152,7 @@ type workerFinished struct {
 }
 
 // workerCancel stops one attempt on the worker; Why is logged there.
-type workerCancel struct {
+type Cancel struct {
 	Task    string
 	Attempt int
 	Why     string
@@ -160,7 +160,7 @@ type workerCancel struct {
 
 // workerApproval carries a frontend's answer to a remote subagent's
 // approval request.
-type workerApproval struct {
+type Approval struct {
 	Task      string
 	Attempt   int
 	RequestID string
@@ -170,7 +170,7 @@ type workerApproval struct {
 
 // workerPosture switches the posture of every task of the scheduler on
 // the worker.
-type workerPosture struct {
+type Posture struct {
 	Epoch   uint64
 	Posture string
 }
@@ -178,7 +178,7 @@ type workerPosture struct {
 // workerBye ends a link on purpose: a scheduler shutting down, or a worker
 // draining. The receiver cancels (worker) or re-queues (scheduler) what
 // the link carried, without waiting for a timeout.
-type workerBye struct {
+type Bye struct {
 	Epoch uint64
 	Why   string
 }

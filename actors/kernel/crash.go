@@ -1,4 +1,4 @@
-package actors
+package kernel
 
 import (
 	"fmt"
@@ -42,18 +42,18 @@ func (c *Crashed) Error() string {
 // message been answered?) for its repair; the middleware resets it before
 // each message, so it is right even when the handler never ran.
 type messageStarter interface {
-	beginMessage()
+	BeginMessage()
 }
 
-// faultHook, when set, is called by the repair middleware around every
+// FaultHook, when set, is called by the repair middleware around every
 // handler (after is false before it runs, true once it returned). Tests set
 // it to inject a panic at a chosen handler; it is nil in production.
-var faultHook atomic.Pointer[func(kind string, msg any, after bool)]
+var FaultHook atomic.Pointer[func(kind string, msg any, after bool)]
 
-// withRepair is the props option every actor of the tree is spawned with:
+// WithRepair is the props option every actor of the tree is spawned with:
 // its receive middleware turns a handler's panic into a *Crashed for the
 // actor's repair. kind names the actor in logs and in the Crashed.
-func withRepair(kind string, log *slog.Logger) actor.PropsOption {
+func WithRepair(kind string, log *slog.Logger) actor.PropsOption {
 	return actor.WithReceiverMiddleware(func(next actor.ReceiverFunc) actor.ReceiverFunc {
 		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
 			if _, repairing := env.Message.(*Crashed); !repairing {
@@ -71,14 +71,14 @@ func withRepair(kind string, log *slog.Logger) actor.PropsOption {
 			}
 			if _, repairing := env.Message.(*Crashed); !repairing {
 				if a, ok := c.Actor().(messageStarter); ok {
-					a.beginMessage()
+					a.BeginMessage()
 				}
 			}
-			if h := faultHook.Load(); h != nil {
+			if h := FaultHook.Load(); h != nil {
 				(*h)(kind, env.Message, false)
 			}
 			next(c, env)
-			if h := faultHook.Load(); h != nil {
+			if h := FaultHook.Load(); h != nil {
 				(*h)(kind, env.Message, true)
 			}
 		}

@@ -1,4 +1,4 @@
-package actors
+package remote
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reasonix/actors/kernel"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -79,7 +80,7 @@ func QueryWorker(ctx context.Context, address string, o RemoteOptions) (WorkerIn
 // system for the whole listing instead of one per worker.
 type WorkerQuerier struct {
 	o   RemoteOptions
-	sys *System
+	sys *kernel.System
 	r   *Remote
 }
 
@@ -89,7 +90,7 @@ func NewWorkerQuerier(o RemoteOptions) (*WorkerQuerier, error) {
 	if o.Listen == "" {
 		o.Listen = queryListen
 	}
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	r, err := StartRemote(sys, o)
 	if err != nil {
 		shutdownQuery(sys, nil)
@@ -117,9 +118,9 @@ func (q *WorkerQuerier) hello(ctx context.Context, address string, rtt time.Dura
 	answer := make(chan queryAnswer, 1)
 	a := &queryActor{
 		sys:    q.sys,
-		target: actor.NewPID(address, workerActorName),
-		hello: &workerHello{
-			Protocol:  workerProtocol,
+		target: actor.NewPID(address, HostActorName),
+		hello: &Hello{
+			Protocol:  Protocol,
 			Scheduler: "query-" + randomID(),
 			Epoch:     1,
 			// LeaseMS 0 makes it a status query: the worker answers and
@@ -129,7 +130,7 @@ func (q *WorkerQuerier) hello(ctx context.Context, address string, rtt time.Dura
 		answer: answer,
 	}
 	pid := q.sys.Root().Spawn(actor.PropsFromProducer(func() actor.Actor { return a },
-		actor.WithGuardian(stopOnFailure)))
+		actor.WithGuardian(kernel.StopOnFailure)))
 	defer func() { _ = q.sys.Stop(pid, queryTeardown) }()
 
 	var got queryAnswer
@@ -147,17 +148,17 @@ func (q *WorkerQuerier) hello(ctx context.Context, address string, rtt time.Dura
 		Name: w.Worker, Boot: w.Boot, Protocol: w.Protocol, Capacity: w.Capacity, Running: w.Running,
 		Workspaces: w.Workspaces, RTT: rtt, Refused: w.Refused,
 	}
-	if w.Refused == "protocol" || w.Protocol != workerProtocol {
+	if w.Refused == "protocol" || w.Protocol != Protocol {
 		info.Refused = "protocol"
 		return info, fmt.Errorf("query worker %s: %w: it speaks protocol %d, this reasonix %d",
-			address, ErrWorkerIncompatible, w.Protocol, workerProtocol)
+			address, ErrWorkerIncompatible, w.Protocol, Protocol)
 	}
 	return info, nil
 }
 
 // shutdownQuery stops the remote endpoint (when there is one) and the
 // system, each step bounded.
-func shutdownQuery(sys *System, r *Remote) {
+func shutdownQuery(sys *kernel.System, r *Remote) {
 	if r != nil {
 		r.Stop(queryTeardown)
 	}
@@ -175,7 +176,7 @@ func randomID() string {
 // queryAnswer is what the query actor hands back: the welcome, or why
 // there is none.
 type queryAnswer struct {
-	welcome workerWelcome
+	welcome Welcome
 	err     error
 }
 
@@ -183,28 +184,28 @@ type queryAnswer struct {
 // waiting QueryWorker. It never blocks: the channel holds one answer and
 // later ones are dropped.
 type queryActor struct {
-	sys    *System
+	sys    *kernel.System
 	target *actor.PID
-	hello  *workerHello
+	hello  *Hello
 	answer chan<- queryAnswer
 }
 
 // Receive implements actor.Actor.
 func (q *queryActor) Receive(c actor.Context) {
-	m, err := fromWire(c.Message())
+	m, err := FromWire(c.Message())
 	if err != nil {
 		q.deliver(queryAnswer{err: fmt.Errorf("%w: undecodable answer: %w", ErrWorkerIncompatible, err)})
 		return
 	}
 	switch m := m.(type) {
 	case *actor.Started:
-		requestWorker(q.sys, c, q.target, q.hello)
-	case *workerWelcome:
+		RequestWorker(q.sys, c, q.target, q.hello)
+	case *Welcome:
 		q.deliver(queryAnswer{welcome: *m})
 	case *actor.DeadLetterResponse:
 		// The process answers but hosts no worker actor: some other
 		// protoactor service, or a worker of a layout we do not know.
-		q.deliver(queryAnswer{err: fmt.Errorf("%w: no %s actor there", ErrWorkerIncompatible, workerActorName)})
+		q.deliver(queryAnswer{err: fmt.Errorf("%w: no %s actor there", ErrWorkerIncompatible, HostActorName)})
 	}
 }
 

@@ -1,4 +1,4 @@
-package actors
+package kernel
 
 import (
 	"context"
@@ -19,7 +19,7 @@ type (
 // synthetic reply, settled the real one, stopped each Terminated once the
 // ledger has had its look at it.
 type ledgerProbe struct {
-	l       *ledger
+	l       *Ledger
 	target  *actor.PID
 	timeout time.Duration
 	failed  chan string
@@ -29,14 +29,14 @@ type ledgerProbe struct {
 
 func (p *ledgerProbe) Receive(c actor.Context) {
 	msg := c.Message()
-	if p.l.receive(c, msg) {
+	if p.l.Receive(c, msg) {
 		return
 	}
 	switch msg.(type) {
 	case *actor.Started:
-		p.l.request(c, "ask", p.target, &ledgerAsk{}, p.timeout, func(_ actor.Context, why string) { p.failed <- why })
+		p.l.Request(c, "ask", p.target, &ledgerAsk{}, p.timeout, func(_ actor.Context, why string) { p.failed <- why })
 	case *ledgerAnswer:
-		if p.l.settle("ask") {
+		if p.l.Settle("ask") {
 			p.settled <- struct{}{}
 		}
 	case *actor.Terminated:
@@ -66,7 +66,7 @@ func TestLedgerEndsEachWaitOnce(t *testing.T) {
 					c.Respond(&ledgerAnswer{})
 				}
 			}))
-			p := &ledgerProbe{l: newLedger(sys), target: target, timeout: tc.timeout,
+			p := &ledgerProbe{l: NewLedger(sys), target: target, timeout: tc.timeout,
 				failed: make(chan string, 4), settled: make(chan struct{}, 4), stopped: make(chan struct{}, 4)}
 			probe := sys.Root().Spawn(actor.PropsFromProducer(func() actor.Actor { return p }))
 			defer func() {

@@ -1,4 +1,4 @@
-package actors
+package remote
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 	"reasonix/actors/workerpb"
 	"reasonix/core/provider"
 )
@@ -28,29 +29,29 @@ import (
 // set (TestWireSamplesSetEveryField checks that), so a field the mapping
 // forgets comes back zero and fails the round trip.
 var wireSamples = []any{
-	&workerHello{Protocol: workerProtocol, Scheduler: "sch-7f3a", Session: "s1", Workspace: "reasonix", Epoch: 3, LeaseMS: 3000},
-	&workerWelcome{Protocol: workerProtocol, Worker: "build1", Boot: "boot-91c2", Epoch: 3, Capacity: 4, Running: 1,
+	&Hello{Protocol: Protocol, Scheduler: "sch-7f3a", Session: "s1", Workspace: "reasonix", Epoch: 3, LeaseMS: 3000},
+	&Welcome{Protocol: Protocol, Worker: "build1", Boot: "boot-91c2", Epoch: 3, Capacity: 4, Running: 1,
 		Workspaces: []string{"reasonix", "docs"}, Refused: "draining"},
-	&workerHeartbeat{Epoch: 3, N: 41},
-	&workerHeartbeatAck{Epoch: 3, N: 41, Running: 2, Free: 2},
-	&workerStart{Epoch: 3, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "reasonix",
-		Spec: TaskSpec{ID: "f1.2", Prompt: "fix the parser", Profile: "general", Writer: true, WritePaths: []string{"core/ref", "docs/SPEC.md"},
+	&Heartbeat{Epoch: 3, N: 41},
+	&HeartbeatAck{Epoch: 3, N: 41, Running: 2, Free: 2},
+	&Start{Epoch: 3, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "reasonix",
+		Spec: event.TaskSpec{ID: "f1.2", Prompt: "fix the parser", Profile: "general", Writer: true, WritePaths: []string{"core/ref", "docs/SPEC.md"},
 			Model: "deepseek-reasoner", Effort: "high", Budget: event.Budget{Tokens: 50000, Turns: 20, Seconds: 600, Cost: 0.25},
 			FleetBudget: event.Budget{Tokens: 200000, Turns: 80, Seconds: 1800, Cost: 1.5}},
 		Posture: "auto", Interactive: true},
-	&workerAccepted{Task: "f1.2", Attempt: 2, Model: "deepseek-reasoner", Price: &event.Price{Input: 0.27, CacheHit: 0.07, Output: 1.1}},
-	&workerRefused{Task: "f1.2", Attempt: 2, Reason: "unknown profile \"reviewer\"", Fatal: true},
-	&workerEvent{Kind: "text_delta", JSON: []byte(`{"type":"text_delta","seq":5,"time":"2025-01-02T03:04:05Z","session":"s1","task":"f1.2","text":"hi"}`)},
-	&workerEvents{Task: "f1.2", Attempt: 2, First: 17, Items: []workerEvent{
+	&Accepted{Task: "f1.2", Attempt: 2, Model: "deepseek-reasoner", Price: &event.Price{Input: 0.27, CacheHit: 0.07, Output: 1.1}},
+	&Refused{Task: "f1.2", Attempt: 2, Reason: "unknown profile \"reviewer\"", Fatal: true},
+	&TaskEvent{Kind: "text_delta", JSON: []byte(`{"type":"text_delta","seq":5,"time":"2025-01-02T03:04:05Z","session":"s1","task":"f1.2","text":"hi"}`)},
+	&TaskEvents{Task: "f1.2", Attempt: 2, First: 17, Items: []TaskEvent{
 		{Kind: "text_delta", JSON: []byte(`{"type":"text_delta","seq":5,"time":"2025-01-02T03:04:05Z","session":"s1","task":"f1.2","text":"hi"}`)},
 		{Kind: "notice", JSON: []byte(`{"type":"notice","seq":6,"time":"2025-01-02T03:04:05Z","session":"s1","task":"f1.2","level":"warn","message":"retrying"}`)},
 	}},
-	&workerFinished{Task: "f1.2", Attempt: 2, Last: 18, Status: event.StatusMaxSteps, Text: "partial answer", Error: "step limit", Steps: 30,
+	&Finished{Task: "f1.2", Attempt: 2, Last: 18, Status: event.StatusMaxSteps, Text: "partial answer", Error: "step limit", Steps: 30,
 		Usage: event.SampleUsage, Transcript: "/home/w/.reasonix/sessions/s1-f1.2.jsonl"},
-	&workerCancel{Task: "f1.2", Attempt: 2, Why: "deadline"},
-	&workerApproval{Task: "f1.2", Attempt: 2, RequestID: "s1/f1.2/c9", Choice: event.ApproveSession, Rule: "Bash(make:*)"},
-	&workerPosture{Epoch: 3, Posture: "yolo"},
-	&workerBye{Epoch: 3, Why: "worker draining"},
+	&Cancel{Task: "f1.2", Attempt: 2, Why: "deadline"},
+	&Approval{Task: "f1.2", Attempt: 2, RequestID: "s1/f1.2/c9", Choice: event.ApproveSession, Rule: "Bash(make:*)"},
+	&Posture{Epoch: 3, Posture: "yolo"},
+	&Bye{Epoch: 3, Why: "worker draining"},
 }
 
 // wireDataMessages are the twins that only travel inside another message.
@@ -60,7 +61,7 @@ var wireDataMessages = []string{"TaskSpec", "Budget", "Price", "Usage"}
 // bytes, a fresh twin of the same type, fromWire.
 func roundTrip(t testing.TB, m any) any {
 	t.Helper()
-	w, err := toWire(m)
+	w, err := ToWire(m)
 	if err != nil {
 		t.Fatalf("toWire(%T): %v", m, err)
 	}
@@ -76,7 +77,7 @@ func roundTrip(t testing.TB, m any) any {
 	if err := proto.Unmarshal(b, fresh); err != nil {
 		t.Fatalf("unmarshal %T: %v", fresh, err)
 	}
-	back, err := fromWire(fresh)
+	back, err := FromWire(fresh)
 	if err != nil {
 		t.Fatalf("fromWire(%T): %v", fresh, err)
 	}
@@ -105,7 +106,7 @@ func TestWireRoundTrip(t *testing.T) {
 // registry on the receiving side, where a type it cannot find is a crash.
 func TestWireThroughRemoteSerializer(t *testing.T) {
 	for _, m := range wireSamples {
-		w, err := toWire(m)
+		w, err := ToWire(m)
 		must(t, err)
 		b, typeName, err := remote.Serialize(w, remote.DefaultSerializerID)
 		if err != nil {
@@ -121,7 +122,7 @@ func TestWireThroughRemoteSerializer(t *testing.T) {
 		if err != nil {
 			t.Fatalf("remote.Deserialize(%s): %v", typeName, err)
 		}
-		back, err := fromWire(got)
+		back, err := FromWire(got)
 		must(t, err)
 		if !reflect.DeepEqual(back, m) {
 			t.Errorf("%s through the remote serializer:\n got %#v\nwant %#v", typeName, back, m)
@@ -163,11 +164,11 @@ func checkEveryField(t *testing.T, path string, v reflect.Value) {
 }
 
 // TestWireCoversEveryMessage ties the three lists together: every type
-// declared in worker_msgs.go has a sample, and every top-level message of
+// declared in msgs.go has a sample, and every top-level message of
 // worker.proto is the twin of a sample (or data carried inside one), so
 // neither side gains a message the other lacks.
 func TestWireCoversEveryMessage(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "worker_msgs.go", nil, parser.SkipObjectResolution)
+	f, err := parser.ParseFile(token.NewFileSet(), "msgs.go", nil, parser.SkipObjectResolution)
 	must(t, err)
 	declared := map[string]bool{}
 	for _, d := range f.Decls {
@@ -183,16 +184,16 @@ func TestWireCoversEveryMessage(t *testing.T) {
 	twins := map[string]bool{}
 	for _, m := range wireSamples {
 		sampled[reflect.TypeOf(m).Elem().Name()] = true
-		w, err := toWire(m)
+		w, err := ToWire(m)
 		must(t, err)
 		twins[string(w.(proto.Message).ProtoReflect().Descriptor().Name())] = true
 	}
 	if len(declared) < 10 {
-		t.Fatalf("found only %d types in worker_msgs.go: %v", len(declared), declared)
+		t.Fatalf("found only %d types in msgs.go: %v", len(declared), declared)
 	}
 	for _, name := range slices.Sorted(maps.Keys(declared)) {
 		if !sampled[name] {
-			t.Errorf("%s (worker_msgs.go) has no sample in wireSamples", name)
+			t.Errorf("%s (msgs.go) has no sample in wireSamples", name)
 		}
 	}
 	for _, name := range wireDataMessages {
@@ -218,16 +219,16 @@ func TestWireRejectsOtherValues(t *testing.T) {
 	for _, m := range []any{
 		nil,
 		"hello",
-		workerHello{Protocol: 1},              // a value, not a pointer
-		(*workerHello)(nil),                   // a typed nil
-		(*workerEvents)(nil),                  // another typed nil
+		Hello{Protocol: 1},              // a value, not a pointer
+		(*Hello)(nil),                   // a typed nil
+		(*TaskEvents)(nil),                  // another typed nil
 		&workerpb.Hello{Protocol: 1},          // already a twin
-		&TaskSpec{ID: "t"},                    // plain data, not a message
+		&event.TaskSpec{ID: "t"},              // plain data, not a message
 		&actor.Started{},                      // a system message
-		&CancelTask{TaskID: "f1.1"},           // an in-process message
+		&struct{ TaskID string }{"f1.1"},      // an in-process message
 		&event.TextDelta{Text: "not a batch"}, // an event on its own
 	} {
-		w, err := toWire(m)
+		w, err := ToWire(m)
 		if err == nil {
 			t.Errorf("toWire(%#v) = %#v, want an error", m, w)
 			continue
@@ -239,9 +240,9 @@ func TestWireRejectsOtherValues(t *testing.T) {
 }
 
 func TestWirePassesOtherValues(t *testing.T) {
-	hello := &workerHello{Protocol: 1}
-	for _, m := range []any{nil, "hello", hello, &actor.Started{}, &CancelTask{TaskID: "f1.1"}} {
-		got, err := fromWire(m)
+	hello := &Hello{Protocol: 1}
+	for _, m := range []any{nil, "hello", hello, &actor.Started{}, &struct{ TaskID string }{"f1.1"}} {
+		got, err := FromWire(m)
 		if err != nil || got != m {
 			t.Errorf("fromWire(%#v) = %#v, %v; want it unchanged", m, got, err)
 		}
@@ -252,12 +253,12 @@ func TestWirePassesOtherValues(t *testing.T) {
 // its way, even to a local actor that sees the same twin.
 func TestWireCopiesLists(t *testing.T) {
 	paths := []string{"a", "b"}
-	w, err := toWire(&workerStart{Spec: TaskSpec{WritePaths: paths}})
+	w, err := ToWire(&Start{Spec: event.TaskSpec{WritePaths: paths}})
 	must(t, err)
 	paths[0] = "changed"
-	back, err := fromWire(w)
+	back, err := FromWire(w)
 	must(t, err)
-	if got := back.(*workerStart).Spec.WritePaths; !slices.Equal(got, []string{"a", "b"}) {
+	if got := back.(*Start).Spec.WritePaths; !slices.Equal(got, []string{"a", "b"}) {
 		t.Fatalf("write paths after the sender changed its list: %v", got)
 	}
 }
@@ -265,18 +266,18 @@ func TestWireCopiesLists(t *testing.T) {
 // TestWireEventBatch: every golden event sample, batched as a job sends
 // it, comes out of the proxy's side as the same stream-json line.
 func TestWireEventBatch(t *testing.T) {
-	batch := &workerEvents{Task: "f1.1", Attempt: 1, First: 1}
+	batch := &TaskEvents{Task: "f1.1", Attempt: 1, First: 1}
 	for _, ev := range event.Samples() {
-		item, err := encodeWorkerEvent(ev)
+		item, err := EncodeWorkerEvent(ev)
 		must(t, err)
 		batch.Items = append(batch.Items, item)
 	}
-	back := roundTrip(t, batch).(*workerEvents)
+	back := roundTrip(t, batch).(*TaskEvents)
 	if len(back.Items) != len(event.Samples()) {
 		t.Fatalf("%d items came back, want %d", len(back.Items), len(event.Samples()))
 	}
 	for i, item := range back.Items {
-		ev, err := decodeWorkerEvent(item)
+		ev, err := DecodeWorkerEvent(item)
 		must(t, err)
 		if reflect.TypeOf(ev) != reflect.TypeOf(event.Samples()[i]) {
 			t.Fatalf("item %d decodes to %T, want %T", i, ev, event.Samples()[i])
@@ -292,25 +293,25 @@ func TestWireEventBatch(t *testing.T) {
 }
 
 func TestWireEventItemErrors(t *testing.T) {
-	if _, err := encodeWorkerEvent(nil); err == nil {
+	if _, err := EncodeWorkerEvent(nil); err == nil {
 		t.Error("encodeWorkerEvent(nil) succeeded")
 	}
-	if _, err := encodeWorkerEvent((*event.TextDelta)(nil)); err == nil {
+	if _, err := EncodeWorkerEvent((*event.TextDelta)(nil)); err == nil {
 		t.Error("encodeWorkerEvent of a typed nil succeeded")
 	}
-	item, err := encodeWorkerEvent(&event.TextDelta{Meta: event.SampleMeta(1, "f1.1"), Text: "hi"})
+	item, err := EncodeWorkerEvent(&event.TextDelta{Meta: event.SampleMeta(1, "f1.1"), Text: "hi"})
 	must(t, err)
 	if item.Kind != "text_delta" {
 		t.Fatalf("item kind %q", item.Kind)
 	}
 	item.Kind = "notice"
-	if ev, err := decodeWorkerEvent(item); err == nil || !strings.Contains(err.Error(), `"text_delta"`) {
+	if ev, err := DecodeWorkerEvent(item); err == nil || !strings.Contains(err.Error(), `"text_delta"`) {
 		t.Errorf("an item whose kind is not its line's decoded to %#v, %v", ev, err)
 	}
-	if ev, err := decodeWorkerEvent(workerEvent{Kind: "text_delta", JSON: []byte(`{"type":"text_delta","text":5}`)}); err == nil {
+	if ev, err := DecodeWorkerEvent(TaskEvent{Kind: "text_delta", JSON: []byte(`{"type":"text_delta","text":5}`)}); err == nil {
 		t.Errorf("a bad line decoded to %#v", ev)
 	}
-	if ev, err := decodeWorkerEvent(workerEvent{}); err == nil {
+	if ev, err := DecodeWorkerEvent(TaskEvent{}); err == nil {
 		t.Errorf("an empty item decoded to %#v", ev)
 	}
 }
@@ -319,14 +320,14 @@ func TestWireEventItemErrors(t *testing.T) {
 // of one system through sendWorker and requestWorker: what arrives is the
 // twin, and fromWire gives the plain message back.
 func TestWireBetweenActors(t *testing.T) {
-	sys := NewSystem(nil)
+	sys := kernel.NewSystem(nil)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		must(t, sys.Shutdown(ctx))
 	})
-	hello := wireSamples[0].(*workerHello)
-	welcome := wireSamples[1].(*workerWelcome)
+	hello := wireSamples[0].(*Hello)
+	welcome := wireSamples[1].(*Welcome)
 	type arrival struct {
 		raw, plain any
 		err        error
@@ -334,18 +335,18 @@ func TestWireBetweenActors(t *testing.T) {
 	atWorker := make(chan arrival, 1)
 	atLink := make(chan arrival, 1)
 	worker := sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
-		m, err := fromWire(c.Message())
-		if _, ok := m.(*workerHello); ok {
+		m, err := FromWire(c.Message())
+		if _, ok := m.(*Hello); ok {
 			atWorker <- arrival{c.Message(), m, err}
-			sendWorker(sys, c, c.Sender(), welcome)
+			SendWorker(sys, c, c.Sender(), welcome)
 		}
 	}))
 	sys.Root().Spawn(actor.PropsFromFunc(func(c actor.Context) {
-		m, err := fromWire(c.Message())
+		m, err := FromWire(c.Message())
 		switch m.(type) {
 		case *actor.Started:
-			requestWorker(sys, c, worker, hello)
-		case *workerWelcome:
+			RequestWorker(sys, c, worker, hello)
+		case *Welcome:
 			atLink <- arrival{c.Message(), m, err}
 		}
 	}))
@@ -373,7 +374,7 @@ func TestWireBetweenActors(t *testing.T) {
 // protobuf bytes; decode is the reverse on the proxy's side.
 func BenchmarkWorkerWire(b *testing.B) {
 	batch := benchBatch(b)
-	w, err := toWire(batch)
+	w, err := ToWire(batch)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -383,20 +384,20 @@ func BenchmarkWorkerWire(b *testing.B) {
 	}
 	events := make([]event.Event, len(batch.Items))
 	for i, item := range batch.Items {
-		if events[i], err = decodeWorkerEvent(item); err != nil {
+		if events[i], err = DecodeWorkerEvent(item); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.Run("encode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			m := &workerEvents{Task: batch.Task, Attempt: batch.Attempt, First: batch.First, Items: make([]workerEvent, len(events))}
+			m := &TaskEvents{Task: batch.Task, Attempt: batch.Attempt, First: batch.First, Items: make([]TaskEvent, len(events))}
 			for i, ev := range events {
-				if m.Items[i], err = encodeWorkerEvent(ev); err != nil {
+				if m.Items[i], err = EncodeWorkerEvent(ev); err != nil {
 					b.Fatal(err)
 				}
 			}
-			w, err := toWire(m)
+			w, err := ToWire(m)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -413,12 +414,12 @@ func BenchmarkWorkerWire(b *testing.B) {
 			if err := proto.Unmarshal(bytes, &twin); err != nil {
 				b.Fatal(err)
 			}
-			m, err := fromWire(&twin)
+			m, err := FromWire(&twin)
 			if err != nil {
 				b.Fatal(err)
 			}
-			for _, item := range m.(*workerEvents).Items {
-				if _, err := decodeWorkerEvent(item); err != nil {
+			for _, item := range m.(*TaskEvents).Items {
+				if _, err := DecodeWorkerEvent(item); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -429,7 +430,7 @@ func BenchmarkWorkerWire(b *testing.B) {
 
 // benchBatch is 64 events of a typical task: mostly text and reasoning
 // deltas, with tool calls, usage and a notice among them.
-func benchBatch(b *testing.B) *workerEvents {
+func benchBatch(b *testing.B) *TaskEvents {
 	b.Helper()
 	mix := []event.Event{
 		&event.TextDelta{Text: "Looking at the parser, the failing case is the trailing comma in "},
@@ -442,11 +443,11 @@ func benchBatch(b *testing.B) *workerEvents {
 		&event.TextDelta{Text: "The fix is one line."},
 		&event.Notice{Level: "warn", Message: "rate limited, retrying in 2s"},
 	}
-	batch := &workerEvents{Task: "f1.3", Attempt: 1, First: 129}
+	batch := &TaskEvents{Task: "f1.3", Attempt: 1, First: 129}
 	for i := range 64 {
 		ev := mix[i%len(mix)]
 		*ev.EventMeta() = event.Meta{Seq: int64(129 + i), Time: time.Date(2026, 12, 1, 17, 0, 0, i*1000, time.UTC), Session: "s1", Task: "f1.3"}
-		item, err := encodeWorkerEvent(ev)
+		item, err := EncodeWorkerEvent(ev)
 		if err != nil {
 			b.Fatal(err)
 		}

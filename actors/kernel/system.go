@@ -1,4 +1,4 @@
-package actors
+package kernel
 
 import (
 	"context"
@@ -23,10 +23,52 @@ type System struct {
 	// abandoned counts goroutines given up on (a tool that ignores its
 	// context) that have not returned yet.
 	abandoned atomic.Int64
-	// remote is the endpoint StartRemote started, if any; Shutdown stops
-	// it after the actors' goroutines.
-	remote atomic.Pointer[Remote]
+	// mu guards endpoint, the network endpoint attached to the system (a
+	// started remote), if any; Shutdown stops it after the actors'
+	// goroutines.
+	mu       sync.Mutex
+	endpoint Endpoint
 }
+
+// Endpoint is a network face of a System (a remote endpoint): something
+// Shutdown must stop once the actors' goroutines are done.
+type Endpoint interface {
+	// Stop closes the endpoint, within timeout.
+	Stop(timeout time.Duration)
+}
+
+// Attach makes e the system's endpoint; it reports false, attaching
+// nothing, when the system has one already.
+func (s *System) Attach(e Endpoint) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.endpoint != nil {
+		return false
+	}
+	s.endpoint = e
+	return true
+}
+
+// Detach forgets e if it is the system's endpoint (one that failed to
+// start).
+func (s *System) Detach(e Endpoint) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.endpoint == e {
+		s.endpoint = nil
+	}
+}
+
+// Endpoint is the endpoint attached to the system, nil when none is.
+func (s *System) Endpoint() Endpoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.endpoint
+}
+
+// ActorSystem is the protoactor system underneath, for the packages that
+// extend it (a remote endpoint, a registry lookup).
+func (s *System) ActorSystem() *actor.ActorSystem { return s.as }
 
 // NewSystem starts an actor system whose library logging goes to logger
 // (never to stderr, which would corrupt a TUI or `run` output).
@@ -152,7 +194,7 @@ func (s *System) Shutdown(ctx context.Context) error {
 	if n := s.Abandoned(); n > 0 {
 		s.logger.Warn("shutdown: abandoned goroutines still running", "count", n)
 	}
-	if r := s.remote.Load(); r != nil {
+	if r := s.Endpoint(); r != nil {
 		timeout := remoteStopTimeout
 		if d, ok := ctx.Deadline(); ok {
 			timeout = min(max(time.Until(d), 500*time.Millisecond), remoteStopTimeout)

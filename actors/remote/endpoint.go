@@ -1,4 +1,4 @@
-package actors
+package remote
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"reasonix/actors/kernel"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,7 +86,7 @@ const (
 // Remote is the started remote endpoint of a System. Stop it with Stop,
 // or let System.Shutdown stop it after the actors.
 type Remote struct {
-	sys      *System
+	sys      *kernel.System
 	r        *remote.Remote
 	address  string
 	stopOnce sync.Once
@@ -102,7 +103,7 @@ type Remote struct {
 // can send to. Actors already running are not disturbed (they keep being
 // reachable locally). A System holds at most one Remote; a second call
 // fails.
-func StartRemote(sys *System, o RemoteOptions) (*Remote, error) {
+func StartRemote(sys *kernel.System, o RemoteOptions) (*Remote, error) {
 	if err := checkToken(o.Token); err != nil {
 		return nil, fmt.Errorf("start remote: %w", err)
 	}
@@ -122,26 +123,26 @@ func StartRemote(sys *System, o RemoteOptions) (*Remote, error) {
 		return nil, fmt.Errorf("start remote: %w", err)
 	}
 	r := &Remote{sys: sys, stopped: make(chan struct{})}
-	if !sys.remote.CompareAndSwap(nil, r) {
+	if !sys.Attach(r) {
 		return nil, errors.New("start remote: this actor system already has a remote endpoint")
 	}
 	opts := []remote.ConfigOption{
-		remote.WithServerOptions(serverOptions(o.Token, srvTLS, sys.logger)...),
+		remote.WithServerOptions(serverOptions(o.Token, srvTLS, sys.Logger())...),
 		remote.WithDialOptions(dialOptions(o.Token, cliTLS, true)...),
 	}
 	if o.Advertise != "" {
 		opts = append(opts, remote.WithAdvertisedHost(o.Advertise))
 	}
-	r.r = remote.NewRemote(sys.as, remote.Configure(host, port, opts...))
+	r.r = remote.NewRemote(sys.ActorSystem(), remote.Configure(host, port, opts...))
 	// Start panics when it cannot listen, before starting anything, so
 	// recovering leaves no goroutine behind; on the one later panic (its
 	// endpoint manager not starting in time) our protoactor copy closes
 	// the listener first.
 	if err := startRecovered(r.r); err != nil {
-		sys.remote.CompareAndSwap(r, nil)
+		sys.Detach(r)
 		return nil, fmt.Errorf("start remote on %s: %w", o.Listen, err)
 	}
-	r.address = sys.as.Address()
+	r.address = sys.ActorSystem().Address()
 	return r, nil
 }
 
@@ -158,9 +159,6 @@ func startRecovered(r *remote.Remote) (err error) {
 	r.Start()
 	return nil
 }
-
-// Remote returns the System's started remote endpoint, or nil.
-func (s *System) Remote() *Remote { return s.remote.Load() }
 
 // Address is the host:port peers reach this endpoint at (the advertised
 // address, else the bound one with the port actually chosen). PIDs of this
@@ -185,7 +183,7 @@ func (r *Remote) Stop(timeout time.Duration) {
 	select {
 	case <-r.stopped:
 	case <-t.C:
-		r.sys.logger.Warn("remote endpoint still stopping", "address", r.address, "after", timeout)
+		r.sys.Logger().Warn("remote endpoint still stopping", "address", r.address, "after", timeout)
 	}
 }
 

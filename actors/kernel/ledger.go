@@ -1,4 +1,4 @@
-package actors
+package kernel
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 )
 
-// ledger is an actor's record of the requests it is waiting on: for each,
+// Ledger is an actor's record of the requests it is waiting on: for each,
 // the target, a deadline, and how to make the reply the actor uses when the
 // real one can never come. An entry ends exactly once: by its reply
 // (settle), by the target's termination (the ledger watches every target),
@@ -17,7 +17,7 @@ import (
 // that a request to a dead or silent actor never waits forever.
 //
 // A ledger belongs to one actor and is used only from its Receive.
-type ledger struct {
+type Ledger struct {
 	sys     *System
 	entries map[string]*pendingRequest
 }
@@ -35,15 +35,16 @@ type pendingRequest struct {
 // requestExpired is the ledger's own deadline message.
 type requestExpired struct{ id string }
 
-func newLedger(sys *System) *ledger {
-	return &ledger{sys: sys, entries: map[string]*pendingRequest{}}
+// NewLedger is an empty ledger whose checks of liveness use sys.
+func NewLedger(sys *System) *Ledger {
+	return &Ledger{sys: sys, entries: map[string]*pendingRequest{}}
 }
 
-// request sends msg to target as a request and records it under id. When
+// Request sends msg to target as a request and records it under id. When
 // timeout is positive the wait ends after it; fail runs (on the actor's
 // mailbox) if the wait ends without a reply. An id already pending is a
 // bug in the caller: the old entry is failed first so it still ends once.
-func (l *ledger) request(c actor.Context, id string, target *actor.PID, msg any, timeout time.Duration, fail func(c actor.Context, why string)) {
+func (l *Ledger) Request(c actor.Context, id string, target *actor.PID, msg any, timeout time.Duration, fail func(c actor.Context, why string)) {
 	if old, ok := l.entries[id]; ok {
 		l.end(c, old, "replaced by a newer request with the same id")
 	}
@@ -61,10 +62,10 @@ func (l *ledger) request(c actor.Context, id string, target *actor.PID, msg any,
 	c.Request(target, msg)
 }
 
-// settle records that id's reply arrived. It reports false for a reply
+// Settle records that id's reply arrived. It reports false for a reply
 // that is no longer awaited (late, duplicate, or already failed), which
 // the caller must then ignore.
-func (l *ledger) settle(id string) bool {
+func (l *Ledger) Settle(id string) bool {
 	p, ok := l.entries[id]
 	if !ok {
 		return false
@@ -76,17 +77,17 @@ func (l *ledger) settle(id string) bool {
 	return true
 }
 
-// pending reports whether id is still awaited.
-func (l *ledger) pending(id string) bool {
+// Pending reports whether id is still awaited.
+func (l *Ledger) Pending(id string) bool {
 	_, ok := l.entries[id]
 	return ok
 }
 
-// receive handles the messages that end waits: the ledger's deadlines, the
+// Receive handles the messages that end waits: the ledger's deadlines, the
 // termination of a target and dead letters. It reports whether msg was a
 // deadline or a dead letter, which belong to the ledger alone; a
 // Terminated is still the actor's to handle as well.
-func (l *ledger) receive(c actor.Context, msg any) bool {
+func (l *Ledger) Receive(c actor.Context, msg any) bool {
 	switch m := msg.(type) {
 	case *requestExpired:
 		if p, ok := l.entries[m.id]; ok {
@@ -107,16 +108,16 @@ func (l *ledger) receive(c actor.Context, msg any) bool {
 	return false
 }
 
-// reconcile ends every wait whose target is no longer running: a repair
+// Reconcile ends every wait whose target is no longer running: a repair
 // calls it because the Terminated that would have ended them may be the
 // very message whose handler crashed.
-func (l *ledger) reconcile(c actor.Context) {
+func (l *Ledger) Reconcile(c actor.Context) {
 	l.endWhere(c, func(p *pendingRequest) bool { return !l.alive(p.target) }, "is not running")
 }
 
-// dropAll forgets every wait without failing it (the actor is going away
+// DropAll forgets every wait without failing it (the actor is going away
 // and its own repair already answered everyone).
-func (l *ledger) dropAll() {
+func (l *Ledger) DropAll() {
 	for id, p := range l.entries {
 		if p.timer != nil {
 			p.timer.Stop()
@@ -125,7 +126,7 @@ func (l *ledger) dropAll() {
 	}
 }
 
-func (l *ledger) endWhere(c actor.Context, match func(*pendingRequest) bool, why string) {
+func (l *Ledger) endWhere(c actor.Context, match func(*pendingRequest) bool, why string) {
 	var ids []string
 	for id, p := range l.entries {
 		if match(p) {
@@ -140,7 +141,7 @@ func (l *ledger) endWhere(c actor.Context, match func(*pendingRequest) bool, why
 	}
 }
 
-func (l *ledger) end(c actor.Context, p *pendingRequest, why string) {
+func (l *Ledger) end(c actor.Context, p *pendingRequest, why string) {
 	delete(l.entries, p.id)
 	if p.timer != nil {
 		p.timer.Stop()
@@ -152,10 +153,10 @@ func (l *ledger) end(c actor.Context, p *pendingRequest, why string) {
 	p.fail(c, fmt.Sprintf("%s %s", who, why))
 }
 
-func (l *ledger) alive(pid *actor.PID) bool {
+func (l *Ledger) alive(pid *actor.PID) bool {
 	if pid == nil {
 		return false
 	}
-	_, ok := l.sys.as.ProcessRegistry.GetLocal(pid.Id)
+	_, ok := l.sys.ActorSystem().ProcessRegistry.GetLocal(pid.Id)
 	return ok
 }

@@ -1,0 +1,55 @@
+package event
+
+import (
+	"reasonix/core/provider"
+	"time"
+)
+
+// TaskSpec is one subagent task as the task, fleet and parallel_tasks tools
+// describe it. It is plain data so it can cross a process boundary when
+// subagents move to worker hosts.
+type TaskSpec struct {
+	ID     string
+	Prompt string
+	// Profile names a subagent profile; empty means the general one.
+	Profile string
+	// Writer marks a task that may modify files; WritePaths are its claims
+	// (empty for a writer: the whole workspace).
+	Writer     bool
+	WritePaths []string
+	// Model and Effort are this call's overrides; the profile rules decide
+	// the effective values.
+	Model  string
+	Effort string
+	// Budget is this task's explicit ceilings; a dimension it leaves zero
+	// gets an even share of what is left of FleetBudget when it starts.
+	Budget Budget
+	// FleetBudget is the ceiling of the whole call the task belongs to,
+	// the same on each of its tasks.
+	FleetBudget Budget
+}
+
+// TaskResult is how one task ended.
+type TaskResult struct {
+	TaskID string
+	Status string
+	// Text is the subagent's final answer (possibly partial when it did
+	// not succeed).
+	Text     string
+	Error    string
+	Steps    int
+	Usage    provider.Usage
+	Duration time.Duration
+	// Turns counts the task's model requests and CacheHitPct the share of
+	// its prompt tokens served from the provider's cache.
+	Turns       int
+	CacheHitPct float64
+	// Cost is what the task's usage cost at its model's configured
+	// price; zero when none is configured.
+	Cost float64
+	// Budget is the ceilings the task ran under (nil for none) and
+	// OverBudget the one it reached: "tokens", "turns", "seconds" or
+	// "cost".
+	Budget     *Budget
+	OverBudget string
+}

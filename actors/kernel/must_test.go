@@ -1,0 +1,10 @@
+package kernel
+
+import "testing"
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
