@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"reasonix/actors/kernel"
-	"reasonix/actors/remote"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/eventstream"
 	actorremote "github.com/asynkron/protoactor-go/remote"
+
+	"reasonix/actors/fleet/fleetmsg"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 )
 
 // Worker states as FleetStatus shows them.
@@ -18,7 +20,7 @@ const (
 	WorkerProbing = "probing"
 	WorkerUp      = "up"
 	WorkerLost    = "lost"
-	Refused = "refused"
+	Refused       = "refused"
 )
 
 // Link timing. A probe is our own gRPC dial (no protoactor endpoint, so a
@@ -74,7 +76,7 @@ type workerLost struct {
 type workerNote struct {
 	name  string
 	epoch uint64
-	state WorkerState
+	state fleetmsg.WorkerState
 	// free is the worker's own count of free slots (from a heartbeat
 	// answer); -1 when the note carries none.
 	free int
@@ -415,9 +417,9 @@ func (l *workerLink) arm(after time.Duration) {
 }
 
 // view is the worker as FleetStatus shows it.
-func (l *workerLink) view() WorkerState {
+func (l *workerLink) view() fleetmsg.WorkerState {
 	// Running is left to the scheduler, which counts its own tasks there.
-	st := WorkerState{Name: l.spec.Worker.Name, Address: l.spec.Worker.Address, Capacity: l.capacity,
+	st := fleetmsg.WorkerState{Name: l.spec.Worker.Name, Address: l.spec.Worker.Address, Capacity: l.capacity,
 		Since: l.since, Error: l.lastErr}
 	switch {
 	case l.phase == phaseUp:

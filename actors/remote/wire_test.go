@@ -219,9 +219,9 @@ func TestWireRejectsOtherValues(t *testing.T) {
 	for _, m := range []any{
 		nil,
 		"hello",
-		Hello{Protocol: 1},              // a value, not a pointer
-		(*Hello)(nil),                   // a typed nil
-		(*TaskEvents)(nil),                  // another typed nil
+		Hello{Protocol: 1},                    // a value, not a pointer
+		(*Hello)(nil),                         // a typed nil
+		(*TaskEvents)(nil),                    // another typed nil
 		&workerpb.Hello{Protocol: 1},          // already a twin
 		&event.TaskSpec{ID: "t"},              // plain data, not a message
 		&actor.Started{},                      // a system message
