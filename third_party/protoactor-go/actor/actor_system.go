@@ -29,6 +29,8 @@ func (as *ActorSystem) Logger() *slog.Logger {
 }
 
 func (as *ActorSystem) NewLocalPID(id string) *PID {
+	// reasonix: the address is read under the registry's lock here and
+	// below, as remote's Start may be setting it (SetAddress).
 	return NewPID(as.ProcessRegistry.address(), id)
 }
 

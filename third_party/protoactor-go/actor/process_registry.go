@@ -1,7 +1,7 @@
 package actor
 
 import (
-	"sync"
+	"sync" // reasonix: ProcessRegistryValue.mu
 	"sync/atomic"
 
 	murmur32 "github.com/twmb/murmur3"
@@ -73,6 +73,7 @@ func NewProcessRegistry(actorSystem *ActorSystem) *ProcessRegistryValue {
 type AddressResolver func(*PID) (Process, bool)
 
 func (pr *ProcessRegistryValue) RegisterAddressResolver(handler AddressResolver) {
+	// reasonix: under mu, as Get reads RemoteHandlers concurrently.
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	pr.RemoteHandlers = append(pr.RemoteHandlers, handler)
@@ -110,7 +111,7 @@ func (pr *ProcessRegistryValue) Add(process Process, id string) (*PID, bool) {
 	bucket := pr.LocalPIDs.GetBucket(id)
 
 	return &PID{
-		Address: pr.address(),
+		Address: pr.address(), // reasonix: under mu
 		Id:      id,
 	}, bucket.SetIfAbsent(id, process)
 }
@@ -129,6 +130,7 @@ func (pr *ProcessRegistryValue) Get(pid *PID) (Process, bool) {
 		return pr.ActorSystem.DeadLetter, false
 	}
 
+	// reasonix: Address and RemoteHandlers are read under mu.
 	pr.mu.RLock()
 	local, handlers := pr.Address, pr.RemoteHandlers
 	pr.mu.RUnlock()

@@ -60,7 +60,7 @@ type endpointManager struct {
 	endpointSub               *eventstream.Subscription
 	endpointSupervisor        *actor.PID
 	activator                 *actor.PID
-	stopped                   atomic.Bool
+	stopped                   atomic.Bool // reasonix: read by other goroutines
 	endpointReaderConnections *sync.Map
 }
 
@@ -69,6 +69,7 @@ func newEndpointManager(r *Remote) *endpointManager {
 		connections:               &sync.Map{},
 		remote:                    r,
 		endpointReaderConnections: &sync.Map{},
+		// reasonix: stopped, an atomic.Bool, starts false.
 	}
 }
 
@@ -101,7 +102,7 @@ func (em *endpointManager) waiting(timeout time.Duration) error {
 }
 
 func (em *endpointManager) stop() {
-	em.stopped.Store(true)
+	em.stopped.Store(true) // reasonix: atomic
 	r := em.remote
 	r.actorSystem.EventStream.Unsubscribe(em.endpointSub)
 	if err := em.stopActivator(); err != nil {
@@ -117,6 +118,9 @@ func (em *endpointManager) stop() {
 	if em.endpointReaderConnections != nil {
 		em.endpointReaderConnections.Range(func(key interface{}, value interface{}) bool {
 			channel := value.(chan bool)
+			// reasonix: without blocking. The channel has room for one
+			// and nothing else sends on it, so this only gives up if a
+			// signal is already pending.
 			select {
 			case channel <- true:
 			default:
@@ -164,6 +168,8 @@ func (em *endpointManager) stopSupervisor() error {
 }
 
 func (em *endpointManager) endpointEvent(evn interface{}) {
+	// reasonix: once stopped, endpoint events are ignored: one published
+	// before stop's Unsubscribe may still arrive.
 	if em.stopped.Load() {
 		return
 	}
@@ -178,7 +184,7 @@ func (em *endpointManager) endpointEvent(evn interface{}) {
 }
 
 func (em *endpointManager) remoteTerminate(msg *remoteTerminate) {
-	if em.stopped.Load() {
+	if em.stopped.Load() { // reasonix: atomic
 		return
 	}
 	// reasonix: without an endpoint for that address its watchers were
@@ -203,7 +209,7 @@ func (em *endpointManager) existing(address string) (*endpoint, bool) {
 }
 
 func (em *endpointManager) remoteWatch(msg *remoteWatch) {
-	if em.stopped.Load() {
+	if em.stopped.Load() { // reasonix: atomic
 		return
 	}
 	address := msg.Watchee.Address
@@ -212,7 +218,7 @@ func (em *endpointManager) remoteWatch(msg *remoteWatch) {
 }
 
 func (em *endpointManager) remoteUnwatch(msg *remoteUnwatch) {
-	if em.stopped.Load() {
+	if em.stopped.Load() { // reasonix: atomic
 		return
 	}
 	// reasonix: no endpoint means the watch already ended with it; do not
@@ -225,7 +231,7 @@ func (em *endpointManager) remoteUnwatch(msg *remoteUnwatch) {
 }
 
 func (em *endpointManager) remoteDeliver(msg *remoteDeliver) {
-	if em.stopped.Load() {
+	if em.stopped.Load() { // reasonix: atomic
 		// send to deadletter
 		em.remote.actorSystem.EventStream.Publish(&actor.DeadLetterEvent{
 			PID:     msg.target,

@@ -2,10 +2,10 @@ package remote
 
 import (
 	"errors"
-	"fmt"
+	"fmt" // reasonix: checkBatch's errors
 	"io"
 	"log/slog"
-	"sync/atomic"
+	"sync/atomic" // reasonix: suspended
 
 	"google.golang.org/protobuf/proto"
 
@@ -14,6 +14,8 @@ import (
 )
 
 type endpointReader struct {
+	// reasonix: suspended is atomic: Shutdown calls suspend while Receive
+	// reads it on each stream's goroutine.
 	suspended atomic.Bool
 	remote    *Remote
 }
@@ -63,7 +65,7 @@ func (s *endpointReader) Receive(stream Remoting_ReceiveServer) error {
 			if err != nil {
 				s.remote.Logger().Error("EndpointReader failed to send disconnection message", slog.Any("error", err))
 			}
-		case <-stream.Context().Done():
+		case <-stream.Context().Done(): // reasonix: the stream ended first
 		}
 	}()
 
@@ -72,11 +74,13 @@ func (s *endpointReader) Receive(stream Remoting_ReceiveServer) error {
 		switch {
 		case errors.Is(err, io.EOF):
 			s.remote.Logger().Info("EndpointReader stream closed")
+			// reasonix: nothing is sent on disconnectChan; the deferred
+			// Delete unregisters the stream.
 			return nil
 		case err != nil:
 			s.remote.Logger().Info("EndpointReader failed to read", slog.Any("error", err))
 			return err
-		case s.suspended.Load():
+		case s.suspended.Load(): // reasonix: atomic
 			continue
 		}
 
@@ -204,8 +208,9 @@ func (s *endpointReader) onMessageBatch(m *MessageBatch) error {
 	return nil
 }
 
-// checkBatch checks every index an envelope holds against the batch's
-// lookup tables, and that it names the one serializer writers use.
+// checkBatch (reasonix:) checks every index an envelope holds against
+// the batch's lookup tables, and that it names the one serializer writers
+// use.
 func checkBatch(m *MessageBatch) error {
 	for i, e := range m.Envelopes {
 		switch {
@@ -291,7 +296,7 @@ func (s *endpointReader) onServerConnection(stream Remoting_ReceiveServer, sc *S
 }
 
 func (s *endpointReader) suspend(toSuspend bool) {
-	s.suspended.Store(toSuspend)
+	s.suspended.Store(toSuspend) // reasonix: atomic
 	if toSuspend {
 		s.remote.Logger().Debug("Suspended EndpointReader")
 	}

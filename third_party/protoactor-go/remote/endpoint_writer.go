@@ -4,7 +4,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"sync/atomic"
+	"sync/atomic" // reasonix: closing
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -29,8 +29,9 @@ type endpointWriter struct {
 	conn    *grpc.ClientConn
 	stream  Remoting_ReceiveClient
 	remote  *Remote
-	// closing is set when this writer closes its own connection, so the
-	// stream's receive goroutine does not report that as a lost peer.
+	// reasonix: closing is set when this writer closes its own connection,
+	// so the stream's receive goroutine does not report that as a lost peer.
+	// Each connection attempt has its own.
 	closing *atomic.Bool
 }
 
@@ -87,12 +88,12 @@ func (state *endpointWriter) initializeInternal() error {
 	// the previous one, leaking a ClientConn (and its goroutines, which go
 	// on reconnecting) per failed attempt.
 	if state.conn != nil {
-		state.closing.Store(true)
+		state.closing.Store(true) // reasonix: see closing
 		_ = state.conn.Close()
 		state.conn = nil
 		state.stream = nil
 	}
-	closing := &atomic.Bool{}
+	closing := &atomic.Bool{} // reasonix: this attempt's own
 	state.closing = closing
 	conn, err := grpc.Dial(state.address, state.config.DialOptions...)
 	if err != nil {
@@ -353,7 +354,7 @@ func (state *endpointWriter) Receive(ctx actor.Context) {
 
 func (state *endpointWriter) closeClientConn() {
 	state.remote.Logger().Info("EndpointWriter closing client connection", slog.String("address", state.address))
-	if state.closing != nil {
+	if state.closing != nil { // reasonix: see closing
 		state.closing.Store(true)
 	}
 	if state.stream != nil {

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"fmt"
+	// reasonix: no io/ioutil: it served only the grpclog call Start dropped.
 	"log/slog"
 	"net"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"google.golang.org/grpc"
+	// reasonix: no grpclog: Start does not set grpc's logger.
 )
 
 var extensionId = extensions.NextExtensionID()
