@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/kernel"
 	"reasonix/core/compact"
@@ -81,7 +82,7 @@ func BenchmarkAgentLoop(b *testing.B) {
 		bus := event.NewBus()
 		sub := bus.Subscribe()
 		id := fmt.Sprintf("bench-%d", i)
-		sess, err := StartSession(sys, SessionSpec{Agent: AgentSpec{
+		sess, err := StartSession(sys, SessionSpec{Agent: agent.AgentSpec{
 			Session: id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
 			ToolTimeout: time.Minute, Bus: bus,
 			// The built-in DeepSeek window: every step is measured for

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/kernel"
 	"reasonix/core/goal"
@@ -23,7 +24,7 @@ const runawayCap = 40
 
 // newStepHarness is a harness whose session is tuned by tune (its guards,
 // permissions) and, with gs, runs goals.
-func newStepHarness(t *testing.T, respond func(providertest.Request) providertest.Turn, gs *GoalSpec, tune func(*AgentSpec), tools ...tool.Tool) *harness {
+func newStepHarness(t *testing.T, respond func(providertest.Request) providertest.Turn, gs *GoalSpec, tune func(*agent.AgentSpec), tools ...tool.Tool) *harness {
 	t.Helper()
 	srv := providertest.Start(t, providertest.WithResponder(respond))
 	p := fakeProvider(t, srv)
@@ -32,7 +33,7 @@ func newStepHarness(t *testing.T, respond func(providertest.Request) providertes
 	sys := kernel.NewSystem(nil)
 	bus := event.NewBus()
 	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1", reg: reg}
-	agent := AgentSpec{Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys", ToolTimeout: 30 * time.Second, Bus: bus}
+	agent := agent.AgentSpec{Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys", ToolTimeout: 30 * time.Second, Bus: bus}
 	if tune != nil {
 		tune(&agent)
 	}
@@ -177,7 +178,7 @@ func TestGoalLeaseCountsToolRounds(t *testing.T) {
 func TestGoalLoopPauses(t *testing.T) {
 	dir := t.TempDir()
 	h := newStepHarness(t, runaway(10, func(int) providertest.ToolCall { return call("look", `{"at":"x"}`) }),
-		&GoalSpec{Dir: dir}, func(a *AgentSpec) { a.LoopRepeats = LoopRepeats }, lookTool(same))
+		&GoalSpec{Dir: dir}, func(a *agent.AgentSpec) { a.LoopRepeats = agent.LoopRepeats }, lookTool(same))
 	done, evs := h.turn("/goal --simple look around")
 	if done.Status != event.StatusBlocked || !strings.Contains(done.Error, "same look call 3 times") {
 		t.Fatalf("turn %+v", done)
@@ -201,18 +202,18 @@ func TestLoopGuard(t *testing.T) {
 		status   string
 		requests int
 	}{
-		{name: "same result", out: same, status: StatusLoop, requests: 3},
+		{name: "same result", out: same, status: agent.StatusLoop, requests: 3},
 		{name: "changing result", out: counter(), status: event.StatusOK, requests: runawayCap + 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			next := func(n int) providertest.ToolCall { return call("look", args[n%len(args)]) }
-			h := newStepHarness(t, runaway(10, next), nil, func(a *AgentSpec) { a.LoopRepeats = LoopRepeats }, lookTool(tt.out))
+			h := newStepHarness(t, runaway(10, next), nil, func(a *agent.AgentSpec) { a.LoopRepeats = agent.LoopRepeats }, lookTool(tt.out))
 			done, evs := h.turn("look")
 			if done.Status != tt.status || h.srv.Count() != tt.requests {
 				t.Fatalf("turn %+v after %d requests", done, h.srv.Count())
 			}
-			if tt.status != StatusLoop {
+			if tt.status != agent.StatusLoop {
 				return
 			}
 			if !strings.Contains(done.Error, "same look call 3 times in a row") || done.Steps != 3 {
@@ -233,7 +234,7 @@ func counter() func() string {
 // TestStepGuard: agent.max_steps ends a headless turn at that many steps
 // with status max_steps and the key named.
 func TestStepGuard(t *testing.T) {
-	h := newStepHarness(t, runaway(10, lookAt), nil, func(a *AgentSpec) { a.GuardSteps = 4 }, lookTool(counter()))
+	h := newStepHarness(t, runaway(10, lookAt), nil, func(a *agent.AgentSpec) { a.GuardSteps = 4 }, lookTool(counter()))
 	done, _ := h.turn("look")
 	if done.Status != event.StatusMaxSteps || !strings.Contains(done.Error, "agent.max_steps = 4") || h.srv.Count() != 4 {
 		t.Fatalf("turn %+v after %d requests", done, h.srv.Count())
@@ -246,7 +247,7 @@ func TestStepGuard(t *testing.T) {
 func TestGuardsAskInteractive(t *testing.T) {
 	tests := []struct {
 		name   string
-		tune   func(*AgentSpec)
+		tune   func(*agent.AgentSpec)
 		next   func(int) providertest.ToolCall
 		out    func() string
 		tool   string
@@ -256,15 +257,15 @@ func TestGuardsAskInteractive(t *testing.T) {
 		asked    []string
 		requests int
 	}{
-		{name: "steps", tune: func(a *AgentSpec) { a.GuardSteps = 2 }, next: lookAt, out: counter(),
-			tool: ToolContinueTurn, status: event.StatusMaxSteps, asked: []string{"s1/guard-1", "s1/guard-2"}, requests: 4},
-		{name: "loop", tune: func(a *AgentSpec) { a.LoopRepeats = LoopRepeats },
+		{name: "steps", tune: func(a *agent.AgentSpec) { a.GuardSteps = 2 }, next: lookAt, out: counter(),
+			tool: agent.ToolContinueTurn, status: event.StatusMaxSteps, asked: []string{"s1/guard-1", "s1/guard-2"}, requests: 4},
+		{name: "loop", tune: func(a *agent.AgentSpec) { a.LoopRepeats = agent.LoopRepeats },
 			next: func(int) providertest.ToolCall { return call("look", `{"at":"x"}`) }, out: same,
-			tool: "look", status: StatusLoop, asked: []string{"s1/guard-1", "s1/guard-2"}, requests: 6},
+			tool: "look", status: agent.StatusLoop, asked: []string{"s1/guard-1", "s1/guard-2"}, requests: 6},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newStepHarness(t, runaway(10, tt.next), nil, func(a *AgentSpec) {
+			h := newStepHarness(t, runaway(10, tt.next), nil, func(a *agent.AgentSpec) {
 				a.Permissions.Interactive = true
 				tt.tune(a)
 			}, lookTool(tt.out))
@@ -279,7 +280,7 @@ func TestGuardsAskInteractive(t *testing.T) {
 				if i == len(tt.asked)-1 {
 					choice = event.ApproveDeny
 				}
-				h.sess.Approve(&ApprovalResponse{RequestID: a.RequestID, Choice: choice})
+				h.sess.Approve(&agent.ApprovalResponse{RequestID: a.RequestID, Choice: choice})
 			}
 			done, evs := h.wait()
 			if done.Status != tt.status || !strings.Contains(done.Error, "the user chose to stop") || h.srv.Count() != tt.requests {
@@ -306,7 +307,7 @@ func TestGuardQuestionEnds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newStepHarness(t, runaway(10, lookAt), nil, func(a *AgentSpec) {
+			h := newStepHarness(t, runaway(10, lookAt), nil, func(a *agent.AgentSpec) {
 				a.Permissions.Interactive, a.GuardSteps = true, 1
 				if !tt.cancel {
 					a.ApprovalTimeout = 200 * time.Millisecond
@@ -335,7 +336,7 @@ func TestGuardQuestionEnds(t *testing.T) {
 func TestGoalRepairsTimeUp(t *testing.T) {
 	for _, after := range []bool{false, true} {
 		t.Run(fmt.Sprintf("after=%v", after), func(t *testing.T) {
-			fired := injectPanic(t, "goal", "*actors.goalTimeUp", after)
+			fired := InjectPanic(t, "goal", "*actors.goalTimeUp", after)
 			hang := &funcTool{name: "hang", readOnly: true, run: func(ctx context.Context, _ json.RawMessage) (string, error) {
 				<-ctx.Done()
 				return "", ctx.Err()

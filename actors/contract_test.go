@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/actors/agent"
 	"reasonix/core/tool"
 )
 
@@ -25,7 +26,7 @@ func TestDelegationContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := tool.NewRegistry(DelegationTools()...)
+	reg, err := tool.NewRegistry(agent.DelegationTools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/kernel"
 	"reasonix/core/provider"
@@ -23,7 +24,7 @@ import (
 type PlannerSpec struct {
 	// Agent is the planner's executor. Its Session is the session's and
 	// its Role RolePlanner; its tools must be read-only.
-	Agent AgentSpec
+	Agent agent.AgentSpec
 	// Rounds bounds the planning rounds of one turn, the first included:
 	// a re-plan happens only while a round is left. Below 1 it is 1.
 	Rounds int
@@ -105,7 +106,7 @@ func (t *planReportTool) Execute(_ context.Context, raw json.RawMessage) (string
 // it answers each RunTurn with exactly one TurnFinished.
 type coordinator struct {
 	sys      *kernel.System
-	exec     AgentSpec
+	exec     agent.AgentSpec
 	plan     PlannerSpec
 	reports  *planReports
 	log      *slog.Logger
@@ -127,7 +128,7 @@ type coordTurn struct {
 	usage    provider.Usage
 }
 
-func coordinatorProps(sys *kernel.System, exec AgentSpec, plan PlannerSpec, reports *planReports) *actor.Props {
+func coordinatorProps(sys *kernel.System, exec agent.AgentSpec, plan PlannerSpec, reports *planReports) *actor.Props {
 	log := exec.Logger
 	if log == nil {
 		log = sys.Logger()
@@ -151,24 +152,24 @@ func (co *coordinator) Receive(c actor.Context) {
 	}
 	switch m := msg.(type) {
 	case *actor.Started:
-		co.planner = c.Spawn(executorProps(co.sys, co.plan.Agent))
-		co.executor = c.Spawn(executorProps(co.sys, co.exec))
-	case *RunTurn:
+		co.planner = c.Spawn(agent.ExecutorProps(co.sys, co.plan.Agent))
+		co.executor = c.Spawn(agent.ExecutorProps(co.sys, co.exec))
+	case *agent.RunTurn:
 		co.start(c, m)
-	case *CancelTurn:
+	case *agent.CancelTurn:
 		if t := co.turn; t != nil && !t.canceled {
 			t.canceled = true
 			c.Send(co.active(), m)
 		}
-	case *ApprovalResponse:
+	case *agent.ApprovalResponse:
 		c.Send(co.executor, m)
-	case *SetPosture:
-		c.Send(co.executor, m)
-		c.Send(co.planner, m)
-	case *SetEffort:
+	case *agent.SetPosture:
 		c.Send(co.executor, m)
 		c.Send(co.planner, m)
-	case *TurnFinished:
+	case *agent.SetEffort:
+		c.Send(co.executor, m)
+		c.Send(co.planner, m)
+	case *agent.TurnFinished:
 		co.onFinished(c, m)
 	case *kernel.Crashed:
 		co.repair(c, m)
@@ -185,9 +186,9 @@ func (co *coordinator) active() *actor.PID {
 	return co.executor
 }
 
-func (co *coordinator) start(c actor.Context, m *RunTurn) {
+func (co *coordinator) start(c actor.Context, m *agent.RunTurn) {
 	if co.turn != nil {
-		c.Respond(&TurnFinished{Session: co.exec.Session, Status: event.StatusFailed, Error: "a turn is already running"})
+		c.Respond(&agent.TurnFinished{Session: co.exec.Session, Status: event.StatusFailed, Error: "a turn is already running"})
 		co.answered = true
 		return
 	}
@@ -199,23 +200,23 @@ func (co *coordinator) start(c actor.Context, m *RunTurn) {
 		return
 	}
 	co.reports.take() // a report from an earlier turn is stale
-	co.ask(c, event.RolePlanner, &RunTurn{Input: fmt.Sprintf(plannerRequestFormat, m.Input)})
+	co.ask(c, event.RolePlanner, &agent.RunTurn{Input: fmt.Sprintf(plannerRequestFormat, m.Input)})
 }
 
 // ask sends a turn to the planner or the executor; the ledger makes sure
 // it ends once, even if that child dies.
-func (co *coordinator) ask(c actor.Context, role string, m *RunTurn) {
+func (co *coordinator) ask(c actor.Context, role string, m *agent.RunTurn) {
 	co.turn.phase = role
 	target := co.executor
 	if role == event.RolePlanner {
 		target = co.planner
 	}
 	co.ledger.Request(c, role, target, m, 0, func(c actor.Context, why string) {
-		co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: role + " " + why})
+		co.finish(c, &agent.TurnFinished{Status: event.StatusFailed, Error: role + " " + why})
 	})
 }
 
-func (co *coordinator) onFinished(c actor.Context, m *TurnFinished) {
+func (co *coordinator) onFinished(c actor.Context, m *agent.TurnFinished) {
 	t := co.turn
 	if t == nil {
 		return
@@ -242,7 +243,7 @@ func (co *coordinator) onFinished(c actor.Context, m *TurnFinished) {
 		t.round++
 		co.publish(&event.Notice{Level: "info", Message: fmt.Sprintf("re-planning (round %d of %d): the executor reported %s: %s",
 			t.round, co.plan.Rounds, rep.Status, rep.Summary)}, event.RolePlanner)
-		co.ask(c, event.RolePlanner, &RunTurn{Input: fmt.Sprintf(replanFormat, t.round-1, rep.Status, rep.Summary, m.Text)})
+		co.ask(c, event.RolePlanner, &agent.RunTurn{Input: fmt.Sprintf(replanFormat, t.round-1, rep.Status, rep.Summary, m.Text)})
 		return
 	}
 	co.finish(c, m)
@@ -250,29 +251,29 @@ func (co *coordinator) onFinished(c actor.Context, m *TurnFinished) {
 
 // onPlan hands the planner's plan to the executor, or ends the turn when
 // there is no plan to hand over: the executor never starts half-planned.
-func (co *coordinator) onPlan(c actor.Context, m *TurnFinished) {
+func (co *coordinator) onPlan(c actor.Context, m *agent.TurnFinished) {
 	t := co.turn
 	switch {
 	case m.Status == event.StatusCancelled || t.canceled:
-		co.finish(c, &TurnFinished{Status: event.StatusCancelled, Text: m.Text})
+		co.finish(c, &agent.TurnFinished{Status: event.StatusCancelled, Text: m.Text})
 		return
 	case m.Status != event.StatusOK:
 		msg := "planner: " + m.Error
 		if m.Error == "" {
 			msg = "planner: the turn ended " + m.Status
 		}
-		co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: msg})
+		co.finish(c, &agent.TurnFinished{Status: event.StatusFailed, Error: msg})
 		return
 	case strings.TrimSpace(m.Text) == "":
-		co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: "planner: the answer held no plan"})
+		co.finish(c, &agent.TurnFinished{Status: event.StatusFailed, Error: "planner: the answer held no plan"})
 		return
 	}
 	co.publish(&event.PlanReady{Round: t.round, Plan: m.Text}, event.RolePlanner)
-	co.ask(c, event.RoleExecutor, &RunTurn{Input: fmt.Sprintf(handoffFormat, t.round, t.request, m.Text, ToolPlanReport)})
+	co.ask(c, event.RoleExecutor, &agent.RunTurn{Input: fmt.Sprintf(handoffFormat, t.round, t.request, m.Text, ToolPlanReport)})
 }
 
 // finish answers the turn with m, the steps and usage of both roles summed.
-func (co *coordinator) finish(c actor.Context, m *TurnFinished) {
+func (co *coordinator) finish(c actor.Context, m *agent.TurnFinished) {
 	t := co.turn
 	if t == nil {
 		return
@@ -287,7 +288,7 @@ func (co *coordinator) finish(c actor.Context, m *TurnFinished) {
 // coordinator's rounds, a goal's turns): the session's own, with the
 // steps and usage of them all, and cancelled when the user cancelled it
 // even if its last inner turn ended well.
-func summedReply(m *TurnFinished, session string, steps int, usage provider.Usage, canceled bool) *TurnFinished {
+func summedReply(m *agent.TurnFinished, session string, steps int, usage provider.Usage, canceled bool) *agent.TurnFinished {
 	out := *m
 	out.Session, out.Task = session, ""
 	out.Steps, out.Usage = steps, usage
@@ -311,7 +312,7 @@ func (co *coordinator) publish(ev event.Event, role string) {
 // crashed.
 func (co *coordinator) repair(c actor.Context, m *kernel.Crashed) {
 	co.ledger.Reconcile(c)
-	if _, ok := m.Lost.(*TurnFinished); ok && co.turn != nil {
+	if _, ok := m.Lost.(*agent.TurnFinished); ok && co.turn != nil {
 		// The answer of a child was lost with the handler: its turn is
 		// over, and so is this one.
 		role := event.RoleExecutor
@@ -319,16 +320,16 @@ func (co *coordinator) repair(c actor.Context, m *kernel.Crashed) {
 			role = event.RolePlanner
 		}
 		if co.ledger.Settle(role) {
-			co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: m.Error()})
+			co.finish(c, &agent.TurnFinished{Status: event.StatusFailed, Error: m.Error()})
 			return
 		}
 	}
-	if _, ok := m.Lost.(*RunTurn); ok && m.Sender != nil && !co.answered {
+	if _, ok := m.Lost.(*agent.RunTurn); ok && m.Sender != nil && !co.answered {
 		if co.turn == nil || co.turn.replyTo == nil || !co.turn.replyTo.Equal(m.Sender) {
-			c.Send(m.Sender, &TurnFinished{Session: co.exec.Session, Status: event.StatusFailed, Error: m.Error()})
+			c.Send(m.Sender, &agent.TurnFinished{Session: co.exec.Session, Status: event.StatusFailed, Error: m.Error()})
 		}
 	}
 	if co.turn != nil && !co.ledger.Pending(event.RolePlanner) && !co.ledger.Pending(event.RoleExecutor) {
-		co.finish(c, &TurnFinished{Status: event.StatusFailed, Error: m.Error()})
+		co.finish(c, &agent.TurnFinished{Status: event.StatusFailed, Error: m.Error()})
 	}
 }

@@ -39,7 +39,7 @@ func TestCoordinatorCancelWhilePlanning(t *testing.T) {
 // the planner's answer fails that turn with the reason, and the session
 // takes the next turn.
 func TestCoordinatorRepairsACrash(t *testing.T) {
-	fired := injectPanic(t, "coordinator", "*actors.TurnFinished", false)
+	fired := InjectPanic(t, "coordinator", "*agent.TurnFinished", false)
 	h := newHarness(t, harnessOpts{planRounds: 1})
 	h.srv.Push(providertest.Turn{Text: "1. plan"})
 	done, _ := h.turn("crash me")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/kernel"
 	"reasonix/core/provider"
@@ -258,9 +259,9 @@ func TestTurnWhileRunningIsRefused(t *testing.T) {
 	h.srv.Push(providertest.Turn{Text: "slow and stalled", Stall: true, FaultAfterEvents: 2})
 	h.sess.Run("first")
 	h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.TextDelta); return ok })
-	res, err := h.sys.Root().RequestFuture(h.sess.pid, &RunTurn{Input: "second", Reject: true}, 5e9).Result()
+	res, err := h.sys.Root().RequestFuture(h.sess.pid, &agent.RunTurn{Input: "second", Reject: true}, 5e9).Result()
 	must(t, err)
-	if tf, ok := res.(*TurnFinished); !ok || tf.Status != event.StatusFailed || !strings.Contains(tf.Error, "already running") {
+	if tf, ok := res.(*agent.TurnFinished); !ok || tf.Status != event.StatusFailed || !strings.Contains(tf.Error, "already running") {
 		t.Fatalf("second turn reply = %#v", res)
 	}
 	h.sess.Cancel()
@@ -348,7 +349,7 @@ func TestToolCallsWaitForTheTranscriptBarrier(t *testing.T) {
 	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()
-	pid := sys.Root().Spawn(executorProps(sys, AgentSpec{Session: "s1", Provider: p, Model: "fake-model", Tools: reg,
+	pid := sys.Root().Spawn(agent.ExecutorProps(sys, agent.AgentSpec{Session: "s1", Provider: p, Model: "fake-model", Tools: reg,
 		System: "sys", ToolTimeout: 10 * time.Second, Bus: bus, Transcript: transcript}))
 	defer func() {
 		transcript.release()
@@ -358,7 +359,7 @@ func TestToolCallsWaitForTheTranscriptBarrier(t *testing.T) {
 		must(t, sys.Shutdown(ctx))
 	}()
 	srv.Push(providertest.Turn{Text: "probing", ToolCalls: []providertest.ToolCall{call("probe", `{}`)}}, providertest.Turn{Text: "done"})
-	turn := sys.Root().RequestFuture(pid, &RunTurn{Input: "go"}, 20*time.Second)
+	turn := sys.Root().RequestFuture(pid, &agent.RunTurn{Input: "go"}, 20*time.Second)
 
 	var appended int
 	select {
@@ -376,9 +377,9 @@ func TestToolCallsWaitForTheTranscriptBarrier(t *testing.T) {
 	// A second turn is refused by the executor itself: its reply means
 	// the handler that asked for the barrier, and anything it started,
 	// is done.
-	res, err := sys.Root().RequestFuture(pid, &RunTurn{Input: "second"}, 5*time.Second).Result()
+	res, err := sys.Root().RequestFuture(pid, &agent.RunTurn{Input: "second"}, 5*time.Second).Result()
 	must(t, err)
-	if tf, ok := res.(*TurnFinished); !ok || !strings.Contains(tf.Error, "already running") {
+	if tf, ok := res.(*agent.TurnFinished); !ok || !strings.Contains(tf.Error, "already running") {
 		t.Fatalf("second turn reply = %#v", res)
 	}
 	if got := eventsOf[*event.ToolStarted](drain(sub)); len(got) != 0 {
@@ -394,7 +395,7 @@ func TestToolCallsWaitForTheTranscriptBarrier(t *testing.T) {
 	transcript.release()
 	out, err := turn.Result()
 	must(t, err)
-	if tf, ok := out.(*TurnFinished); !ok || tf.Status != event.StatusOK || tf.Text != "done" {
+	if tf, ok := out.(*agent.TurnFinished); !ok || tf.Status != event.StatusOK || tf.Text != "done" {
 		t.Fatalf("turn = %#v", out)
 	}
 	if n := len(started); n != 1 {

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
 	"reasonix/actors/kernel"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
@@ -24,7 +26,7 @@ import (
 func budgetFleet(t *testing.T, fleetArgs string, latency time.Duration) (*harness, func() string) {
 	t.Helper()
 	look := &funcTool{name: "look", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return "seen", nil }}
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 8, MaxWriters: 2, Root: "/ws"}, subTools: []tool.Tool{look},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 8, MaxWriters: 2, Root: "/ws"}, subTools: []tool.Tool{look},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				n := len(toolMessages(req))
@@ -100,14 +102,14 @@ func holdOverBudget(t *testing.T, bus *event.Bus, turns map[string]int) {
 	}()
 	var late atomic.Bool
 	hook := func(kind string, msg any, after bool) {
-		m, ok := msg.(*taskOverBudget)
-		if kind != "scheduler" || after || !ok || waits[m.taskID] == nil {
+		m, ok := msg.(*fleet.TaskOverBudget)
+		if kind != "scheduler" || after || !ok || waits[m.TaskID] == nil {
 			return
 		}
 		timer := time.NewTimer(10 * time.Second)
 		defer timer.Stop()
 		select {
-		case <-waits[m.taskID]:
+		case <-waits[m.TaskID]:
 		case <-timer.C:
 			late.Store(true)
 		}
@@ -227,15 +229,15 @@ func TestParseDelegationBudget(t *testing.T) {
 		fleet            event.Budget
 		err              string
 	}{
-		{name: "task", tool: ToolTask, args: `{"prompt":"p","budget":{"tokens":100,"turns":2,"seconds":30}}`,
+		{name: "task", tool: agent.ToolTask, args: `{"prompt":"p","budget":{"tokens":100,"turns":2,"seconds":30}}`,
 			want: []event.Budget{{Tokens: 100, Turns: 2, Seconds: 30}}},
-		{name: "fleet", tool: ToolFleet, args: `{"budget":{"tokens":1000},"tasks":[{"prompt":"a"},{"prompt":"b","budget":{"turns":1}}]}`,
+		{name: "fleet", tool: agent.ToolFleet, args: `{"budget":{"tokens":1000},"tasks":[{"prompt":"a"},{"prompt":"b","budget":{"turns":1}}]}`,
 			want: []event.Budget{{}, {Turns: 1}}, fleet: event.Budget{Tokens: 1000}},
-		{name: "negative", tool: ToolTask, args: `{"prompt":"p","budget":{"turns":-1}}`, err: "positive"},
-		{name: "unknown field", tool: ToolTask, args: `{"prompt":"p","budget":{"dollars":1}}`},
+		{name: "negative", tool: agent.ToolTask, args: `{"prompt":"p","budget":{"turns":-1}}`, err: "positive"},
+		{name: "unknown field", tool: agent.ToolTask, args: `{"prompt":"p","budget":{"dollars":1}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			specs, err := parseDelegation(tc.tool, tc.args, "f1")
+			specs, err := agent.ParseDelegation(tc.tool, tc.args, "f1")
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
@@ -262,19 +264,19 @@ func TestFleetBudgetCost(t *testing.T) {
 	var url string // set before the first task starts
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	spec := &FleetSpec{MaxRunning: 4, MaxWriters: 1, Root: "/ws", NewAgent: func(event.TaskSpec) (AgentSpec, error) {
+	spec := &fleet.FleetSpec{MaxRunning: 4, MaxWriters: 1, Root: "/ws", NewAgent: func(event.TaskSpec) (agent.AgentSpec, error) {
 		p, err := openai.New(provider.Config{Name: "fake", Kind: "openai", BaseURL: url, Model: "fake-model", MaxRetries: -1,
 			HTTPClient: &http.Client{Transport: tr}})
 		if err != nil {
-			return AgentSpec{}, err
+			return agent.AgentSpec{}, err
 		}
 		look := &funcTool{name: "look", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return "seen", nil }}
 		reg, err := tool.NewRegistry(look)
 		if err != nil {
-			return AgentSpec{}, err
+			return agent.AgentSpec{}, err
 		}
 		// One unit of cost per thousand tokens.
-		return AgentSpec{Provider: &pricedProvider{Provider: p, price: event.Price{Input: 1000, Output: 1000}}, Model: "fake-model",
+		return agent.AgentSpec{Provider: &fleet.PricedProvider{Provider: p, Cost: event.Price{Input: 1000, Output: 1000}}, Model: "fake-model",
 			Tools: reg, System: "sub", ToolTimeout: 10 * time.Second}, nil
 	}}
 	args := `{"tasks":[{"prompt":"task 1","budget":{"cost":0.01}},{"prompt":"task 2"}]}`
@@ -315,7 +317,7 @@ func TestFleetBudgetTokens(t *testing.T) {
 	t.Parallel()
 	look := &funcTool{name: "look", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return "seen", nil }}
 	args := `{"tasks":[{"prompt":"task 1","budget":{"tokens":1000}},{"prompt":"task 2"}]}`
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 4, MaxWriters: 1, Root: "/ws"}, subTools: []tool.Tool{look},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 4, MaxWriters: 1, Root: "/ws"}, subTools: []tool.Tool{look},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				// Every subagent turn costs 700 + 300 tokens.

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
 	"reasonix/core/journal"
 	"reasonix/core/provider/providertest"
 )
@@ -24,7 +26,7 @@ func TestFleetJournalAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	spec := &FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws", Journal: j}
+	spec := &fleet.FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws", Journal: j}
 	h := newHarness(t, harnessOpts{fleet: spec,
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
@@ -77,7 +79,7 @@ func TestFleetJournalAndResume(t *testing.T) {
 				}
 			}
 			before := subRequests(h)
-			rf, err := ResumeFleet(ctx, j2, recs[:cut], mode)
+			rf, err := fleet.ResumeFleet(ctx, j2, recs[:cut], mode)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,11 +88,11 @@ func TestFleetJournalAndResume(t *testing.T) {
 			}
 			again := *spec
 			again.Journal = j2
-			res, err := RunFleet(h.sys, again, "s2", h.bus, rf.Submit, 20*time.Second)
+			res, err := fleet.RunFleet(h.sys, again, "s2", h.bus, rf.Submit, 20*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _ := FormatFleetResult(ToolFleet, res)
+			out, _ := fleet.FormatFleetResult(agent.ToolFleet, res)
 			want := map[string]string{"rerun": "4 tasks: 4 ok", "fail": "4 tasks: 3 ok, 1 failed"}[mode]
 			if !strings.HasPrefix(out, want) {
 				t.Fatalf("resumed result:\n%s", out)
@@ -111,7 +113,7 @@ func TestFleetJournalAndResume(t *testing.T) {
 			if recs2[len(recs2)-1].Kind != journal.KindReply {
 				t.Errorf("resumed journal does not end with the reply: %+v", recs2[len(recs2)-1])
 			}
-			if r, err := ResumeFleet(ctx, j2, recs2, mode); err != nil || !r.Replayed.Complete() {
+			if r, err := fleet.ResumeFleet(ctx, j2, recs2, mode); err != nil || !r.Replayed.Complete() {
 				t.Errorf("journal after the resume: complete=%v err=%v", r != nil && r.Replayed.Complete(), err)
 			}
 		})

@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
 	"reasonix/actors/kernel"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
@@ -151,8 +153,8 @@ func (s *fleetScenario) String() string {
 // a subagent's TurnFinished and Terminated, the ones a task's end hangs on,
 // are drawn more often.
 var scheduledMessages = []string{
-	"*actors.SubmitFleet", "*actors.TurnFinished", "*actors.TurnFinished", "*actor.Terminated", "*actor.Terminated",
-	"*actors.CancelTask", "*actors.CancelFleet", "*actors.fleetTick", "*actors.reapTask", "*actors.QueryFleet",
+	"*fleetmsg.SubmitFleet", "*agent.TurnFinished", "*agent.TurnFinished", "*actor.Terminated", "*actor.Terminated",
+	"*fleetmsg.CancelTask", "*fleetmsg.CancelFleet", "*fleet.fleetTick", "*fleet.reapTask", "*fleetmsg.QueryFleet",
 }
 
 func newFleetScenario(seed uint64) *fleetScenario {
@@ -243,7 +245,7 @@ func (s *subTranscript) Close() error {
 type parentTranscript struct{ rec *fleetRecorder }
 
 func (p *parentTranscript) Append(m provider.Message) error {
-	if m.Role == provider.RoleTool && m.Name == ToolFleet {
+	if m.Role == provider.RoleTool && m.Name == agent.ToolFleet {
 		p.rec.mu.Lock()
 		p.rec.fleetTool = append(p.rec.fleetTool, m.Content)
 		p.rec.mu.Unlock()
@@ -345,25 +347,25 @@ func runFleetProperty(t *testing.T, sc *fleetScenario) {
 			return "too late", nil
 		}},
 	}
-	newAgent := func(spec event.TaskSpec) (AgentSpec, error) {
+	newAgent := func(spec event.TaskSpec) (agent.AgentSpec, error) {
 		rec.mu.Lock()
 		rec.factories[spec.ID]++
 		rec.mu.Unlock()
 		_, task, ok := sc.taskOf(spec.Prompt)
 		if !ok {
-			return AgentSpec{}, fmt.Errorf("unknown task %q", spec.Prompt)
+			return agent.AgentSpec{}, fmt.Errorf("unknown task %q", spec.Prompt)
 		}
 		switch task.mode {
 		case modeNoStart:
-			return AgentSpec{}, fmt.Errorf("no such profile")
+			return agent.AgentSpec{}, fmt.Errorf("no such profile")
 		case modePanic:
 			panic("subagent factory exploded")
 		}
 		reg, err := tool.NewRegistry(subTools...)
 		if err != nil {
-			return AgentSpec{}, err
+			return agent.AgentSpec{}, err
 		}
-		return AgentSpec{Provider: p, Model: "fake-model", Tools: reg, System: "sub", ToolTimeout: sc.toolTO,
+		return agent.AgentSpec{Provider: p, Model: "fake-model", Tools: reg, System: "sub", ToolTimeout: sc.toolTO,
 			ToolGrace: sc.toolGrace, Transcript: &subTranscript{rec: rec, task: spec.ID, slow: task.slowStop}}, nil
 	}
 
@@ -389,9 +391,9 @@ func runFleetProperty(t *testing.T, sc *fleetScenario) {
 	sys := kernel.NewSystem(logger)
 	const id = "s1"
 	sess, err := StartSession(sys, SessionSpec{
-		Agent: AgentSpec{Session: id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
+		Agent: agent.AgentSpec{Session: id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
 			ToolTimeout: 10 * time.Second, Bus: bus, Transcript: &parentTranscript{rec: rec}},
-		Fleet: &FleetSpec{MaxRunning: sc.maxRunning, MaxWriters: sc.maxWriters, Root: "/ws",
+		Fleet: &fleet.FleetSpec{MaxRunning: sc.maxRunning, MaxWriters: sc.maxWriters, Root: "/ws",
 			TaskTimeout: sc.taskTO, Grace: sc.reapGrace, NewAgent: newAgent},
 	})
 	must(t, err)
@@ -583,7 +585,7 @@ func checkFleetProperties(t *testing.T, sc *fleetScenario, rec *fleetRecorder, e
 			continue
 		}
 		if m.Task == "" {
-			if tf, ok := e.(*event.ToolFinished); ok && tf.Tool == ToolFleet {
+			if tf, ok := e.(*event.ToolFinished); ok && tf.Tool == agent.ToolFleet {
 				fleetFinished = append(fleetFinished, tf)
 			}
 			continue

@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
 )
@@ -34,7 +37,7 @@ func fleetCall(n int, extra func(i int) string) providertest.ToolCall {
 
 func TestFleetRunsEveryTaskAndKeepsOrder(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 3, MaxWriters: 2, Root: "/ws"},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 3, MaxWriters: 2, Root: "/ws"},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				// Each task takes a while, so the fleet call has a duration.
@@ -51,7 +54,7 @@ func TestFleetRunsEveryTaskAndKeepsOrder(t *testing.T) {
 	}
 	// The fleet call's card reports how long the fleet took: at least the
 	// three waves of 5 ms tasks it waited for.
-	if fin := eventsOf[*event.ToolFinished](evs); len(fin) != 1 || fin[0].Tool != ToolFleet || fin[0].DurationMS < 15 {
+	if fin := eventsOf[*event.ToolFinished](evs); len(fin) != 1 || fin[0].Tool != agent.ToolFleet || fin[0].DurationMS < 15 {
 		t.Errorf("fleet tool_finished = %+v", fin)
 	}
 	var parentFinal providertest.Request
@@ -88,7 +91,7 @@ func TestFleetRunsEveryTaskAndKeepsOrder(t *testing.T) {
 func TestFleetCrashIsolation(t *testing.T) {
 	t.Parallel()
 	boom := &funcTool{name: "boom", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { panic("subagent tool exploded") }}
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 64, MaxWriters: 2, Root: "/ws"}, subTools: []tool.Tool{boom},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 64, MaxWriters: 2, Root: "/ws"}, subTools: []tool.Tool{boom},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				switch req.FirstUser() {
@@ -138,7 +141,7 @@ func TestFleetCapsAndCancel(t *testing.T) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	}}
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws"}, subTools: []tool.Tool{hold},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws"}, subTools: []tool.Tool{hold},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				return providertest.Turn{ToolCalls: []providertest.ToolCall{call("hold", `{}`)}}
@@ -185,7 +188,7 @@ func TestTaskTimeoutReapsHungSubagent(t *testing.T) {
 		return "", nil
 	}}
 	h := newHarness(t, harnessOpts{
-		fleet:    &FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws", TaskTimeout: 300 * time.Millisecond, Grace: 200 * time.Millisecond},
+		fleet:    &fleet.FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws", TaskTimeout: 300 * time.Millisecond, Grace: 200 * time.Millisecond},
 		subTools: []tool.Tool{stuck},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
@@ -217,7 +220,7 @@ func TestTaskTimeoutReapsHungSubagent(t *testing.T) {
 
 func TestDelegationArgumentErrors(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{Root: "/ws"}})
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{Root: "/ws"}})
 	h.srv.Push(
 		providertest.Turn{ToolCalls: []providertest.ToolCall{
 			call("fleet", `{"tasks":[{"prompt":"only one"}]}`),
@@ -238,7 +241,7 @@ func TestDelegationArgumentErrors(t *testing.T) {
 	}
 }
 
-func (h *harness) fleetStatus(t *testing.T) *FleetStatus {
+func (h *harness) fleetStatus(t *testing.T) *fleetmsg.FleetStatus {
 	t.Helper()
 	st, err := h.sess.FleetStatus(5 * time.Second)
 	must(t, err)
@@ -258,7 +261,7 @@ func TestCancelOneTaskLeavesSiblingsRunning(t *testing.T) {
 			return "", ctx.Err()
 		}
 	}}
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 3, MaxWriters: 1, Root: "/ws"}, subTools: []tool.Tool{gate},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 3, MaxWriters: 1, Root: "/ws"}, subTools: []tool.Tool{gate},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				if len(toolMessages(req)) == 0 {

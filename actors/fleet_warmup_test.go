@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
 	"reasonix/core/provider/providertest"
 )
 
@@ -14,7 +15,7 @@ import (
 // task_done events and the fleet result.
 func cacheFleet(t *testing.T, warmWait, latency time.Duration) ([]*event.TaskDone, string) {
 	t.Helper()
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 16, MaxWriters: 2, Root: "/ws", WarmWait: warmWait},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 16, MaxWriters: 2, Root: "/ws", WarmWait: warmWait},
 		server: []providertest.Option{providertest.WithPrefixCache(), providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				return providertest.Turn{Latency: latency, Text: "answer to " + req.FirstUser()}
@@ -79,7 +80,7 @@ func TestFanOutWithoutWarmupMisses(t *testing.T) {
 // siblings only for WarmWait; they end before it does.
 func TestFanOutWaitIsBounded(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 4, MaxWriters: 2, Root: "/ws", WarmWait: 100 * time.Millisecond},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 4, MaxWriters: 2, Root: "/ws", WarmWait: 100 * time.Millisecond},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				if req.FirstUser() == "task 1" {

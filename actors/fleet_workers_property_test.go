@@ -11,6 +11,8 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/remote"
 	"reasonix/core/provider/providertest"
 )
@@ -43,14 +45,14 @@ type propTask struct {
 func runWorkersProperty(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	writes := [][]string{nil, {"."}, {"src"}, {"docs"}, {"src", "docs"}}
-	spec := FleetSpec{MaxRunning: 1 + rng.IntN(2), MaxWriters: 1 + rng.IntN(3), Root: "/ws", WarmWait: -1, RunLocal: rng.IntN(3) > 0,
+	spec := fleet.FleetSpec{MaxRunning: 1 + rng.IntN(2), MaxWriters: 1 + rng.IntN(3), Root: "/ws", WarmWait: -1, RunLocal: rng.IntN(3) > 0,
 		Heartbeat: 25 * time.Millisecond, MissLimit: 2, TaskTimeout: 1500 * time.Millisecond, Grace: 200 * time.Millisecond}
 	if rng.IntN(2) == 0 {
 		spec.LostPolicy = "fail"
 	}
 	nodeWrites := map[string][]string{}
 	for i := 1; i <= 2+rng.IntN(2); i++ {
-		w := WorkerSpec{Name: fmt.Sprintf("w%d", i), Address: fmt.Sprintf("w%d.test:7420", i), Capacity: 1 + rng.IntN(3),
+		w := fleet.WorkerSpec{Name: fmt.Sprintf("w%d", i), Address: fmt.Sprintf("w%d.test:7420", i), Capacity: 1 + rng.IntN(3),
 			Writes: writes[rng.IntN(len(writes))]}
 		spec.Workers = append(spec.Workers, w)
 		nodeWrites[w.Name] = w.Writes
@@ -125,7 +127,7 @@ func runWorkersProperty(t *testing.T, seed uint64) {
 	for _, pt := range tasks {
 		specs = append(specs, pt.spec)
 	}
-	res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: specs})
+	res := r.submit(&fleetmsg.SubmitFleet{FleetID: "f1", Tasks: specs})
 	// Chaos until the fleet ends: cut and mend networks, cancel tasks.
 	stop := make(chan struct{})
 	chaosDone := make(chan struct{})
@@ -145,11 +147,11 @@ func runWorkersProperty(t *testing.T, seed uint64) {
 				fw.reachable.Store(!cut)
 				fw.set(func(w *scriptWorker) { w.mute = cut })
 			case 2:
-				r.sys.Send(r.pid, &CancelTask{TaskID: tasks[crng.IntN(len(tasks))].spec.ID})
+				r.sys.Send(r.pid, &fleetmsg.CancelTask{TaskID: tasks[crng.IntN(len(tasks))].spec.ID})
 			}
 		}
 	}()
-	var out *FleetResult
+	var out *fleetmsg.FleetResult
 	select {
 	case out = <-res:
 	case <-time.After(60 * time.Second):

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,10 +14,12 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
-	"reasonix/core/config"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
@@ -52,7 +52,7 @@ type fleetRig struct {
 
 // newFleetRig starts a scheduler over the local process (on the model
 // fake) and scripted workers named by specs.
-func newFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]bool) *fleetRig {
+func newFleetRig(t *testing.T, spec fleet.FleetSpec, hang, down map[string]bool) *fleetRig {
 	t.Helper()
 	return newScriptedFleetRig(t, spec, hang, down, nil, nil)
 }
@@ -60,7 +60,7 @@ func newFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]bool) *flee
 // newScriptedFleetRig is newFleetRig with the worker's handling of task
 // messages replaced by script where it returns true, and the local
 // model's answers by local.
-func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]bool,
+func newScriptedFleetRig(t *testing.T, spec fleet.FleetSpec, hang, down map[string]bool,
 	script func(fw *fleetWorker, c actor.Context, m any) bool, local func(req providertest.Request) providertest.Turn) *fleetRig {
 	t.Helper()
 	if local == nil {
@@ -113,8 +113,8 @@ func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]boo
 		r.workers[name] = fw
 		r.wpids = append(r.wpids, wpid)
 	}
-	pre := spec.probe // a test's own probe runs first
-	spec.probe = func(ctx context.Context, address string) (time.Duration, error) {
+	pre := spec.Probe // a test's own probe runs first
+	spec.Probe = func(ctx context.Context, address string) (time.Duration, error) {
 		if pre != nil {
 			if _, err := pre(ctx, address); err != nil {
 				return 0, err
@@ -130,15 +130,15 @@ func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]boo
 		}
 		return 0, fmt.Errorf("no worker at %s", address)
 	}
-	spec.target = func(w WorkerSpec) *actor.PID {
+	spec.Target = func(w fleet.WorkerSpec) *actor.PID {
 		return actor.NewPID(sys.ActorSystem().ProcessRegistry.Address, "script-"+w.Name)
 	}
-	spec.NewAgent = func(event.TaskSpec) (AgentSpec, error) {
+	spec.NewAgent = func(event.TaskSpec) (agent.AgentSpec, error) {
 		reg, err := tool.NewRegistry()
 		if err != nil {
-			return AgentSpec{}, err
+			return agent.AgentSpec{}, err
 		}
-		return AgentSpec{Provider: p, Model: "fake-model", Tools: reg, System: "sub", ToolTimeout: 10 * time.Second}, nil
+		return agent.AgentSpec{Provider: p, Model: "fake-model", Tools: reg, System: "sub", ToolTimeout: 10 * time.Second}, nil
 	}
 	r.spawn("s1", spec)
 	t.Cleanup(r.close)
@@ -146,13 +146,13 @@ func newScriptedFleetRig(t *testing.T, spec FleetSpec, hang, down map[string]boo
 }
 
 // spawn starts the rig's scheduler, observed for waitUp.
-func (r *fleetRig) spawn(session string, spec FleetSpec) {
+func (r *fleetRig) spawn(session string, spec fleet.FleetSpec) {
 	r.changed = make(chan struct{}, 1)
 	observe := actor.WithReceiverMiddleware(func(next actor.ReceiverFunc) actor.ReceiverFunc {
 		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
 			next(c, env)
 			switch env.Message.(type) {
-			case *workerUp, *workerLost, *workerNote:
+			case *fleet.LinkUp, *fleet.LinkLost, *fleet.WorkerNote:
 				select {
 				case r.changed <- struct{}{}:
 				default: // a token is pending already
@@ -160,7 +160,7 @@ func (r *fleetRig) spawn(session string, spec FleetSpec) {
 			}
 		}
 	})
-	r.pid = r.sys.Root().Spawn(fleetProps(r.sys, session, r.bus, spec).Configure(observe))
+	r.pid = r.sys.Root().Spawn(fleet.FleetProps(r.sys, session, r.bus, spec).Configure(observe))
 }
 
 func (r *fleetRig) close() {
@@ -183,11 +183,11 @@ func (r *fleetRig) waitUp(names ...string) {
 	r.t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
-		res, err := r.sys.Root().RequestFuture(r.pid, &QueryFleet{}, 5*time.Second).Result()
+		res, err := r.sys.Root().RequestFuture(r.pid, &fleetmsg.QueryFleet{}, 5*time.Second).Result()
 		must(r.t, err)
 		up := map[string]bool{}
-		for _, w := range res.(*FleetStatus).Workers {
-			up[w.Name] = w.State == WorkerUp
+		for _, w := range res.(*fleetmsg.FleetStatus).Workers {
+			up[w.Name] = w.State == fleet.WorkerUp
 		}
 		all := true
 		for _, n := range names {
@@ -201,14 +201,14 @@ func (r *fleetRig) waitUp(names ...string) {
 		select {
 		case <-r.changed:
 		case <-deadline:
-			r.t.Fatalf("workers %v not up: %+v", names, res.(*FleetStatus).Workers)
+			r.t.Fatalf("workers %v not up: %+v", names, res.(*fleetmsg.FleetStatus).Workers)
 		}
 	}
 }
 
 // submit sends the fleet and returns a channel with its result.
-func (r *fleetRig) submit(m *SubmitFleet) <-chan *FleetResult {
-	out := make(chan *FleetResult, 1)
+func (r *fleetRig) submit(m *fleetmsg.SubmitFleet) <-chan *fleetmsg.FleetResult {
+	out := make(chan *fleetmsg.FleetResult, 1)
 	fut := r.sys.Root().RequestFuture(r.pid, m, 60*time.Second)
 	go func() {
 		res, err := fut.Result()
@@ -217,7 +217,7 @@ func (r *fleetRig) submit(m *SubmitFleet) <-chan *FleetResult {
 			close(out)
 			return
 		}
-		out <- res.(*FleetResult)
+		out <- res.(*fleetmsg.FleetResult)
 	}()
 	return out
 }
@@ -275,9 +275,9 @@ func checkEndsOnce(t *testing.T, evs []event.Event, ids []string) (map[string]*e
 
 func TestFleetOverWorkersSurvivesALostWorker(t *testing.T) {
 	t.Parallel()
-	spec := FleetSpec{MaxRunning: 2, MaxWriters: 4, Root: "/ws", WarmWait: -1, RunLocal: true,
+	spec := fleet.FleetSpec{MaxRunning: 2, MaxWriters: 4, Root: "/ws", WarmWait: -1, RunLocal: true,
 		Heartbeat: 30 * time.Millisecond, MissLimit: 3,
-		Workers: []WorkerSpec{
+		Workers: []fleet.WorkerSpec{
 			{Name: "w1", Address: "w1.test:7420", Capacity: 2, Writes: []string{"src"}},
 			{Name: "w2", Address: "w2.test:7420", Capacity: 2},
 		}}
@@ -296,7 +296,7 @@ func TestFleetOverWorkersSurvivesALostWorker(t *testing.T) {
 		tasks = append(tasks, ts)
 		ids = append(ids, ts.ID)
 	}
-	res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
+	res := r.submit(&fleetmsg.SubmitFleet{FleetID: "f1", Tasks: tasks})
 	// w2 takes two readers and sits on them; then its network is cut.
 	w2 := r.workers["w2"]
 	var onW2 []string
@@ -313,7 +313,7 @@ func TestFleetOverWorkersSurvivesALostWorker(t *testing.T) {
 	}
 	w2.reachable.Store(false)
 	w2.set(func(w *scriptWorker) { w.mute = true })
-	var out *FleetResult
+	var out *fleetmsg.FleetResult
 	select {
 	case out = <-res:
 	case <-time.After(60 * time.Second):
@@ -354,12 +354,12 @@ func TestFleetOverWorkersSurvivesALostWorker(t *testing.T) {
 		}
 	}
 	// The lost worker shows as lost; the others up.
-	st, err := r.sys.Root().RequestFuture(r.pid, &QueryFleet{}, 5*time.Second).Result()
+	st, err := r.sys.Root().RequestFuture(r.pid, &fleetmsg.QueryFleet{}, 5*time.Second).Result()
 	must(t, err)
-	for _, w := range st.(*FleetStatus).Workers {
-		want := WorkerUp
+	for _, w := range st.(*fleetmsg.FleetStatus).Workers {
+		want := fleet.WorkerUp
 		if w.Name == "w2" {
-			want = WorkerLost
+			want = fleet.WorkerLost
 		}
 		if w.State != want || w.Running != 0 {
 			t.Errorf("worker %+v, want %s", w, want)
@@ -372,9 +372,9 @@ func TestFleetLostWorkerFailPolicyAndFencedWriter(t *testing.T) {
 	for _, policy := range []string{"fail", "rerun"} {
 		t.Run(policy, func(t *testing.T) {
 			t.Parallel()
-			spec := FleetSpec{MaxRunning: 1, MaxWriters: 4, Root: "/ws", WarmWait: -1, RunLocal: false, LostPolicy: policy,
+			spec := fleet.FleetSpec{MaxRunning: 1, MaxWriters: 4, Root: "/ws", WarmWait: -1, RunLocal: false, LostPolicy: policy,
 				Heartbeat: 30 * time.Millisecond, MissLimit: 2,
-				Workers: []WorkerSpec{
+				Workers: []fleet.WorkerSpec{
 					{Name: "w1", Address: "w1.test:7420", Capacity: 1, Writes: []string{"."}},
 					{Name: "w2", Address: "w2.test:7420", Capacity: 1, Writes: []string{"."}},
 				}}
@@ -388,7 +388,7 @@ func TestFleetLostWorkerFailPolicyAndFencedWriter(t *testing.T) {
 				{ID: "f1.2", Prompt: "task 2", Writer: true, WritePaths: []string{"src/a"}},
 			}
 			var first *remote.Start
-			res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
+			res := r.submit(&fleetmsg.SubmitFleet{FleetID: "f1", Tasks: tasks})
 			select {
 			case first = <-r.workers["w1"].started:
 			case <-time.After(20 * time.Second):
@@ -474,9 +474,9 @@ func TestFleetLostWorkerFailPolicyAndFencedWriter(t *testing.T) {
 // runs elsewhere.
 func TestFleetWorkerRefusalRequeues(t *testing.T) {
 	t.Parallel()
-	spec := FleetSpec{MaxRunning: 1, MaxWriters: 4, Root: "/ws", WarmWait: -1, RunLocal: true,
+	spec := fleet.FleetSpec{MaxRunning: 1, MaxWriters: 4, Root: "/ws", WarmWait: -1, RunLocal: true,
 		Heartbeat: 30 * time.Millisecond, MissLimit: 3,
-		Workers: []WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 1}}}
+		Workers: []fleet.WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 1}}}
 	r := newFleetRig(t, spec, nil, nil)
 	w1 := r.workers["w1"]
 	var refusals atomic.Int32
@@ -504,7 +504,7 @@ func TestFleetWorkerRefusalRequeues(t *testing.T) {
 		tasks = append(tasks, event.TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: fmt.Sprintf("task %d", i)})
 		ids = append(ids, tasks[i-1].ID)
 	}
-	out := <-r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
+	out := <-r.submit(&fleetmsg.SubmitFleet{FleetID: "f1", Tasks: tasks})
 	if out == nil {
 		t.FailNow()
 	}
@@ -539,211 +539,22 @@ func TestFleetWorkerRefusalRequeues(t *testing.T) {
 	}
 }
 
-// TestFleetOnRealWorkerHostsOverLoopback runs a fleet on two real worker
-// hosts, each in an actor system of its own behind its own remote
-// endpoint, with the scheduler dialling them as configured (its own
-// endpoint, the gRPC probe, the protobuf wire). One worker's process goes
-// away with a task on it: the task runs again on the other.
-func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
-	t.Parallel()
-	var held atomic.Bool
-	srv := providertest.Start(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
-		// The first attempt of the held task stalls; its rerun answers.
-		if strings.HasPrefix(req.FirstUser(), "hold") && held.CompareAndSwap(false, true) {
-			return providertest.Turn{Stall: true}
-		}
-		return providertest.Turn{Text: "answer to " + req.FirstUser()}
-	}))
-	cfg, cwd := buildConfig(t, srv.URL(), "")
-	type host struct {
-		sys  *kernel.System
-		rem  *remote.Remote
-		host *WorkerHost
-	}
-	var hosts []*host
-	for _, name := range []string{"w1", "w2"} {
-		sys := kernel.NewSystem(nil)
-		rem, err := remote.StartRemote(sys, remote.RemoteOptions{Listen: "127.0.0.1:0", Token: queryTestToken})
-		must(t, err)
-		h, err := StartWorkerHost(sys, WorkerHostSpec{Name: name, Capacity: 2, Workspaces: map[string]string{"ws": cwd}, Config: cfg,
-			Grace: time.Second})
-		must(t, err)
-		hosts = append(hosts, &host{sys: sys, rem: rem, host: h})
-	}
-	spec := FleetSpec{MaxRunning: 1, MaxWriters: 2, Root: cwd, Workspace: "ws", WarmWait: -1, RunLocal: false,
-		Heartbeat: 100 * time.Millisecond, MissLimit: 3, TaskTimeout: time.Minute,
-		Remote: &remote.RemoteOptions{Listen: "127.0.0.1:0", Token: queryTestToken},
-		Workers: []WorkerSpec{
-			{Name: "w1", Address: hosts[0].rem.Address(), Capacity: 2},
-			{Name: "w2", Address: hosts[1].rem.Address(), Capacity: 1},
-		}}
-	ssys := kernel.NewSystem(nil)
-	must(t, StartWorkersRemote(ssys, &spec))
-	bus := event.NewBus()
-	sub := bus.Subscribe()
-	r := &fleetRig{t: t, sys: ssys, bus: bus, sub: sub}
-	r.spawn("p1", spec)
-	pid := r.pid
-	t.Cleanup(func() {
-		sub.Close()
-		if err := ssys.Stop(pid, 10*time.Second); err != nil {
-			t.Errorf("stop scheduler: %v", err)
-		}
-		shutdown := func(what string, sys *kernel.System) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			t0 := time.Now()
-			if err := sys.Shutdown(ctx); err != nil {
-				t.Errorf("shutdown %s: %v", what, err)
-			}
-			// Measured, not asserted: a worker whose scheduler is gone
-			// may spend protoactor's dial retries (10 s) on its goodbye.
-			t.Logf("shutdown %s took %s", what, time.Since(t0))
-		}
-		shutdown("scheduler", ssys)
-		for i, h := range hosts {
-			if err := h.host.Stop(5 * time.Second); err != nil {
-				t.Errorf("stop worker: %v", err)
-			}
-			shutdown(fmt.Sprint("worker ", i+1), h.sys)
-		}
-	})
-	r.waitUp("w1", "w2")
-	// The held task stalls on whichever worker it lands; that worker's
-	// process then goes away.
-	var tasks []event.TaskSpec
-	var ids []string
-	for i := 1; i <= 6; i++ {
-		p := fmt.Sprintf("task %d", i)
-		if i == 3 {
-			p = "hold task 3"
-		}
-		tasks = append(tasks, event.TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: p})
-		ids = append(ids, tasks[i-1].ID)
-	}
-	res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var evs []event.Event
-	var lost, other string
-	for lost == "" {
-		e, err := sub.Next(ctx)
-		if err != nil {
-			t.Fatalf("waiting for the held task: %v", err)
-		}
-		evs = append(evs, e)
-		if s, ok := e.(*event.TaskStarted); ok && s.Task == "f1.3" {
-			lost = s.Worker
-		}
-	}
-	switch lost {
-	case "w1":
-		other = "w2"
-		hosts[0].rem.Stop(5 * time.Second)
-	case "w2":
-		other = "w1"
-		hosts[1].rem.Stop(5 * time.Second)
-	default:
-		t.Fatalf("the held task started on %q", lost)
-	}
-	out := <-res
-	if out == nil {
-		t.FailNow()
-	}
-	for i, res := range out.Results {
-		if res.TaskID != ids[i] {
-			t.Errorf("result %d is %s", i, res.TaskID)
-		}
-		if res.Status != event.TaskOK || res.Text != "answer to "+tasks[i].Prompt {
-			t.Errorf("%s = %+v", res.TaskID, res)
-		}
-	}
-	evs = append(evs, r.drain()...)
-	_, started, requeued := checkEndsOnce(t, evs, ids)
-	if q := requeued["f1.3"]; len(q) != 1 || q[0].Worker != lost {
-		t.Errorf("f1.3 requeued %+v, want once from %s", q, lost)
-	}
-	if s := started["f1.3"]; len(s) != 2 || s[1].Worker != other || s[1].Attempt != 2 {
-		t.Errorf("f1.3 started %+v, want its rerun on %s", s, other)
-	}
-	for _, id := range ids {
-		for _, s := range started[id] {
-			if s.Worker == "" || s.Model != "fake-model" {
-				t.Errorf("%s started %+v: every task runs on a worker, with the model the worker resolved", id, s)
-			}
-		}
-	}
-}
-
-// TestAddWorkersFromConfig: [[workers]] and [remote] become the fleet's
-// workers; without a token the run goes on with no workers.
-func TestAddWorkersFromConfig(t *testing.T) {
-	extra := `
-[remote]
-listen = "127.0.0.1:0"
-heartbeat_ms = 250
-miss_limit = 2
-run_local = false
-
-[[workers]]
-name = "build1"
-address = "build1.lan:7420"
-capacity = 3
-writes = ["src"]
-
-[[workers]]
-name = "build2"
-address = "build2.lan:7420"
-workspace = "other"
-`
-	cfg, cwd := buildConfig(t, "http://127.0.0.1:1/v1", extra)
-	d := &subagents{cfg: cfg, cwd: cwd, logger: slog.New(slog.DiscardHandler), perms: Permissions{Interactive: true}}
-
-	t.Setenv(config.WorkerTokenEnv, "")
-	spec := d.fleetSpec()
-	if len(spec.Workers) != 0 || spec.Remote != nil {
-		t.Errorf("no token, yet workers %+v remote %+v", spec.Workers, spec.Remote)
-	}
-	if !strings.Contains(spec.warning, "workers not used") || !strings.Contains(spec.warning, config.WorkerTokenEnv) {
-		t.Errorf("no token: warning %q should say the workers are not used and name %s", spec.warning, config.WorkerTokenEnv)
-	}
-
-	t.Setenv(config.WorkerTokenEnv, "s3cret")
-	spec = d.fleetSpec()
-	if spec.Remote == nil || spec.Remote.Token != "s3cret" || spec.Remote.Listen != "127.0.0.1:0" {
-		t.Fatalf("remote = %+v", spec.Remote)
-	}
-	if spec.Heartbeat != 250*time.Millisecond || spec.MissLimit != 2 || spec.RunLocal || spec.LostPolicy != "rerun" || !spec.interactive {
-		t.Errorf("spec = %+v", spec)
-	}
-	if spec.Workspace != filepath.Base(spec.Root) {
-		t.Errorf("workspace %q, root %q", spec.Workspace, spec.Root)
-	}
-	want := []WorkerSpec{
-		{Name: "build1", Address: "build1.lan:7420", Capacity: 3, Writes: []string{"src"}},
-		{Name: "build2", Address: "build2.lan:7420", Capacity: 4, Workspace: "other"},
-	}
-	if fmt.Sprint(spec.Workers) != fmt.Sprint(want) {
-		t.Errorf("workers = %+v, want %+v", spec.Workers, want)
-	}
-}
-
 // TestFleetRepairsLostWorkerMessages: a scheduler handler that panics on
 // a link's up or lost message loses it; the repair asks every link for its
 // state, so the queue's nodes match the links again. Not parallel: the
 // fault hook is process-wide.
 func TestFleetRepairsLostWorkerMessages(t *testing.T) {
 	t.Run("up", func(t *testing.T) {
-		fired := injectPanic(t, "scheduler", "*actors.workerUp", false)
-		spec := FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws", WarmWait: -1, RunLocal: false,
+		fired := InjectPanic(t, "scheduler", "*fleet.LinkUp", false)
+		spec := fleet.FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws", WarmWait: -1, RunLocal: false,
 			Heartbeat: 30 * time.Millisecond, MissLimit: 3,
-			Workers: []WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
+			Workers: []fleet.WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
 		r := newFleetRig(t, spec, nil, nil)
 		r.waitUp("w1")
 		if !fired.Load() {
 			t.Fatal("the fault never fired")
 		}
-		out := <-r.submit(&SubmitFleet{FleetID: "f1", Tasks: []event.TaskSpec{{ID: "f1.1", Prompt: "task 1"}, {ID: "f1.2", Prompt: "task 2"}}})
+		out := <-r.submit(&fleetmsg.SubmitFleet{FleetID: "f1", Tasks: []event.TaskSpec{{ID: "f1.1", Prompt: "task 1"}, {ID: "f1.2", Prompt: "task 2"}}})
 		if out == nil {
 			t.FailNow()
 		}
@@ -754,12 +565,12 @@ func TestFleetRepairsLostWorkerMessages(t *testing.T) {
 		}
 	})
 	t.Run("lost", func(t *testing.T) {
-		spec := FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws", WarmWait: -1, RunLocal: true,
+		spec := fleet.FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws", WarmWait: -1, RunLocal: true,
 			Heartbeat: 30 * time.Millisecond, MissLimit: 3,
-			Workers: []WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
+			Workers: []fleet.WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
 		r := newFleetRig(t, spec, map[string]bool{"w1": true}, nil)
 		r.waitUp("w1")
-		res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: []event.TaskSpec{{ID: "f1.1", Prompt: "task 1"}, {ID: "f1.2", Prompt: "task 2"},
+		res := r.submit(&fleetmsg.SubmitFleet{FleetID: "f1", Tasks: []event.TaskSpec{{ID: "f1.1", Prompt: "task 1"}, {ID: "f1.2", Prompt: "task 2"},
 			{ID: "f1.3", Prompt: "task 3"}}})
 		var on []string
 		for len(on) < 2 {
@@ -770,7 +581,7 @@ func TestFleetRepairsLostWorkerMessages(t *testing.T) {
 				t.Fatalf("w1 started %v", on)
 			}
 		}
-		fired := injectPanic(t, "scheduler", "*actors.workerLost", false)
+		fired := InjectPanic(t, "scheduler", "*fleet.LinkLost", false)
 		w1 := r.workers["w1"]
 		w1.reachable.Store(false)
 		w1.set(func(w *scriptWorker) { w.mute = true })
@@ -801,10 +612,10 @@ func TestFleetRepairsLostWorkerMessages(t *testing.T) {
 func TestFleetWaitsForItsLinksFirstVerdict(t *testing.T) {
 	t.Parallel()
 	gate := make(chan struct{})
-	spec := FleetSpec{MaxRunning: 1, MaxWriters: 2, Root: "/ws", WarmWait: -1, RunLocal: true,
+	spec := fleet.FleetSpec{MaxRunning: 1, MaxWriters: 2, Root: "/ws", WarmWait: -1, RunLocal: true,
 		Heartbeat: 30 * time.Millisecond, MissLimit: 3,
-		Workers: []WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 8}},
-		probe: func(ctx context.Context, _ string) (time.Duration, error) {
+		Workers: []fleet.WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 8}},
+		Probe: func(ctx context.Context, _ string) (time.Duration, error) {
 			select {
 			case <-gate:
 				return 0, nil
@@ -819,11 +630,11 @@ func TestFleetWaitsForItsLinksFirstVerdict(t *testing.T) {
 		tasks = append(tasks, event.TaskSpec{ID: fmt.Sprintf("f1.%d", i), Prompt: fmt.Sprintf("task %d", i)})
 		ids = append(ids, tasks[i-1].ID)
 	}
-	res := r.submit(&SubmitFleet{FleetID: "f1", Tasks: tasks})
+	res := r.submit(&fleetmsg.SubmitFleet{FleetID: "f1", Tasks: tasks})
 	// The query is handled after the submission: nothing may run yet.
-	st, err := r.sys.Root().RequestFuture(r.pid, &QueryFleet{}, 5*time.Second).Result()
+	st, err := r.sys.Root().RequestFuture(r.pid, &fleetmsg.QueryFleet{}, 5*time.Second).Result()
 	must(t, err)
-	if fs := st.(*FleetStatus); fs.Running != 0 || fs.Queued != 4 {
+	if fs := st.(*fleetmsg.FleetStatus); fs.Running != 0 || fs.Queued != 4 {
 		t.Fatalf("before the link's verdict: running %d, queued %d; want 0 and 4", fs.Running, fs.Queued)
 	}
 	close(gate)
@@ -851,15 +662,15 @@ func TestFleetWarnsWhenWorkersAreNotUsed(t *testing.T) {
 	bus := event.NewBus()
 	sub := bus.Subscribe()
 	defer sub.Close()
-	spec := &FleetSpec{Root: "/ws", Remote: &remote.RemoteOptions{Listen: ln.Addr().String(), Token: "t"},
-		Workers: []WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
-	if err := StartWorkersRemote(sys, spec); err == nil {
+	spec := &fleet.FleetSpec{Root: "/ws", Remote: &remote.RemoteOptions{Listen: ln.Addr().String(), Token: "t"},
+		Workers: []fleet.WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
+	if err := fleet.StartWorkersRemote(sys, spec); err == nil {
 		t.Fatal("an endpoint on a taken port started")
 	}
 	if len(spec.Workers) != 0 {
 		t.Errorf("workers kept after the endpoint failed: %+v", spec.Workers)
 	}
-	pid := sys.Root().Spawn(fleetProps(sys, "s1", bus, *spec))
+	pid := sys.Root().Spawn(fleet.FleetProps(sys, "s1", bus, *spec))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
@@ -46,47 +47,47 @@ func TestFreshGateDecisions(t *testing.T) {
 	must(t, granted.Add("remember_plain"))
 	tests := []struct {
 		name       string
-		perms      Permissions
+		perms      agent.Permissions
 		want       permission.Decision
 		wantReason string
 		plain      permission.Decision // the plain writer under the same permissions
 	}{
-		{"ask posture", Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true},
+		{"ask posture", agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true},
 			permission.Ask, "remember project/db-host: " + freshArgs, permission.Ask},
-		{"yolo", Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true},
+		{"yolo", agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true},
 			permission.Ask, "asked every time", permission.Allow},
-		{"auto", Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureAuto, Interactive: true},
+		{"auto", agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureAuto, Interactive: true},
 			permission.Ask, "asked every time", permission.Allow},
-		{"allow rule and allow mode", Permissions{Policy: policy(t, "allow", []string{"remember", "remember_plain"}, nil, nil), Interactive: true},
+		{"allow rule and allow mode", agent.Permissions{Policy: policy(t, "allow", []string{"remember", "remember_plain"}, nil, nil), Interactive: true},
 			permission.Ask, "asked every time", permission.Allow},
-		{"session grant", Permissions{Policy: policy(t, "ask", nil, nil, nil), Grants: granted, Interactive: true},
+		{"session grant", agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Grants: granted, Interactive: true},
 			permission.Ask, "asked every time", permission.Allow},
-		{"no policy", Permissions{Interactive: true},
+		{"no policy", agent.Permissions{Interactive: true},
 			permission.Ask, "asked every time", permission.Allow},
-		{"headless", Permissions{Policy: policy(t, "allow", nil, nil, nil), Posture: permission.PostureYolo},
+		{"headless", agent.Permissions{Policy: policy(t, "allow", nil, nil, nil), Posture: permission.PostureYolo},
 			permission.Deny, "this headless run has nobody who can", permission.Allow},
-		{"delegated", Permissions{Policy: policy(t, "allow", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true, Delegated: true},
+		{"delegated", agent.Permissions{Policy: policy(t, "allow", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true, Delegated: true},
 			permission.Deny, "a subagent has nobody who can", permission.Allow},
-		{"deny rule", Permissions{Policy: policy(t, "ask", []string{"remember"}, nil, []string{"remember", "remember_plain"}), Posture: permission.PostureYolo, Interactive: true},
+		{"deny rule", agent.Permissions{Policy: policy(t, "ask", []string{"remember"}, nil, []string{"remember", "remember_plain"}), Posture: permission.PostureYolo, Interactive: true},
 			permission.Deny, "blocked by deny rule remember", permission.Deny},
-		{"deny mode", Permissions{Policy: policy(t, "deny", nil, nil, nil), Interactive: true},
+		{"deny mode", agent.Permissions{Policy: policy(t, "deny", nil, nil, nil), Interactive: true},
 			permission.Deny, "permission mode is deny", permission.Deny},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			g := tt.perms.checkTool(fresh, freshArgs)
-			if g.decision != tt.want || !strings.Contains(g.reason, tt.wantReason) {
-				t.Errorf("fresh tool: %v %q, want %v with %q", g.decision, g.reason, tt.want, tt.wantReason)
+			g := tt.perms.CheckTool(fresh, freshArgs)
+			if g.Decision != tt.want || !strings.Contains(g.Reason, tt.wantReason) {
+				t.Errorf("fresh tool: %v %q, want %v with %q", g.Decision, g.Reason, tt.want, tt.wantReason)
 			}
-			if len(g.suggest) != 0 {
-				t.Errorf("fresh tool got rule suggestions %v; no rule can cover it", g.suggest)
+			if len(g.Suggest) != 0 {
+				t.Errorf("fresh tool got rule suggestions %v; no rule can cover it", g.Suggest)
 			}
-			if g.decision == permission.Ask && !strings.Contains(g.reason, "remember project/db-host: ") {
-				t.Errorf("the ask reason %q lacks the preview", g.reason)
+			if g.Decision == permission.Ask && !strings.Contains(g.Reason, "remember project/db-host: ") {
+				t.Errorf("the ask reason %q lacks the preview", g.Reason)
 			}
-			if p := tt.perms.checkTool(plain, freshArgs); p.decision != tt.plain {
-				t.Errorf("plain writer: %v %q, want %v", p.decision, p.reason, tt.plain)
+			if p := tt.perms.CheckTool(plain, freshArgs); p.Decision != tt.plain {
+				t.Errorf("plain writer: %v %q, want %v", p.Decision, p.Reason, tt.plain)
 			}
 		})
 	}
@@ -110,7 +111,7 @@ func TestFreshYoloStillAsks(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
-		perms: Permissions{Policy: policy(t, "allow", []string{"remember"}, nil, nil), Posture: permission.PostureYolo, Interactive: true}})
+		perms: agent.Permissions{Policy: policy(t, "allow", []string{"remember"}, nil, nil), Posture: permission.PostureYolo, Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "saved"})
 	h.sess.Run("remember the staging host")
 	ev := h.waitEvent(isApproval).(*event.ApprovalRequested)
@@ -120,7 +121,7 @@ func TestFreshYoloStillAsks(t *testing.T) {
 	if runs.Load() != 0 {
 		t.Fatal("the call ran before it was approved")
 	}
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
+	h.sess.Approve(&agent.ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
 	done, _ := h.wait()
 	if done.Status != event.StatusOK || runs.Load() != 1 {
 		t.Fatalf("done %+v, runs %d", done, runs.Load())
@@ -136,11 +137,11 @@ func TestFreshGrantDoesNotCover(t *testing.T) {
 	grants := permission.NewGrants("/ws", "/home/u")
 	must(t, grants.Add("remember"))
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Grants: grants, Interactive: true}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Grants: grants, Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "not saved"})
 	h.sess.Run("go")
 	ev := h.waitEvent(isApproval).(*event.ApprovalRequested)
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveDeny})
+	h.sess.Approve(&agent.ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveDeny})
 	done, _ := h.wait()
 	if done.Status != event.StatusOK || runs.Load() != 0 {
 		t.Fatalf("done %+v, runs %d", done, runs.Load())
@@ -161,7 +162,7 @@ func TestFreshAlwaysDoesNotPersist(t *testing.T) {
 	must(t, os.WriteFile(project, []byte(settings), 0o644))
 	grants := permission.NewGrants("/ws", "/home/u")
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true, Grants: grants, ProjectFile: project}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true, Grants: grants, ProjectFile: project}})
 	h.srv.Push(
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}},
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}},
@@ -173,7 +174,7 @@ func TestFreshAlwaysDoesNotPersist(t *testing.T) {
 	for _, choice := range []string{event.ApproveAlways, event.ApproveSession, event.ApproveOnce} {
 		ev, evs := collectUntil(h, isApproval)
 		seen = append(seen, evs...)
-		h.sess.Approve(&ApprovalResponse{RequestID: ev.(*event.ApprovalRequested).RequestID, Choice: choice, Rule: "remember"})
+		h.sess.Approve(&agent.ApprovalResponse{RequestID: ev.(*event.ApprovalRequested).RequestID, Choice: choice, Rule: "remember"})
 	}
 	done, evs := h.wait()
 	seen = append(seen, evs...)
@@ -202,7 +203,7 @@ func TestFreshHeadlessRefuses(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
-		perms: Permissions{Policy: policy(t, "allow", []string{"remember"}, nil, nil), Posture: permission.PostureYolo}})
+		perms: agent.Permissions{Policy: policy(t, "allow", []string{"remember"}, nil, nil), Posture: permission.PostureYolo}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "could not save"})
 	done, evs := h.turn("go")
 	if done.Status != event.StatusOK || runs.Load() != 0 || len(eventsOf[*event.ApprovalRequested](evs)) != 0 {
@@ -219,7 +220,7 @@ func TestFreshDelegatedRefuses(t *testing.T) {
 	var runs atomic.Int32
 	// A subagent whose parent could answer approvals is still refused.
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true, Delegated: true}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true, Delegated: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "could not save"})
 	done, evs := h.turn("go")
 	if done.Status != event.StatusOK || runs.Load() != 0 || len(eventsOf[*event.ApprovalRequested](evs)) != 0 {
@@ -235,7 +236,7 @@ func TestFreshDenyRuleDenies(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{newFreshTool(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, []string{"remember"}), Posture: permission.PostureYolo, Interactive: true}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, []string{"remember"}), Posture: permission.PostureYolo, Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("remember", freshArgs)}}, providertest.Turn{Text: "denied"})
 	done, evs := h.turn("go")
 	if done.Status != event.StatusOK || runs.Load() != 0 || len(eventsOf[*event.ApprovalRequested](evs)) != 0 {

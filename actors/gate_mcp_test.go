@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/actors/agent"
 	"reasonix/core/mcp"
 	"reasonix/core/permission"
 )
@@ -22,16 +23,16 @@ func mcpTool(cfg mcp.ServerConfig, name string, readOnly, destructive bool) mcp.
 // and the ordinary decision for auto.
 func TestMCPApprovalModes(t *testing.T) {
 	t.Parallel()
-	ask := Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}
-	yolo := Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true}
-	headless := Permissions{Policy: policy(t, "ask", nil, nil, nil)}
-	sub := Permissions{Policy: policy(t, "ask", nil, nil, nil), Delegated: true}
-	denied := Permissions{Policy: policy(t, "ask", nil, nil, []string{"mcp__srv__write"}), Interactive: true, Posture: permission.PostureYolo}
+	ask := agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}
+	yolo := agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true}
+	headless := agent.Permissions{Policy: policy(t, "ask", nil, nil, nil)}
+	sub := agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Delegated: true}
+	denied := agent.Permissions{Policy: policy(t, "ask", nil, nil, []string{"mcp__srv__write"}), Interactive: true, Posture: permission.PostureYolo}
 	mode := func(m string) mcp.ServerConfig { return mcp.ServerConfig{Approval: mcp.Approval{Default: m}} }
 	project := mcp.ServerConfig{Project: true}
 	tests := []struct {
 		name     string
-		perms    Permissions
+		perms    agent.Permissions
 		tool     mcp.Remote
 		want     permission.Decision
 		contains string
@@ -53,9 +54,9 @@ func TestMCPApprovalModes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			g := tt.perms.checkTool(tt.tool, `{}`)
-			if g.decision != tt.want || (tt.contains != "" && !strings.Contains(g.reason, tt.contains)) {
-				t.Errorf("decision %v (%q), want %v containing %q", g.decision, g.reason, tt.want, tt.contains)
+			g := tt.perms.CheckTool(tt.tool, `{}`)
+			if g.Decision != tt.want || (tt.contains != "" && !strings.Contains(g.Reason, tt.contains)) {
+				t.Errorf("decision %v (%q), want %v containing %q", g.Decision, g.Reason, tt.want, tt.contains)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
@@ -47,42 +48,42 @@ func TestProtectedWriteGate(t *testing.T) {
 	args := func(path string) string { return `{"path":` + quote(path) + `,"content":"x"}` }
 	tests := []struct {
 		name   string
-		perms  Permissions
+		perms  agent.Permissions
 		tool   tool.Tool
 		args   string
 		want   permission.Decision
 		reason string
 	}{
-		{"config, yolo", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Grants: grants, Protected: protected},
+		{"config, yolo", agent.Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Grants: grants, Protected: protected},
 			writer, args("reasonix.toml"), permission.Ask, "trust-bearing file"},
-		{"mcp json, auto", Permissions{Policy: pol("ask", nil, nil), Posture: permission.PostureAuto, Interactive: true, Protected: protected},
+		{"mcp json, auto", agent.Permissions{Policy: pol("ask", nil, nil), Posture: permission.PostureAuto, Interactive: true, Protected: protected},
 			writer, args(".mcp.json"), permission.Ask, "asked every time"},
-		{"command file", Permissions{Policy: pol("ask", nil, nil), Interactive: true, Protected: protected},
+		{"command file", agent.Permissions{Policy: pol("ask", nil, nil), Interactive: true, Protected: protected},
 			writer, args(".reasonix/commands/x.md"), permission.Ask, "asked every time"},
-		{"hook through a symlink", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Protected: protected},
+		{"hook through a symlink", agent.Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Protected: protected},
 			writer, args("lnk/pre-commit"), permission.Ask, ".git/hooks"},
-		{"move destination", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Protected: protected},
+		{"move destination", agent.Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Protected: protected},
 			mover, `{"path":"a.txt","destination":".git/config"}`, permission.Ask, "trust-bearing file"},
-		{"headless", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Protected: protected},
+		{"headless", agent.Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Protected: protected},
 			writer, args("reasonix.toml"), permission.Deny, "this headless run has nobody who can"},
-		{"subagent", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Delegated: true, Protected: protected},
+		{"subagent", agent.Permissions{Policy: pol("allow", []string{"Edit"}, nil), Posture: permission.PostureYolo, Interactive: true, Delegated: true, Protected: protected},
 			writer, args("reasonix.toml"), permission.Deny, "a subagent has nobody who can"},
-		{"deny rule still denies", Permissions{Policy: pol("ask", nil, []string{"Edit(reasonix.toml)"}), Interactive: true, Protected: protected},
+		{"deny rule still denies", agent.Permissions{Policy: pol("ask", nil, []string{"Edit(reasonix.toml)"}), Interactive: true, Protected: protected},
 			writer, args("reasonix.toml"), permission.Deny, "blocked by deny rule"},
-		{"memory is not protected", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Interactive: true, Protected: protected},
+		{"memory is not protected", agent.Permissions{Policy: pol("allow", []string{"Edit"}, nil), Interactive: true, Protected: protected},
 			writer, args(".reasonix/memory/x.md"), permission.Allow, ""},
-		{"ordinary file", Permissions{Policy: pol("allow", []string{"Edit"}, nil), Interactive: true, Protected: protected},
+		{"ordinary file", agent.Permissions{Policy: pol("allow", []string{"Edit"}, nil), Interactive: true, Protected: protected},
 			writer, args("main.go"), permission.Allow, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			g := tt.perms.checkTool(tt.tool, tt.args)
-			if g.decision != tt.want || !strings.Contains(g.reason, tt.reason) {
-				t.Fatalf("%v %q, want %v with %q", g.decision, g.reason, tt.want, tt.reason)
+			g := tt.perms.CheckTool(tt.tool, tt.args)
+			if g.Decision != tt.want || !strings.Contains(g.Reason, tt.reason) {
+				t.Fatalf("%v %q, want %v with %q", g.Decision, g.Reason, tt.want, tt.reason)
 			}
-			if g.decision == permission.Ask && (!g.once || len(g.suggest) != 0) {
-				t.Errorf("ask once=%v suggest=%v: want once-only and no rule suggestions", g.once, g.suggest)
+			if g.Decision == permission.Ask && (!g.Once || len(g.Suggest) != 0) {
+				t.Errorf("ask once=%v suggest=%v: want once-only and no rule suggestions", g.Once, g.Suggest)
 			}
 		})
 	}
@@ -105,7 +106,7 @@ func TestProtectedWriteAsksEveryTime(t *testing.T) {
 	}}
 	grants := permission.NewGrants("/ws", "/home/u")
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{writer},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true, Grants: grants, Protected: protected}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true, Grants: grants, Protected: protected}})
 	args := `{"path":"reasonix.toml","content":"[sandbox]\nbash = \"off\"\n"}`
 	h.srv.Push(
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("write_file", args)}},
@@ -121,7 +122,7 @@ func TestProtectedWriteAsksEveryTime(t *testing.T) {
 		if !req.OnceOnly {
 			t.Errorf("approval %+v is not once-only", req)
 		}
-		h.sess.Approve(&ApprovalResponse{RequestID: req.RequestID, Choice: choice, Rule: "Edit"})
+		h.sess.Approve(&agent.ApprovalResponse{RequestID: req.RequestID, Choice: choice, Rule: "Edit"})
 	}
 	done, evs := h.wait()
 	seen = append(seen, evs...)
@@ -145,10 +146,10 @@ func TestFailedCheckNeverAllowsHeadless(t *testing.T) {
 	must(t, err)
 	p.Resolve = func(string) (string, error) { panic("resolver bug") }
 	args := `{"path":"docs/a.md"}`
-	if g := (Permissions{Policy: &p}).check("read_file", true, args); g.decision != permission.Deny {
-		t.Errorf("headless: %v %q, want deny", g.decision, g.reason)
+	if g := (agent.Permissions{Policy: &p}).Check("read_file", true, args); g.Decision != permission.Deny {
+		t.Errorf("headless: %v %q, want deny", g.Decision, g.Reason)
 	}
-	if g := (Permissions{Policy: &p, Interactive: true}).check("read_file", true, args); g.decision != permission.Ask {
-		t.Errorf("interactive: %v %q, want ask", g.decision, g.reason)
+	if g := (agent.Permissions{Policy: &p, Interactive: true}).Check("read_file", true, args); g.Decision != permission.Ask {
+		t.Errorf("interactive: %v %q, want ask", g.Decision, g.Reason)
 	}
 }

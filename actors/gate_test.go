@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
@@ -35,7 +36,7 @@ func TestDenyRuleBlocksCall(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", []string{"Bash"}, nil, []string{"Bash(rm:*)"})}})
+		perms: agent.Permissions{Policy: policy(t, "ask", []string{"Bash"}, nil, []string{"Bash(rm:*)"})}})
 	h.srv.Push(
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"echo ok && rm -rf /"}`), call("bash", `{"command":"echo ok"}`)}},
 		providertest.Turn{Text: "adapted"},
@@ -57,7 +58,7 @@ func TestHeadlessAskResolvesToAllow(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil)}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil)}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "ok"})
 	done, evs := h.turn("go")
 	if done.Status != event.StatusOK || runs.Load() != 1 || len(eventsOf[*event.ApprovalRequested](evs)) != 0 {
@@ -80,14 +81,14 @@ func TestInteractiveApprovals(t *testing.T) {
 			t.Parallel()
 			var runs atomic.Int32
 			h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
-				perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
+				perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
 			h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"go test ./..."}`)}}, providertest.Turn{Text: "ok"})
 			h.sess.Run("go")
 			ev := h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }).(*event.ApprovalRequested)
 			if ev.Tool != "bash" || len(ev.Suggestions) == 0 || !strings.Contains(strings.Join(ev.Suggestions, " "), "Bash(go test:*)") {
 				t.Errorf("approval request = %+v", ev)
 			}
-			h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: tc.choice})
+			h.sess.Approve(&agent.ApprovalResponse{RequestID: ev.RequestID, Choice: tc.choice})
 			done, _ := h.wait()
 			if done.Status != event.StatusOK || (runs.Load() == 1) != tc.wantRun {
 				t.Fatalf("done %+v runs %d", done, runs.Load())
@@ -106,7 +107,7 @@ func TestAlwaysAllowGrantsAndPersists(t *testing.T) {
 	project := filepath.Join(t.TempDir(), "reasonix.toml")
 	must(t, os.WriteFile(project, []byte("# team settings\ndefault_model = \"x\"\n"), 0o644))
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true,
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true,
 			Grants: permission.NewGrants("/ws", "/home/u"), ProjectFile: project}})
 	h.srv.Push(
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"go test ./a"}`)}},
@@ -115,7 +116,7 @@ func TestAlwaysAllowGrantsAndPersists(t *testing.T) {
 	)
 	h.sess.Run("go")
 	ev := h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }).(*event.ApprovalRequested)
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveAlways, Rule: "Bash(go test:*)"})
+	h.sess.Approve(&agent.ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveAlways, Rule: "Bash(go test:*)"})
 	// The second call is covered by the grant: no second approval request.
 	done, evs := h.wait()
 	if done.Status != event.StatusOK || runs.Load() != 2 {
@@ -146,7 +147,7 @@ func TestCancelWhileAwaitingApproval(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}})
 	h.sess.Run("go")
 	h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok })
@@ -176,12 +177,12 @@ func TestAlwaysAllowKeepsTrust(t *testing.T) {
 				must(t, st.Trust(ws))
 			}
 			h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
-				perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true,
+				perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true,
 					Grants: permission.NewGrants(ws, "/home/u"), ProjectFile: project, TrustHome: home}})
 			h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"go test ./a"}`)}}, providertest.Turn{Text: "ok"})
 			h.sess.Run("go")
 			ev := h.waitEvent(isApproval).(*event.ApprovalRequested)
-			h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveAlways, Rule: "Bash(go test:*)"})
+			h.sess.Approve(&agent.ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveAlways, Rule: "Bash(go test:*)"})
 			saved := func(e event.Event) bool {
 				n, ok := e.(*event.Notice)
 				return ok && strings.Contains(n.Message, "saved")

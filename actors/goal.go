@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/kernel"
 	"reasonix/core/goal"
@@ -58,10 +59,10 @@ const goalBarrierWait = 2 * time.Second
 // time is up.
 type goalController struct {
 	sys   *kernel.System
-	agent AgentSpec
+	agent agent.AgentSpec
 	spec  GoalSpec
 	inner *actor.Props
-	box   *goalBox
+	box   *agent.GoalBox
 	log   *slog.Logger
 	child *actor.PID
 	// ledger holds the running turn's request to the child.
@@ -85,7 +86,7 @@ type goalController struct {
 	notes    *researchNotes
 	// settled is the child's last answer the ledger took, so a repair
 	// after its handler ran does not settle the next turn's request.
-	settled *TurnFinished
+	settled *agent.TurnFinished
 }
 
 // goalRun is the RunTurn being served.
@@ -98,7 +99,7 @@ type goalRun struct {
 	started  time.Time
 	base     time.Duration
 	// finished is the child's answer held until the relay catches up.
-	finished *TurnFinished
+	finished *agent.TurnFinished
 	waitSeq  int64
 	timer    *time.Timer
 	lastText string
@@ -123,26 +124,26 @@ type goalSeen struct {
 // goalBarrierExpired ends the wait for the relay.
 type goalBarrierExpired struct{ seq int64 }
 
-func goalProps(sys *kernel.System, agent AgentSpec, spec GoalSpec, inner *actor.Props) *actor.Props {
-	log := agent.Logger
+func goalProps(sys *kernel.System, ag agent.AgentSpec, spec GoalSpec, inner *actor.Props) *actor.Props {
+	log := ag.Logger
 	if log == nil {
 		log = sys.Logger()
 	}
-	box := &goalBox{}
-	meter, _ := agent.budget.(*goalMeter)
+	box := &agent.GoalBox{}
+	meter, _ := ag.Budget.(*goalMeter)
 	if meter == nil {
 		meter = newGoalMeter(spec.Now)
 	}
 	meter.mu.Lock()
 	meter.box = box
 	meter.mu.Unlock()
-	if bus, session := agent.Bus, agent.Session; bus != nil {
-		box.onTodo = func(items []goal.Item) {
+	if bus, session := ag.Bus, ag.Session; bus != nil {
+		box.OnTodo = func(items []goal.Item) {
 			bus.Publish(&event.TodoUpdated{Meta: event.Meta{Session: session}, Items: items})
 		}
 	}
 	for _, t := range GoalTools(box) {
-		if err := agent.Tools.Replace(t); err != nil {
+		if err := ag.Tools.Replace(t); err != nil {
 			log.Error("register goal tool", "tool", t.Name(), "err", err)
 		}
 	}
@@ -153,15 +154,15 @@ func goalProps(sys *kernel.System, agent AgentSpec, spec GoalSpec, inner *actor.
 		spec.Now = time.Now
 	}
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &goalController{sys: sys, agent: agent, spec: spec, inner: inner, box: box, meter: meter, ledger: kernel.NewLedger(sys),
-			log: log.With("session", agent.Session), calls: map[string]string{}}
+		return &goalController{sys: sys, agent: ag, spec: spec, inner: inner, box: box, meter: meter, ledger: kernel.NewLedger(sys),
+			log: log.With("session", ag.Session), calls: map[string]string{}}
 	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("goal", log))
 }
 
 // GoalTools are the tools a goal gives the model, sharing box with the
 // controller.
-func GoalTools(box *goalBox) []tool.Tool {
-	return []tool.Tool{&goalTool{box: box}, &todoTool{box: box}}
+func GoalTools(box *agent.GoalBox) []tool.Tool {
+	return []tool.Tool{&agent.GoalTool{Box: box}, &agent.TodoTool{Box: box}}
 }
 
 func (g *goalController) BeginMessage() { g.answered = false }
@@ -176,20 +177,20 @@ func (g *goalController) Receive(c actor.Context) {
 	case *actor.Started:
 		g.child = c.Spawn(g.inner)
 		g.startRelay(c)
-	case *RunTurn:
+	case *agent.RunTurn:
 		g.start(c, m)
-	case *CancelTurn:
+	case *agent.CancelTurn:
 		if r := g.run; r != nil && !r.canceled {
 			r.canceled = true
 			c.Send(g.child, m)
 		}
-	case *ApprovalResponse:
+	case *agent.ApprovalResponse:
 		c.Send(g.child, m)
-	case *SetPosture:
+	case *agent.SetPosture:
 		c.Send(g.child, m)
-	case *SetEffort:
+	case *agent.SetEffort:
 		c.Send(g.child, m)
-	case *TurnFinished:
+	case *agent.TurnFinished:
 		if g.ledger.Settle(goalKey) {
 			g.settled = m
 			g.onFinished(c, m)
@@ -214,9 +215,9 @@ func (g *goalController) Receive(c actor.Context) {
 }
 
 // start serves a RunTurn: a /goal prompt, or an ordinary turn.
-func (g *goalController) start(c actor.Context, m *RunTurn) {
+func (g *goalController) start(c actor.Context, m *agent.RunTurn) {
 	if g.run != nil {
-		c.Respond(&TurnFinished{Session: g.agent.Session, Status: event.StatusFailed, Error: "a turn is already running"})
+		c.Respond(&agent.TurnFinished{Session: g.agent.Session, Status: event.StatusFailed, Error: "a turn is already running"})
 		g.answered = true
 		return
 	}
@@ -243,7 +244,7 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 	reply := func(status, text, why string) {
 		g.answered = true
 		if c.Sender() != nil {
-			c.Respond(&TurnFinished{Session: g.agent.Session, Status: status, Text: text, Error: why})
+			c.Respond(&agent.TurnFinished{Session: g.agent.Session, Status: status, Text: text, Error: why})
 		}
 	}
 	if err != nil {
@@ -270,7 +271,7 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 			return
 		}
 		g.active = rec
-		g.box.seed(rec.Todo)
+		g.box.Seed(rec.Todo)
 		g.begin(c, rec, true)
 		g.publish(&event.TodoUpdated{Items: append([]goal.Item{}, rec.Todo...)})
 		g.issue(c, goal.Resumed)
@@ -293,7 +294,7 @@ func (g *goalController) start(c actor.Context, m *RunTurn) {
 		g.end(g.active, goal.StatusStopped, "replaced by a new goal")
 	}
 	g.active = rec
-	g.box.seed(nil)
+	g.box.Seed(nil)
 	g.begin(c, rec, false)
 	g.publish(&event.TodoUpdated{Items: []goal.Item{}})
 	g.issue(c, "Start working on the goal.")
@@ -325,7 +326,7 @@ func (g *goalController) begin(c actor.Context, rec *goal.Record, resumed bool) 
 // holds the turn to what is left of the budgets.
 func (g *goalController) issue(c actor.Context, body string) {
 	g.meter.arm(g.active, g.run.base, g.run.started)
-	g.ask(c, &RunTurn{Input: goal.Turn(g.active, body)})
+	g.ask(c, &agent.RunTurn{Input: goal.Turn(g.active, body)})
 }
 
 // onTimeUp stops the goal turn in flight when the goal's time is up: the
@@ -345,21 +346,21 @@ func (g *goalController) stopForTime(c actor.Context, run int) {
 	}
 	r.timeUp = true
 	if g.ledger.Pending(goalKey) {
-		c.Send(g.child, &CancelTurn{})
+		c.Send(g.child, &agent.CancelTurn{})
 	}
 }
 
 // ask sends a turn to the child; the ledger makes sure it ends once.
-func (g *goalController) ask(c actor.Context, m *RunTurn) {
+func (g *goalController) ask(c actor.Context, m *agent.RunTurn) {
 	g.ledger.Request(c, goalKey, g.child, m, 0, func(c actor.Context, why string) {
-		g.onFinished(c, &TurnFinished{Status: event.StatusFailed, Error: "executor " + why})
+		g.onFinished(c, &agent.TurnFinished{Status: event.StatusFailed, Error: "executor " + why})
 	})
 }
 
 // onFinished takes the child's answer. An ordinary turn ends with it; a
 // goal turn waits until the relay has delivered every event published
 // before it, so the research notes see the turn whole.
-func (g *goalController) onFinished(c actor.Context, m *TurnFinished) {
+func (g *goalController) onFinished(c actor.Context, m *agent.TurnFinished) {
 	r := g.run
 	if r == nil {
 		return
@@ -414,7 +415,7 @@ func (g *goalController) round(c actor.Context) {
 	rec.Tokens += m.Usage.TotalTokens
 	rec.Elapsed = r.base + g.spec.Now().Sub(r.started)
 	r.lastText = m.Text
-	report, todo, fresh := g.box.take()
+	report, todo, fresh := g.box.Take()
 	if fresh {
 		rec.Todo = todo
 	}
@@ -447,7 +448,7 @@ func (g *goalController) round(c actor.Context) {
 		g.stop(c, rec, goal.StatusBlocked, fmt.Sprintf("blocked %d times in a row: %s", goal.BlockedRepeats, reason), event.StatusBlocked, m)
 		return
 	}
-	if m.Status == StatusLoop {
+	if m.Status == agent.StatusLoop {
 		// The model is stuck on one call: the goal waits for the user, its
 		// work kept.
 		g.stop(c, rec, goal.StatusPaused, m.Error, event.StatusBlocked, m)
@@ -492,7 +493,7 @@ func limitReached(rec *goal.Record) string {
 
 // stop ends the goal run with the record at status and answers the
 // RunTurn that started it.
-func (g *goalController) stop(c actor.Context, rec *goal.Record, status, reason, turnStatus string, m *TurnFinished) {
+func (g *goalController) stop(c actor.Context, rec *goal.Record, status, reason, turnStatus string, m *agent.TurnFinished) {
 	g.end(rec, status, reason)
 	if status == goal.StatusComplete || status == goal.StatusStopped {
 		g.active = nil
@@ -507,7 +508,7 @@ func (g *goalController) stop(c actor.Context, rec *goal.Record, status, reason,
 			errText += "; last summary: " + text.OneLine(rec.Summary, 500)
 		}
 	}
-	g.reply(c, &TurnFinished{Status: turnStatus, Text: m.Text, Error: errText})
+	g.reply(c, &agent.TurnFinished{Status: turnStatus, Text: m.Text, Error: errText})
 }
 
 // end journals the record's end and publishes it.
@@ -521,7 +522,7 @@ func (g *goalController) end(rec *goal.Record, status, reason string) {
 
 // reply answers the running RunTurn, with the steps and usage of all its
 // turns summed.
-func (g *goalController) reply(c actor.Context, m *TurnFinished) {
+func (g *goalController) reply(c actor.Context, m *agent.TurnFinished) {
 	r := g.run
 	if r == nil {
 		return
@@ -616,7 +617,7 @@ func (g *goalController) stopRelay() {
 func (g *goalController) repair(c actor.Context, m *kernel.Crashed) {
 	g.ledger.Reconcile(c)
 	if r := g.run; r != nil {
-		if tf, ok := m.Lost.(*TurnFinished); ok && tf != g.settled {
+		if tf, ok := m.Lost.(*agent.TurnFinished); ok && tf != g.settled {
 			// The handler never ran: the answer ends the child's turn.
 			g.ledger.Settle(goalKey)
 		}
@@ -627,7 +628,7 @@ func (g *goalController) repair(c actor.Context, m *kernel.Crashed) {
 			if r.goal && g.active != nil {
 				g.end(g.active, goal.StatusFailed, m.Error())
 			}
-			g.reply(c, &TurnFinished{Status: event.StatusFailed, Error: m.Error()})
+			g.reply(c, &agent.TurnFinished{Status: event.StatusFailed, Error: m.Error()})
 			return
 		}
 	}
@@ -636,9 +637,9 @@ func (g *goalController) repair(c actor.Context, m *kernel.Crashed) {
 		// flight stops, and the goal ends on its budget.
 		g.stopForTime(c, tu.run)
 	}
-	if _, ok := m.Lost.(*RunTurn); ok && m.Sender != nil && !g.answered {
+	if _, ok := m.Lost.(*agent.RunTurn); ok && m.Sender != nil && !g.answered {
 		if g.run == nil || g.run.replyTo == nil || !g.run.replyTo.Equal(m.Sender) {
-			c.Send(m.Sender, &TurnFinished{Session: g.agent.Session, Status: event.StatusFailed, Error: m.Error()})
+			c.Send(m.Sender, &agent.TurnFinished{Session: g.agent.Session, Status: event.StatusFailed, Error: m.Error()})
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/core/goal"
 	"reasonix/core/provider"
 )
@@ -19,7 +20,7 @@ import (
 type goalMeter struct {
 	mu sync.Mutex
 	// box holds the todo list, whose completions count as progress.
-	box *goalBox
+	box *agent.GoalBox
 	now func() time.Time
 
 	armed  bool
@@ -66,14 +67,14 @@ func (m *goalMeter) disarm() (goal.Lease, int, goal.Verdict) {
 	return m.lease, m.rounds, m.verdict
 }
 
-func (m *goalMeter) spend(tokens int) {
+func (m *goalMeter) Spend(tokens int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.spent += tokens
 }
 
-// exhausted checks tokens and time; turns are counted between goal turns.
-func (m *goalMeter) exhausted() string {
+// Exhausted checks tokens and time; turns are counted between goal turns.
+func (m *goalMeter) Exhausted() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.armed {
@@ -82,10 +83,10 @@ func (m *goalMeter) exhausted() string {
 	return m.limits.Reached(0, m.tokens+m.spent, m.base+m.now().Sub(m.started))
 }
 
-// round closes one tool-call round. Its acts are its successful calls
+// Round closes one tool-call round. Its acts are its successful calls
 // other than goal and todo, by tool and arguments, and the todo list's
 // completed items; a round with one not seen before renews the lease.
-func (m *goalMeter) round(calls []provider.ToolCall, results []*ToolResult) string {
+func (m *goalMeter) Round(calls []provider.ToolCall, results []*agent.ToolResult) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.armed {
@@ -93,7 +94,7 @@ func (m *goalMeter) round(calls []provider.ToolCall, results []*ToolResult) stri
 	}
 	var acts []string
 	if m.box != nil {
-		acts = goal.Completions(m.box.list())
+		acts = goal.Completions(m.box.List())
 	}
 	for i, c := range calls {
 		if i >= len(results) || results[i] == nil || results[i].IsError || c.Name == goal.ToolGoal || c.Name == goal.ToolTodo {

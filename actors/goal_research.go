@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/core/atomicfile"
 	"reasonix/core/goal"
@@ -114,7 +115,7 @@ func (n *researchNotes) round(rec *goal.Record, status string, v goal.Verdict) {
 	if rec.Summary != "" {
 		n.append(researchFindings, fmt.Sprintf("- turn %d: %s\n", rec.Turns, text.OneLine(rec.Summary, 500)))
 	}
-	n.write(researchPlan, "# Plan\n\n"+renderTodo(rec.Todo))
+	n.write(researchPlan, "# Plan\n\n"+agent.RenderTodo(rec.Todo))
 	n.heartbeat(rec)
 }
 

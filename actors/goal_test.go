@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/kernel"
 	"reasonix/core/goal"
@@ -61,7 +62,7 @@ func newGoalHarness(t *testing.T, spec GoalSpec, s *goalScript, tools ...tool.To
 	sys := kernel.NewSystem(nil)
 	bus := event.NewBus()
 	h := &harness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), id: "s1", reg: reg}
-	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
+	h.sess, err = StartSession(sys, SessionSpec{Agent: agent.AgentSpec{
 		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys", ToolTimeout: 10 * time.Second, Bus: bus,
 	}, Goal: &spec})
 	must(t, err)
@@ -201,7 +202,7 @@ func TestGoalClear(t *testing.T) {
 // TestGoalRepairsACrash: a panic while handling the child's answer ends
 // the goal turn failed, once, and the session goes on.
 func TestGoalRepairsACrash(t *testing.T) {
-	fired := injectPanic(t, "goal", "*actors.TurnFinished", false)
+	fired := InjectPanic(t, "goal", "*agent.TurnFinished", false)
 	s := &goalScript{turn: func(n int) []providertest.ToolCall {
 		return []providertest.ToolCall{goalCall("complete", "x", "")}
 	}}
@@ -219,10 +220,10 @@ func TestGoalRepairsACrash(t *testing.T) {
 // of a relayed event or of the child's answer ends the goal's turn once
 // (failed, or finished as the goal went on) and the session goes on.
 func TestGoalRepairsEveryHandler(t *testing.T) {
-	for _, msg := range []string{"*actors.RunTurn", "*actors.goalSeen", "*actors.TurnFinished"} {
+	for _, msg := range []string{"*agent.RunTurn", "*actors.goalSeen", "*agent.TurnFinished"} {
 		for _, after := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/after=%v", msg, after), func(t *testing.T) {
-				fired := injectPanic(t, "goal", msg, after)
+				fired := InjectPanic(t, "goal", msg, after)
 				s := &goalScript{turn: func(n int) []providertest.ToolCall {
 					if n >= 2 {
 						return []providertest.ToolCall{goalCall("complete", "x", "")}

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
 	"reasonix/actors/kernel"
 	"reasonix/core/compact"
 	"reasonix/core/provider"
@@ -38,17 +40,17 @@ type harnessOpts struct {
 	maxSteps int
 	timeout  time.Duration
 	server   []providertest.Option
-	perms    Permissions
+	perms    agent.Permissions
 	// fleet gives the session a scheduler; a nil NewAgent builds subagents
 	// on the same fake with subTools and the system prompt "sub".
-	fleet    *FleetSpec
+	fleet    *fleet.FleetSpec
 	subTools []tool.Tool
 	// grace is the tool runners' grace period (AgentSpec.ToolGrace).
 	grace time.Duration
 	// approvalTimeout is AgentSpec.ApprovalTimeout.
 	approvalTimeout time.Duration
 	// subPerms are the subagents' permissions (default: allow all).
-	subPerms *Permissions
+	subPerms *agent.Permissions
 	// compaction and archive are AgentSpec.Compaction and ArchiveDir.
 	compaction compact.Policy
 	archive    string
@@ -76,12 +78,12 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		timeout = 10 * time.Second
 	}
 	if o.fleet != nil && o.fleet.NewAgent == nil {
-		o.fleet.NewAgent = func(spec event.TaskSpec) (AgentSpec, error) {
+		o.fleet.NewAgent = func(spec event.TaskSpec) (agent.AgentSpec, error) {
 			sub, err := tool.NewRegistry(o.subTools...)
 			if err != nil {
-				return AgentSpec{}, err
+				return agent.AgentSpec{}, err
 			}
-			agent := AgentSpec{Provider: p, Model: "fake-model", Tools: sub, System: "sub", ToolTimeout: timeout}
+			agent := agent.AgentSpec{Provider: p, Model: "fake-model", Tools: sub, System: "sub", ToolTimeout: timeout}
 			if o.subPerms != nil {
 				agent.Permissions = *o.subPerms
 			}
@@ -94,10 +96,10 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		if err != nil {
 			t.Fatal(err)
 		}
-		planner = &PlannerSpec{Rounds: o.planRounds, Agent: AgentSpec{Provider: p, Model: "plan-model", Tools: empty,
+		planner = &PlannerSpec{Rounds: o.planRounds, Agent: agent.AgentSpec{Provider: p, Model: "plan-model", Tools: empty,
 			System: "plan", ToolTimeout: timeout}}
 	}
-	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
+	h.sess, err = StartSession(sys, SessionSpec{Agent: agent.AgentSpec{
 		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
 		MaxSteps: o.maxSteps, ToolTimeout: timeout, Bus: bus, Permissions: o.perms,
 		ToolGrace: o.grace, ApprovalTimeout: o.approvalTimeout,

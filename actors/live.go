@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reasonix/actors/event"
-	"reasonix/actors/kernel"
 	"sync"
 	"time"
+
+	"reasonix/actors/event"
+	"reasonix/actors/kernel"
 )
 
 // Live is an interactive session running in an actor system of its own:

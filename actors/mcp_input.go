@@ -6,18 +6,9 @@ import (
 	"strings"
 	"unicode"
 
+	"reasonix/actors/event"
 	"reasonix/core/mcp"
 )
-
-// MCPRef is one @<server>:<uri> reference in a user message.
-type MCPRef struct {
-	// Server is the MCP server; URI the resource it serves.
-	Server string
-	URI    string
-}
-
-// String is the reference as written, without the @.
-func (r MCPRef) String() string { return r.Server + ":" + r.URI }
 
 // FindMCPRefs returns the @<server>:<uri> references of input whose
 // server is one of servers, once each, in order of appearance. A
@@ -26,8 +17,8 @@ func (r MCPRef) String() string { return r.Server + ":" + r.URI }
 // literal text. The <file> and <dir> blocks a frontend attached for @path
 // references are skipped: what a file says is not the user asking for a
 // resource.
-func FindMCPRefs(input string, servers []string) []MCPRef {
-	var out []MCPRef
+func FindMCPRefs(input string, servers []string) []event.MCPRef {
+	var out []event.MCPRef
 	for i := 0; i < len(input); i++ {
 		if i == 0 || input[i-1] == '\n' {
 			if end := attachedBlockEnd(input[i:]); end > 0 {
@@ -55,7 +46,7 @@ func FindMCPRefs(input string, servers []string) []MCPRef {
 		if uri == "" {
 			continue
 		}
-		ref := MCPRef{Server: server, URI: uri}
+		ref := event.MCPRef{Server: server, URI: uri}
 		if !slices.Contains(out, ref) {
 			out = append(out, ref)
 		}
@@ -91,7 +82,7 @@ func startsWord(prev byte) bool {
 // WithResources prepends the fetched resources to input, each wrapped as
 // <resource ref="server:uri">…</resource>, in the order of refs. Refs
 // without text (a failed fetch) are left out.
-func WithResources(input string, refs []MCPRef, texts map[MCPRef]string) string {
+func WithResources(input string, refs []event.MCPRef, texts map[event.MCPRef]string) string {
 	var b strings.Builder
 	for _, r := range refs {
 		text, ok := texts[r]
@@ -129,28 +120,18 @@ func ParseMCPCommand(input string) (name, args string, ok bool) {
 	return name, strings.TrimSpace(args), true
 }
 
-// MCPPromptRef is a prompt as a slash command: its server and prompt.
-type MCPPromptRef struct {
-	Server string
-	Prompt mcp.Prompt
-}
-
-// Command is the slash command name of the prompt, without the slash:
-// mcp__<server>__<prompt>, normalised as tool names are.
-func (p MCPPromptRef) Command() string { return mcp.ToolName(p.Server, p.Prompt.Name) }
-
 // FindMCPPrompt finds the prompt whose command name is name among the
 // prompts of the ready servers of st.
-func FindMCPPrompt(st *MCPStatus, name string) (MCPPromptRef, bool) {
+func FindMCPPrompt(st *event.MCPStatus, name string) (event.MCPPromptRef, bool) {
 	for _, s := range st.Servers {
 		for _, p := range s.Prompts {
-			ref := MCPPromptRef{Server: s.Name, Prompt: p}
+			ref := event.MCPPromptRef{Server: s.Name, Prompt: p}
 			if ref.Command() == name {
 				return ref, true
 			}
 		}
 	}
-	return MCPPromptRef{}, false
+	return event.MCPPromptRef{}, false
 }
 
 // PromptArguments maps the words after a prompt command to the prompt's
@@ -224,10 +205,3 @@ func promptUsage(p mcp.Prompt) string {
 	}
 	return strings.Join(parts, " ")
 }
-
-func isTextMIME(m string) bool {
-	return strings.HasPrefix(m, "text/") || strings.HasSuffix(m, "json") || strings.HasSuffix(m, "xml") ||
-		strings.HasSuffix(m, "yaml") || strings.HasSuffix(m, "javascript")
-}
-
-func joinParts(parts []string) string { return strings.Join(parts, "\n\n") }

@@ -9,7 +9,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/mcpconn"
 	"reasonix/core/mcp"
 )
 
@@ -23,21 +25,21 @@ import (
 // between its other messages, so a registry change never races a reader
 // on another actor's goroutine.
 type mcpSession struct {
-	spec     MCPSpec
+	spec     mcpconn.MCPSpec
 	order    []string
 	children map[string]*actor.PID
-	status   map[string]MCPServerStatus
+	status   map[string]event.MCPServerStatus
 	// servers and gates are each started server's configuration and the
 	// tool caller its registered tools call through.
-	servers map[string]MCPServer
-	gates   map[string]*mcpGate
+	servers map[string]mcpconn.MCPServer
+	gates   map[string]*mcpconn.Latch
 	// registered are the registry names each server's tools hold, sorted.
 	registered map[string][]string
 	// pending are the servers whose first attempt is not settled yet.
 	pending map[string]bool
 
 	// held is the turn waiting for the servers or for its references.
-	held *RunTurn
+	held *agent.RunTurn
 	prep *mcpPrep
 	seq  int
 }
@@ -47,10 +49,10 @@ type mcpSession struct {
 type mcpPrep struct {
 	// command is the prompt a /mcp__ command runs ("" for none).
 	command string
-	refs    []MCPRef
+	refs    []event.MCPRef
 	// waiting maps a request ID to its reference (or to the command).
-	waiting map[string]MCPRef
-	texts   map[MCPRef]string
+	waiting map[string]event.MCPRef
+	texts   map[event.MCPRef]string
 	prompt  string
 	err     string
 }
@@ -63,8 +65,8 @@ func (s *sessionActor) startMCP(c actor.Context) {
 	if len(spec.Servers) == 0 {
 		return
 	}
-	m := &mcpSession{spec: spec, children: map[string]*actor.PID{}, status: map[string]MCPServerStatus{}, pending: map[string]bool{},
-		servers: map[string]MCPServer{}, gates: map[string]*mcpGate{}, registered: map[string][]string{}}
+	m := &mcpSession{spec: spec, children: map[string]*actor.PID{}, status: map[string]event.MCPServerStatus{}, pending: map[string]bool{},
+		servers: map[string]mcpconn.MCPServer{}, gates: map[string]*mcpconn.Latch{}, registered: map[string][]string{}}
 	s.mcp = m
 	a := s.spec.Agent
 	for _, srv := range spec.Servers {
@@ -76,7 +78,7 @@ func (s *sessionActor) startMCP(c actor.Context) {
 		for _, w := range srv.Warnings {
 			s.publishMCP(&event.Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: %s", name, w)})
 		}
-		st := MCPServerStatus{Name: name, Source: srv.Source, Type: srv.Config.Type, State: event.MCPConnecting}
+		st := event.MCPServerStatus{Name: name, Source: srv.Source, Type: srv.Config.Type, State: event.MCPConnecting}
 		switch {
 		case srv.Disabled:
 			st.State = event.MCPDisabled
@@ -87,8 +89,8 @@ func (s *sessionActor) startMCP(c actor.Context) {
 			st.State, st.LastError = event.MCPFailed, srv.Error
 			s.publishMCP(&event.Notice{Level: "error", Message: fmt.Sprintf("mcp server %q not started: %s", name, srv.Error)})
 		default:
-			gate := newMCPGate(name, a.Session, a.Bus)
-			pid, err := c.SpawnNamed(mcpConnProps(s.sys, srv, spec, a, gate), "mcp/"+name)
+			gate := mcpconn.NewLatch(name, a.Session, a.Bus)
+			pid, err := c.SpawnNamed(mcpconn.McpConnProps(s.sys, srv, spec, a, gate), "mcp/"+name)
 			if err != nil {
 				st.State, st.LastError = event.MCPFailed, err.Error()
 				break
@@ -98,7 +100,7 @@ func (s *sessionActor) startMCP(c actor.Context) {
 		}
 		m.status[name] = st
 		if st.State != event.MCPConnecting {
-			s.publishMCP(serverUpdated(a.Session, st))
+			s.publishMCP(mcpconn.ServerUpdated(a.Session, st))
 		}
 	}
 }
@@ -111,47 +113,47 @@ func (s *sessionActor) publishMCP(e event.Event) {
 }
 
 // receiveMCP handles the MCP messages of a session.
-func (s *sessionActor) receiveMCP(c actor.Context, msg mcpMessage) {
+func (s *sessionActor) receiveMCP(c actor.Context, msg mcpconn.McpMessage) {
 	m := s.mcp
 	switch msg := msg.(type) {
-	case *QueryMCP:
+	case *mcpconn.QueryMCP:
 		c.Respond(s.mcpStatus())
 		s.answered = true
-	case *mcpToolsListed:
+	case *mcpconn.McpToolsListed:
 		if m != nil {
-			s.registerMCPTools(msg.server, msg.tools)
+			s.registerMCPTools(msg.Server, msg.Tools)
 		}
-	case *mcpUpdate:
+	case *mcpconn.McpUpdate:
 		if m == nil {
 			return
 		}
-		st := msg.status
+		st := msg.Status
 		st.Tools = m.registered[st.Name]
 		m.status[st.Name] = st
-		s.publishMCP(serverUpdated(s.spec.Agent.Session, st))
-		if msg.settled && m.pending[msg.status.Name] {
-			delete(m.pending, msg.status.Name)
+		s.publishMCP(mcpconn.ServerUpdated(s.spec.Agent.Session, st))
+		if msg.Settled && m.pending[msg.Status.Name] {
+			delete(m.pending, msg.Status.Name)
 			s.advanceMCP(c)
 		}
-	case *GetMCPPrompt:
+	case *mcpconn.GetMCPPrompt:
 		if pid, why := s.mcpChild(msg.Server); pid != nil {
 			c.Forward(pid)
 		} else {
-			c.Respond(&MCPPromptResult{ID: msg.ID, Server: msg.Server, Prompt: msg.Prompt, Error: why})
+			c.Respond(&mcpconn.MCPPromptResult{ID: msg.ID, Server: msg.Server, Prompt: msg.Prompt, Error: why})
 		}
-	case *ReadMCPResource:
+	case *mcpconn.ReadMCPResource:
 		if pid, why := s.mcpChild(msg.Server); pid != nil {
 			c.Forward(pid)
 		} else {
-			c.Respond(&MCPResourceResult{ID: msg.ID, Server: msg.Server, URI: msg.URI, Error: why})
+			c.Respond(&mcpconn.MCPResourceResult{ID: msg.ID, Server: msg.Server, URI: msg.URI, Error: why})
 		}
-	case *ElicitationResponse:
+	case *mcpconn.ElicitationResponse:
 		if pid, _ := s.mcpChild(msg.Server); pid != nil {
 			c.Send(pid, msg)
 		}
-	case *MCPPromptResult:
+	case *mcpconn.MCPPromptResult:
 		s.prepReply(c, msg.ID, msg.Text, msg.Error)
-	case *MCPResourceResult:
+	case *mcpconn.MCPResourceResult:
 		s.prepReply(c, msg.ID, msg.Text, msg.Error)
 	}
 }
@@ -224,7 +226,7 @@ func (s *sessionActor) repairMCP(c actor.Context, reason string) {
 	}
 	for _, name := range m.order {
 		if pid := m.children[name]; pid != nil {
-			c.Send(pid, &mcpResync{})
+			c.Send(pid, &mcpconn.McpResync{})
 		}
 	}
 }
@@ -248,8 +250,8 @@ func (s *sessionActor) mcpChild(server string) (*actor.PID, string) {
 	return nil, why
 }
 
-func (s *sessionActor) mcpStatus() *MCPStatus {
-	out := &MCPStatus{}
+func (s *sessionActor) mcpStatus() *event.MCPStatus {
+	out := &event.MCPStatus{}
 	if s.mcp == nil {
 		return out
 	}
@@ -295,7 +297,7 @@ func (s *sessionActor) mcpChildStopped(c actor.Context, who *actor.PID) {
 // holdForMCP takes a new turn while the session has MCP servers: the
 // turn waits for their first connection attempts (or the startup
 // timeout), then for its prompt command or @references to be fetched.
-func (s *sessionActor) holdForMCP(c actor.Context, m *RunTurn) bool {
+func (s *sessionActor) holdForMCP(c actor.Context, m *agent.RunTurn) bool {
 	if s.mcp == nil {
 		return false
 	}
@@ -310,7 +312,7 @@ func (s *sessionActor) cancelHeldTurn(c actor.Context) bool {
 		return false
 	}
 	s.mcp.held, s.mcp.prep = nil, nil
-	s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusCancelled})
+	s.finish(c, &agent.TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusCancelled})
 	return true
 }
 
@@ -324,7 +326,7 @@ func (s *sessionActor) advanceMCP(c actor.Context) {
 		return
 	}
 	input := m.held.Input
-	p := &mcpPrep{waiting: map[string]MCPRef{}, texts: map[MCPRef]string{}}
+	p := &mcpPrep{waiting: map[string]event.MCPRef{}, texts: map[event.MCPRef]string{}}
 	if name, args, ok := ParseMCPCommand(input); ok {
 		ref, found := FindMCPPrompt(s.mcpStatus(), name)
 		if !found {
@@ -344,8 +346,8 @@ func (s *sessionActor) advanceMCP(c actor.Context) {
 		p.command = "/" + name
 		m.prep = p
 		id := s.nextMCPID()
-		p.waiting[id] = MCPRef{Server: ref.Server}
-		c.Request(pid, &GetMCPPrompt{ID: id, Server: ref.Server, Prompt: ref.Prompt.Name, Args: values})
+		p.waiting[id] = event.MCPRef{Server: ref.Server}
+		c.Request(pid, &mcpconn.GetMCPPrompt{ID: id, Server: ref.Server, Prompt: ref.Prompt.Name, Args: values})
 		return
 	}
 	var servers []string
@@ -361,7 +363,7 @@ func (s *sessionActor) advanceMCP(c actor.Context) {
 	for _, r := range p.refs {
 		id := s.nextMCPID()
 		p.waiting[id] = r
-		c.Request(m.children[r.Server], &ReadMCPResource{ID: id, Server: r.Server, URI: r.URI})
+		c.Request(m.children[r.Server], &mcpconn.ReadMCPResource{ID: id, Server: r.Server, URI: r.URI})
 	}
 }
 
@@ -414,7 +416,7 @@ func (s *sessionActor) forwardHeld(c actor.Context, input string) {
 	held := *s.mcp.held
 	s.mcp.held, s.mcp.prep = nil, nil
 	if s.executor == nil {
-		s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: "the session has no executor"})
+		s.finish(c, &agent.TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: "the session has no executor"})
 		return
 	}
 	held.Input = input
@@ -424,16 +426,16 @@ func (s *sessionActor) forwardHeld(c actor.Context, input string) {
 func (s *sessionActor) failHeld(c actor.Context, msg string) {
 	s.mcp.held, s.mcp.prep = nil, nil
 	s.publishMCP(&event.ErrorOccurred{Message: msg})
-	s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: msg})
+	s.finish(c, &agent.TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: msg})
 }
 
 // MCPStatus returns the state of the session's MCP servers.
-func (s *Session) MCPStatus(timeout time.Duration) (*MCPStatus, error) {
-	res, err := s.sys.Root().RequestFuture(s.pid, &QueryMCP{}, timeout).Result()
+func (s *Session) MCPStatus(timeout time.Duration) (*event.MCPStatus, error) {
+	res, err := s.sys.Root().RequestFuture(s.pid, &mcpconn.QueryMCP{}, timeout).Result()
 	if err != nil {
 		return nil, fmt.Errorf("mcp status: %w", err)
 	}
-	st, ok := res.(*MCPStatus)
+	st, ok := res.(*event.MCPStatus)
 	if !ok {
 		return nil, fmt.Errorf("mcp status: unexpected reply %T", res)
 	}
@@ -443,11 +445,11 @@ func (s *Session) MCPStatus(timeout time.Duration) (*MCPStatus, error) {
 // GetMCPPrompt renders a server's prompt, for a /mcp__<server>__<prompt>
 // command.
 func (s *Session) GetMCPPrompt(server, prompt string, args map[string]string, timeout time.Duration) (string, error) {
-	res, err := s.sys.Root().RequestFuture(s.pid, &GetMCPPrompt{Server: server, Prompt: prompt, Args: args}, timeout).Result()
+	res, err := s.sys.Root().RequestFuture(s.pid, &mcpconn.GetMCPPrompt{Server: server, Prompt: prompt, Args: args}, timeout).Result()
 	if err != nil {
 		return "", fmt.Errorf("mcp prompt %s/%s: %w", server, prompt, err)
 	}
-	r, ok := res.(*MCPPromptResult)
+	r, ok := res.(*mcpconn.MCPPromptResult)
 	if !ok {
 		return "", fmt.Errorf("mcp prompt %s/%s: unexpected reply %T", server, prompt, res)
 	}
@@ -460,11 +462,11 @@ func (s *Session) GetMCPPrompt(server, prompt string, args map[string]string, ti
 // ReadMCPResource reads a server's resource, for an @<server>:<uri>
 // reference.
 func (s *Session) ReadMCPResource(server, uri string, timeout time.Duration) (string, error) {
-	res, err := s.sys.Root().RequestFuture(s.pid, &ReadMCPResource{Server: server, URI: uri}, timeout).Result()
+	res, err := s.sys.Root().RequestFuture(s.pid, &mcpconn.ReadMCPResource{Server: server, URI: uri}, timeout).Result()
 	if err != nil {
 		return "", fmt.Errorf("mcp resource %s:%s: %w", server, uri, err)
 	}
-	r, ok := res.(*MCPResourceResult)
+	r, ok := res.(*mcpconn.MCPResourceResult)
 	if !ok {
 		return "", fmt.Errorf("mcp resource %s:%s: unexpected reply %T", server, uri, res)
 	}
@@ -475,53 +477,8 @@ func (s *Session) ReadMCPResource(server, uri string, timeout time.Duration) (st
 }
 
 // AnswerElicitation answers an ElicitationRequested event.
-func (s *Session) AnswerElicitation(r *ElicitationResponse) {
+func (s *Session) AnswerElicitation(r *mcpconn.ElicitationResponse) {
 	s.sys.Send(s.pid, r)
-}
-
-// MCPPrompts lists every prompt of the ready servers as slash commands,
-// sorted by command name.
-func (st *MCPStatus) MCPPrompts() []MCPPromptRef {
-	var out []MCPPromptRef
-	for _, s := range st.Servers {
-		if s.State != event.MCPReady {
-			continue
-		}
-		for _, p := range s.Prompts {
-			out = append(out, MCPPromptRef{Server: s.Name, Prompt: p})
-		}
-	}
-	slices.SortFunc(out, func(a, b MCPPromptRef) int {
-		switch {
-		case a.Command() < b.Command():
-			return -1
-		case a.Command() > b.Command():
-			return 1
-		}
-		return 0
-	})
-	return out
-}
-
-// Resources lists every resource of the ready servers with its
-// reference, as @ completion offers them.
-func (st *MCPStatus) Resources() []MCPResourceRef {
-	var out []MCPResourceRef
-	for _, s := range st.Servers {
-		if s.State != event.MCPReady {
-			continue
-		}
-		for _, r := range s.Resources {
-			out = append(out, MCPResourceRef{Ref: MCPRef{Server: s.Name, URI: r.URI}, Resource: r})
-		}
-	}
-	return out
-}
-
-// MCPResourceRef is a resource with the reference that names it.
-type MCPResourceRef struct {
-	Ref      MCPRef
-	Resource mcp.Resource
 }
 
 // sharePlannerMCP gives a two-model run's planner the server's tools the
@@ -541,7 +498,7 @@ func (s *sessionActor) sharePlannerMCP(server string, keep map[string]bool) {
 	}
 	for name := range keep {
 		t, ok := main.Get(name)
-		if tr, trusted := t.(trustedReader); ok && trusted && tr.TrustedReadOnly() {
+		if tr, trusted := t.(agent.TrustedReader); ok && trusted && tr.TrustedReadOnly() {
 			if err := planner.Replace(t); err != nil {
 				s.publishMCP(&event.Notice{Level: "warn", Message: fmt.Sprintf("mcp server %q: tool %s not given to the planner: %v", server, name, err)})
 			}

@@ -50,7 +50,7 @@ func unshareMCPTools(session string) {
 // writer every one, under the same gates; a reader (and the planner) only
 // those a server lists in trusted_read_only_tools that also claim
 // readOnlyHint, since a server's own hint grants no trust there.
-func subagentMCPTools(session string, writer bool) []tool.Tool {
+func SubagentMCPTools(session string, writer bool) []tool.Tool {
 	mcpShared.Lock()
 	defer mcpShared.Unlock()
 	var out []tool.Tool

@@ -15,8 +15,10 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/kernel"
+	"reasonix/actors/mcpconn"
 	"reasonix/core/mcp"
 	"reasonix/core/provider"
 	"reasonix/core/provider/openai"
@@ -44,24 +46,24 @@ type mcpHarness struct {
 }
 
 // testSpec is an MCP spec with quick reconnection for tests.
-func testSpec(t *testing.T, servers ...MCPServer) MCPSpec {
-	return MCPSpec{
+func testSpec(t *testing.T, servers ...mcpconn.MCPServer) mcpconn.MCPSpec {
+	return mcpconn.MCPSpec{
 		Servers:        servers,
 		StartupTimeout: waitBound,
 		ConnectTimeout: waitBound,
-		Backoff:        Backoff{Base: 20 * time.Millisecond, Max: 200 * time.Millisecond, GiveUp: 3},
+		Backoff:        mcpconn.Backoff{Base: 20 * time.Millisecond, Max: 200 * time.Millisecond, GiveUp: 3},
 		Root:           t.TempDir(),
 		Client:         mcp.Implementation{Name: "reasonix-test", Version: "0"},
 	}
 }
 
-func newMCPHarness(t *testing.T, spec MCPSpec, tools ...tool.Tool) *mcpHarness {
+func newMCPHarness(t *testing.T, spec mcpconn.MCPSpec, tools ...tool.Tool) *mcpHarness {
 	t.Helper()
-	return newMCPHarnessWith(t, spec, Permissions{}, tools...)
+	return newMCPHarnessWith(t, spec, agent.Permissions{}, tools...)
 }
 
 // newMCPHarnessWith is newMCPHarness with a permission gate.
-func newMCPHarnessWith(t *testing.T, spec MCPSpec, perms Permissions, tools ...tool.Tool) *mcpHarness {
+func newMCPHarnessWith(t *testing.T, spec mcpconn.MCPSpec, perms agent.Permissions, tools ...tool.Tool) *mcpHarness {
 	t.Helper()
 	srv := providertest.Start(t)
 	tr := &http.Transport{}
@@ -74,7 +76,7 @@ func newMCPHarnessWith(t *testing.T, spec MCPSpec, perms Permissions, tools ...t
 	sys := kernel.NewSystem(nil)
 	bus := event.NewBus()
 	h := &mcpHarness{t: t, srv: srv, sys: sys, bus: bus, sub: bus.Subscribe(), reg: reg, id: "m1"}
-	h.sess, err = StartSession(sys, SessionSpec{Agent: AgentSpec{
+	h.sess, err = StartSession(sys, SessionSpec{Agent: agent.AgentSpec{
 		Session: h.id, Provider: p, Model: "fake-model", Tools: reg, System: "sys",
 		ToolTimeout: waitBound, Bus: bus, Permissions: perms,
 	}, MCP: spec})
@@ -137,7 +139,7 @@ func (h *mcpHarness) turn(input string) *event.TurnDone {
 	}).(*event.TurnDone)
 }
 
-func (h *mcpHarness) status(name string) MCPServerStatus {
+func (h *mcpHarness) status(name string) event.MCPServerStatus {
 	h.t.Helper()
 	st, err := h.sess.MCPStatus(5 * time.Second)
 	must(h.t, err)
@@ -147,7 +149,7 @@ func (h *mcpHarness) status(name string) MCPServerStatus {
 		}
 	}
 	h.t.Fatalf("no status for %q in %+v", name, st)
-	return MCPServerStatus{}
+	return event.MCPServerStatus{}
 }
 
 // call runs a registered tool as a tool runner would.
@@ -170,7 +172,7 @@ func (h *mcpHarness) child(server string) *actor.PID {
 }
 
 // scripted is a server running this test binary in the given mode.
-func scripted(t *testing.T, name, mode string, env map[string]string) MCPServer {
+func scripted(t *testing.T, name, mode string, env map[string]string) mcpconn.MCPServer {
 	t.Helper()
 	exe, err := os.Executable()
 	must(t, err)
@@ -178,15 +180,15 @@ func scripted(t *testing.T, name, mode string, env map[string]string) MCPServer 
 	for k, v := range env {
 		all[k] = v
 	}
-	return MCPServer{Config: mcp.ServerConfig{Name: name, Type: mcp.TypeStdio, Command: exe, Env: all}, Source: mcp.SourceUser}
+	return mcpconn.MCPServer{Config: mcp.ServerConfig{Name: name, Type: mcp.TypeStdio, Command: exe, Env: all}, Source: mcp.SourceUser}
 }
 
 func TestBackoffDelay(t *testing.T) {
 	t.Parallel()
-	b := Backoff{Base: 100 * time.Millisecond, Max: 2 * time.Second, Jitter: 0.2}
+	b := mcpconn.Backoff{Base: 100 * time.Millisecond, Max: 2 * time.Second, Jitter: 0.2}
 	tests := []struct {
 		name string
-		b    Backoff
+		b    mcpconn.Backoff
 		n    int
 		r    float64
 		want time.Duration
@@ -201,8 +203,8 @@ func TestBackoffDelay(t *testing.T) {
 		{"jitter high", b, 2, 1, 240 * time.Millisecond},
 		{"jitter on the cap", b, 9, 0, 1600 * time.Millisecond},
 		{"n below one", b, 0, 0.5, 100 * time.Millisecond},
-		{"defaults", Backoff{}, 1, 0.5, 200 * time.Millisecond},
-		{"default cap", Backoff{}, 30, 0.5, 10 * time.Second},
+		{"defaults", mcpconn.Backoff{}, 1, 0.5, 200 * time.Millisecond},
+		{"default cap", mcpconn.Backoff{}, 30, 0.5, 10 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,13 +214,13 @@ func TestBackoffDelay(t *testing.T) {
 			}
 		})
 	}
-	d := Backoff{}.withDefaults()
+	d := mcpconn.Backoff{}.WithDefaults()
 	if d.GiveUp != 5 || d.Stable != time.Minute || d.Jitter != 0.2 || d.Max != 10*time.Second {
 		t.Errorf("defaults = %+v", d)
 	}
 	// Jitter stays within ±20% for every r.
 	for r := 0.0; r < 1; r += 0.01 {
-		got := Backoff{}.Delay(3, r)
+		got := mcpconn.Backoff{}.Delay(3, r)
 		if got < 640*time.Millisecond || got > 960*time.Millisecond {
 			t.Fatalf("Delay(3, %v) = %v, outside 800ms ± 20%%", r, got)
 		}
@@ -230,19 +232,19 @@ func TestFindMCPRefs(t *testing.T) {
 	servers := []string{"docs", "fs"}
 	tests := []struct {
 		in   string
-		want []MCPRef
+		want []event.MCPRef
 	}{
-		{"read @docs:readme please", []MCPRef{{"docs", "readme"}}},
-		{"@fs:file:///tmp/a.txt.", []MCPRef{{"fs", "file:///tmp/a.txt"}}},
-		{"(see @docs:x/y), and @fs:z", []MCPRef{{"docs", "x/y"}, {"fs", "z"}}},
-		{"twice @docs:a @docs:a", []MCPRef{{"docs", "a"}}},
+		{"read @docs:readme please", []event.MCPRef{{Server: "docs", URI: "readme"}}},
+		{"@fs:file:///tmp/a.txt.", []event.MCPRef{{Server: "fs", URI: "file:///tmp/a.txt"}}},
+		{"(see @docs:x/y), and @fs:z", []event.MCPRef{{Server: "docs", URI: "x/y"}, {Server: "fs", URI: "z"}}},
+		{"twice @docs:a @docs:a", []event.MCPRef{{Server: "docs", URI: "a"}}},
 		{"mail ada@docs:io", nil},
 		{"unknown @other:thing", nil},
 		{"no uri @docs: here", nil},
 		{"@docs", nil},
 		// What an attached file or listing says is not a reference.
-		{"<file path=\"n.md\">\nsee @docs:secret\n</file>\n\nsummarise @n.md and @docs:a", []MCPRef{{"docs", "a"}}},
-		{"<dir path=\"d\">\n@fs:x/\n</dir>\n<file path=\"b\" binary=\"true\" size=\"3\"/>\n@fs:y", []MCPRef{{"fs", "y"}}},
+		{"<file path=\"n.md\">\nsee @docs:secret\n</file>\n\nsummarise @n.md and @docs:a", []event.MCPRef{{Server: "docs", URI: "a"}}},
+		{"<dir path=\"d\">\n@fs:x/\n</dir>\n<file path=\"b\" binary=\"true\" size=\"3\"/>\n@fs:y", []event.MCPRef{{Server: "fs", URI: "y"}}},
 		{"text first\n<file path=\"x\">\n@docs:inline\n</file>", nil},
 	}
 	for _, tt := range tests {
@@ -257,8 +259,8 @@ func TestFindMCPRefs(t *testing.T) {
 
 func TestWithResources(t *testing.T) {
 	t.Parallel()
-	refs := []MCPRef{{"a", `x"y`}, {"b", "missing"}}
-	got := WithResources("question @a:x", refs, map[MCPRef]string{refs[0]: "body\n"})
+	refs := []event.MCPRef{{Server: "a", URI: `x"y`}, {Server: "b", URI: "missing"}}
+	got := WithResources("question @a:x", refs, map[event.MCPRef]string{refs[0]: "body\n"})
 	want := "<resource ref=\"a:x&quot;y\">\nbody\n</resource>\n\nquestion @a:x"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
@@ -334,11 +336,11 @@ func TestPromptArguments(t *testing.T) {
 
 func TestElicitDefaults(t *testing.T) {
 	t.Parallel()
-	content, missing := elicitDefaults(json.RawMessage(`{"type":"object","properties":{"a":{"default":"x"},"b":{"type":"string"},"c":{"default":3}},"required":["a","b"]}`))
+	content, missing := mcpconn.FormDefaults(json.RawMessage(`{"type":"object","properties":{"a":{"default":"x"},"b":{"type":"string"},"c":{"default":3}},"required":["a","b"]}`))
 	if content["a"] != "x" || content["c"] != float64(3) || len(content) != 2 || !slices.Equal(missing, []string{"b"}) {
 		t.Errorf("content %v missing %v", content, missing)
 	}
-	if c, m := elicitDefaults(nil); c != nil || m != nil {
+	if c, m := mcpconn.FormDefaults(nil); c != nil || m != nil {
 		t.Errorf("no schema: %v %v", c, m)
 	}
 }
@@ -459,7 +461,7 @@ func TestMCPScripted(t *testing.T) {
 	})
 	t.Run("a panic in the actor is repaired as a connection failure", func(t *testing.T) {
 		pid := h.child("asker")
-		h.sys.Send(pid, (*GetMCPPrompt)(nil))
+		h.sys.Send(pid, (*mcpconn.GetMCPPrompt)(nil))
 		u := h.waitServer("asker", event.MCPRestarting)
 		if !strings.Contains(u.Error, "internal error") || u.Failures != 1 {
 			t.Errorf("update = %+v", u)
@@ -503,7 +505,7 @@ func TestMCPElicitation(t *testing.T) {
 		if req.Server != "t" || req.Message != "What is your name?" || !strings.Contains(string(req.Schema), `"default":"Grace"`) {
 			t.Errorf("request = %+v", req)
 		}
-		h.sess.AnswerElicitation(&ElicitationResponse{RequestID: req.RequestID, Server: "t", Action: mcp.ElicitAccept, Content: map[string]any{"name": "Ada"}})
+		h.sess.AnswerElicitation(&mcpconn.ElicitationResponse{RequestID: req.RequestID, Server: "t", Action: mcp.ElicitAccept, Content: map[string]any{"name": "Ada"}})
 		select {
 		case o := <-done:
 			if o.err != nil || !strings.Contains(o.out, `"action":"accept"`) || !strings.Contains(o.out, `"Ada"`) {
@@ -516,7 +518,7 @@ func TestMCPElicitation(t *testing.T) {
 	t.Run("headless defaults", func(t *testing.T) {
 		t.Parallel()
 		spec := testSpec(t, scripted(t, "t", "serve", nil))
-		spec.Elicitation = ElicitDefaults
+		spec.Elicitation = mcpconn.ElicitDefaults
 		h := newMCPHarness(t, spec)
 		h.waitServer("t", event.MCPReady)
 		out, err := h.call("mcp__t__ask", `{}`)
@@ -665,7 +667,7 @@ func TestToolSchemasFixedWithinTurn(t *testing.T) {
 	connect := &funcTool{name: "connect", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) {
 		return "registered", reg.Replace(late)
 	}}
-	h := newMCPHarness(t, MCPSpec{}, connect)
+	h := newMCPHarness(t, mcpconn.MCPSpec{}, connect)
 	reg = h.reg
 	h.srv.Push(
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("connect", `{}`)}},
@@ -692,7 +694,7 @@ func TestToolSchemasFixedWithinTurn(t *testing.T) {
 func TestMCPPluginExample(t *testing.T) {
 	t.Parallel()
 	bin := pluginExample(t, t.TempDir())
-	h := newMCPHarness(t, testSpec(t, MCPServer{Config: mcp.ServerConfig{Name: "example", Type: mcp.TypeStdio, Command: bin}, Source: mcp.SourceUser}))
+	h := newMCPHarness(t, testSpec(t, mcpconn.MCPServer{Config: mcp.ServerConfig{Name: "example", Type: mcp.TypeStdio, Command: bin}, Source: mcp.SourceUser}))
 	h.waitServer("example", event.MCPReady)
 	for _, name := range []string{"mcp__example__echo", "mcp__example__wordcount"} {
 		if tl, ok := h.reg.Get(name); !ok || !tl.ReadOnly() {
@@ -767,7 +769,7 @@ func TestMCPHeldTurnCancelled(t *testing.T) {
 
 func TestMCPStatusListings(t *testing.T) {
 	t.Parallel()
-	st := &MCPStatus{Servers: []MCPServerStatus{
+	st := &event.MCPStatus{Servers: []event.MCPServerStatus{
 		{Name: "b", State: event.MCPReady, Prompts: []mcp.Prompt{{Name: "z"}, {Name: "a"}}, Resources: []mcp.Resource{{URI: "b://1"}}},
 		{Name: "a", State: event.MCPReady, Prompts: []mcp.Prompt{{Name: "p q"}}},
 		{Name: "down", State: event.MCPRestarting, Prompts: []mcp.Prompt{{Name: "x"}}, Resources: []mcp.Resource{{URI: "d://1"}}},

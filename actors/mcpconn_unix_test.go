@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"reasonix/actors/event"
+	"reasonix/actors/mcpconn"
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/mcptest"
 	"reasonix/core/tool"
@@ -25,9 +26,9 @@ import (
 func TestMCPServerKilledMidCall(t *testing.T) {
 	t.Parallel()
 	node, script := mcptest.Everything(t)
-	spec := testSpec(t, MCPServer{Config: mcp.ServerConfig{Name: "everything", Type: mcp.TypeStdio, Command: node, Args: []string{script, "stdio"}}, Source: mcp.SourceUser})
+	spec := testSpec(t, mcpconn.MCPServer{Config: mcp.ServerConfig{Name: "everything", Type: mcp.TypeStdio, Command: node, Args: []string{script, "stdio"}}, Source: mcp.SourceUser})
 	// A backoff long enough to observe the restarting state.
-	spec.Backoff = Backoff{Base: time.Second, Max: 2 * time.Second, GiveUp: 3}
+	spec.Backoff = mcpconn.Backoff{Base: time.Second, Max: 2 * time.Second, GiveUp: 3}
 	h := newMCPHarness(t, spec)
 	h.waitServer("everything", event.MCPReady)
 	pid := h.status("everything").Pid
@@ -97,8 +98,8 @@ func TestMCPStopLeaksNothing(t *testing.T) {
 	bin := pluginExample(t, t.TempDir())
 	web := startHTTPMCP(t, false)
 	h := newMCPHarness(t, testSpec(t,
-		MCPServer{Config: mcp.ServerConfig{Name: "example", Type: mcp.TypeStdio, Command: bin}, Source: mcp.SourceUser},
-		MCPServer{Config: mcp.ServerConfig{Name: "web", Type: mcp.TypeHTTP, URL: web.URL()}, Source: mcp.SourceUser}))
+		mcpconn.MCPServer{Config: mcp.ServerConfig{Name: "example", Type: mcp.TypeStdio, Command: bin}, Source: mcp.SourceUser},
+		mcpconn.MCPServer{Config: mcp.ServerConfig{Name: "web", Type: mcp.TypeHTTP, URL: web.URL()}, Source: mcp.SourceUser}))
 	ready := map[string]bool{}
 	h.next("both servers ready", func(e event.Event) bool {
 		if u, ok := e.(*event.MCPServerUpdated); ok && u.State == event.MCPReady {

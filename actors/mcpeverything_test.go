@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/actors/mcpconn"
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/mcptest"
 	"reasonix/core/provider/providertest"
@@ -30,7 +31,7 @@ func TestMCPEverything(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newMCPHarness(t, testSpec(t, MCPServer{Config: tt.server(t), Source: mcp.SourceUser}))
+			h := newMCPHarness(t, testSpec(t, mcpconn.MCPServer{Config: tt.server(t), Source: mcp.SourceUser}))
 			h.waitServer("everything", event.MCPReady)
 
 			for name, ro := range map[string]bool{

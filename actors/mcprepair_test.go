@@ -11,8 +11,10 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/kernel"
+	"reasonix/actors/mcpconn"
 	"reasonix/core/mcp"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
@@ -54,7 +56,7 @@ func (p *replyProbe) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *replyProbeAsk:
 		c.Request(m.to, m.msg)
-	case *MCPStatus, *MCPPromptResult, *MCPResourceResult:
+	case *event.MCPStatus, *mcpconn.MCPPromptResult, *mcpconn.MCPResourceResult:
 		p.replies <- m
 	}
 }
@@ -94,7 +96,7 @@ func TestMCPRepairAtEveryHandler(t *testing.T) {
 		}
 	}
 	elicit := func(t *testing.T, h *mcpHarness) {
-		h.sys.Send(h.child("t"), &ElicitationResponse{RequestID: "nobody-asked", Server: "t", Action: mcp.ElicitCancel})
+		h.sys.Send(h.child("t"), &mcpconn.ElicitationResponse{RequestID: "nobody-asked", Server: "t", Action: mcp.ElicitCancel})
 	}
 	handlers := []struct {
 		name  string
@@ -106,15 +108,15 @@ func TestMCPRepairAtEveryHandler(t *testing.T) {
 		ask any
 	}{
 		{"Started", isMsg[*actor.Started], nil, nil},
-		{"connUp", isMsg[*connUp], nil, nil},
-		{"connDown", isMsg[*connDown], die, nil},
-		{"reconnect", isMsg[*reconnect], die, nil},
-		{"listChanged", isMsg[*listChanged], add, nil},
-		{"relisted", isMsg[*relisted], add, nil},
-		{"QueryMCP", isMsg[*QueryMCP], nil, &QueryMCP{}},
-		{"GetMCPPrompt", isMsg[*GetMCPPrompt], nil, &GetMCPPrompt{ID: "p1", Server: "t", Prompt: "greet", Args: map[string]string{"name": "Ada"}}},
-		{"ReadMCPResource", isMsg[*ReadMCPResource], nil, &ReadMCPResource{ID: "r1", Server: "t", URI: "test://hello"}},
-		{"ElicitationResponse", isMsg[*ElicitationResponse], elicit, nil},
+		{"connUp", isMsg[*mcpconn.ConnUp], nil, nil},
+		{"connDown", isMsg[*mcpconn.ConnDown], die, nil},
+		{"reconnect", isMsg[*mcpconn.Reconnect], die, nil},
+		{"listChanged", isMsg[*mcpconn.ListChanged], add, nil},
+		{"relisted", isMsg[*mcpconn.Relisted], add, nil},
+		{"QueryMCP", isMsg[*mcpconn.QueryMCP], nil, &mcpconn.QueryMCP{}},
+		{"GetMCPPrompt", isMsg[*mcpconn.GetMCPPrompt], nil, &mcpconn.GetMCPPrompt{ID: "p1", Server: "t", Prompt: "greet", Args: map[string]string{"name": "Ada"}}},
+		{"ReadMCPResource", isMsg[*mcpconn.ReadMCPResource], nil, &mcpconn.ReadMCPResource{ID: "r1", Server: "t", URI: "test://hello"}},
+		{"ElicitationResponse", isMsg[*mcpconn.ElicitationResponse], elicit, nil},
 	}
 	for _, hd := range handlers {
 		for _, after := range []bool{false, true} {
@@ -147,9 +149,9 @@ func TestMCPRepairAtEveryHandler(t *testing.T) {
 				h.waitServer("t", event.MCPReady)
 
 				// The same actor answers, connected again, and calls work.
-				res, err := h.sys.Root().RequestFuture(h.child("t"), &QueryMCP{}, 5*time.Second).Result()
+				res, err := h.sys.Root().RequestFuture(h.child("t"), &mcpconn.QueryMCP{}, 5*time.Second).Result()
 				must(t, err)
-				if st := res.(*MCPStatus).Servers[0]; st.State != event.MCPReady || st.Failures < 1 || st.Pid == 0 {
+				if st := res.(*event.MCPStatus).Servers[0]; st.State != event.MCPReady || st.Failures < 1 || st.Pid == 0 {
 					t.Errorf("status after the repair = %+v", st)
 				}
 				if out, err := h.call("mcp__t__echo", `{"text":"back"}`); err != nil || out != "echo: back" {
@@ -183,17 +185,17 @@ func checkCrashReply(t *testing.T, ask, got any, after bool) {
 	t.Helper()
 	const crash = "internal error in mcp while handling"
 	switch a := ask.(type) {
-	case *QueryMCP:
-		if _, ok := got.(*MCPStatus); !ok {
+	case *mcpconn.QueryMCP:
+		if _, ok := got.(*event.MCPStatus); !ok {
 			t.Errorf("reply = %#v", got)
 		}
-	case *GetMCPPrompt:
-		r, ok := got.(*MCPPromptResult)
+	case *mcpconn.GetMCPPrompt:
+		r, ok := got.(*mcpconn.MCPPromptResult)
 		if !ok || r.ID != a.ID || r.Server != "t" || !after && !strings.Contains(r.Error, crash) {
 			t.Errorf("reply = %#v", got)
 		}
-	case *ReadMCPResource:
-		r, ok := got.(*MCPResourceResult)
+	case *mcpconn.ReadMCPResource:
+		r, ok := got.(*mcpconn.MCPResourceResult)
 		if !ok || r.ID != a.ID || r.URI != a.URI || !after && !strings.Contains(r.Error, crash) {
 			t.Errorf("reply = %#v", got)
 		}
@@ -205,11 +207,11 @@ func checkCrashReply(t *testing.T, ask, got any, after bool) {
 // crash, without reaching the model; once reconnected the command works.
 func TestMCPRepairFailsAHeldPrompt(t *testing.T) {
 	// Not parallel: faultHook is global.
-	injectMCPPanic(t, isMsg[*GetMCPPrompt], false)
+	injectMCPPanic(t, isMsg[*mcpconn.GetMCPPrompt], false)
 	h := newMCPHarness(t, testSpec(t, scripted(t, "t", "serve", nil)))
 	h.waitServer("t", event.MCPReady)
 	done := h.turn("/mcp__t__greet Ada")
-	if done.Status != event.StatusFailed || !strings.Contains(done.Error, "/mcp__t__greet") || !strings.Contains(done.Error, "internal error in mcp while handling *actors.GetMCPPrompt") {
+	if done.Status != event.StatusFailed || !strings.Contains(done.Error, "/mcp__t__greet") || !strings.Contains(done.Error, "internal error in mcp while handling *mcpconn.GetMCPPrompt") {
 		t.Errorf("turn = %+v", done)
 	}
 	if h.srv.Count() != 0 {
@@ -235,7 +237,7 @@ func TestMCPRelistDuringTurn(t *testing.T) {
 	// auto: the call is the ordinary permission decision's, an Ask here.
 	srv.Config.Approval.Default = mcp.ApprovalAuto
 	h := newMCPHarnessWith(t, testSpec(t, srv),
-		Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true})
+		agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true})
 	h.waitServer("t", event.MCPReady)
 	if _, ok := h.reg.Get("mcp__t__note"); !ok {
 		t.Fatalf("mcp__t__note missing from %v", h.reg.Names())
@@ -261,7 +263,7 @@ func TestMCPRelistDuringTurn(t *testing.T) {
 	if _, ok := h.reg.Get("mcp__t__note"); ok {
 		t.Fatal("mcp__t__note still registered after the relist")
 	}
-	h.sess.Approve(&ApprovalResponse{RequestID: ask.RequestID, Choice: event.ApproveOnce})
+	h.sess.Approve(&agent.ApprovalResponse{RequestID: ask.RequestID, Choice: event.ApproveOnce})
 	done := h.next("turn_done", func(e event.Event) bool { _, ok := e.(*event.TurnDone); return ok }).(*event.TurnDone)
 	if done.Status != event.StatusOK || done.Text != "done" {
 		t.Fatalf("turn = %+v", done)
@@ -288,8 +290,8 @@ func TestMCPRelistDuringTurn(t *testing.T) {
 func TestMCPReconnectWaitsBackoff(t *testing.T) {
 	t.Parallel()
 	fake := startHTTPMCP(t, true)
-	b := Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2, GiveUp: 4}
-	spec := testSpec(t, MCPServer{Config: mcp.ServerConfig{Name: "h", Type: mcp.TypeHTTP, URL: fake.URL()}, Source: mcp.SourceUser})
+	b := mcpconn.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2, GiveUp: 4}
+	spec := testSpec(t, mcpconn.MCPServer{Config: mcp.ServerConfig{Name: "h", Type: mcp.TypeHTTP, URL: fake.URL()}, Source: mcp.SourceUser})
 	spec.Backoff = b
 	h := newMCPHarness(t, spec)
 	u := h.waitServer("h", event.MCPFailed)
@@ -353,7 +355,7 @@ func TestMCPDestructiveAsksEveryTime(t *testing.T) {
 	srv := scripted(t, "t", "destructive", nil)
 	srv.Config.Approval.Default = mcp.ApprovalApprove
 	h := newMCPHarnessWith(t, testSpec(t, srv),
-		Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true})
+		agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo, Interactive: true})
 	h.waitServer("t", event.MCPReady)
 	h.srv.Push(
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("mcp__t__wipe", `{"text":"1"}`)}},
@@ -366,7 +368,7 @@ func TestMCPDestructiveAsksEveryTime(t *testing.T) {
 		if ask.Tool != "mcp__t__wipe" || !ask.OnceOnly || !strings.Contains(ask.Reason, "destructive") {
 			t.Fatalf("approval %d = %+v", i+1, ask)
 		}
-		h.sess.Approve(&ApprovalResponse{RequestID: ask.RequestID, Choice: choice})
+		h.sess.Approve(&agent.ApprovalResponse{RequestID: ask.RequestID, Choice: choice})
 	}
 	done := h.next("turn_done", func(e event.Event) bool { _, ok := e.(*event.TurnDone); return ok }).(*event.TurnDone)
 	if done.Status != event.StatusOK || done.Text != "wiped twice" {

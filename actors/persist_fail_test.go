@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
 	"reasonix/actors/kernel"
 	"reasonix/core/compact"
 	"reasonix/core/journal"
@@ -83,7 +85,7 @@ func (f *fullTranscript) setFull(full bool) {
 
 // transcriptSession starts a session with tr as its transcript on a fresh
 // model fake, torn down at cleanup.
-func transcriptSession(t *testing.T, tr Transcript) (*providertest.Server, *event.Bus, *event.Subscription, *Session) {
+func transcriptSession(t *testing.T, tr agent.Transcript) (*providertest.Server, *event.Bus, *event.Subscription, *Session) {
 	t.Helper()
 	srv := providertest.Start(t)
 	hc := &http.Transport{}
@@ -95,7 +97,7 @@ func transcriptSession(t *testing.T, tr Transcript) (*providertest.Server, *even
 	must(t, err)
 	sys, bus := kernel.NewSystem(nil), event.NewBus()
 	sub := bus.Subscribe()
-	sess, err := StartSession(sys, SessionSpec{Agent: AgentSpec{Session: "s1", Provider: p, Model: "fake-model", Tools: reg,
+	sess, err := StartSession(sys, SessionSpec{Agent: agent.AgentSpec{Session: "s1", Provider: p, Model: "fake-model", Tools: reg,
 		System: "sys", Bus: bus, Transcript: tr}})
 	must(t, err)
 	t.Cleanup(func() {
@@ -243,7 +245,7 @@ func (j *failingJournal) records() []journal.Record {
 func TestFleetJournalFailureEndsTheFleet(t *testing.T) {
 	t.Parallel()
 	j := &failingJournal{breaks: func(r journal.Record) bool { return r.Kind == journal.KindFinish && r.Task == "f1.2" }}
-	spec := &FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws", Journal: j}
+	spec := &fleet.FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws", Journal: j}
 	var resumed sync.Map
 	h := newHarness(t, harnessOpts{fleet: spec,
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
@@ -295,13 +297,13 @@ func TestFleetJournalFailureEndsTheFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rf, err := ResumeFleet(ctx, again, recs, "rerun")
+	rf, err := fleet.ResumeFleet(ctx, again, recs, "rerun")
 	must(t, err)
 	more := *spec
 	more.Journal = again
-	res, err := RunFleet(h.sys, more, "s1", h.bus, rf.Submit, 20*time.Second)
+	res, err := fleet.RunFleet(h.sys, more, "s1", h.bus, rf.Submit, 20*time.Second)
 	must(t, err)
-	if out, _ := FormatFleetResult(ToolFleet, res); !strings.HasPrefix(out, "3 tasks: 3 ok") {
+	if out, _ := fleet.FormatFleetResult(agent.ToolFleet, res); !strings.HasPrefix(out, "3 tasks: 3 ok") {
 		t.Fatalf("resumed fleet:\n%s", out)
 	}
 }
@@ -312,7 +314,7 @@ func TestFleetWithoutAJournalDoesNotRun(t *testing.T) {
 	t.Parallel()
 	blocker := filepath.Join(t.TempDir(), "file")
 	must(t, os.WriteFile(blocker, nil, 0o600))
-	spec := &FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws", JournalHome: blocker}
+	spec := &fleet.FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws", JournalHome: blocker}
 	h := newHarness(t, harnessOpts{fleet: spec,
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
@@ -347,7 +349,7 @@ func TestPanicWhileATurnIsSaved(t *testing.T) {
 		want  string
 	}{{false, StatusIncomplete}, {true, event.StatusOK}} {
 		t.Run(fmt.Sprintf("after=%v", tc.after), func(t *testing.T) {
-			fired := injectPanic(t, "session", "*actors.turnSaved", tc.after)
+			fired := InjectPanic(t, "session", "*actors.turnSaved", tc.after)
 			srv, _, sub, sess := transcriptSession(t, &fullTranscript{})
 			srv.Push(providertest.Turn{Text: "first"}, providertest.Turn{Text: "second"})
 			done, evs := waitTurn(t, sub, sess, "one")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
@@ -25,7 +26,7 @@ func TestDelegationWrites(t *testing.T) {
 		`{"tasks":[{"prompt":"a","write_paths":[]}],"budget":{"tokens":1000}}`: false,
 		`not json`: true,
 	} {
-		if got := delegationWrites(args); got != want {
+		if got := agent.DelegationWrites(args); got != want {
 			t.Errorf("delegationWrites(%s) = %v, want %v", args, got, want)
 		}
 	}
@@ -46,25 +47,25 @@ func TestPlanningRefusesBashLikeWriteFile(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		perms func(t *testing.T) Permissions
+		perms func(t *testing.T) agent.Permissions
 		want  string // prefix of the result the model gets
 		runs  int32
 	}{
-		{name: "no policy", perms: func(*testing.T) Permissions { return Permissions{} }, want: planRefusal},
-		{name: "yolo posture", want: planRefusal, perms: func(t *testing.T) Permissions {
-			return Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo}
+		{name: "no policy", perms: func(*testing.T) agent.Permissions { return agent.Permissions{} }, want: planRefusal},
+		{name: "yolo posture", want: planRefusal, perms: func(t *testing.T) agent.Permissions {
+			return agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureYolo}
 		}},
-		{name: "auto posture", want: planRefusal, perms: func(t *testing.T) Permissions {
-			return Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureAuto}
+		{name: "auto posture", want: planRefusal, perms: func(t *testing.T) agent.Permissions {
+			return agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Posture: permission.PostureAuto}
 		}},
-		{name: "interactive", want: planRefusal, perms: func(t *testing.T) Permissions {
-			return Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}
+		{name: "interactive", want: planRefusal, perms: func(t *testing.T) agent.Permissions {
+			return agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}
 		}},
-		{name: "deny rule", want: "Blocked: blocked by deny rule", perms: func(t *testing.T) Permissions {
-			return Permissions{Policy: policy(t, "ask", nil, nil, []string{"Bash(go test:*)", "Edit(docs/**)"}), Posture: permission.PostureYolo}
+		{name: "deny rule", want: "Blocked: blocked by deny rule", perms: func(t *testing.T) agent.Permissions {
+			return agent.Permissions{Policy: policy(t, "ask", nil, nil, []string{"Bash(go test:*)", "Edit(docs/**)"}), Posture: permission.PostureYolo}
 		}},
-		{name: "allow rule", want: "ran ", runs: 1, perms: func(t *testing.T) Permissions {
-			return Permissions{Policy: policy(t, "ask", []string{"Bash(go test:*)", "Edit(docs/**)"}, nil, nil)}
+		{name: "allow rule", want: "ran ", runs: 1, perms: func(t *testing.T) agent.Permissions {
+			return agent.Permissions{Policy: policy(t, "ask", []string{"Bash(go test:*)", "Edit(docs/**)"}, nil, nil)}
 		}},
 	} {
 		for _, name := range []string{"bash", "write_file"} {

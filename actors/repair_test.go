@@ -11,7 +11,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
 	"reasonix/actors/kernel"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -21,30 +23,11 @@ import (
 // the first message of type msgType that actor kind receives (before the
 // handler runs, or after it returned). It reports whether it fired. Tests
 // using it must not run in parallel: the hook is process-wide.
-func injectPanic(t *testing.T, kind, msgType string, after bool) *faultFired {
+func InjectPanic(t *testing.T, kind, msgType string, after bool) *kernel.Fault {
 	t.Helper()
-	fired := &faultFired{done: make(chan struct{})}
-	hook := func(k string, msg any, a bool) {
-		if k != kind || a != after || fmt.Sprintf("%T", msg) != msgType {
-			return
-		}
-		if fired.CompareAndSwap(false, true) {
-			close(fired.done)
-			panic("injected fault in " + msgType)
-		}
-	}
-	kernel.FaultHook.Store(&hook)
-	t.Cleanup(func() { kernel.FaultHook.Store(nil) })
-	return fired
-}
-
-// faultFired says whether an injected fault fired (Load) and, by done
-// closing, when: a test whose awaited event is published by the very
-// handler an after-fault follows waits on done before it clears the hook,
-// so the fault cannot be cleared before it fires.
-type faultFired struct {
-	atomic.Bool
-	done chan struct{}
+	f, clear := kernel.InjectFault(kind, msgType, after)
+	t.Cleanup(clear)
+	return f
 }
 
 // checkPaired fails the test unless every assistant tool call in the
@@ -101,14 +84,14 @@ func TestPanicAtEveryExecutorHandler(t *testing.T) {
 		before, afterWant string
 	}{
 		{"executor", "*actor.Started", "ok", "ok"},
-		{"executor", "*actors.RunTurn", "failed", "failed"},
-		{"executor", "*actors.streamChunk", "failed", "failed"},
-		{"executor", "*actors.streamClosed", "failed", "failed"},
-		{"executor", "*actors.ToolResult", "failed", "failed"},
-		{"session", "*actors.RunTurn", "failed", "ok"},
-		{"session", "*actors.TurnFinished", "failed", "ok"},
-		{"toolrunner", "*actors.RunTool", "crashed tool", "crashed tool"},
-		{"toolrunner", "*actors.toolOutcome", "crashed tool", "ok"},
+		{"executor", "*agent.RunTurn", "failed", "failed"},
+		{"executor", "*agent.StreamChunk", "failed", "failed"},
+		{"executor", "*agent.streamClosed", "failed", "failed"},
+		{"executor", "*agent.ToolResult", "failed", "failed"},
+		{"session", "*agent.RunTurn", "failed", "ok"},
+		{"session", "*agent.TurnFinished", "failed", "ok"},
+		{"toolrunner", "*agent.RunTool", "crashed tool", "crashed tool"},
+		{"toolrunner", "*agent.toolOutcome", "crashed tool", "ok"},
 	}
 	for _, tc := range cases {
 		for _, after := range []bool{false, true} {
@@ -119,15 +102,15 @@ func TestPanicAtEveryExecutorHandler(t *testing.T) {
 			name := fmt.Sprintf("%s %s after=%v", tc.kind, tc.msg, after)
 			t.Run(name, func(t *testing.T) {
 				// The hook goes in first: Started arrives while the harness starts.
-				fired := injectPanic(t, tc.kind, tc.msg, after)
+				fired := InjectPanic(t, tc.kind, tc.msg, after)
 				echo := &funcTool{name: "echo", readOnly: true, run: func(ctx context.Context, _ json.RawMessage) (string, error) {
-					if tc.msg == "*actors.streamClosed" {
+					if tc.msg == "*agent.streamClosed" {
 						// The first stream's close may reach the executor
 						// after its done chunk started the tools; the tools
 						// wait for it, so it lands mid-turn, as the case
 						// means, and not after a turn that already ended.
 						select {
-						case <-fired.done:
+						case <-fired.Done:
 						case <-ctx.Done():
 						}
 					}
@@ -140,7 +123,7 @@ func TestPanicAtEveryExecutorHandler(t *testing.T) {
 				)
 				done, evs := h.turn("go")
 				select {
-				case <-fired.done:
+				case <-fired.Done:
 				case <-time.After(10 * time.Second):
 					t.Fatalf("the fault never fired")
 				}
@@ -226,12 +209,12 @@ func TestRunnerAnswersForToolThatIgnoresContext(t *testing.T) {
 // handler a fleet goes through. Every task still ends exactly once, the
 // fleet call gets its result, and the parent turn ends.
 func TestPanicAtEverySchedulerHandler(t *testing.T) {
-	cases := []string{"*actor.Started", "*actors.SubmitFleet", "*actors.TurnFinished", "*actor.Terminated", "*actors.QueryFleet"}
+	cases := []string{"*actor.Started", "*fleetmsg.SubmitFleet", "*agent.TurnFinished", "*actor.Terminated", "*fleetmsg.QueryFleet"}
 	for _, msg := range cases {
 		for _, after := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s after=%v", msg, after), func(t *testing.T) {
-				fired := injectPanic(t, "scheduler", msg, after)
-				h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws", Grace: 500 * time.Millisecond},
+				fired := InjectPanic(t, "scheduler", msg, after)
+				h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws", Grace: 500 * time.Millisecond},
 					server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 						if isSub(req) {
 							return providertest.Turn{Text: "answer to " + req.FirstUser()}
@@ -242,7 +225,7 @@ func TestPanicAtEverySchedulerHandler(t *testing.T) {
 						return providertest.Turn{Text: "parent done"}
 					})}})
 				h.sess.Run("fan out")
-				if msg == "*actors.QueryFleet" {
+				if msg == "*fleetmsg.QueryFleet" {
 					// A status query whose handler crashed is still answered.
 					if _, err := h.sess.FleetStatus(5 * time.Second); err != nil {
 						t.Fatalf("fleet status after a crash: %v", err)
@@ -250,7 +233,7 @@ func TestPanicAtEverySchedulerHandler(t *testing.T) {
 				}
 				done, evs := h.wait()
 				kernel.FaultHook.Store(nil)
-				if !fired.Load() && msg != "*actors.QueryFleet" {
+				if !fired.Load() && msg != "*fleetmsg.QueryFleet" {
 					t.Fatalf("the fault never fired")
 				}
 				if done.Status != event.StatusOK {
@@ -287,7 +270,7 @@ func TestApprovalTimeoutDenies(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)}, approvalTimeout: 150 * time.Millisecond,
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "ok"})
 	done, evs := h.turn("go")
 	if done.Status != event.StatusOK || runs.Load() != 0 {
@@ -310,12 +293,12 @@ func TestToolRemovedWhileApprovalPending(t *testing.T) {
 	var runs atomic.Int32
 	sh := shell(&runs)
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{sh},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "ok"})
 	h.sess.Run("go")
 	ev := h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }).(*event.ApprovalRequested)
 	h.reg.Remove("bash")
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
+	h.sess.Approve(&agent.ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
 	done, _ := h.wait()
 	if done.Status != event.StatusOK || runs.Load() != 1 {
 		t.Fatalf("done %+v runs %d", done, runs.Load())
@@ -333,7 +316,7 @@ func TestFleetAnsweredWhenSchedulerDies(t *testing.T) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	}}
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 2, Root: "/ws"}, subTools: []tool.Tool{block},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 2, Root: "/ws"}, subTools: []tool.Tool{block},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				return providertest.Turn{ToolCalls: []providertest.ToolCall{call("block", `{}`)}}
@@ -421,7 +404,7 @@ func rawMessages(t *testing.T, r providertest.Request) []json.RawMessage {
 func TestRepairKeepsTheTextOfACrashedStream(t *testing.T) {
 	var armed, fired atomic.Bool
 	hook := func(kind string, msg any, after bool) {
-		if _, ok := msg.(*streamChunk); ok && kind == "executor" && !after && armed.Load() && fired.CompareAndSwap(false, true) {
+		if _, ok := msg.(*agent.StreamChunk); ok && kind == "executor" && !after && armed.Load() && fired.CompareAndSwap(false, true) {
 			panic("injected fault mid-stream")
 		}
 	}

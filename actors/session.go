@@ -10,8 +10,12 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/kernel"
+	"reasonix/actors/mcpconn"
 	"reasonix/core/permission"
 	"reasonix/core/text"
 )
@@ -19,15 +23,15 @@ import (
 // SessionSpec configures a session supervisor.
 type SessionSpec struct {
 	// Agent configures the executor. Its Session and Bus are the session's.
-	Agent AgentSpec
+	Agent agent.AgentSpec
 	// Cwd and Transcript are reported in SessionStarted.
 	Cwd        string
 	Transcript string
 	// MCP lists the session's MCP servers; each gets a connection actor.
-	MCP MCPSpec
+	MCP mcpconn.MCPSpec
 	// Fleet, when set, gives the session a scheduler for subagent tasks
 	// and the executor the task, fleet and parallel_tasks tools.
-	Fleet *FleetSpec
+	Fleet *fleet.FleetSpec
 	// Planner, when set, makes the session a two-model run: a coordinator
 	// in place of the executor, with a planner beside it.
 	Planner *PlannerSpec
@@ -52,7 +56,7 @@ type sessionActor struct {
 	running bool
 	// current is the running turn's request, so a repair can tell a
 	// prompt it already took from one it lost.
-	current *RunTurn
+	current *agent.RunTurn
 	// mcp is the MCP part (mcp_session.go); nil without MCP servers.
 	mcp *mcpSession
 	// ledger holds the running turn's request to the executor.
@@ -64,11 +68,11 @@ type sessionActor struct {
 	answered bool
 	// saves is the account of what the session could not write; a turn
 	// that ends with something unsaved is StatusIncomplete.
-	saves *saveLog
+	saves *agent.SaveLog
 	// saving is the turn that ended at the executor and waits for its
 	// records to be on disk (turnSaved) before it ends here; saveSeq
 	// numbers those waits and saveTimer bounds the one in progress.
-	saving    *TurnFinished
+	saving    *agent.TurnFinished
 	saveSeq   int
 	saveTimer *time.Timer
 	// stopping is set once the session stops: no queued prompt starts.
@@ -81,7 +85,7 @@ const saveWait = 10 * time.Second
 
 // queuedTurn is a prompt waiting for the running turn to end.
 type queuedTurn struct {
-	turn    *RunTurn
+	turn    *agent.RunTurn
 	replyTo *actor.PID
 }
 
@@ -93,7 +97,7 @@ func sessionProps(sys *kernel.System, spec SessionSpec) *actor.Props {
 	if log == nil {
 		log = sys.Logger()
 	}
-	saves := newSaveLog(spec.Agent.Bus, spec.Agent.Session, log)
+	saves := agent.NewSaveLog(spec.Agent.Bus, spec.Agent.Session, log)
 	return actor.PropsFromProducer(func() actor.Actor {
 		return &sessionActor{sys: sys, spec: spec, ledger: kernel.NewLedger(sys), saves: saves}
 	}, actor.WithSupervisor(kernel.StopOnFailure), actor.WithGuardian(kernel.StopOnFailure), kernel.WithRepair("session", log))
@@ -108,42 +112,42 @@ func (s *sessionActor) Receive(c actor.Context) {
 	switch m := msg.(type) {
 	case *actor.Started:
 		s.start(c)
-	case *RunTurn:
+	case *agent.RunTurn:
 		s.runTurn(c, m)
-	case *CancelTurn:
+	case *agent.CancelTurn:
 		if s.cancelHeldTurn(c) {
 			break
 		}
 		if s.executor != nil {
 			c.Send(s.executor, m)
 		}
-	case *ApprovalResponse:
+	case *agent.ApprovalResponse:
 		s.routeApproval(c, m)
 	case *QueryBusy:
 		c.Respond(&BusyStatus{Running: s.running, Queued: len(s.queue)})
 		s.answered = true
-	case *SetPosture:
+	case *agent.SetPosture:
 		s.setPosture(c, m)
-	case *SetEffort:
+	case *agent.SetEffort:
 		if s.executor != nil {
 			c.Send(s.executor, m)
 		}
 		s.spec.Agent.Effort = m.Effort
 		s.publish(&event.EffortChanged{Effort: m.Effort})
-	case mcpMessage:
+	case mcpconn.McpMessage:
 		s.receiveMCP(c, m)
-	case *CancelTask:
+	case *fleetmsg.CancelTask:
 		if s.scheduler != nil {
 			c.Send(s.scheduler, m)
 		}
-	case *QueryFleet:
+	case *fleetmsg.QueryFleet:
 		if s.scheduler == nil {
-			c.Respond(&FleetStatus{})
+			c.Respond(&fleetmsg.FleetStatus{})
 		} else {
 			c.Forward(s.scheduler)
 		}
 		s.answered = true
-	case *TurnFinished:
+	case *agent.TurnFinished:
 		if s.ledger.Settle(turnKey) {
 			s.finish(c, m)
 		}
@@ -175,10 +179,10 @@ func (s *sessionActor) BeginMessage() { s.answered = false }
 // forward hands the turn to the executor. The ledger guarantees the turn
 // ends once: with the executor's TurnFinished, or failed if the executor
 // stops without one.
-func (s *sessionActor) forward(c actor.Context, m *RunTurn) {
+func (s *sessionActor) forward(c actor.Context, m *agent.RunTurn) {
 	id := s.spec.Agent.Session
 	s.ledger.Request(c, turnKey, s.executor, m, 0, func(c actor.Context, why string) {
-		s.finish(c, &TurnFinished{Session: id, Status: event.StatusFailed, Error: "executor " + why})
+		s.finish(c, &agent.TurnFinished{Session: id, Status: event.StatusFailed, Error: "executor " + why})
 	})
 }
 
@@ -195,31 +199,31 @@ func (s *sessionActor) repair(c actor.Context, m *kernel.Crashed) {
 	s.repairMCP(c, reason)
 	s.ledger.Reconcile(c)
 	switch lost := m.Lost.(type) {
-	case *RunTurn:
+	case *agent.RunTurn:
 		if !s.running {
 			s.running, s.replyTo = true, m.Sender
 		} else if lost != s.current && !s.queued(lost) {
 			// A prompt that came during a turn is kept, not lost.
 			s.queue = append(s.queue, queuedTurn{turn: lost, replyTo: m.Sender})
 		}
-	case *TurnFinished:
+	case *agent.TurnFinished:
 		if s.ledger.Settle(turnKey) {
-			s.finish(c, &TurnFinished{Session: id, Status: event.StatusFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
+			s.finish(c, &agent.TurnFinished{Session: id, Status: event.StatusFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
 		}
 	case *turnSaved:
 		if s.saving != nil && lost.seq == s.saveSeq {
 			// Whether the records were written is not known any more.
 			s.deliver(c, withUnsaved(s.saving, "incomplete: transcript not saved: not known whether it was written: "+reason))
 		}
-	case *CancelTurn:
+	case *agent.CancelTurn:
 		if s.executor != nil {
 			c.Send(s.executor, lost)
 		}
-	case *QueryFleet:
+	case *fleetmsg.QueryFleet:
 		if m.Sender != nil && !s.answered {
-			c.Respond(&FleetStatus{})
+			c.Respond(&fleetmsg.FleetStatus{})
 		}
-	case *QueryMCP:
+	case *mcpconn.QueryMCP:
 		if m.Sender != nil && !s.answered {
 			c.Respond(s.mcpStatus())
 		}
@@ -229,31 +233,31 @@ func (s *sessionActor) repair(c actor.Context, m *kernel.Crashed) {
 		}
 	}
 	if s.running && s.saving == nil && !s.ledger.Pending(turnKey) && (s.mcp == nil || s.mcp.held == nil) {
-		s.finish(c, &TurnFinished{Session: id, Status: event.StatusFailed, Error: reason})
+		s.finish(c, &agent.TurnFinished{Session: id, Status: event.StatusFailed, Error: reason})
 	}
 }
 
 func (s *sessionActor) start(c actor.Context) {
 	a := s.spec.Agent
-	a.saves = s.saves
-	s.saves.watch(a.Transcript, "transcript", true)
+	a.Saves = s.saves
+	s.saves.Watch(a.Transcript, "transcript", true)
 	if s.spec.Fleet != nil {
 		fs := *s.spec.Fleet
-		fs.saves = s.saves
-		pid, err := c.SpawnNamed(fleetProps(s.sys, a.Session, a.Bus, fs), "scheduler")
+		fs.Saves = s.saves
+		pid, err := c.SpawnNamed(fleet.FleetProps(s.sys, a.Session, a.Bus, fs), "scheduler")
 		if err != nil {
 			panic(fmt.Sprintf("spawn scheduler: %v", err)) // a name clash is a bug; the repair reports it
 		}
 		a.Scheduler = pid
 		s.scheduler = a.Scheduler
-		for _, t := range DelegationTools() {
+		for _, t := range agent.DelegationTools() {
 			if err := a.Tools.Replace(t); err != nil {
 				s.sys.Logger().Error("register delegation tool", "tool", t.Name(), "err", err)
 			}
 		}
 	}
 	if a.PlanMode {
-		for _, t := range PlanModeTools() {
+		for _, t := range agent.PlanModeTools() {
 			if err := a.Tools.Replace(t); err != nil {
 				s.sys.Logger().Error("register plan-mode tool", "tool", t.Name(), "err", err)
 			}
@@ -261,7 +265,7 @@ func (s *sessionActor) start(c actor.Context) {
 	}
 	if g := s.spec.Goal; g != nil {
 		// The executor under a goal answers to its budgets at every step.
-		a.budget = newGoalMeter(g.Now)
+		a.Budget = newGoalMeter(g.Now)
 	}
 	var inner *actor.Props
 	if p := s.spec.Planner; p != nil {
@@ -271,12 +275,12 @@ func (s *sessionActor) start(c actor.Context) {
 		}
 		plan := *p
 		plan.Agent.Session, plan.Agent.Bus, plan.Agent.Role = a.Session, a.Bus, event.RolePlanner
-		plan.Agent.saves = s.saves
-		s.saves.watch(plan.Agent.Transcript, "planner transcript", true)
+		plan.Agent.Saves = s.saves
+		s.saves.Watch(plan.Agent.Transcript, "planner transcript", true)
 		a.Role = event.RoleExecutor
 		inner = coordinatorProps(s.sys, a, plan, reports)
 	} else {
-		inner = executorProps(s.sys, a)
+		inner = agent.ExecutorProps(s.sys, a)
 	}
 	if g := s.spec.Goal; g != nil {
 		inner = goalProps(s.sys, a, *g, inner)
@@ -298,7 +302,7 @@ func (s *sessionActor) start(c actor.Context) {
 // unless the caller asked to be refused instead (prompt_rejected). Every
 // prompt taken gets exactly one turn_done; a refused one gets a failed
 // TurnFinished when it was a request.
-func (s *sessionActor) runTurn(c actor.Context, m *RunTurn) {
+func (s *sessionActor) runTurn(c actor.Context, m *agent.RunTurn) {
 	if s.executor == nil || (s.running && m.Reject) {
 		reason := "a turn is already running"
 		if s.executor == nil {
@@ -306,7 +310,7 @@ func (s *sessionActor) runTurn(c actor.Context, m *RunTurn) {
 		}
 		s.publish(&event.PromptRejected{Prompt: text.OneLine(m.Input, 200), Reason: reason})
 		if c.Sender() != nil {
-			c.Respond(&TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: reason})
+			c.Respond(&agent.TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: reason})
 		}
 		return
 	}
@@ -319,7 +323,7 @@ func (s *sessionActor) runTurn(c actor.Context, m *RunTurn) {
 }
 
 // queued reports whether m is already in the queue.
-func (s *sessionActor) queued(m *RunTurn) bool {
+func (s *sessionActor) queued(m *agent.RunTurn) bool {
 	for _, q := range s.queue {
 		if q.turn == m {
 			return true
@@ -329,7 +333,7 @@ func (s *sessionActor) queued(m *RunTurn) bool {
 }
 
 // begin runs m now.
-func (s *sessionActor) begin(c actor.Context, m *RunTurn, replyTo *actor.PID) {
+func (s *sessionActor) begin(c actor.Context, m *agent.RunTurn, replyTo *actor.PID) {
 	s.running, s.replyTo, s.current = true, replyTo, m
 	s.publish(&event.TurnStarted{Prompt: text.OneLine(m.Input, 200)})
 	if s.holdForMCP(c, m) {
@@ -347,7 +351,7 @@ func (s *sessionActor) next(c actor.Context) {
 	s.queue = s.queue[1:]
 	if s.executor == nil {
 		s.running, s.replyTo = true, q.replyTo
-		s.finish(c, &TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: "the session has no executor"})
+		s.finish(c, &agent.TurnFinished{Session: s.spec.Agent.Session, Status: event.StatusFailed, Error: "the session has no executor"})
 		return
 	}
 	s.begin(c, q.turn, q.replyTo)
@@ -363,7 +367,7 @@ func (s *sessionActor) publish(ev event.Event) {
 // routeApproval hands an answer to whoever asked: the executor for
 // <session>/<call>, the scheduler (and so the subagent) for
 // <session>/<task>/<call>.
-func (s *sessionActor) routeApproval(c actor.Context, m *ApprovalResponse) {
+func (s *sessionActor) routeApproval(c actor.Context, m *agent.ApprovalResponse) {
 	rest, ok := strings.CutPrefix(m.RequestID, s.spec.Agent.Session+"/")
 	if ok && strings.Contains(rest, "/") {
 		if s.scheduler != nil {
@@ -377,7 +381,7 @@ func (s *sessionActor) routeApproval(c actor.Context, m *ApprovalResponse) {
 }
 
 // setPosture switches the posture of the executor and of every subagent.
-func (s *sessionActor) setPosture(c actor.Context, m *SetPosture) {
+func (s *sessionActor) setPosture(c actor.Context, m *agent.SetPosture) {
 	if s.executor != nil {
 		c.Send(s.executor, m)
 	}
@@ -392,7 +396,7 @@ func (s *sessionActor) setPosture(c actor.Context, m *SetPosture) {
 // the transcript to hold everything appended so far (a barrier, bounded by
 // saveWait), then ends the turn as onSaved decides. Every way a turn ends
 // comes through here, so no turn reports ok over an unsaved transcript.
-func (s *sessionActor) finish(c actor.Context, m *TurnFinished) {
+func (s *sessionActor) finish(c actor.Context, m *agent.TurnFinished) {
 	if !s.running || s.saving != nil {
 		return
 	}
@@ -411,7 +415,7 @@ func (s *sessionActor) finish(c actor.Context, m *TurnFinished) {
 	b.Barrier(func(err error) {
 		saved := &turnSaved{seq: seq, written: err == nil}
 		if err != nil {
-			saved.cause = saveCause(err)
+			saved.cause = agent.SaveCause(err)
 		}
 		sys.Send(self, saved)
 	})
@@ -431,19 +435,19 @@ func (s *sessionActor) onSaved(c actor.Context, m *turnSaved) {
 	}
 	switch {
 	case m.cause != "":
-		s.saves.failCause("transcript", m.cause, true)
+		s.saves.FailCause("transcript", m.cause, true)
 	case m.written:
 		// Everything appended so far is in the file, whatever the
 		// transcript said of itself before.
-		s.saves.saved("transcript")
+		s.saves.Saved("transcript")
 	}
-	s.deliver(c, withUnsaved(s.saving, s.saves.take()))
+	s.deliver(c, withUnsaved(s.saving, s.saves.Take()))
 }
 
 // withUnsaved is m as it ends when note (from saveLog.take) says something
 // was not saved: an ok turn becomes StatusIncomplete with note as its
 // error, any other keeps its status and gets note after its own error.
-func withUnsaved(m *TurnFinished, note string) *TurnFinished {
+func withUnsaved(m *agent.TurnFinished, note string) *agent.TurnFinished {
 	if note == "" {
 		return m
 	}
@@ -461,7 +465,7 @@ func withUnsaved(m *TurnFinished, note string) *TurnFinished {
 
 // deliver ends the running turn with m: turn_done for observers, the reply
 // for its requester, then the next queued prompt.
-func (s *sessionActor) deliver(c actor.Context, m *TurnFinished) {
+func (s *sessionActor) deliver(c actor.Context, m *agent.TurnFinished) {
 	s.saving = nil
 	if s.saveTimer != nil {
 		s.saveTimer.Stop()
@@ -506,7 +510,7 @@ func StartSession(sys *kernel.System, spec SessionSpec) (*Session, error) {
 	}
 	// The endpoint workers answer to must exist before any actor a worker
 	// replies to is spawned: a PID made earlier carries no address.
-	if err := StartWorkersRemote(sys, spec.Fleet); err != nil {
+	if err := fleet.StartWorkersRemote(sys, spec.Fleet); err != nil {
 		sys.Logger().Warn("remote endpoint did not start; every task runs in this process", "err", err)
 	}
 	pid, err := sys.Root().SpawnNamed(sessionProps(sys, spec), "session/"+spec.Agent.Session)
@@ -522,18 +526,18 @@ func (s *Session) ID() string { return s.id }
 // Run starts a turn, or queues it behind the running one (a prompt_queued
 // event says so). Its end is published as a TurnDone event.
 func (s *Session) Run(input string) {
-	s.sys.Send(s.pid, &RunTurn{Input: input})
+	s.sys.Send(s.pid, &agent.RunTurn{Input: input})
 }
 
 // Submit is Run with a choice: reject refuses the prompt, with a
 // prompt_rejected event, when a turn is already running.
 func (s *Session) Submit(input string, reject bool) {
-	s.sys.Send(s.pid, &RunTurn{Input: input, Reject: reject})
+	s.sys.Send(s.pid, &agent.RunTurn{Input: input, Reject: reject})
 }
 
 // Compact queues a /compact turn: a fold of the older work now.
 func (s *Session) Compact() {
-	s.sys.Send(s.pid, &RunTurn{Input: "/compact", Compact: true})
+	s.sys.Send(s.pid, &agent.RunTurn{Input: "/compact", Compact: true})
 }
 
 // Busy reports whether the session is running a turn or has prompts queued,
@@ -556,7 +560,7 @@ func (s *Session) SetEffort(effort string) error {
 	if !slices.Contains(event.Efforts, effort) {
 		return fmt.Errorf("set effort: %q: want %s", effort, event.OrList(event.Efforts))
 	}
-	s.sys.Send(s.pid, &SetEffort{Effort: effort})
+	s.sys.Send(s.pid, &agent.SetEffort{Effort: effort})
 	return nil
 }
 
@@ -566,28 +570,28 @@ func (s *Session) SetPosture(posture string) error {
 	if err != nil {
 		return fmt.Errorf("set posture: %w", err)
 	}
-	s.sys.Send(s.pid, &SetPosture{Posture: string(p)})
+	s.sys.Send(s.pid, &agent.SetPosture{Posture: string(p)})
 	return nil
 }
 
 // Cancel asks the running turn to stop; it ends with StatusCancelled.
 func (s *Session) Cancel() {
-	s.sys.Send(s.pid, &CancelTurn{})
+	s.sys.Send(s.pid, &agent.CancelTurn{})
 }
 
 // CancelTask stops one subagent task; its siblings keep running and its
 // fleet's result reports it cancelled.
 func (s *Session) CancelTask(taskID string) {
-	s.sys.Send(s.pid, &CancelTask{TaskID: taskID})
+	s.sys.Send(s.pid, &fleetmsg.CancelTask{TaskID: taskID})
 }
 
 // FleetStatus asks the session's scheduler for its state.
-func (s *Session) FleetStatus(timeout time.Duration) (*FleetStatus, error) {
-	res, err := s.sys.Root().RequestFuture(s.pid, &QueryFleet{}, timeout).Result()
+func (s *Session) FleetStatus(timeout time.Duration) (*fleetmsg.FleetStatus, error) {
+	res, err := s.sys.Root().RequestFuture(s.pid, &fleetmsg.QueryFleet{}, timeout).Result()
 	if err != nil {
 		return nil, fmt.Errorf("fleet status: %w", err)
 	}
-	st, ok := res.(*FleetStatus)
+	st, ok := res.(*fleetmsg.FleetStatus)
 	if !ok {
 		return nil, fmt.Errorf("fleet status: unexpected reply %T", res)
 	}
@@ -595,14 +599,14 @@ func (s *Session) FleetStatus(timeout time.Duration) (*FleetStatus, error) {
 }
 
 // Approve answers an ApprovalRequested event.
-func (s *Session) Approve(r *ApprovalResponse) {
+func (s *Session) Approve(r *agent.ApprovalResponse) {
 	s.sys.Send(s.pid, r)
 }
 
 // Close stops the session and its children, waiting at most timeout. A
 // running turn is cancelled first.
 func (s *Session) Close(timeout time.Duration) error {
-	s.sys.Send(s.pid, &CancelTurn{})
+	s.sys.Send(s.pid, &agent.CancelTurn{})
 	return s.sys.Stop(s.pid, timeout)
 }
 

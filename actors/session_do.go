@@ -3,7 +3,10 @@ package actors
 import (
 	"errors"
 	"fmt"
+
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/mcpconn"
 )
 
 // Do applies one command to the session. The session answers by events,
@@ -27,10 +30,10 @@ func (s *Session) Do(cmd event.Command) error {
 	case *event.CancelTaskCmd:
 		s.CancelTask(c.ID)
 	case *event.ApproveCmd:
-		s.Approve(&ApprovalResponse{RequestID: c.ID, Choice: c.Decision, Rule: c.Rule})
+		s.Approve(&agent.ApprovalResponse{RequestID: c.ID, Choice: c.Decision, Rule: c.Rule})
 	case *event.ElicitationCmd:
 		server, _ := event.ElicitationServer(c.ID)
-		s.AnswerElicitation(&ElicitationResponse{RequestID: c.ID, Server: server, Action: c.Action, Content: c.Content})
+		s.AnswerElicitation(&mcpconn.ElicitationResponse{RequestID: c.ID, Server: server, Action: c.Action, Content: c.Content})
 	case *event.SetPostureCmd:
 		if err := s.SetPosture(c.Posture); err != nil {
 			return fmt.Errorf("set_posture command: %w", err)

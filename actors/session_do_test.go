@@ -3,14 +3,17 @@ package actors
 import (
 	"context"
 	"encoding/json"
-	"reasonix/actors/event"
-	"reasonix/core/mcp"
-	"reasonix/core/provider/providertest"
-	"reasonix/core/tool"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"reasonix/actors/agent"
+	"reasonix/actors/event"
+	"reasonix/actors/fleet"
+	"reasonix/core/mcp"
+	"reasonix/core/provider/providertest"
+	"reasonix/core/tool"
 )
 
 // TestSessionDoRejectsInvalid: Do checks a hand-built command as strictly
@@ -73,7 +76,7 @@ func TestSessionDoCommands(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
 	h.srv.Push(
 		providertest.Turn{Text: "one", Stall: true, FaultAfterEvents: 2},
 		providertest.Turn{Text: "two"},
@@ -176,7 +179,7 @@ func TestViewerFollowsSession(t *testing.T) {
 			return "", ctx.Err()
 		}
 	}}
-	h := newHarness(t, harnessOpts{fleet: &FleetSpec{MaxRunning: 2, Root: "/ws"}, subTools: []tool.Tool{gate},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 2, Root: "/ws"}, subTools: []tool.Tool{gate},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				if len(toolMessages(req)) == 0 {

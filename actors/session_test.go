@@ -1,14 +1,13 @@
 package actors
 
 import (
-	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
-	"reasonix/actors/kernel"
-	"reasonix/core/provider"
+	"reasonix/actors/fleet"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
 )
@@ -72,12 +71,12 @@ func TestSubagentApprovalReachesParentFrontend(t *testing.T) {
 	if ev.Tool != "task" || ev.Task != "" || ev.RequestID != "s1/"+ev.CallID {
 		t.Fatalf("parent approval request = %+v", ev)
 	}
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
+	h.sess.Approve(&agent.ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
 	ev = h.waitEvent(func(e event.Event) bool { _, ok := e.(*event.ApprovalRequested); return ok }).(*event.ApprovalRequested)
 	if ev.Task != "f1.1" || ev.RequestID != "s1/f1.1/"+ev.CallID {
 		t.Fatalf("approval request = %+v, want task f1.1 and id s1/f1.1/<call>", ev)
 	}
-	h.sess.Approve(&ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
+	h.sess.Approve(&agent.ApprovalResponse{RequestID: ev.RequestID, Choice: event.ApproveOnce})
 	done, evs := h.wait()
 	if done.Status != event.StatusOK || runs.Load() != 1 {
 		t.Fatalf("done %+v runs %d", done, runs.Load())
@@ -94,7 +93,7 @@ func TestPostureSwitchDuringSession(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, []string{"Bash(rm:*)"}), Interactive: true}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, []string{"Bash(rm:*)"}), Interactive: true}})
 	must(t, h.sess.SetPosture("yolo"))
 	if err := h.sess.SetPosture("reckless"); err == nil {
 		t.Fatal("a bad posture was accepted")
@@ -112,27 +111,6 @@ func TestPostureSwitchDuringSession(t *testing.T) {
 	}
 	if got := toolMessages(h.srv.Requests()[1])[1].Content; !strings.HasPrefix(got, "Blocked:") {
 		t.Errorf("denied call = %q", got)
-	}
-}
-
-// TestFleetIDsContinueAfterResume: a session resumed with a history that
-// already made two delegation calls numbers its next fleet f3, so task ids
-// (and subagent transcript names) are never reused.
-func TestFleetIDsContinueAfterResume(t *testing.T) {
-	t.Parallel()
-	history := []provider.Message{
-		{Role: provider.RoleSystem, Content: "sys"},
-		{Role: provider.RoleUser, Content: "earlier"},
-		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "a", Name: ToolTask, Arguments: `{"prompt":"x"}`}}},
-		{Role: provider.RoleTool, ToolCallID: "a", Content: "done"},
-		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "b", Name: ToolFleet, Arguments: `{}`}}},
-		{Role: provider.RoleTool, ToolCallID: "b", Content: "done"},
-	}
-	sys := kernel.NewSystem(nil)
-	t.Cleanup(func() { _ = sys.Shutdown(context.Background()) })
-	e := newExecutor(sys, AgentSpec{Session: "s1", History: history})
-	if e.fleetSeq != 2 {
-		t.Fatalf("fleet sequence after resume = %d, want 2 (next fleet f3)", e.fleetSeq)
 	}
 }
 
@@ -169,8 +147,8 @@ func TestEffortSwitchDuringSession(t *testing.T) {
 // which asks, and then reports the result it read.
 func delegatingHarness(t *testing.T, runs *atomic.Int32) *harness {
 	t.Helper()
-	perms := Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}
-	return newHarness(t, harnessOpts{perms: perms, fleet: &FleetSpec{MaxRunning: 2, Root: "/ws"}, subTools: []tool.Tool{shell(runs)},
+	perms := agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}
+	return newHarness(t, harnessOpts{perms: perms, fleet: &fleet.FleetSpec{MaxRunning: 2, Root: "/ws"}, subTools: []tool.Tool{shell(runs)},
 		subPerms: &perms,
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {

@@ -1,7 +1,9 @@
 package actors
 
 import (
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/mcpconn"
 	"reasonix/core/mcp"
 )
 
@@ -74,9 +76,9 @@ func (u *Unattended) Return() { u.gone = false }
 func (u *Unattended) Gone() bool { return u.gone }
 
 func (u *Unattended) deny(requestID string) {
-	u.sess.Approve(&ApprovalResponse{RequestID: requestID, Choice: event.ApproveDeny, reason: NoFrontendLeft})
+	u.sess.Approve(&agent.ApprovalResponse{RequestID: requestID, Choice: event.ApproveDeny, Reason: NoFrontendLeft})
 }
 
 func (u *Unattended) decline(requestID, server string) {
-	u.sess.AnswerElicitation(&ElicitationResponse{RequestID: requestID, Server: server, Action: mcp.ElicitDecline})
+	u.sess.AnswerElicitation(&mcpconn.ElicitationResponse{RequestID: requestID, Server: server, Action: mcp.ElicitDecline})
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/tool"
@@ -40,7 +41,7 @@ func TestUnattendedDeniesPendingApproval(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
 	h.srv.Push(providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "ok"})
 	u := h.sess.Unattended()
 	h.sess.Run("go")
@@ -62,7 +63,7 @@ func TestUnattendedDeniesLaterApprovalsUntilReturn(t *testing.T) {
 	t.Parallel()
 	var runs atomic.Int32
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{shell(&runs)},
-		perms: Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
+		perms: agent.Permissions{Policy: policy(t, "ask", nil, nil, nil), Interactive: true}})
 	h.srv.Push(
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "denied"},
 		providertest.Turn{ToolCalls: []providertest.ToolCall{call("bash", `{"command":"make"}`)}}, providertest.Turn{Text: "ran"},
@@ -79,7 +80,7 @@ func TestUnattendedDeniesLaterApprovalsUntilReturn(t *testing.T) {
 	h.sess.Run("two")
 	ask := observeUntil(t, h, u, isApproval)
 	req := ask[len(ask)-1].(*event.ApprovalRequested)
-	h.sess.Approve(&ApprovalResponse{RequestID: req.RequestID, Choice: event.ApproveOnce})
+	h.sess.Approve(&agent.ApprovalResponse{RequestID: req.RequestID, Choice: event.ApproveOnce})
 	evs = observeUntil(t, h, u, isTurnDone)
 	if res := eventsOf[*event.ApprovalResolved](evs); len(res) != 1 || res[0].Decision != event.ApproveOnce || runs.Load() != 1 {
 		t.Fatalf("after Return: approval_resolved = %+v, runs %d", res, runs.Load())
@@ -96,7 +97,7 @@ func TestUnattendedDeniesSubagentApproval(t *testing.T) {
 	h.sess.Run("delegate")
 	evs := observeUntil(t, h, u, isApproval)
 	parent := evs[len(evs)-1].(*event.ApprovalRequested)
-	h.sess.Approve(&ApprovalResponse{RequestID: parent.RequestID, Choice: event.ApproveOnce})
+	h.sess.Approve(&agent.ApprovalResponse{RequestID: parent.RequestID, Choice: event.ApproveOnce})
 	observeUntil(t, h, u, func(e event.Event) bool { return isApproval(e) && e.(*event.ApprovalRequested).Task != "" })
 	u.Leave()
 	evs = observeUntil(t, h, u, isTurnDone)

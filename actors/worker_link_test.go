@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reasonix/actors/kernel"
-	"reasonix/actors/remote"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +12,10 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	actorremote "github.com/asynkron/protoactor-go/remote"
+
+	"reasonix/actors/fleet"
+	"reasonix/actors/kernel"
+	"reasonix/actors/remote"
 )
 
 // scriptWorker is an in-process stand-in for a worker host's actor: it
@@ -110,7 +112,7 @@ func (w *scriptWorker) count() int {
 // linkParent stands in for the scheduler: it spawns the link and passes
 // what the link tells it to a channel.
 type linkParent struct {
-	spec linkSpec
+	spec fleet.LinkSpec
 	sys  *kernel.System
 	out  chan any
 	link *actor.PID
@@ -119,11 +121,11 @@ type linkParent struct {
 func (p *linkParent) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
-		p.link = c.Spawn(workerLinkProps(p.sys, p.spec))
+		p.link = c.Spawn(fleet.WorkerLinkProps(p.sys, p.spec))
 		p.out <- p.link
-	case *workerUp, *workerLost, *workerNote:
+	case *fleet.LinkUp, *fleet.LinkLost, *fleet.WorkerNote:
 		p.out <- m
-	case *linkQuery, *linkPosture, *actor.PoisonPill:
+	case *fleet.LinkQuery, *fleet.LinkPosture, *actor.PoisonPill:
 		c.Forward(p.link)
 	}
 }
@@ -140,7 +142,7 @@ type linkRig struct {
 	reachable atomic.Bool
 	probes    atomic.Int32
 	probed    chan struct{}
-	spec      linkSpec
+	spec      fleet.LinkSpec
 }
 
 func newLinkRig(t *testing.T, hb time.Duration, miss int, tune func(w *scriptWorker)) *linkRig {
@@ -155,7 +157,7 @@ func newLinkRig(t *testing.T, hb time.Duration, miss int, tune func(w *scriptWor
 	wpid, err := sys.Root().SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return r.w }), "script-worker")
 	must(t, err)
 	r.wpid = wpid
-	r.spec = linkSpec{Worker: WorkerSpec{Name: "w1", Address: "w1.test:7420", Capacity: 8, Workspace: "ws"},
+	r.spec = fleet.LinkSpec{Worker: fleet.WorkerSpec{Name: "w1", Address: "w1.test:7420", Capacity: 8, Workspace: "ws"},
 		Scheduler: "sched-1", Session: "s1", Heartbeat: hb, MissLimit: miss, Target: wpid,
 		Probe: func(ctx context.Context, address string) (time.Duration, error) {
 			r.probes.Add(1)
@@ -206,14 +208,14 @@ func (r *linkRig) next(match func(any) bool) any {
 	}
 }
 
-func (r *linkRig) up() *workerUp {
+func (r *linkRig) up() *fleet.LinkUp {
 	r.t.Helper()
-	return r.next(func(m any) bool { _, ok := m.(*workerUp); return ok }).(*workerUp)
+	return r.next(func(m any) bool { _, ok := m.(*fleet.LinkUp); return ok }).(*fleet.LinkUp)
 }
 
-func (r *linkRig) lost() *workerLost {
+func (r *linkRig) lost() *fleet.LinkLost {
 	r.t.Helper()
-	return r.next(func(m any) bool { _, ok := m.(*workerLost); return ok }).(*workerLost)
+	return r.next(func(m any) bool { _, ok := m.(*fleet.LinkLost); return ok }).(*fleet.LinkLost)
 }
 
 // waitReceived waits until the worker has received n messages in all.
@@ -246,7 +248,7 @@ func TestLinkUpHeartbeatsAndBye(t *testing.T) {
 	t.Parallel()
 	r := newLinkRig(t, 20*time.Millisecond, 3, func(w *scriptWorker) { w.capacity = 2 })
 	up := r.up()
-	if up.name != "w1" || up.epoch == 0 || up.capacity != 2 || !up.target.Equal(r.wpid) {
+	if up.Name != "w1" || up.Epoch == 0 || up.Capacity != 2 || !up.Target.Equal(r.wpid) {
 		t.Fatalf("up = %+v, want w1 with the worker's own capacity 2", up)
 	}
 	r.w.set(func(w *scriptWorker) {
@@ -254,25 +256,25 @@ func TestLinkUpHeartbeatsAndBye(t *testing.T) {
 			t.Errorf("hellos = %d", len(w.hellos))
 		}
 		h := w.hellos[0]
-		if h.Protocol != remote.Protocol || h.Scheduler != "sched-1" || h.Workspace != "ws" || h.Epoch != up.epoch || h.LeaseMS != 60 {
+		if h.Protocol != remote.Protocol || h.Scheduler != "sched-1" || h.Workspace != "ws" || h.Epoch != up.Epoch || h.LeaseMS != 60 {
 			t.Errorf("hello = %+v", h)
 		}
 	})
 	// Heartbeats answered: still up after many of them.
 	r.waitReceived(12)
-	res, err := r.sys.Root().RequestFuture(r.parent, &linkQuery{}, 5*time.Second).Result()
+	res, err := r.sys.Root().RequestFuture(r.parent, &fleet.LinkQuery{}, 5*time.Second).Result()
 	must(t, err)
-	if n := res.(*workerNote); n.state.State != WorkerUp || n.epoch != up.epoch || n.state.Capacity != 2 {
+	if n := res.(*fleet.WorkerNote); n.State.State != fleet.WorkerUp || n.Epoch != up.Epoch || n.State.Capacity != 2 {
 		t.Errorf("report = %+v", n)
 	}
 	select {
 	case m := <-r.out:
-		if l, ok := m.(*workerLost); ok {
+		if l, ok := m.(*fleet.LinkLost); ok {
 			t.Fatalf("lost while answering heartbeats: %+v", l)
 		}
 	default:
 	}
-	r.sys.Send(r.parent, &linkPosture{posture: "yolo"})
+	r.sys.Send(r.parent, &fleet.LinkPosture{Posture: "yolo"})
 	deadline := time.After(20 * time.Second)
 	for {
 		var got []string
@@ -290,7 +292,7 @@ func TestLinkUpHeartbeatsAndBye(t *testing.T) {
 	for {
 		var byes []*remote.Bye
 		r.w.set(func(w *scriptWorker) { byes = w.byes })
-		if len(byes) == 1 && byes[0].Epoch == up.epoch {
+		if len(byes) == 1 && byes[0].Epoch == up.Epoch {
 			break
 		}
 		select {
@@ -318,15 +320,15 @@ func testLinkRefused(t *testing.T, tune func(w *scriptWorker), why string) {
 	r := newLinkRig(t, 20*time.Millisecond, 3, tune)
 	m := r.next(func(m any) bool {
 		switch m := m.(type) {
-		case *workerUp:
+		case *fleet.LinkUp:
 			t.Fatalf("up although refused: %+v", m)
-		case *workerNote:
-			return m.state.State == Refused
+		case *fleet.WorkerNote:
+			return m.State.State == fleet.Refused
 		}
 		return false
-	}).(*workerNote)
-	if !strings.Contains(m.state.Error, why) {
-		t.Errorf("refused note = %+v", m.state)
+	}).(*fleet.WorkerNote)
+	if !strings.Contains(m.State.Error, why) {
+		t.Errorf("refused note = %+v", m.State)
 	}
 	// A refused worker is asked again only slowly: no flood of hellos,
 	// and no heartbeat.
@@ -362,7 +364,7 @@ func TestLinkHeartbeatLossAndComeback(t *testing.T) {
 	r.w.set(func(w *scriptWorker) { w.mute = true })
 	lost := r.lost()
 	took := time.Since(cut)
-	if lost.epoch != first.epoch || !strings.Contains(lost.why, "heartbeat") {
+	if lost.Epoch != first.Epoch || !strings.Contains(lost.Why, "heartbeat") {
 		t.Errorf("lost = %+v", lost)
 	}
 	// The bound: miss_limit unanswered beats plus the one in flight, with
@@ -381,22 +383,22 @@ func TestLinkHeartbeatLossAndComeback(t *testing.T) {
 	// While lost, the link probes (our own dial) but sends the worker
 	// nothing, not even a forwarded task message.
 	sent := r.w.count()
-	r.sys.Send(r.link, &linkForward{epoch: first.epoch, msg: &remote.Cancel{Task: "t", Attempt: 1}, sender: r.parent})
+	r.sys.Send(r.link, &fleet.LinkForward{Epoch: first.Epoch, Msg: &remote.Cancel{Task: "t", Attempt: 1}, Sender: r.parent})
 	r.waitProbes(r.probes.Load() + 3)
 	if n := r.w.count(); n != sent {
 		t.Errorf("worker got %d messages while lost", n-sent)
 	}
-	res, err := r.sys.Root().RequestFuture(r.link, &linkQuery{}, 5*time.Second).Result()
+	res, err := r.sys.Root().RequestFuture(r.link, &fleet.LinkQuery{}, 5*time.Second).Result()
 	must(t, err)
-	if n := res.(*workerNote); n.state.State != WorkerLost || n.state.Error == "" {
-		t.Errorf("report while lost = %+v", n.state)
+	if n := res.(*fleet.WorkerNote); n.State.State != fleet.WorkerLost || n.State.Error == "" {
+		t.Errorf("report while lost = %+v", n.State)
 	}
 	// The network mends: up again, with a new epoch.
 	r.w.set(func(w *scriptWorker) { w.mute = false })
 	r.reachable.Store(true)
 	again := r.up()
-	if again.epoch <= first.epoch {
-		t.Errorf("epoch after the comeback %d, before %d", again.epoch, first.epoch)
+	if again.Epoch <= first.Epoch {
+		t.Errorf("epoch after the comeback %d, before %d", again.Epoch, first.Epoch)
 	}
 }
 
@@ -406,19 +408,19 @@ func TestLinkLostOnWorkerStopAndEndpointEvent(t *testing.T) {
 	first := r.up()
 	// protoactor saying the endpoint is gone is enough.
 	r.sys.ActorSystem().EventStream.Publish(&actorremote.EndpointTerminatedEvent{Address: "w1.test:7420"})
-	if l := r.lost(); l.epoch != first.epoch || !strings.Contains(l.why, "connection") {
+	if l := r.lost(); l.Epoch != first.Epoch || !strings.Contains(l.Why, "connection") {
 		t.Errorf("lost = %+v", l)
 	}
 	second := r.up()
-	if second.epoch <= first.epoch {
-		t.Fatalf("epochs %d then %d", first.epoch, second.epoch)
+	if second.Epoch <= first.Epoch {
+		t.Fatalf("epochs %d then %d", first.Epoch, second.Epoch)
 	}
 	// An event for another address changes nothing.
 	r.sys.ActorSystem().EventStream.Publish(&actorremote.EndpointTerminatedEvent{Address: "other.test:1"})
 	// The watched worker actor stopping is noticed at once.
 	r.reachable.Store(false)
 	must(t, r.sys.Stop(r.wpid, 5*time.Second))
-	if l := r.lost(); l.epoch != second.epoch || !strings.Contains(l.why, "stopped") {
+	if l := r.lost(); l.Epoch != second.Epoch || !strings.Contains(l.Why, "stopped") {
 		t.Errorf("lost = %+v", l)
 	}
 }

@@ -9,7 +9,9 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/core/provider"
@@ -19,22 +21,22 @@ import (
 // attempt with RunTurn and passes every TurnFinished to out.
 type proxyParent struct {
 	sys  *kernel.System
-	spec remoteTaskSpec
-	out  chan *TurnFinished
+	spec fleet.RemoteTaskSpec
+	out  chan *agent.TurnFinished
 	pid  *actor.PID
 }
 
 func (p *proxyParent) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
-		p.pid = c.Spawn(remoteTaskProps(p.sys, p.spec))
-		c.Request(p.pid, &RunTurn{Input: p.spec.start.Spec.Prompt})
-	case *TurnFinished:
+		p.pid = c.Spawn(fleet.RemoteTaskProps(p.sys, p.spec))
+		c.Request(p.pid, &agent.RunTurn{Input: p.spec.Start.Spec.Prompt})
+	case *agent.TurnFinished:
 		if c.Sender() == nil || !c.Sender().Equal(p.pid) {
 			panic("TurnFinished from someone else")
 		}
 		p.out <- m
-	case *CancelTurn, *attemptLost, *ApprovalResponse:
+	case *agent.CancelTurn, *fleet.AttemptLost, *agent.ApprovalResponse:
 		c.Send(p.pid, m)
 	case chan struct{}: // a ping: everything sent here before it is handled
 		close(m)
@@ -43,11 +45,11 @@ func (p *proxyParent) Receive(c actor.Context) {
 
 type proxyRig struct {
 	*linkRig
-	up     *workerUp
+	up     *fleet.LinkUp
 	bus    *event.Bus
 	sub    *event.Subscription
-	gate   *taskGate
-	out    chan *TurnFinished
+	gate   *agent.TaskGate
+	out    chan *agent.TurnFinished
 	parent *actor.PID
 	pp     *proxyParent
 	// fromProxy receives the task messages the worker got.
@@ -58,7 +60,7 @@ type proxyRig struct {
 // answers each task message the worker gets (c.Sender() is the proxy).
 func newProxyRig(t *testing.T, backstop time.Duration, script func(r *proxyRig, c actor.Context, m any)) *proxyRig {
 	t.Helper()
-	r := &proxyRig{fromProxy: make(chan any, 64), out: make(chan *TurnFinished, 4)}
+	r := &proxyRig{fromProxy: make(chan any, 64), out: make(chan *agent.TurnFinished, 4)}
 	r.linkRig = newLinkRig(t, time.Hour, 3, func(w *scriptWorker) {
 		w.onTask = func(c actor.Context, m any) {
 			r.fromProxy <- m
@@ -71,9 +73,9 @@ func newProxyRig(t *testing.T, backstop time.Duration, script func(r *proxyRig, 
 	r.bus = event.NewBus()
 	r.sub = r.bus.Subscribe()
 	t.Cleanup(r.sub.Close)
-	r.gate = &taskGate{}
-	spec := remoteTaskSpec{worker: "w1", link: r.link, gate: r.gate, bus: r.bus, backstop: backstop,
-		start: remote.Start{Epoch: r.up.epoch, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "ws",
+	r.gate = &agent.TaskGate{}
+	spec := fleet.RemoteTaskSpec{Worker: "w1", Link: r.link, Gate: r.gate, Bus: r.bus, Backstop: backstop,
+		Start: remote.Start{Epoch: r.up.Epoch, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "ws",
 			Spec: event.TaskSpec{ID: "f1.1", Prompt: "do it", Model: "asked-model"}}}
 	pp := &proxyParent{sys: r.sys, spec: spec, out: r.out}
 	r.pp = pp
@@ -83,7 +85,7 @@ func newProxyRig(t *testing.T, backstop time.Duration, script func(r *proxyRig, 
 }
 
 // finished waits for the attempt's answer.
-func (r *proxyRig) finished() *TurnFinished {
+func (r *proxyRig) finished() *agent.TurnFinished {
 	r.t.Helper()
 	select {
 	case tf := <-r.out:
@@ -103,7 +105,7 @@ func (r *proxyRig) noSecondAnswer() {
 	r.pingParent()
 	must(r.t, r.sys.Root().PoisonFuture(r.pp.pid).Wait())
 	r.pingParent()
-	_, err := r.sys.Root().RequestFuture(r.link, &linkQuery{}, 5*time.Second).Result()
+	_, err := r.sys.Root().RequestFuture(r.link, &fleet.LinkQuery{}, 5*time.Second).Result()
 	must(r.t, err)
 	select {
 	case tf := <-r.out:
@@ -174,7 +176,7 @@ func TestProxyRelaysEventsInOrderAndFinishes(t *testing.T) {
 		t.Errorf("answer = %+v", tf)
 	}
 	st := (<-r.fromProxy).(*remote.Start)
-	if st.Epoch != r.up.epoch || st.Attempt != 2 || st.Spec.ID != "f1.1" || st.Fleet != "f1" {
+	if st.Epoch != r.up.Epoch || st.Attempt != 2 || st.Spec.ID != "f1.1" || st.Fleet != "f1" {
 		t.Errorf("start = %+v", st)
 	}
 	evs := r.busEvents(5)
@@ -194,7 +196,7 @@ func TestProxyRelaysEventsInOrderAndFinishes(t *testing.T) {
 	if evs[1].(*event.TextDelta).Text != "he" || evs[2].(*event.TextDelta).Text != "llo" {
 		t.Errorf("deltas out of order: %+v %+v", evs[1], evs[2])
 	}
-	turns, u, cost := r.gate.spent()
+	turns, u, cost := r.gate.Spent()
 	if turns != 1 || u != usage || cost <= 0 {
 		t.Errorf("gate metered %d turns, %+v, cost %v", turns, u, cost)
 	}
@@ -220,11 +222,11 @@ func TestProxyCancelApprovalAndLost(t *testing.T) {
 	if _, ok := (<-r.fromProxy).(*remote.Start); !ok {
 		t.Fatal("no start")
 	}
-	r.sys.Send(r.parent, &ApprovalResponse{RequestID: "s1/f1.1/c1", Choice: event.ApproveOnce})
+	r.sys.Send(r.parent, &agent.ApprovalResponse{RequestID: "s1/f1.1/c1", Choice: event.ApproveOnce})
 	if a, ok := (<-r.fromProxy).(*remote.Approval); !ok || a.RequestID != "s1/f1.1/c1" || a.Attempt != 2 || a.Choice != event.ApproveOnce {
 		t.Errorf("approval = %+v", a)
 	}
-	r.sys.Send(r.parent, &CancelTurn{})
+	r.sys.Send(r.parent, &agent.CancelTurn{})
 	if c, ok := (<-r.fromProxy).(*remote.Cancel); !ok || c.Task != "f1.1" || c.Attempt != 2 {
 		t.Errorf("cancel = %+v", c)
 	}
@@ -235,7 +237,7 @@ func TestProxyCancelApprovalAndLost(t *testing.T) {
 	mu.Lock()
 	remote.SendWorker(r.sys, r.sys.Root(), to, &remote.Finished{Task: start.Spec.ID, Attempt: start.Attempt, Status: event.StatusOK})
 	mu.Unlock()
-	r.sys.Send(r.parent, &attemptLost{why: "late"})
+	r.sys.Send(r.parent, &fleet.AttemptLost{Why: "late"})
 	r.noSecondAnswer()
 }
 
@@ -247,8 +249,8 @@ func TestProxyLost(t *testing.T) {
 		}
 	})
 	<-r.fromProxy
-	r.sys.Send(r.parent, &attemptLost{why: "worker w1 lost: no heartbeat answer for 3s"})
-	if tf := r.finished(); tf.Status != statusWorkerLost || !strings.Contains(tf.Error, "heartbeat") {
+	r.sys.Send(r.parent, &fleet.AttemptLost{Why: "worker w1 lost: no heartbeat answer for 3s"})
+	if tf := r.finished(); tf.Status != fleet.StatusWorkerLost || !strings.Contains(tf.Error, "heartbeat") {
 		t.Errorf("answer = %+v", tf)
 	}
 	// The proxy gives the attempt up with one cancel (the link drops it
@@ -257,7 +259,7 @@ func TestProxyLost(t *testing.T) {
 	if c, ok := (<-r.fromProxy).(*remote.Cancel); !ok || !strings.Contains(c.Why, "attempt lost") {
 		t.Errorf("after the loss the worker got %+v", c)
 	}
-	r.sys.Send(r.parent, &CancelTurn{})
+	r.sys.Send(r.parent, &agent.CancelTurn{})
 	r.noSecondAnswer()
 	select {
 	case m := <-r.fromProxy:
@@ -282,7 +284,7 @@ func TestProxyRefused(t *testing.T) {
 		switch {
 		case fatal && (tf.Status != event.StatusFailed || !strings.Contains(tf.Error, "unknown profile")):
 			t.Errorf("fatal refusal answered %+v", tf)
-		case !fatal && (tf.Status != statusWorkerRefused || tf.Error != "full"):
+		case !fatal && (tf.Status != fleet.StatusWorkerRefused || tf.Error != "full"):
 			t.Errorf("refusal answered %+v", tf)
 		}
 		r.noSecondAnswer()
@@ -315,7 +317,7 @@ func TestProxyGapIsLost(t *testing.T) {
 		remote.SendWorker(r.sys, c, to, &remote.TaskEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 3, Items: events(r.t, &event.TextDelta{Text: "c"})})
 		remote.SendWorker(r.sys, c, to, &remote.Finished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 3, Status: event.StatusOK})
 	})
-	if tf := r.finished(); tf.Status != statusWorkerLost || !strings.Contains(tf.Error, "skipped") {
+	if tf := r.finished(); tf.Status != fleet.StatusWorkerLost || !strings.Contains(tf.Error, "skipped") {
 		t.Errorf("answer = %+v", tf)
 	}
 	evs := r.busEvents(2)

@@ -13,10 +13,9 @@ import (
 
 	"reasonix/actors"
 	"reasonix/actors/event"
+	"reasonix/assemble"
 	"reasonix/core/config"
-	_ "reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
-	_ "reasonix/core/tool/builtin"
 )
 
 // testConfig writes a user config pointing at url into a fresh home and
@@ -53,7 +52,7 @@ func liveOpenerReqs(t testing.TB, srv *providertest.Server) (Options, *[]*actors
 		Cwd: cwd, Home: home,
 		Open: func(ctx context.Context, req OpenRequest) (*actors.Live, []string, error) {
 			reqs = append(reqs, req)
-			b, err := actors.Build(cfg, actors.BuildOptions{Cwd: cwd, Model: req.Model, PermissionMode: req.PermissionMode, Interactive: true, MaxSteps: 8})
+			b, err := assemble.Build(cfg, assemble.BuildOptions{Cwd: cwd, Model: req.Model, PermissionMode: req.PermissionMode, Interactive: true, MaxSteps: 8})
 			if err != nil {
 				return nil, nil, err
 			}

@@ -56,7 +56,7 @@ type (
 	}
 	mcpMsg struct {
 		gen int
-		st  *actors.MCPStatus
+		st  *event.MCPStatus
 		err error
 	}
 	// promptReadyMsg is a prompt whose @ references are resolved.

@@ -315,7 +315,7 @@ func TestLaggedRebuilds(t *testing.T) {
 // entries.
 func TestMCPCommands(t *testing.T) {
 	m := testModel(t, 100, 30)
-	m.Update(mcpMsg{gen: m.gen, st: &actors.MCPStatus{Servers: []actors.MCPServerStatus{
+	m.Update(mcpMsg{gen: m.gen, st: &event.MCPStatus{Servers: []event.MCPServerStatus{
 		{Name: "docs", State: event.MCPReady,
 			Prompts:   []mcp.Prompt{{Name: "summarise", Description: "Summarise a page"}},
 			Resources: []mcp.Resource{{URI: "guide/intro", Name: "Intro"}}},

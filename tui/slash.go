@@ -7,7 +7,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"reasonix/actors"
 	"reasonix/actors/event"
 	"reasonix/core/command"
 )
@@ -22,14 +21,14 @@ type customCommand struct {
 // commandSet is every slash command beyond the built-ins.
 type commandSet struct {
 	custom  []customCommand
-	prompts []actors.MCPPromptRef
+	prompts []event.MCPPromptRef
 	// resources are the MCP resources for @ completion.
-	resources []actors.MCPResourceRef
+	resources []event.MCPResourceRef
 	// reported remembers the load problems already shown.
 	reported map[string]bool
 }
 
-func (c *commandSet) setMCP(st *actors.MCPStatus) {
+func (c *commandSet) setMCP(st *event.MCPStatus) {
 	c.prompts = st.MCPPrompts()
 	c.resources = st.Resources()
 }

@@ -1,8 +1,9 @@
 package event
 
 import (
-	"reasonix/core/provider"
 	"time"
+
+	"reasonix/core/provider"
 )
 
 // TaskSpec is one subagent task as the task, fleet and parallel_tasks tools

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"reasonix/actors/kernel"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +28,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+
+	"reasonix/actors/kernel"
 )
 
 // RemoteOptions configure a process's remote endpoint: where it listens,

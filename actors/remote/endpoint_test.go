@@ -8,8 +8,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"reasonix/actors/kernel"
-	"reasonix/core/testenv"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +23,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"reasonix/actors/kernel"
+	"reasonix/core/testenv"
 )
 
 const testToken = "s3cret-token"

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"net"
-	"reasonix/core/testenv"
 	"strings"
 	"testing"
 	"time"
+
+	"reasonix/core/testenv"
 )
 
 // freeAddress returns a loopback address nobody listens on (a port just

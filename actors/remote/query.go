@@ -6,10 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"reasonix/actors/kernel"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"reasonix/actors/kernel"
 )
 
 // WorkerInfo is what a worker says about itself in answer to a status

@@ -9,15 +9,10 @@ import (
 	"strings"
 
 	"reasonix/actors"
+	"reasonix/assemble"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
 	"reasonix/core/trust"
-
-	// Built-in providers and tools register themselves.
-	_ "reasonix/core/history"
-	_ "reasonix/core/memory"
-	_ "reasonix/core/provider/openai"
-	_ "reasonix/core/tool/builtin"
 )
 
 // globalOptions are the flags every command that reads config shares.
@@ -135,8 +130,8 @@ func mcpJSONNotice(cfg *config.Config, cwd string) string {
 
 // buildSession builds a session with actors.Build. When that fails it
 // closes the transcript of o.Resume, which Build leaves to its caller.
-func buildSession(cfg *config.Config, o actors.BuildOptions) (*actors.Built, error) {
-	b, err := actors.Build(cfg, o)
+func buildSession(cfg *config.Config, o assemble.BuildOptions) (*actors.Built, error) {
+	b, err := assemble.Build(cfg, o)
 	if err != nil {
 		if o.Resume != nil {
 			_ = o.Resume.Transcript.Close()
@@ -150,7 +145,7 @@ func buildSession(cfg *config.Config, o actors.BuildOptions) (*actors.Built, err
 // the flags, a usage error (exit 2). The message stays the builder's, with
 // whatever context it was wrapped in.
 func asUsage(err error) error {
-	if _, ok := errors.AsType[*actors.SetupError](err); ok {
+	if _, ok := errors.AsType[*assemble.SetupError](err); ok {
 		return &usageError{err: err}
 	}
 	return err

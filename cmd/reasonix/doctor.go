@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reasonix/actors"
+	"reasonix/assemble"
 	"reasonix/core/config"
 	"reasonix/core/provider/openai"
 	"reasonix/core/session"
@@ -420,7 +420,7 @@ func (d *doctor) checkSandbox() check {
 
 // tryJail runs `true` inside the configured jail.
 func (d *doctor) tryJail() error {
-	sb, err := actors.NewSandbox(d.cfg, d.cwd)
+	sb, err := assemble.NewSandbox(d.cfg, d.cwd)
 	if err != nil {
 		return err
 	}
@@ -434,7 +434,7 @@ func (d *doctor) checkTools() check {
 	if d.cfg == nil {
 		return c.skipped("needs a valid config")
 	}
-	tools, err := tool.NewBuiltins(actors.ToolEnv(d.cfg, d.cwd), d.cfg.Tools.Enabled)
+	tools, err := tool.NewBuiltins(assemble.ToolEnv(d.cfg, d.cwd), d.cfg.Tools.Enabled)
 	if err != nil {
 		c.status = checkFail
 		c.detail = "[tools] enabled: " + err.Error()

@@ -14,9 +14,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reasonix/actors"
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/kernel"
+	"reasonix/assemble"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
 	"reasonix/core/session"
@@ -383,15 +386,15 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 	if running == "" {
 		running = cfg.Agent.ResumeRunning
 	}
-	rf, err := actors.ResumeFleet(ctx, j, recs, running)
+	rf, err := fleet.ResumeFleet(ctx, j, recs, running)
 	if err != nil {
 		return err
 	}
 	logger, closeLog := openLogger(cfg.Home, getenv(f))
 	defer closeLog()
-	var res *actors.FleetResult
+	var res *fleetmsg.FleetResult
 	if len(rf.Submit.Done) == len(rf.Submit.Tasks) {
-		res = &actors.FleetResult{FleetID: rf.Submit.FleetID}
+		res = &fleetmsg.FleetResult{FleetID: rf.Submit.FleetID}
 		for _, t := range rf.Submit.Tasks {
 			res.Results = append(res.Results, rf.Submit.Done[t.ID])
 		}
@@ -399,8 +402,8 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 		// buildSession closes the store when it fails, Built.Close when
 		// it does not.
 		owned = false
-		b, err := buildSession(cfg, actors.BuildOptions{Cwd: cwd, Logger: logger, Client: mcpClient(f), Getenv: getenv(f),
-			Resume: &actors.Resume{ID: parent.id, Transcript: parent.store}})
+		b, err := buildSession(cfg, assemble.BuildOptions{Cwd: cwd, Logger: logger, Client: mcpClient(f), Getenv: getenv(f),
+			Resume: &assemble.Resume{ID: parent.id, Transcript: parent.store}})
 		if err != nil {
 			return err
 		}
@@ -411,7 +414,7 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 		spec := *b.Spec.Fleet
 		spec.Journal = j
 		sys := kernel.NewSystem(logger)
-		res, err = actors.RunFleet(sys, spec, b.Spec.Agent.Session, event.NewBus(), rf.Submit, opts.Timeout)
+		res, err = fleet.RunFleet(sys, spec, b.Spec.Agent.Session, event.NewBus(), rf.Submit, opts.Timeout)
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = sys.Shutdown(sctx)
@@ -424,7 +427,7 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 	if err := parent.answer(f, rf.Submit.Tasks, res); err != nil {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", err)
 	}
-	text, _ := actors.FormatFleetResult(actors.ToolFleet, res)
+	text, _ := fleet.FormatFleetResult(agent.ToolFleet, res)
 	_, err = fmt.Fprintln(f.Stdout, text)
 	return err
 }
@@ -468,12 +471,12 @@ func openFleetParent(f *Factory, home, cwd, key string) (*fleetParent, error) {
 // answer records the resumed fleet's result as the tool result of the
 // parent's call that submitted it, when that call is still unanswered, so
 // the parent can be continued with it.
-func (p *fleetParent) answer(f *Factory, tasks []event.TaskSpec, res *actors.FleetResult) error {
+func (p *fleetParent) answer(f *Factory, tasks []event.TaskSpec, res *fleetmsg.FleetResult) error {
 	for _, call := range session.OpenCalls(p.msgs) {
-		if !actors.CallOfFleet(call.Name, call.Arguments, tasks) {
+		if !fleet.CallOfFleet(call.Name, call.Arguments, tasks) {
 			continue
 		}
-		text, _ := actors.FormatFleetResult(call.Name, res)
+		text, _ := fleet.FormatFleetResult(call.Name, res)
 		if err := p.store.Append(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: text}); err != nil {
 			return fmt.Errorf("parent session %s: %w", p.id, err)
 		}

@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reasonix/actors/event"
-	"reasonix/core/journal"
-	"reasonix/scheduler"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"reasonix/actors/event"
+	"reasonix/core/journal"
+	"reasonix/scheduler"
 )
 
 func TestFleetCommandFlags(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"reasonix/actors"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet"
 	"reasonix/core/journal"
 	"reasonix/scheduler"
 )
@@ -55,7 +55,7 @@ func TestCheckFleet(t *testing.T) {
 			lost:    []string{"record 4 (finish of f.1): its payload is not JSON: the task's result is lost and it counts as unfinished"},
 			results: map[string]string{}, running: []string{"f.1", "f.2"}},
 		{name: "result not a result", recs: base(rec(journal.KindFinish, "f.1", `[1]`)),
-			lost:    []string{"record 4 (finish of f.1): its result does not read: json: cannot unmarshal array into Go value of type actors.TaskResult: the task's result is lost and it counts as unfinished"},
+			lost:    []string{"record 4 (finish of f.1): its result does not read: json: cannot unmarshal array into Go value of type event.TaskResult: the task's result is lost and it counts as unfinished"},
 			results: map[string]string{}, running: []string{"f.1", "f.2"}},
 		{name: "delivered result lost", recs: base(rec(journal.KindFinish, "f.1", `{`), rec(journal.KindFinish, "f.2", ok), rec(journal.KindReply, "", "")),
 			lost:    []string{"record 4 (finish of f.1): its payload is not JSON: the task's result, delivered before, is lost; it ends failed"},
@@ -120,7 +120,7 @@ func TestCheckFleet(t *testing.T) {
 				}
 			}
 			// What the check keeps, the resume can use.
-			if _, err := actors.ResumeFleet(t.Context(), nil, c.Records, "rerun"); err != nil {
+			if _, err := fleet.ResumeFleet(t.Context(), nil, c.Records, "rerun"); err != nil {
 				t.Errorf("resume of the kept records: %v", err)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"reasonix/actors"
+	"reasonix/assemble"
 )
 
 // liveRequest is what a long-lived frontend (the chat TUI, `serve`) asks
@@ -56,7 +57,7 @@ func openLive(f *Factory, g globalOptions, req liveRequest, logger *slog.Logger)
 	if err != nil {
 		return nil, warnings(), err
 	}
-	b, err := buildSession(cfg, actors.BuildOptions{
+	b, err := buildSession(cfg, assemble.BuildOptions{
 		Resume:         resume,
 		Cwd:            req.Cwd,
 		Model:          req.Model,

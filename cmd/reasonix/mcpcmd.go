@@ -16,8 +16,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reasonix/actors"
 	"reasonix/actors/event"
+	"reasonix/actors/mcpconn"
+	"reasonix/assemble"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
 	"reasonix/core/panics"
@@ -25,12 +26,12 @@ import (
 )
 
 // mcpElicitations are the values of --mcp-elicitation.
-var mcpElicitations = []string{actors.ElicitDecline, actors.ElicitDefaults}
+var mcpElicitations = []string{mcpconn.ElicitDecline, mcpconn.ElicitDefaults}
 
 // resolveMCP is actors.ResolveMCP with the Factory's environment; a bad
 // declaration or grant file is a usage error (exit 2).
-func resolveMCP(f *Factory, cfg *config.Config, cwd string, trustProject bool) (*actors.MCPServers, error) {
-	set, err := actors.ResolveMCP(cfg, cwd, trustProject, getenv(f))
+func resolveMCP(f *Factory, cfg *config.Config, cwd string, trustProject bool) (*assemble.MCPServers, error) {
+	set, err := assemble.ResolveMCP(cfg, cwd, trustProject, getenv(f))
 	if err != nil {
 		return nil, asUsage(err)
 	}
@@ -195,7 +196,7 @@ grant.`,
 			addOAuthFlags(c.cmd, c.opts)
 		}
 		if c.cmd == toolsCmd || c.cmd == callCmd {
-			c.cmd.Flags().StringVar(&c.opts.Elicitation, "mcp-elicitation", actors.ElicitDecline, "how the server's questions are answered: decline, or defaults (the form's default values)")
+			c.cmd.Flags().StringVar(&c.opts.Elicitation, "mcp-elicitation", mcpconn.ElicitDecline, "how the server's questions are answered: decline, or defaults (the form's default values)")
 		}
 		cmd.AddCommand(c.cmd)
 	}
@@ -340,14 +341,14 @@ func unknownServer(m *mcpContext, name string, names []string) error {
 // o, when set, gives the elicitation policy and the OAuth settings; an
 // http server that wants a login without o gets none.
 func (m *mcpContext) dialMCP(ctx context.Context, f *Factory, c mcp.ServerConfig, o *MCPOptions) (*mcp.Client, error) {
-	root := actors.WorkspaceRoot(m.cfg, m.cwd)
+	root := assemble.WorkspaceRoot(m.cfg, m.cwd)
 	opts := mcp.OpenOptions{Logger: m.logger, Dir: root}
 	if c.Sandbox && c.Type == mcp.TypeStdio {
-		sb, err := actors.NewSandbox(m.cfg, m.cwd)
+		sb, err := assemble.NewSandbox(m.cfg, m.cwd)
 		if err != nil {
 			return nil, err
 		}
-		opts.Wrap = actors.MCPJail(sb)
+		opts.Wrap = assemble.MCPJail(sb)
 	}
 	if c.Type == mcp.TypeHTTP {
 		h, err := m.oauthHandler(f, c, o)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reasonix/actors"
+	"reasonix/actors/mcpconn"
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/oauth"
 	"reasonix/core/text"
@@ -134,13 +134,13 @@ func (m *mcpContext) oauthHandler(f *Factory, c mcp.ServerConfig, o *MCPOptions)
 // cliElicitor answers a server's questions in mcp tools and call by the
 // --mcp-elicitation policy, noting each on stderr.
 func cliElicitor(f *Factory, server string, o *MCPOptions) mcp.Elicitor {
-	policy := actors.ElicitDecline
+	policy := mcpconn.ElicitDecline
 	if o != nil && o.Elicitation != "" {
 		policy = o.Elicitation
 	}
 	return func(_ context.Context, req mcp.ElicitRequest) (mcp.ElicitResult, error) {
 		q := text.OneLine(req.Message, 120)
-		if policy == actors.ElicitDefaults {
+		if policy == mcpconn.ElicitDefaults {
 			res, missing := mcp.AnswerWithDefaults(req)
 			if res.Action == mcp.ElicitAccept {
 				fmt.Fprintf(f.Stderr, "reasonix: mcp server %q asked %q; answered with the form's defaults\n", server, q)

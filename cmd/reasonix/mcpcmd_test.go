@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reasonix/actors"
+	"reasonix/actors/mcpconn"
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/oauth"
 )
@@ -138,7 +138,7 @@ func TestMCPCommandFlags(t *testing.T) {
 			g := *got
 			g.Timeout = 0
 			// The defaults of the policy flags.
-			if g.Elicitation == actors.ElicitDecline {
+			if g.Elicitation == mcpconn.ElicitDecline {
 				g.Elicitation = ""
 			}
 			if g.OAuthAuthorize == oauth.AuthorizeBrowser {

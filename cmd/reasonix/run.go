@@ -15,7 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
+	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/assemble"
 	"reasonix/core/config"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
@@ -181,7 +183,7 @@ func runRun(f *Factory, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	b, err := buildSession(cfg, actors.BuildOptions{
+	b, err := buildSession(cfg, assemble.BuildOptions{
 		Resume:         resume,
 		Cwd:            cwd,
 		Model:          opts.Model,
@@ -377,7 +379,7 @@ func commandStream(f *Factory, opts *RunOptions) io.Reader {
 // (the process killed mid-turn) is repaired first: each tool call without a
 // result gets an "interrupted" one, recorded in the transcript, so the
 // conversation is valid for the next request.
-func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*actors.Resume, error) {
+func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*assemble.Resume, error) {
 	if !opts.Continue && opts.Resume == "" {
 		return nil, nil
 	}
@@ -437,7 +439,7 @@ func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*
 	if len(added) > 0 {
 		fmt.Fprintf(f.Stderr, "reasonix: the last turn of %s was cut off; %d unanswered tool call(s) recorded as interrupted\n", h.ID, len(added))
 	}
-	return &actors.Resume{ID: h.ID, Transcript: store, History: repaired}, nil
+	return &assemble.Resume{ID: h.ID, Transcript: store, History: repaired}, nil
 }
 
 // reattachFleets resumes, as `reasonix fleet resume` would, every
@@ -449,7 +451,7 @@ func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*
 func reattachFleets(f *Factory, cfg *config.Config, cwd, parent string, msgs []provider.Message, opts *RunOptions) bool {
 	open := false
 	for _, c := range session.OpenCalls(msgs) {
-		open = open || c.Name == actors.ToolTask || c.Name == actors.ToolFleet || c.Name == actors.ToolParallelTasks
+		open = open || c.Name == agent.ToolTask || c.Name == agent.ToolFleet || c.Name == agent.ToolParallelTasks
 	}
 	if !open {
 		return false

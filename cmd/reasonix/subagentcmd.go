@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reasonix/actors"
+	"reasonix/assemble"
 	"reasonix/core/config"
 	"reasonix/core/permission"
 	"reasonix/core/skill"
@@ -147,7 +147,7 @@ profile lists the available ones), 130 interrupted.`
 // loadSkills reads the skill roots the config points at and reports the
 // files it skipped on stderr.
 func loadSkills(f *Factory, cfg *config.Config, cwd string) *skill.Store {
-	store, warns := skill.Load(actors.SkillOptions(cfg, cwd))
+	store, warns := skill.Load(assemble.SkillOptions(cfg, cwd))
 	for _, w := range warns {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
 	}
@@ -210,7 +210,7 @@ func runSubagentTask(f *Factory, opts *SubagentOptions) error {
 	}
 	logger, closeLog := openLogger(cfg.Home, getenv(f))
 	defer closeLog()
-	b, err := buildSession(cfg, actors.BuildOptions{
+	b, err := buildSession(cfg, assemble.BuildOptions{
 		Cwd:            cwd,
 		Model:          opts.Model,
 		Effort:         opts.Effort,

@@ -14,9 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reasonix/actors"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
+	"reasonix/actors/worker"
+	"reasonix/assemble"
 	"reasonix/core/config"
 	"reasonix/core/proc"
 )
@@ -171,7 +172,7 @@ func checkWorkerOptions(o *WorkerOptions) error {
 func workerWorkspaces(cfg *config.Config, cwd string, given []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(given) == 0 {
-		root := actors.WorkspaceRoot(cfg, cwd)
+		root := assemble.WorkspaceRoot(cfg, cwd)
 		out[filepath.Base(root)] = root
 		return out, nil
 	}
@@ -253,7 +254,7 @@ func runWorker(f *Factory, o *WorkerOptions) error {
 		shutdown()
 		return &usageError{err: err}
 	}
-	host, err := actors.StartWorkerHost(sys, actors.WorkerHostSpec{Name: o.Name, Capacity: o.Capacity,
+	host, err := assemble.StartWorkerHost(sys, worker.HostSpec{Name: o.Name, Capacity: o.Capacity,
 		Workspaces: spaces, Config: cfg, Logger: logger})
 	if err != nil {
 		rem.Stop(5 * time.Second)
@@ -266,7 +267,7 @@ func runWorker(f *Factory, o *WorkerOptions) error {
 // workUntilSignal announces the worker, serves until SIGINT or SIGTERM,
 // then drains it and stops everything. A second signal stops waiting for
 // the drain.
-func workUntilSignal(f *Factory, sigs <-chan os.Signal, sys *kernel.System, rem *remote.Remote, host *actors.WorkerHost, logger *slog.Logger) error {
+func workUntilSignal(f *Factory, sigs <-chan os.Signal, sys *kernel.System, rem *remote.Remote, host *worker.Host, logger *slog.Logger) error {
 	fmt.Fprintf(f.Stderr, "reasonix worker %s listening on %s\n", host.Name(), rem.Address())
 	logger.Info("worker: listening", "name", host.Name(), "addr", rem.Address())
 	<-sigs

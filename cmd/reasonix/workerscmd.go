@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reasonix/actors"
 	"reasonix/actors/remote"
+	"reasonix/assemble"
 	"reasonix/core/config"
 )
 
@@ -241,7 +241,7 @@ func workerWorkspace(cfg *config.Config, cwd string, w config.Worker) string {
 	if w.Workspace != "" {
 		return w.Workspace
 	}
-	return filepath.Base(actors.WorkspaceRoot(cfg, cwd))
+	return filepath.Base(assemble.WorkspaceRoot(cfg, cwd))
 }
 
 // queryOptions are the remote options of a listing's own endpoint: the

@@ -13,9 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"reasonix/actors"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
+	"reasonix/actors/worker"
+	"reasonix/assemble"
 	"reasonix/core/config"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/testenv"
@@ -84,7 +85,7 @@ func startTestWorkerWith(t *testing.T, name string, o remote.RemoteOptions, capa
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := actors.StartWorkerHost(sys, actors.WorkerHostSpec{Name: name, Capacity: capacity, Workspaces: served, Config: cfg})
+	host, err := assemble.StartWorkerHost(sys, worker.HostSpec{Name: name, Capacity: capacity, Workspaces: served, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,11 +22,10 @@ import (
 
 	"reasonix/actors"
 	"reasonix/actors/event"
+	"reasonix/assemble"
 	"reasonix/core/config"
-	_ "reasonix/core/provider/openai"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
-	_ "reasonix/core/tool/builtin"
 )
 
 // TestMain fails the package when a test leaves a goroutine behind: every
@@ -139,7 +138,7 @@ func (h *harness) open(ctx context.Context, req OpenRequest) (*actors.Live, []st
 		h.entered <- struct{}{}
 		<-h.release
 	}
-	o := actors.BuildOptions{Cwd: h.cwd, Model: req.Model, Interactive: true}
+	o := assemble.BuildOptions{Cwd: h.cwd, Model: req.Model, Interactive: true}
 	if req.Resume != "" {
 		path := filepath.Join(session.ProjectDir(h.home, h.cwd), req.Resume+".jsonl")
 		hd, msgs, _, err := session.Load(path)
@@ -151,9 +150,9 @@ func (h *harness) open(ctx context.Context, req OpenRequest) (*actors.Live, []st
 		if err != nil {
 			return nil, nil, err
 		}
-		o.Resume = &actors.Resume{ID: hd.ID, Transcript: store, History: repaired}
+		o.Resume = &assemble.Resume{ID: hd.ID, Transcript: store, History: repaired}
 	}
-	b, err := actors.Build(h.cfg, o)
+	b, err := assemble.Build(h.cfg, o)
 	if err != nil {
 		if o.Resume != nil {
 			_ = o.Resume.Transcript.Close()

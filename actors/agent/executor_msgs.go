@@ -1,0 +1,82 @@
+package agent
+
+import (
+	"reasonix/core/provider"
+)
+
+// RunTurn asks an executor (or a session) to run one user turn. The reply,
+// exactly one, is a *TurnFinished.
+type RunTurn struct {
+	Input string
+	// Compact makes the turn the user's /compact: a fold of the older work
+	// on demand, with no model turn. Input "/compact" means the same.
+	Compact bool
+	// Reject asks the session to refuse the prompt, rather than queue it,
+	// when a turn is already running.
+	Reject bool
+}
+
+// SetPosture switches the approval posture (ask, auto or yolo) of a
+// session, its executor and its subagents, from the next call on. Deny
+// rules and forced reviews apply in every posture.
+type SetPosture struct {
+	Posture string
+}
+
+// SetEffort sets the reasoning effort the session's model requests carry
+// from the next request on (the executor's, and the planner's in a
+// two-model run); subagents keep the effort their task resolved.
+type SetEffort struct {
+	Effort string
+}
+
+// CancelTurn asks for the running turn to stop: the in-flight model request
+// and tool calls are cancelled, results recorded so far are kept, and the
+// turn ends with StatusCancelled. With no turn running it does nothing.
+type CancelTurn struct{}
+
+// StatusLoop ends a turn whose model made the same call with the same
+// result LoopRepeats times in a row, where nobody was asked to let it go
+// on (or the user said no).
+const StatusLoop = "loop"
+
+// TurnFinished is the terminal reply to RunTurn.
+type TurnFinished struct {
+	Session string
+	Task    string
+	// Status is one of StatusOK, StatusFailed, StatusCancelled,
+	// StatusMaxSteps (the --max-steps cap or the agent.max_steps guard),
+	// StatusLoop, or StatusLimit (a goal's budget or lease ended the turn
+	// from inside; a goal controller's own reply says how the goal ended).
+	Status string
+	// Text is the assistant's final answer (the last step's text).
+	Text  string
+	Error string
+	Steps int
+	Usage provider.Usage
+}
+
+// StreamChunk carries one chunk of the current model stream from the
+// stream goroutine to the executor. epoch ties it to the step that started
+// the stream, so chunks of a cancelled stream are ignored.
+type StreamChunk struct {
+	epoch int
+	chunk provider.Chunk
+}
+
+// streamClosed reports that the stream goroutine ended; an executor still
+// waiting for a terminal chunk of that epoch treats it as a broken stream.
+type streamClosed struct {
+	epoch int
+}
+
+// ApprovalResponse answers an ApprovalRequested event. Choice is one of
+// the Approve constants; Rule is the scope granted for "session" and
+// "always" (empty: the narrowest suggestion).
+type ApprovalResponse struct {
+	RequestID string
+	Choice    string
+	Rule      string
+	// reason explains a denial the executor makes itself (a timeout).
+	Reason string
+}

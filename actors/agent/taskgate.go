@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"sync"
+
+	"reasonix/actors/event"
+	"reasonix/core/provider"
+)
+
+// TaskGate stands between a subagent and the bus. The scheduler closes it
+// as it publishes the task's task_done, under the same lock the subagent
+// publishes under, so no event of a task can follow its task_done on the
+// stream, whatever the subagent is still doing while it stops. On the way
+// it meters the task: every usage event is one model turn, and a task
+// whose tokens or turns reach its budget is reported to the scheduler
+// once, through over.
+type TaskGate struct {
+	Mu     sync.Mutex
+	closed bool
+
+	Budget event.Budget
+	Over   func(what string)
+	// reached is the ceiling the task reached, once it has.
+	reached string
+	turns   int
+	usage   provider.Usage
+	// price, when known, turns usage into cost.
+	Price *event.Price
+}
+
+// Publish puts ev on bus unless the gate is closed.
+func (g *TaskGate) Publish(bus *event.Bus, ev event.Event) {
+	g.Mu.Lock()
+	defer g.Mu.Unlock()
+	if g.closed {
+		return
+	}
+	if u, ok := ev.(*event.UsageReported); ok {
+		g.meter(u.Usage)
+	}
+	bus.Publish(ev)
+}
+
+// meter counts one model turn and checks the budget.
+func (g *TaskGate) meter(u provider.Usage) {
+	g.turns++
+	g.usage.Add(u)
+	if g.Over == nil || g.reached != "" {
+		return
+	}
+	what := ""
+	switch {
+	case g.Budget.Tokens > 0 && g.usage.PromptTokens+g.usage.CompletionTokens >= g.Budget.Tokens:
+		what = "tokens"
+	case g.Budget.Turns > 0 && g.turns >= g.Budget.Turns:
+		what = "turns"
+	case g.Budget.Cost > 0 && g.Price != nil && g.Price.Cost(g.usage) >= g.Budget.Cost:
+		what = "cost"
+	}
+	if what != "" {
+		g.reached = what
+		g.Over(what)
+	}
+}
+
+// Exhausted returns the ceiling the task has reached, or "".
+func (g *TaskGate) Exhausted() string {
+	g.Mu.Lock()
+	defer g.Mu.Unlock()
+	return g.reached
+}
+
+// Spent returns the turns, usage and cost (zero without a price) metered
+// so far.
+func (g *TaskGate) Spent() (int, provider.Usage, float64) {
+	g.Mu.Lock()
+	defer g.Mu.Unlock()
+	cost := 0.0
+	if g.Price != nil {
+		cost = g.Price.Cost(g.usage)
+	}
+	return g.turns, g.usage, cost
+}
+
+// Close publishes last, the task's final event, and shuts the gate.
+func (g *TaskGate) Close(bus *event.Bus, last event.Event) {
+	g.Mu.Lock()
+	defer g.Mu.Unlock()
+	if bus != nil && !g.closed {
+		bus.Publish(last)
+	}
+	g.closed = true
+}

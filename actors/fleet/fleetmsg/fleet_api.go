@@ -1,0 +1,80 @@
+package fleetmsg
+
+import (
+	"time"
+
+	"reasonix/actors/event"
+	"reasonix/core/provider"
+)
+
+// SubmitFleet asks the scheduler to run tasks. The reply, exactly one, is a
+// *FleetResult listing every task in input order once all have ended.
+type SubmitFleet struct {
+	FleetID string
+	Tasks   []event.TaskSpec
+	// Key, when set, re-attaches a journalled fleet (see ResumeFleet):
+	// its records go on under that key and Done holds the tasks that
+	// finished before, which keep their results and do not run again.
+	Key  string
+	Done map[string]event.TaskResult
+}
+
+// CancelFleet stops a fleet: queued tasks end cancelled, running ones are
+// cancelled and end as soon as they stop. Its FleetResult still arrives.
+type CancelFleet struct {
+	FleetID string
+}
+
+// CancelTask stops one task and leaves its siblings running.
+type CancelTask struct {
+	TaskID string
+}
+
+// FleetResult is the terminal reply to SubmitFleet.
+type FleetResult struct {
+	FleetID string
+	Results []event.TaskResult
+}
+
+// QueryFleet asks the scheduler for its state; the reply is a
+// *FleetStatus.
+type QueryFleet struct{}
+
+// FleetStatus is the scheduler's state for status displays.
+type FleetStatus struct {
+	Queued, Running, Writers, Ended int
+	Tasks                           []TaskState
+	// Endpoints are the process's provider endpoints: each one's
+	// concurrency window, requests in flight and waiting.
+	Endpoints []provider.LimiterStats
+	// Workers are the configured worker hosts, in config order.
+	Workers []WorkerState
+}
+
+// WorkerState is one worker host as the scheduler sees it.
+type WorkerState struct {
+	Name    string
+	Address string
+	// State is "probing" (not reached yet), "up", "lost" (was up, is
+	// being probed again) or "refused" (it answers but will not serve
+	// us; Error says why).
+	State    string
+	Capacity int
+	// Running counts this scheduler's tasks on the worker.
+	Running int
+	// Since is when the worker entered its state.
+	Since time.Time
+	// Error is the last probe error, refusal or loss reason.
+	Error string
+}
+
+// TaskState is one live task in a FleetStatus.
+type TaskState struct {
+	TaskID string
+	Fleet  string
+	State  string
+	Writer bool
+	// Worker is the worker host running the task; empty for the local
+	// process or a task not running.
+	Worker string
+}

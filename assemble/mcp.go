@@ -1,0 +1,126 @@
+package assemble
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"reasonix/actors/mcpconn"
+	"reasonix/core/config"
+	"reasonix/core/mcp"
+	"reasonix/core/sandbox"
+)
+
+// MCPServers are the MCP servers of a workspace after the trust check and
+// ${VAR} expansion.
+type MCPServers struct {
+	// Declared are the servers as the configuration declares them.
+	Declared []mcp.Declared
+	// Servers matches Declared index by index: what a session starts.
+	Servers []mcpconn.MCPServer
+}
+
+// ResolveMCP reads the declared servers of cwd, applies launch grants
+// (recording new ones when trustProject is set) and expands ${VAR}
+// references, read with getenv (nil: os.Getenv), in the servers that may
+// start. The identity checked is the config as declared, so secrets from
+// the environment are not part of it. A server that may not start is
+// marked (Disabled, Untrusted, Error), not refused: a session reports it
+// and carries on.
+func ResolveMCP(cfg *config.Config, cwd string, trustProject bool, getenv func(string) string) (*MCPServers, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	decls, err := mcp.Declarations(cfg, cwd)
+	if err != nil {
+		return nil, setupErrorf("mcp servers: %w", err)
+	}
+	set := &MCPServers{Declared: decls}
+	var grants *mcp.Grants
+	lookup := func(k string) (string, bool) {
+		v := getenv(k)
+		return v, v != ""
+	}
+	for _, d := range decls {
+		srv := mcpconn.MCPServer{Config: d.Config, Source: d.Source, Disabled: d.Disabled}
+		if !d.Disabled && d.Project() {
+			if grants == nil {
+				if grants, err = mcp.LoadGrants(mcp.GrantsPath(cfg.Home)); err != nil {
+					return nil, &SetupError{Err: err}
+				}
+			}
+			id := mcp.Identity(d.Config)
+			switch trust := grants.Check(cwd, d.Config.Name, id); {
+			case trust == mcp.Granted:
+			case trustProject:
+				if err := grants.Grant(cwd, d.Config.Name, id, time.Now()); err != nil {
+					return nil, err
+				}
+			default:
+				srv.Untrusted = mcp.UntrustedReason(trust, d.Config.Name)
+			}
+		}
+		if !srv.Disabled && srv.Untrusted == "" {
+			expanded, missing := d.Config.Expanded(lookup)
+			if len(missing) > 0 {
+				srv.Warnings = append(srv.Warnings, fmt.Sprintf("unset environment variable %s expanded to an empty value", strings.Join(missing, ", ")))
+			}
+			if err := expanded.Validate(); err != nil {
+				srv.Error = err.Error()
+			}
+			srv.Config = expanded
+		}
+		set.Servers = append(set.Servers, srv)
+	}
+	return set, nil
+}
+
+// buildMCP is the MCP part of a top-level session.
+func buildMCP(cfg *config.Config, o BuildOptions) (mcpconn.MCPSpec, error) {
+	set, err := ResolveMCP(cfg, o.Cwd, o.TrustProjectMCP, o.Getenv)
+	if err != nil {
+		return mcpconn.MCPSpec{}, err
+	}
+	var jail func(mcp.StdioCommand) (mcp.StdioCommand, error)
+	for _, srv := range set.Servers {
+		if srv.Config.Sandbox && srv.Config.Type == mcp.TypeStdio {
+			sb, err := NewSandbox(cfg, o.Cwd)
+			if err != nil {
+				return mcpconn.MCPSpec{}, err
+			}
+			jail = MCPJail(sb)
+			break
+		}
+	}
+	return mcpconn.MCPSpec{
+		Jail:           jail,
+		Servers:        set.Servers,
+		CallTimeout:    time.Duration(cfg.Tools.MCPCallTimeoutSeconds) * time.Second,
+		StartupTimeout: mcpStartupTimeout,
+		Root:           WorkspaceRoot(cfg, o.Cwd),
+		Client:         o.Client,
+		Interactive:    o.Interactive,
+		Elicitation:    o.MCPElicitation,
+		Home:           cfg.Home,
+	}, nil
+}
+
+// MCPJail runs a stdio server's command inside sb's bash jail: it may
+// write only the writer roots, reads nothing forbidden, and reaches the
+// network only when [sandbox] network allows it. A jail that is off or
+// unavailable is an error: the user asked for confinement.
+func MCPJail(sb *sandbox.Sandbox) func(mcp.StdioCommand) (mcp.StdioCommand, error) {
+	return func(c mcp.StdioCommand) (mcp.StdioCommand, error) {
+		if sb.Mode() == sandbox.ModeOff {
+			return c, errors.New("sandbox = true, but the bash jail is off ([sandbox] bash)")
+		}
+		argv, err := sb.Wrap(c.Dir, append([]string{c.Command}, c.Args...))
+		if err != nil {
+			return c, err
+		}
+		c.Command, c.Args = argv[0], argv[1:]
+		return c, nil
+	}
+}
