@@ -26,6 +26,8 @@ type Live struct {
 	viewer  *event.Viewer
 	started time.Time
 
+	stopOnce  sync.Once
+	stopErr   error
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -78,17 +80,27 @@ func (l *Live) SnapshotAt(ctx context.Context, seq int64) (event.Snapshot, error
 	return l.viewer.WaitSeq(ctx, seq)
 }
 
-// Close cancels a running turn, stops the session and its actor system
-// within timeout, and closes the transcripts. It is safe to call more
-// than once; later calls return the first one's error.
-func (l *Live) Close(timeout time.Duration) error {
-	l.closeOnce.Do(func() {
+// Stop cancels a running turn and stops the session and its actor system
+// within timeout, leaving the transcripts open: a headless run closes them
+// itself, since what that close finds decides whether the run saved
+// everything. It is safe to call more than once; later calls return the
+// first one's error.
+func (l *Live) Stop(timeout time.Duration) error {
+	l.stopOnce.Do(func() {
 		stopErr := l.session.Close(timeout)
 		l.viewer.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		shutErr := l.sys.Shutdown(ctx)
-		if err := errors.Join(stopErr, shutErr, l.built.Close()); err != nil {
+		l.stopErr = errors.Join(stopErr, l.sys.Shutdown(ctx))
+	})
+	return l.stopErr
+}
+
+// Close stops the session (see Stop) and closes the transcripts. It is
+// safe to call more than once; later calls return the first one's error.
+func (l *Live) Close(timeout time.Duration) error {
+	l.closeOnce.Do(func() {
+		if err := errors.Join(l.Stop(timeout), l.built.Close()); err != nil {
 			l.closeErr = fmt.Errorf("close session %s: %w", l.ID(), err)
 		}
 	})

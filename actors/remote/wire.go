@@ -22,21 +22,43 @@ import (
 // else, a nil pointer included, is an error rather than a message the
 // other side could not decode.
 func ToWire(m any) (any, error) {
+	// Events first: they are the bulk of the traffic, so the hot path
+	// meets one type switch only.
+	w, ok := eventsToWire(m)
+	if !ok {
+		w, ok = taskToWire(m)
+	}
+	if !ok {
+		w, ok = linkToWire(m)
+	}
+	if !ok {
+		return nil, fmt.Errorf("worker wire: %T is not a boundary message (send a pointer to one of the types of actors/remote/msgs.go)", m)
+	}
+	if w == nil {
+		return nil, fmt.Errorf("worker wire: nil %T", m)
+	}
+	return w, nil
+}
+
+// linkToWire is the twin of a message of the link itself (hello, welcome,
+// heartbeat and its ack, posture, bye). ok is false when m is none of
+// these; w is nil when m is a nil pointer to one.
+func linkToWire(m any) (w any, ok bool) {
 	switch m := m.(type) {
 	case *Hello:
 		if m != nil {
-			return &workerpb.Hello{
+			w = &workerpb.Hello{
 				Protocol:  int64(m.Protocol),
 				Scheduler: m.Scheduler,
 				Session:   m.Session,
 				Workspace: m.Workspace,
 				Epoch:     m.Epoch,
 				LeaseMs:   m.LeaseMS,
-			}, nil
+			}
 		}
 	case *Welcome:
 		if m != nil {
-			return &workerpb.Welcome{
+			w = &workerpb.Welcome{
 				Protocol:   int64(m.Protocol),
 				Worker:     m.Worker,
 				Boot:       m.Boot,
@@ -45,19 +67,39 @@ func ToWire(m any) (any, error) {
 				Running:    int64(m.Running),
 				Workspaces: slices.Clone(m.Workspaces),
 				Refused:    m.Refused,
-			}, nil
+			}
 		}
 	case *Heartbeat:
 		if m != nil {
-			return &workerpb.Heartbeat{Epoch: m.Epoch, N: m.N}, nil
+			w = &workerpb.Heartbeat{Epoch: m.Epoch, N: m.N}
 		}
 	case *HeartbeatAck:
 		if m != nil {
-			return &workerpb.HeartbeatAck{Epoch: m.Epoch, N: m.N, Running: int64(m.Running), Free: int64(m.Free)}, nil
+			w = &workerpb.HeartbeatAck{Epoch: m.Epoch, N: m.N, Running: int64(m.Running), Free: int64(m.Free)}
 		}
+	case *Posture:
+		if m != nil {
+			w = &workerpb.Posture{Epoch: m.Epoch, Posture: m.Posture}
+		}
+	case *Bye:
+		if m != nil {
+			w = &workerpb.Bye{Epoch: m.Epoch, Why: m.Why}
+		}
+	default:
+		return nil, false
+	}
+	return w, true
+}
+
+// taskToWire is the twin of a message about one attempt of a task (start,
+// accepted, refused, finished, cancel, approval), apart from its events.
+// ok is false when m is none of these; w is nil when m is a nil pointer
+// to one.
+func taskToWire(m any) (w any, ok bool) {
+	switch m := m.(type) {
 	case *Start:
 		if m != nil {
-			return &workerpb.Start{
+			w = &workerpb.Start{
 				Epoch:       m.Epoch,
 				Attempt:     int64(m.Attempt),
 				Session:     m.Session,
@@ -66,38 +108,23 @@ func ToWire(m any) (any, error) {
 				Spec:        taskSpecToWire(m.Spec),
 				Posture:     m.Posture,
 				Interactive: m.Interactive,
-			}, nil
+			}
 		}
 	case *Accepted:
 		if m != nil {
-			w := &workerpb.Accepted{Task: m.Task, Attempt: int64(m.Attempt), Model: m.Model}
+			a := &workerpb.Accepted{Task: m.Task, Attempt: int64(m.Attempt), Model: m.Model}
 			if m.Price != nil {
-				w.Price = &workerpb.Price{Input: m.Price.Input, CacheHit: m.Price.CacheHit, Output: m.Price.Output}
+				a.Price = &workerpb.Price{Input: m.Price.Input, CacheHit: m.Price.CacheHit, Output: m.Price.Output}
 			}
-			return w, nil
+			w = a
 		}
 	case *Refused:
 		if m != nil {
-			return &workerpb.Refused{Task: m.Task, Attempt: int64(m.Attempt), Reason: m.Reason, Fatal: m.Fatal}, nil
-		}
-	case *TaskEvent:
-		if m != nil {
-			return eventToWire(*m), nil
-		}
-	case *TaskEvents:
-		if m != nil {
-			w := &workerpb.Events{Task: m.Task, Attempt: int64(m.Attempt), First: m.First}
-			if len(m.Items) > 0 {
-				w.Items = make([]*workerpb.Event, len(m.Items))
-				for i, it := range m.Items {
-					w.Items[i] = eventToWire(it)
-				}
-			}
-			return w, nil
+			w = &workerpb.Refused{Task: m.Task, Attempt: int64(m.Attempt), Reason: m.Reason, Fatal: m.Fatal}
 		}
 	case *Finished:
 		if m != nil {
-			return &workerpb.Finished{
+			w = &workerpb.Finished{
 				Task:       m.Task,
 				Attempt:    int64(m.Attempt),
 				Last:       m.Last,
@@ -107,28 +134,45 @@ func ToWire(m any) (any, error) {
 				Steps:      int64(m.Steps),
 				Usage:      usageToWire(m.Usage),
 				Transcript: m.Transcript,
-			}, nil
+			}
 		}
 	case *Cancel:
 		if m != nil {
-			return &workerpb.Cancel{Task: m.Task, Attempt: int64(m.Attempt), Why: m.Why}, nil
+			w = &workerpb.Cancel{Task: m.Task, Attempt: int64(m.Attempt), Why: m.Why}
 		}
 	case *Approval:
 		if m != nil {
-			return &workerpb.Approval{Task: m.Task, Attempt: int64(m.Attempt), RequestId: m.RequestID, Choice: m.Choice, Rule: m.Rule}, nil
-		}
-	case *Posture:
-		if m != nil {
-			return &workerpb.Posture{Epoch: m.Epoch, Posture: m.Posture}, nil
-		}
-	case *Bye:
-		if m != nil {
-			return &workerpb.Bye{Epoch: m.Epoch, Why: m.Why}, nil
+			w = &workerpb.Approval{Task: m.Task, Attempt: int64(m.Attempt), RequestId: m.RequestID, Choice: m.Choice, Rule: m.Rule}
 		}
 	default:
-		return nil, fmt.Errorf("worker wire: %T is not a boundary message (send a pointer to one of the types of actors/remote/msgs.go)", m)
+		return nil, false
 	}
-	return nil, fmt.Errorf("worker wire: nil %T", m)
+	return w, true
+}
+
+// eventsToWire is the twin of a task's event or batch of events. ok is
+// false when m is neither; w is nil when m is a nil pointer to one.
+func eventsToWire(m any) (w any, ok bool) {
+	switch m := m.(type) {
+	case *TaskEvents:
+		if m != nil {
+			e := &workerpb.Events{Task: m.Task, Attempt: int64(m.Attempt), First: m.First}
+			if len(m.Items) > 0 {
+				e.Items = make([]*workerpb.Event, len(m.Items))
+				for i, it := range m.Items {
+					e.Items[i] = eventToWire(it)
+				}
+			}
+			w = e
+		}
+	case *TaskEvent:
+		if m != nil {
+			w = eventToWire(*m)
+		}
+	default:
+		return nil, false
+	}
+	return w, true
 }
 
 // FromWire returns the plain message for a protobuf twin that arrived from

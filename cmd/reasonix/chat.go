@@ -6,15 +6,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
+	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/headless"
 	"reasonix/core/config"
 	"reasonix/core/proc"
 	"reasonix/core/session"
@@ -23,7 +23,7 @@ import (
 
 // ChatOptions are the inputs of bare `reasonix`, the chat TUI.
 type ChatOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	Model string
 	// Continue resumes the workspace's most recent session; Resume the
 	// session with that id.
@@ -43,7 +43,7 @@ var errNoTerminal = errors.New(`the chat needs a terminal (stdin and stdout); fo
 // mistyped subcommand into a usage error, and the action. runF replaces
 // the action in tests. The flags are root's own, not persistent: each
 // subcommand declares what it takes.
-func setupChat(root *cobra.Command, f *Factory, runF func(*ChatOptions) error) {
+func setupChat(root *cobra.Command, f *cmdutil.Factory, runF func(*ChatOptions) error) {
 	opts := &ChatOptions{}
 	root.Long = `Reasonix is a coding agent for OpenAI-compatible models. Without a command,
 on a terminal, it starts the chat in the workspace: type a request and press
@@ -57,17 +57,17 @@ Exit codes: 0 quit, 1 the chat failed, 2 usage or config error (or no
 terminal), 130 ended by SIGTERM or SIGHUP (the session is saved first).`
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return usageErrorf("unknown command %q for reasonix (see reasonix --help)", args[0])
+			return cmdutil.UsageErrorf("unknown command %q for reasonix (see reasonix --help)", args[0])
 		}
 		return nil
 	}
 	root.RunE = func(cmd *cobra.Command, args []string) error {
 		// The same checks, and messages, as `reasonix run`.
-		if err := checkHeadlessFlags("text", 0, opts.PermissionMode, nil); err != nil {
+		if err := headless.CheckHeadlessFlags("text", 0, opts.PermissionMode, nil); err != nil {
 			return err
 		}
 		if opts.Continue && opts.Resume != "" {
-			return usageErrorf("--continue and --resume cannot be used together")
+			return cmdutil.UsageErrorf("--continue and --resume cannot be used together")
 		}
 		if runF != nil {
 			return runF(opts)
@@ -79,12 +79,12 @@ terminal), 130 ended by SIGTERM or SIGHUP (the session is saved first).`
 	fl.BoolVarP(&opts.Continue, "continue", "c", false, "continue the most recent session of this workspace")
 	fl.StringVar(&opts.Resume, "resume", "", "continue the session with this id (see reasonix sessions list)")
 	fl.StringVar(&opts.PermissionMode, "permission-mode", "ask", "ask, auto or yolo: what the chat asks you before a tool writes or runs (deny rules always apply)")
-	addGlobalFlags(root, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(root, &opts.GlobalOptions)
 }
 
 // isTerminal reports whether both stdin and stdout are terminals: the chat
 // reads keys from one and draws on the other.
-func isTerminal(f *Factory) bool {
+func isTerminal(f *cmdutil.Factory) bool {
 	in, ok := f.Stdin.(*os.File)
 	if !ok {
 		return false
@@ -103,36 +103,36 @@ func isTerminal(f *Factory) bool {
 // (its transcript saved) and end the chat with exit 130; whatever a tool
 // left running is killed by process group on the way out, however the
 // chat ends.
-func runChat(f *Factory, opts *ChatOptions) error {
+func runChat(f *cmdutil.Factory, opts *ChatOptions) error {
 	if !isTerminal(f) {
-		return &usageError{err: errNoTerminal}
+		return &cmdutil.UsageError{Err: errNoTerminal}
 	}
-	cwd, err := opts.workdir()
+	cwd, err := opts.Workdir()
 	if err != nil {
 		return err
 	}
 	// Config warnings come back from openLive, for the chat to show.
 	quiet := *f
 	quiet.Stderr = io.Discard
-	cfg, err := loadConfig(&quiet, &opts.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(&quiet, &opts.GlobalOptions, cwd)
 	if err != nil {
 		return err
 	}
 	if trusted, err := askTrust(f, cfg, cwd); err != nil {
 		return err
 	} else if trusted {
-		if cfg, err = loadConfig(&quiet, &opts.globalOptions, cwd); err != nil {
+		if cfg, err = cmdutil.LoadConfig(&quiet, &opts.GlobalOptions, cwd); err != nil {
 			return err
 		}
 	}
-	logger, closeLog := openLogger(cfg.Home, getenv(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
 	defer closeLog()
 	// Anything that logs through the standard library's default logger
 	// would write on the TUI's screen; it goes to the log file instead.
 	slog.SetDefault(logger)
 
 	open := func(_ context.Context, req tui.OpenRequest) (*actors.Live, []string, error) {
-		return openLive(f, opts.globalOptions, liveRequest{
+		return openLive(f, opts.GlobalOptions, liveRequest{
 			Cwd:            cwd,
 			Model:          req.Model,
 			Continue:       req.Continue,
@@ -170,7 +170,7 @@ func runChat(f *Factory, opts *ChatOptions) error {
 	logger.Info("chat started", "cwd", cwd, "session", first.ID())
 	err = runUntilSignal(logger, func(ctx context.Context) error { return tui.Run(ctx, o) })
 	// A tool that ignored its cancellation must not outlive the chat.
-	if kerr := proc.KillAll(forceKillTimeout); kerr != nil {
+	if kerr := proc.KillAll(cmdutil.ForceKillTimeout); kerr != nil {
 		logger.Warn("chat exit: kill child processes", "err", kerr)
 	}
 	logger.Info("chat finished", "err", err)
@@ -180,9 +180,8 @@ func runChat(f *Factory, opts *ChatOptions) error {
 // runUntilSignal runs the chat with a context that SIGTERM or SIGHUP (or a
 // SIGINT from outside: in the TUI, Ctrl-C is a key, not a signal) cancels.
 func runUntilSignal(logger *slog.Logger, chat func(ctx context.Context) error) error {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, os.Interrupt)
-	defer signal.Stop(sigs)
+	sigs, stop := cmdutil.NotifyStop()
+	defer stop()
 	return runUntil(logger, sigs, chatCloseTimeout, chat)
 }
 
@@ -215,7 +214,7 @@ func runUntil(logger *slog.Logger, sigs <-chan os.Signal, closeTimeout time.Dura
 	case <-timer.C:
 		logger.Warn("the chat did not close in time after a signal", "timeout", closeTimeout)
 	}
-	return errInterrupted
+	return cmdutil.ErrInterrupted
 }
 
 // pendingLive holds the session opened before the TUI started until the

@@ -16,6 +16,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/spf13/cobra"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 )
 
@@ -34,21 +35,21 @@ func TestChatFlags(t *testing.T) {
 		{
 			name: "every flag",
 			args: []string{"-m", "fake/fake-model", "--permission-mode", "auto", "--config", "x.toml", "--cwd", "/tmp", "--resume", "20261201-101010-abcd"},
-			want: ChatOptions{globalOptions: globalOptions{ConfigFile: "x.toml", Cwd: "/tmp"},
+			want: ChatOptions{GlobalOptions: cmdutil.GlobalOptions{ConfigFile: "x.toml", Cwd: "/tmp"},
 				Model: "fake/fake-model", PermissionMode: "auto", Resume: "20261201-101010-abcd"},
 		},
 		{name: "continue", args: []string{"-c", "--model", "fake"}, want: ChatOptions{Model: "fake", Continue: true, PermissionMode: "ask"}},
-		{name: "continue and resume", args: []string{"--continue", "--resume", "x"}, wantCode: exitUsage, wantErr: "--continue and --resume cannot be used together"},
-		{name: "bad permission mode", args: []string{"--permission-mode", "sometimes"}, wantCode: exitUsage, wantErr: `--permission-mode: approval posture "sometimes"`},
-		{name: "a prompt is not a command", args: []string{"fix", "the", "bug"}, wantCode: exitUsage, wantErr: `unknown command "fix"`},
-		{name: "unknown flag", args: []string{"--max-steps", "3"}, wantCode: exitUsage, wantErr: "unknown flag: --max-steps"},
+		{name: "continue and resume", args: []string{"--continue", "--resume", "x"}, wantCode: cmdutil.ExitUsage, wantErr: "--continue and --resume cannot be used together"},
+		{name: "bad permission mode", args: []string{"--permission-mode", "sometimes"}, wantCode: cmdutil.ExitUsage, wantErr: `--permission-mode: approval posture "sometimes"`},
+		{name: "a prompt is not a command", args: []string{"fix", "the", "bug"}, wantCode: cmdutil.ExitUsage, wantErr: `unknown command "fix"`},
+		{name: "unknown flag", args: []string{"--max-steps", "3"}, wantCode: cmdutil.ExitUsage, wantErr: "unknown flag: --max-steps"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
 			root := &cobra.Command{Use: "reasonix", SilenceUsage: true, SilenceErrors: true}
-			root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &usageError{err: err} })
+			root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cmdutil.UsageError{Err: err} })
 			var got *ChatOptions
 			setupChat(root, f, func(o *ChatOptions) error { got = o; return nil })
 			opts, ok := invoke(t, root, tt.args, &got, tt.wantCode, tt.wantErr)
@@ -70,11 +71,11 @@ func TestChatNeedsTerminal(t *testing.T) {
 		wantCode int
 		want     string
 	}{
-		{name: "bare", wantCode: exitUsage, want: "the chat needs a terminal"},
-		{name: "with flags", args: []string{"-c", "-m", "fake"}, wantCode: exitUsage, want: `reasonix run "…"`},
-		{name: "bad flag first", args: []string{"--permission-mode", "never"}, wantCode: exitUsage, want: "--permission-mode"},
-		{name: "mistyped command", args: []string{"rnu"}, wantCode: exitUsage, want: `unknown command "rnu"`},
-		{name: "help still works", args: []string{"--help"}, wantCode: exitOK},
+		{name: "bare", wantCode: cmdutil.ExitUsage, want: "the chat needs a terminal"},
+		{name: "with flags", args: []string{"-c", "-m", "fake"}, wantCode: cmdutil.ExitUsage, want: `reasonix run "…"`},
+		{name: "bad flag first", args: []string{"--permission-mode", "never"}, wantCode: cmdutil.ExitUsage, want: "--permission-mode"},
+		{name: "mistyped command", args: []string{"rnu"}, wantCode: cmdutil.ExitUsage, want: `unknown command "rnu"`},
+		{name: "help still works", args: []string{"--help"}, wantCode: cmdutil.ExitOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +84,7 @@ func TestChatNeedsTerminal(t *testing.T) {
 			if r.code != tt.wantCode {
 				t.Fatalf("exit code = %d (err %v), want %d\nstderr: %s", r.code, r.err, tt.wantCode, r.stderr)
 			}
-			if tt.wantCode == exitOK {
+			if tt.wantCode == cmdutil.ExitOK {
 				if !strings.Contains(r.stdout, "--continue") || !strings.Contains(r.stdout, "Available Commands") {
 					t.Errorf("help does not show the chat's flags and the commands:\n%s", r.stdout)
 				}
@@ -131,7 +132,7 @@ func TestIsTerminal(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := isTerminal(&Factory{Stdin: tt.in, Stdout: tt.out}); got != tt.want {
+			if got := isTerminal(&cmdutil.Factory{Stdin: tt.in, Stdout: tt.out}); got != tt.want {
 				t.Errorf("isTerminal = %v, want %v", got, tt.want)
 			}
 		})
@@ -177,13 +178,13 @@ func TestRunUntil(t *testing.T) {
 		}, want: boom},
 		{name: "a signal closes the chat", signals: 1, timeout: time.Hour, chat: func(started chan<- struct{}, _ <-chan struct{}) func(context.Context) error {
 			return func(ctx context.Context) error { close(started); <-ctx.Done(); return ctx.Err() }
-		}, want: errInterrupted},
+		}, want: cmdutil.ErrInterrupted},
 		{name: "a second signal leaves a stuck chat", signals: 2, timeout: time.Hour, chat: func(started chan<- struct{}, release <-chan struct{}) func(context.Context) error {
 			return func(ctx context.Context) error { close(started); return stuck(release)(ctx) }
-		}, want: errInterrupted},
+		}, want: cmdutil.ErrInterrupted},
 		{name: "the close timeout leaves a stuck chat", signals: 1, timeout: time.Millisecond, chat: func(started chan<- struct{}, release <-chan struct{}) func(context.Context) error {
 			return func(ctx context.Context) error { close(started); return stuck(release)(ctx) }
-		}, want: errInterrupted},
+		}, want: cmdutil.ErrInterrupted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

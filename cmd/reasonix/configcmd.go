@@ -9,22 +9,23 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 )
 
 // ConfigShowOptions are the inputs of `reasonix config show`.
 type ConfigShowOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 }
 
 // ConfigPathOptions are the inputs of `reasonix config path`.
 type ConfigPathOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 }
 
 // NewCmdConfig builds `reasonix config`, the parent of the commands that
 // inspect the configuration. It has no action of its own.
-func NewCmdConfig(f *Factory) *cobra.Command {
+func NewCmdConfig(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Inspect the configuration",
@@ -32,7 +33,7 @@ func NewCmdConfig(f *Factory) *cobra.Command {
 		// mistyped subcommand; a typo is a usage error.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf("unknown command %q for %q; want show or path", args[0], cmd.CommandPath())
+				return cmdutil.UsageErrorf("unknown command %q for %q; want show or path", args[0], cmd.CommandPath())
 			}
 			return cmd.Help()
 		},
@@ -43,7 +44,7 @@ func NewCmdConfig(f *Factory) *cobra.Command {
 
 // NewCmdConfigShow builds `reasonix config show`. runF replaces the action
 // in tests.
-func NewCmdConfigShow(f *Factory, runF func(*ConfigShowOptions) error) *cobra.Command {
+func NewCmdConfigShow(f *cmdutil.Factory, runF func(*ConfigShowOptions) error) *cobra.Command {
 	opts := &ConfigShowOptions{}
 	cmd := &cobra.Command{
 		Use:   "show [flags]",
@@ -53,7 +54,7 @@ defaults, the user config, the project reasonix.toml and --config merged. Each
 key is followed by a comment naming the file that set it ("default" for a
 built-in value). Secrets are replaced by ***. Ignored keys are reported on
 stderr.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -61,18 +62,18 @@ stderr.`,
 			return runConfigShow(f, opts)
 		},
 	}
-	addGlobalFlags(cmd, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
 }
 
 // NewCmdConfigPath builds `reasonix config path`. runF replaces the action
 // in tests.
-func NewCmdConfigPath(f *Factory, runF func(*ConfigPathOptions) error) *cobra.Command {
+func NewCmdConfigPath(f *cmdutil.Factory, runF func(*ConfigPathOptions) error) *cobra.Command {
 	opts := &ConfigPathOptions{}
 	cmd := &cobra.Command{
 		Use:   "path [flags]",
 		Short: "Print where the configuration files live and which exist",
-		Args:  noArgs,
+		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -80,16 +81,16 @@ func NewCmdConfigPath(f *Factory, runF func(*ConfigPathOptions) error) *cobra.Co
 			return runConfigPath(f, opts)
 		},
 	}
-	addGlobalFlags(cmd, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
 }
 
-func runConfigShow(f *Factory, opts *ConfigShowOptions) error {
-	cwd, err := opts.workdir()
+func runConfigShow(f *cmdutil.Factory, opts *ConfigShowOptions) error {
+	cwd, err := opts.Workdir()
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(f, &opts.GlobalOptions, cwd)
 	if err != nil {
 		return err
 	}
@@ -101,12 +102,12 @@ func runConfigShow(f *Factory, opts *ConfigShowOptions) error {
 	return err
 }
 
-func runConfigPath(f *Factory, opts *ConfigPathOptions) error {
-	cwd, err := opts.workdir()
+func runConfigPath(f *cmdutil.Factory, opts *ConfigPathOptions) error {
+	cwd, err := opts.Workdir()
 	if err != nil {
 		return err
 	}
-	home, err := reasonixHome(f)
+	home, err := cmdutil.ReasonixHome(f)
 	if err != nil {
 		return err
 	}
@@ -135,32 +136,4 @@ func fileState(path string) string {
 	default:
 		return fmt.Sprintf("(unreadable: %v)", err)
 	}
-}
-
-// reasonixHome returns the Reasonix home, reading REASONIX_HOME through the
-// Factory so tests need not change the process environment; without it the
-// platform default of config.Home applies.
-func reasonixHome(f *Factory) (string, error) {
-	if h := getenv(f)(config.HomeEnv); h != "" {
-		return h, nil
-	}
-	return config.Home()
-}
-
-// getenv is the Factory's environment reader, or the process environment
-// when a test Factory leaves it unset.
-func getenv(f *Factory) func(string) string {
-	if f.Getenv != nil {
-		return f.Getenv
-	}
-	return os.Getenv
-}
-
-// noArgs refuses positional arguments as a usage error (exit 2), which
-// cobra.NoArgs alone would report as a plain failure.
-func noArgs(cmd *cobra.Command, args []string) error {
-	if err := cobra.NoArgs(cmd, args); err != nil {
-		return &usageError{err: err}
-	}
-	return nil
 }

@@ -8,45 +8,46 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 )
 
 func TestConfigFlags(t *testing.T) {
 	t.Parallel()
 	// build returns a subcommand whose runF stores the options it got.
-	builders := map[string]func(*Factory, **globalOptions) *cobra.Command{
-		"show": func(f *Factory, got **globalOptions) *cobra.Command {
-			return NewCmdConfigShow(f, func(o *ConfigShowOptions) error { *got = &o.globalOptions; return nil })
+	builders := map[string]func(*cmdutil.Factory, **cmdutil.GlobalOptions) *cobra.Command{
+		"show": func(f *cmdutil.Factory, got **cmdutil.GlobalOptions) *cobra.Command {
+			return NewCmdConfigShow(f, func(o *ConfigShowOptions) error { *got = &o.GlobalOptions; return nil })
 		},
-		"path": func(f *Factory, got **globalOptions) *cobra.Command {
-			return NewCmdConfigPath(f, func(o *ConfigPathOptions) error { *got = &o.globalOptions; return nil })
+		"path": func(f *cmdutil.Factory, got **cmdutil.GlobalOptions) *cobra.Command {
+			return NewCmdConfigPath(f, func(o *ConfigPathOptions) error { *got = &o.GlobalOptions; return nil })
 		},
 	}
 	tests := []struct {
 		name     string
 		args     []string
-		want     globalOptions
+		want     cmdutil.GlobalOptions
 		wantCode int
 	}{
-		{"defaults", nil, globalOptions{}, exitOK},
-		{"config and cwd", []string{"--config", "a.toml", "--cwd", "/w"}, globalOptions{ConfigFile: "a.toml", Cwd: "/w"}, exitOK},
-		{"positional argument", []string{"extra"}, globalOptions{}, exitUsage},
+		{"defaults", nil, cmdutil.GlobalOptions{}, cmdutil.ExitOK},
+		{"config and cwd", []string{"--config", "a.toml", "--cwd", "/w"}, cmdutil.GlobalOptions{ConfigFile: "a.toml", Cwd: "/w"}, cmdutil.ExitOK},
+		{"positional argument", []string{"extra"}, cmdutil.GlobalOptions{}, cmdutil.ExitUsage},
 	}
 	for _, tt := range tests {
 		for sub, build := range builders {
 			t.Run(sub+" "+tt.name, func(t *testing.T) {
 				t.Parallel()
-				f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
-				var got *globalOptions
+				f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+				var got *cmdutil.GlobalOptions
 				cmd := build(f, &got)
 				cmd.SetArgs(tt.args)
 				cmd.SetOut(io.Discard)
 				cmd.SetErr(io.Discard)
 				err := cmd.Execute()
-				if code := exitCode(err); code != tt.wantCode {
+				if code := cmdutil.ExitCode(err); code != tt.wantCode {
 					t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
 				}
-				if tt.wantCode != exitOK {
+				if tt.wantCode != cmdutil.ExitOK {
 					return
 				}
 				if got == nil || *got != tt.want {
@@ -117,19 +118,19 @@ frobnicate = true
 		{
 			name:       "invalid config",
 			user:       "[agent]\ntemperature = 9\n",
-			wantCode:   exitUsage,
+			wantCode:   cmdutil.ExitUsage,
 			wantStderr: []string{"config:", "agent.temperature"},
 		},
 		{
 			name:       "missing explicit file",
 			args:       []string{"--config", "/nonexistent/reasonix-test.toml"},
-			wantCode:   exitUsage,
+			wantCode:   cmdutil.ExitUsage,
 			wantStderr: []string{"config:", "reasonix-test.toml"},
 		},
 		{
 			name:       "missing cwd",
 			args:       []string{"--cwd", "/nonexistent/reasonix-test-dir"},
-			wantCode:   exitUsage,
+			wantCode:   cmdutil.ExitUsage,
 			wantStderr: []string{"--cwd"},
 		},
 	}
@@ -179,7 +180,7 @@ frobnicate = true
 					t.Errorf("stderr %q does not contain %q", r.stderr, expand(w))
 				}
 			}
-			if tt.wantCode == exitOK && len(tt.wantStderr) == 0 && r.stderr != "" {
+			if tt.wantCode == cmdutil.ExitOK && len(tt.wantStderr) == 0 && r.stderr != "" {
 				t.Errorf("unexpected stderr: %s", r.stderr)
 			}
 		})
@@ -232,7 +233,7 @@ func TestConfigPath(t *testing.T) {
 				args = append(args, "--config", explicit)
 			}
 			r := runCLI(t, map[string]string{"REASONIX_HOME": home}, "", args...)
-			if r.code != exitOK {
+			if r.code != cmdutil.ExitOK {
 				t.Fatalf("exit code = %d\nstderr: %s", r.code, r.stderr)
 			}
 			// row finds the line of a label; labels are followed by at

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"io"
 	"net"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/doctor"
 	"reasonix/core/config"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
@@ -21,39 +22,39 @@ func TestDoctorFlags(t *testing.T) {
 	tests := []struct {
 		name     string
 		args     []string
-		want     DoctorOptions
+		want     doctor.DoctorOptions
 		wantCode int
 	}{
-		{"defaults", nil, DoctorOptions{}, exitOK},
+		{"defaults", nil, doctor.DoctorOptions{}, cmdutil.ExitOK},
 		{
 			"every flag",
 			[]string{"--offline", "-m", "fake/x", "--config", "c.toml", "--cwd", "/w"},
-			DoctorOptions{globalOptions: globalOptions{ConfigFile: "c.toml", Cwd: "/w"}, Model: "fake/x", Offline: true},
-			exitOK,
+			doctor.DoctorOptions{GlobalOptions: cmdutil.GlobalOptions{ConfigFile: "c.toml", Cwd: "/w"}, Model: "fake/x", Offline: true},
+			cmdutil.ExitOK,
 		},
-		{"long model flag", []string{"--model", "deepseek"}, DoctorOptions{Model: "deepseek"}, exitOK},
-		{"positional argument", []string{"now"}, DoctorOptions{}, exitUsage},
+		{"long model flag", []string{"--model", "deepseek"}, doctor.DoctorOptions{Model: "deepseek"}, cmdutil.ExitOK},
+		{"positional argument", []string{"now"}, doctor.DoctorOptions{}, cmdutil.ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
-			var got *DoctorOptions
-			cmd := NewCmdDoctor(f, func(o *DoctorOptions) error { got = o; return nil })
+			f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			var got *doctor.DoctorOptions
+			cmd := doctor.NewCmdDoctor(f, func(o *doctor.DoctorOptions) error { got = o; return nil })
 			cmd.SetArgs(tt.args)
 			cmd.SetOut(io.Discard)
 			cmd.SetErr(io.Discard)
 			err := cmd.Execute()
-			if code := exitCode(err); code != tt.wantCode {
+			if code := cmdutil.ExitCode(err); code != tt.wantCode {
 				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
 			}
-			if tt.wantCode != exitOK {
+			if tt.wantCode != cmdutil.ExitOK {
 				return
 			}
 			if got == nil {
 				t.Fatal("runF was not called")
 			}
-			if got.globalOptions != tt.want.globalOptions || got.Model != tt.want.Model || got.Offline != tt.want.Offline {
+			if got.GlobalOptions != tt.want.GlobalOptions || got.Model != tt.want.Model || got.Offline != tt.want.Offline {
 				t.Errorf("options = %+v, want %+v", *got, tt.want)
 			}
 		})
@@ -165,7 +166,7 @@ bash = "off"
 			name:     "wrong key is refused",
 			user:     fakeConfig,
 			env:      map[string]string{keyVar: "sk-wrong"},
-			wantCode: exitFailed,
+			wantCode: cmdutil.ExitFailed,
 			want:     map[string]string{"api key": "ok", "provider": "FAIL"},
 			wantText: []string{"GET {URL}/models: status 401", "the endpoint refused the key in " + keyVar, "1 failure"},
 		},
@@ -174,7 +175,7 @@ bash = "off"
 			user:     fakeConfig,
 			closed:   true,
 			env:      map[string]string{keyVar: key},
-			wantCode: exitFailed,
+			wantCode: cmdutil.ExitFailed,
 			want:     map[string]string{"provider": "FAIL", "tools": "ok"},
 			wantText: []string{"{URL}/models", "connection refused"},
 		},
@@ -190,7 +191,7 @@ bash = "off"
 		{
 			name:     "missing key",
 			user:     fakeConfig,
-			wantCode: exitFailed,
+			wantCode: cmdutil.ExitFailed,
 			want:     map[string]string{"api key": "FAIL", "provider": "skip"},
 			wantText: []string{keyVar + " is not set in the environment or in {home}/.env", "reasonix setup --api-key-stdin"},
 		},
@@ -207,14 +208,14 @@ bash = "off"
 			user:     fakeConfig,
 			env:      map[string]string{keyVar: key},
 			args:     []string{"--model", "nope"},
-			wantCode: exitFailed,
+			wantCode: cmdutil.ExitFailed,
 			want:     map[string]string{"model": "FAIL", "api key": "skip", "provider": "skip", "tools": "ok"},
 			wantText: []string{`unknown model "nope"`, "fake/fake-model"},
 		},
 		{
 			name:     "invalid config",
 			user:     "[agent]\ntemperature = 9\nmax_parallel_writers = 0\n",
-			wantCode: exitFailed,
+			wantCode: cmdutil.ExitFailed,
 			want: map[string]string{
 				"config": "FAIL", "model": "skip", "api key": "skip", "provider": "skip",
 				"sandbox": defaultSandboxStatus(), "tools": "skip", "log": "ok", "sessions": "ok",
@@ -251,7 +252,7 @@ bash = "off"
 			user:     fakeConfig + "\n[tools]\nenabled = [\"read_file\", \"teleport\"]\n",
 			env:      map[string]string{keyVar: key},
 			args:     []string{"--offline"},
-			wantCode: exitFailed,
+			wantCode: cmdutil.ExitFailed,
 			want:     map[string]string{"tools": "FAIL"},
 			wantText: []string{`unknown built-in tool "teleport"`},
 		},
@@ -359,62 +360,4 @@ func defaultSandboxStatus() string {
 		return "warn"
 	}
 	return "ok"
-}
-
-func TestDoctorSandbox(t *testing.T) {
-	t.Parallel()
-	found := func(program string) (string, error) { return "/usr/bin/" + program, nil }
-	missing := func(string) (string, error) { return "", errors.New("not found") }
-	tests := []struct {
-		name        string
-		goos        string
-		mode        string
-		network     bool
-		noConfig    bool
-		lookPath    func(string) (string, error)
-		wantProgram string
-		wantStatus  checkStatus
-		want        []string
-	}{
-		{"linux enforce with bwrap", "linux", "enforce", false, false, found, "bwrap", checkOK, []string{`bash = "enforce", network = false`, "confined by /usr/bin/bwrap"}},
-		{"linux enforce without bwrap", "linux", "enforce", false, false, missing, "bwrap", checkWarn, []string{"bwrap was not found", "apt install bubblewrap", `[sandbox] bash = "off"`}},
-		{"linux off without bwrap", "linux", "off", false, false, missing, "bwrap", checkOK, []string{`bash = "off"`, "unconfined", "bwrap not found"}},
-		{"linux off with bwrap", "linux", "off", true, false, found, "bwrap", checkOK, []string{"network = true", "unconfined"}},
-		{"no config assumes enforce", "linux", "", false, true, missing, "bwrap", checkWarn, []string{`bash = "enforce"`}},
-		{"macos enforce", "darwin", "enforce", false, false, found, "sandbox-exec", checkOK, []string{"confined by /usr/bin/sandbox-exec"}},
-		{"windows enforce is ignored", "windows", "enforce", false, false, nil, "", checkWarn, []string{"unconfined"}},
-		{"windows off", "windows", "off", false, false, nil, "", checkOK, []string{"unconfined"}},
-		{"unsupported platform", "plan9", "enforce", false, false, nil, "", checkWarn, []string{"no shell sandbox on plan9"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			var asked []string
-			opts := &DoctorOptions{goos: tt.goos, lookPath: func(p string) (string, error) {
-				asked = append(asked, p)
-				if tt.lookPath == nil {
-					t.Errorf("looked up %q on %s", p, tt.goos)
-					return "", errors.New("unexpected")
-				}
-				return tt.lookPath(p)
-			}}
-			d := &doctor{opts: opts}
-			if !tt.noConfig {
-				d.cfg = &config.Config{Sandbox: config.Sandbox{Bash: tt.mode, Network: tt.network}}
-			}
-			c := d.checkSandbox()
-			if c.status != tt.wantStatus {
-				t.Errorf("status = %s, want %s (%s)", c.status, tt.wantStatus, c.detail)
-			}
-			text := c.detail + "\n" + strings.Join(c.notes, "\n")
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("%q does not contain %q", text, w)
-				}
-			}
-			if tt.wantProgram != "" && (len(asked) != 1 || asked[0] != tt.wantProgram) {
-				t.Errorf("looked up %q, want [%s]", asked, tt.wantProgram)
-			}
-		})
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 	"reasonix/core/provider/providertest"
 )
@@ -68,7 +69,7 @@ func TestDoctorWorkers(t *testing.T) {
 		{
 			name:        "wrong workspace fails",
 			entries:     []string{upEntry + "\nworkspace = \"site\""},
-			wantCode:    exitFailed,
+			wantCode:    cmdutil.ExitFailed,
 			wantWorkers: []string{"FAIL  worker    build1 at " + up + `: wrong workspace; serves "proj", not "site"`},
 		},
 		{
@@ -81,7 +82,7 @@ func TestDoctorWorkers(t *testing.T) {
 			name:        "no token",
 			entries:     []string{upEntry},
 			noEnv:       true,
-			wantCode:    exitFailed,
+			wantCode:    cmdutil.ExitFailed,
 			wantSetup:   []string{"FAIL  workers   1 worker configured; no worker token: set REASONIX_WORKER_TOKEN or [remote] token_file"},
 			wantWorkers: []string{"skip  worker    build1 at " + up + ": needs a worker token"},
 		},
@@ -102,7 +103,7 @@ func TestDoctorWorkers(t *testing.T) {
 			tokenMode:   0o644,
 			entries:     []string{upEntry},
 			noEnv:       true,
-			wantCode:    exitFailed,
+			wantCode:    cmdutil.ExitFailed,
 			wantSetup:   []string{"FAIL  workers", "(mode 0644); run chmod 600 {TOKEN}"},
 			wantWorkers: []string{"skip  worker"},
 		},

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
 )
@@ -273,7 +274,7 @@ func TestOpenLiveContinueSelection(t *testing.T) {
 	if r := e.run("subagent", "try", "explore", "look around"); r.code != 0 {
 		t.Fatalf("subagent try:\n%s", r)
 	}
-	live, warns, err := openLive(newFactory(), globalOptions{}, liveRequest{Cwd: e.work, Continue: true}, nil)
+	live, warns, err := openLive(newFactory(), cmdutil.GlobalOptions{}, liveRequest{Cwd: e.work, Continue: true}, nil)
 	if err != nil {
 		t.Fatalf("open: %v (warnings %q)", err, warns)
 	}

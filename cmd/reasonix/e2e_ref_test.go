@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/cmd/reasonix/internal/headless"
 	"reasonix/core/command"
 	"reasonix/core/provider/providertest"
 )
@@ -194,7 +195,7 @@ func TestExpandPrompt(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, notices := expandPrompt(context.Background(), root, cmds, tc.input)
+			got, notices := headless.ExpandPrompt(context.Background(), root, cmds, tc.input)
 			if got != tc.want || len(notices) != 0 {
 				t.Fatalf("expandPrompt(%q) = %q, %q; want %q", tc.input, got, notices, tc.want)
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/history"
 	"reasonix/core/journal"
 	"reasonix/core/provider/providertest"
@@ -130,7 +131,7 @@ func TestE2EGoalListShowsDamaged(t *testing.T) {
 		}
 	}
 	r = e.run("goal", "resume")
-	if r.code != exitUsage || strings.Count(r.stderr, "was not considered: damaged: ") != 2 {
+	if r.code != cmdutil.ExitUsage || strings.Count(r.stderr, "was not considered: damaged: ") != 2 {
 		t.Errorf("goal resume of the latest:\n%s", r)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/provider/providertest"
 )
 
@@ -182,7 +183,7 @@ func TestE2ETrustNothingToTrust(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"trust"}, {"trust", "--status"}, {"config", "show"}, {"run", "hi"}} {
-		if r := e.run(args...); r.code != exitUsage || !strings.Contains(r.stderr, "trust.json") || !strings.Contains(r.stderr, "delete it") {
+		if r := e.run(args...); r.code != cmdutil.ExitUsage || !strings.Contains(r.stderr, "trust.json") || !strings.Contains(r.stderr, "delete it") {
 			t.Errorf("%v with a damaged store:\n%s", args, r)
 		}
 	}

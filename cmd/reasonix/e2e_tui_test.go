@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
 )
@@ -122,8 +123,8 @@ func TestE2ETUIOpenErrors(t *testing.T) {
 				e.env = slices.DeleteFunc(slices.Clone(e.env), func(kv string) bool { return strings.HasPrefix(kv, "FAKE_API_KEY=") })
 			}
 			m := startTUI(t, e, tt.args...)
-			if code := m.waitExit(); code != exitUsage {
-				t.Fatalf("exit %d, want %d\n--- stderr\n%s", code, exitUsage, m.stderrText())
+			if code := m.waitExit(); code != cmdutil.ExitUsage {
+				t.Fatalf("exit %d, want %d\n--- stderr\n%s", code, cmdutil.ExitUsage, m.stderrText())
 			}
 			for _, w := range tt.want {
 				if !strings.Contains(m.stderrText(), w) {
@@ -495,8 +496,8 @@ func TestE2ETUISignalClosesSession(t *testing.T) {
 				if err := syscall.Kill(m.pid, sig); err != nil {
 					t.Fatal(err)
 				}
-				if code := m.waitExit(); code != exitInterrupted {
-					t.Fatalf("exit %d after %v, want %d; the screen:\n%s", code, sig, exitInterrupted, m.scrollback())
+				if code := m.waitExit(); code != cmdutil.ExitInterrupted {
+					t.Fatalf("exit %d after %v, want %d; the screen:\n%s", code, sig, cmdutil.ExitInterrupted, m.scrollback())
 				}
 			}
 			pollUntil(t, tuiWait, "no sleep left", func() bool { return len(sleepersWithArg(marker)) == 0 })

@@ -20,6 +20,7 @@ import (
 	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/kernel"
 	"reasonix/assemble"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
 	"reasonix/core/session"
@@ -27,7 +28,7 @@ import (
 
 // FleetOptions are the inputs of `reasonix fleet list|status|resume`.
 type FleetOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	// Action is list, status or resume; ID the fleet for status and resume.
 	Action string
 	ID     string
@@ -41,13 +42,13 @@ type FleetOptions struct {
 
 // NewCmdFleet builds `reasonix fleet`, the commands on journalled fleets.
 // runF replaces the actions in tests.
-func NewCmdFleet(f *Factory, runF func(*FleetOptions) error) *cobra.Command {
+func NewCmdFleet(f *cmdutil.Factory, runF func(*FleetOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fleet",
 		Short: "List, inspect and resume journalled fleets of subagents",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf("unknown command %q for %q; want list, status or resume", args[0], cmd.CommandPath())
+				return cmdutil.UsageErrorf("unknown command %q for %q; want list, status or resume", args[0], cmd.CommandPath())
 			}
 			return cmd.Help()
 		},
@@ -68,11 +69,11 @@ was delivered ("done") or the process stopped before ("interrupted", which
 reasonix fleet resume finishes). A fleet whose journal records are damaged
 is listed as "damaged: <cause>", with what that loses; reasonix fleet status
 shows every such record.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return run(list) },
 	}
 	listCmd.Flags().BoolVar(&list.JSON, "json", false, "print JSON instead of a table")
-	addGlobalFlags(listCmd, &list.globalOptions)
+	cmdutil.AddGlobalFlags(listCmd, &list.GlobalOptions)
 
 	status := &FleetOptions{Action: "status"}
 	statusCmd := &cobra.Command{
@@ -85,7 +86,7 @@ concurrency window, requests in flight and requests waiting.`,
 		RunE: func(cmd *cobra.Command, args []string) error { status.ID = args[0]; return run(status) },
 	}
 	statusCmd.Flags().BoolVar(&status.JSON, "json", false, "print JSON instead of text")
-	addGlobalFlags(statusCmd, &status.globalOptions)
+	cmdutil.AddGlobalFlags(statusCmd, &status.GlobalOptions)
 
 	resume := &FleetOptions{Action: "resume"}
 	resumeCmd := &cobra.Command{
@@ -104,14 +105,14 @@ fleet ran in) and not running; no new session is created.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			resume.ID = args[0]
 			if resume.Running != "" && resume.Running != "rerun" && resume.Running != "fail" {
-				return usageErrorf("--running %q: want rerun or fail", resume.Running)
+				return cmdutil.UsageErrorf("--running %q: want rerun or fail", resume.Running)
 			}
 			return run(resume)
 		},
 	}
 	resumeCmd.Flags().StringVar(&resume.Running, "running", "", "what to do with tasks that were running: rerun or fail (default: agent.resume_running)")
 	resumeCmd.Flags().DurationVar(&resume.Timeout, "timeout", 2*time.Hour, "give up on the resumed fleet after this long")
-	addGlobalFlags(resumeCmd, &resume.globalOptions)
+	cmdutil.AddGlobalFlags(resumeCmd, &resume.GlobalOptions)
 
 	cmd.AddCommand(listCmd, statusCmd, resumeCmd)
 	return cmd
@@ -119,17 +120,17 @@ fleet ran in) and not running; no new session is created.`,
 
 func exactlyOneArg(cmd *cobra.Command, args []string) error {
 	if err := cobra.ExactArgs(1)(cmd, args); err != nil {
-		return &usageError{err: err}
+		return &cmdutil.UsageError{Err: err}
 	}
 	return nil
 }
 
-func runFleet(f *Factory, opts *FleetOptions) error {
-	cwd, err := opts.workdir()
+func runFleet(f *cmdutil.Factory, opts *FleetOptions) error {
+	cwd, err := opts.Workdir()
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(f, &opts.GlobalOptions, cwd)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ type fleetJSON struct {
 	Damage []string `json:"damage,omitempty"`
 }
 
-func fleetList(ctx context.Context, f *Factory, j *journal.Journal, opts *FleetOptions) error {
+func fleetList(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, opts *FleetOptions) error {
 	fleets, err := j.Fleets(ctx)
 	if err != nil {
 		return err
@@ -215,7 +216,7 @@ func fleetList(ctx context.Context, f *Factory, j *journal.Journal, opts *FleetO
 	return tw.Flush()
 }
 
-func writeFleetJSON(f *Factory, v any) error {
+func writeFleetJSON(f *cmdutil.Factory, v any) error {
 	enc := json.NewEncoder(f.Stdout)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
@@ -230,7 +231,7 @@ func loadFleet(ctx context.Context, j *journal.Journal, id string) (*fleetCheck,
 		return nil, err
 	}
 	if len(recs) == 0 {
-		return nil, usageErrorf("no fleet %q (see reasonix fleet list)", id)
+		return nil, cmdutil.UsageErrorf("no fleet %q (see reasonix fleet list)", id)
 	}
 	c := checkFleet(recs)
 	if c.Err != nil {
@@ -264,7 +265,7 @@ type fleetStatusJSON struct {
 	Damage []string `json:"damage,omitempty"`
 }
 
-func fleetStatus(ctx context.Context, f *Factory, j *journal.Journal, opts *FleetOptions) error {
+func fleetStatus(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, opts *FleetOptions) error {
 	c, err := loadFleet(ctx, j, opts.ID)
 	if err != nil {
 		return err
@@ -359,14 +360,14 @@ func oneLine(s string, n int) string {
 // result answers the parent's waiting call, so the parent goes on in place
 // and no other session is created. The parent must be in this workspace:
 // that is where its tasks ran and must run again.
-func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *FleetOptions, cwd string) error {
+func fleetResume(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, opts *FleetOptions, cwd string) error {
 	fc, err := loadFleet(ctx, j, opts.ID)
 	if err != nil {
 		return err
 	}
 	fc.report(f, opts.ID)
 	recs := fc.Records
-	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(f, &opts.GlobalOptions, cwd)
 	if err != nil {
 		return err
 	}
@@ -390,7 +391,7 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 	if err != nil {
 		return err
 	}
-	logger, closeLog := openLogger(cfg.Home, getenv(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
 	defer closeLog()
 	var res *fleetmsg.FleetResult
 	if len(rf.Submit.Done) == len(rf.Submit.Tasks) {
@@ -402,14 +403,14 @@ func fleetResume(ctx context.Context, f *Factory, j *journal.Journal, opts *Flee
 		// buildSession closes the store when it fails, Built.Close when
 		// it does not.
 		owned = false
-		b, err := buildSession(cfg, assemble.BuildOptions{Cwd: cwd, Logger: logger, Client: mcpClient(f), Getenv: getenv(f),
+		b, err := cmdutil.BuildSession(cfg, assemble.BuildOptions{Cwd: cwd, Logger: logger, Client: cmdutil.MCPClient(f), Getenv: cmdutil.EnvOf(f),
 			Resume: &assemble.Resume{ID: parent.id, Transcript: parent.store}})
 		if err != nil {
 			return err
 		}
 		defer b.Close()
 		if b.Spec.Fleet == nil {
-			return usageErrorf("this configuration runs no subagents; the fleet cannot be resumed with it")
+			return cmdutil.UsageErrorf("this configuration runs no subagents; the fleet cannot be resumed with it")
 		}
 		spec := *b.Spec.Fleet
 		spec.Journal = j
@@ -445,11 +446,11 @@ type fleetParent struct {
 // cwd's workspace. A parent that is not there is a usage error: the
 // fleet's tasks belong to the workspace it ran in. A parent another
 // process still writes is refused, as its fleet is not interrupted.
-func openFleetParent(f *Factory, home, cwd, key string) (*fleetParent, error) {
+func openFleetParent(f *cmdutil.Factory, home, cwd, key string) (*fleetParent, error) {
 	id, _, _ := strings.Cut(key, "/")
 	path := filepath.Join(session.ProjectDir(home, cwd), id+".jsonl")
-	if id == "" || id != filepath.Base(id) || !exists(path) {
-		return nil, usageErrorf("fleet %s: its session %q is not in this workspace (%s); run reasonix fleet resume where the fleet ran, or pass --cwd", key, id, cwd)
+	if id == "" || id != filepath.Base(id) || !cmdutil.Exists(path) {
+		return nil, cmdutil.UsageErrorf("fleet %s: its session %q is not in this workspace (%s); run reasonix fleet resume where the fleet ran, or pass --cwd", key, id, cwd)
 	}
 	_, msgs, warn, err := session.Load(path)
 	if err != nil {
@@ -471,7 +472,7 @@ func openFleetParent(f *Factory, home, cwd, key string) (*fleetParent, error) {
 // answer records the resumed fleet's result as the tool result of the
 // parent's call that submitted it, when that call is still unanswered, so
 // the parent can be continued with it.
-func (p *fleetParent) answer(f *Factory, tasks []event.TaskSpec, res *fleetmsg.FleetResult) error {
+func (p *fleetParent) answer(f *cmdutil.Factory, tasks []event.TaskSpec, res *fleetmsg.FleetResult) error {
 	for _, call := range session.OpenCalls(p.msgs) {
 		if !fleet.CallOfFleet(call.Name, call.Arguments, tasks) {
 			continue

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/journal"
 	"reasonix/scheduler"
 )
@@ -32,13 +33,13 @@ func TestFleetCommandFlags(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var got *FleetOptions
-			f := &Factory{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
+			f := &cmdutil.Factory{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
 			cmd := NewCmdFleet(f, func(o *FleetOptions) error { got = o; return nil })
 			cmd.SetArgs(tc.args)
 			cmd.SetOut(&bytes.Buffer{})
 			cmd.SetErr(&bytes.Buffer{})
 			err := cmd.Execute()
-			var ue *usageError
+			var ue *cmdutil.UsageError
 			if tc.usage {
 				if !errors.As(err, &ue) {
 					t.Fatalf("err = %v, want a usage error", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"reasonix/actors/event"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/journal"
 	"reasonix/scheduler"
 )
@@ -53,7 +54,7 @@ func (c *fleetCheck) lines() []string {
 
 // report says on stderr, before a resume acts on the fleet, what of it
 // could not be recovered.
-func (c *fleetCheck) report(f *Factory, id string) {
+func (c *fleetCheck) report(f *cmdutil.Factory, id string) {
 	for _, l := range c.Lost {
 		fmt.Fprintf(f.Stderr, "reasonix: fleet %s is damaged: %s\n", id, l)
 	}

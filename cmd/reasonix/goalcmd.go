@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/actors"
+	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/headless"
 	"reasonix/core/goal"
 	"reasonix/core/session"
 	"reasonix/core/text"
@@ -29,6 +30,9 @@ type goalExit struct {
 	code int
 	msg  string
 }
+
+// ExitCode is the code the process exits with.
+func (e *goalExit) ExitCode() int { return e.code }
 
 func (e *goalExit) Error() string { return e.msg }
 
@@ -60,13 +64,13 @@ func addGoalFlags(cmd *cobra.Command, o *GoalOptions) {
 // checkGoalFlags refuses goal flags that do not go together.
 func checkGoalFlags(o *GoalOptions) error {
 	if o.Research && o.Simple {
-		return usageErrorf("--research and --simple cannot be used together")
+		return cmdutil.UsageErrorf("--research and --simple cannot be used together")
 	}
 	if o.Objective == "" && (o.Research || o.Simple || o.MaxTurns != 0 || o.MaxTokens != 0 || o.MaxTime != 0) {
-		return usageErrorf("--research, --simple, --max-turns, --max-tokens and --max-time go with --goal")
+		return cmdutil.UsageErrorf("--research, --simple, --max-turns, --max-tokens and --max-time go with --goal")
 	}
 	if o.MaxTurns < 0 || o.MaxTokens < 0 || o.MaxTime < 0 {
-		return usageErrorf("--max-turns, --max-tokens and --max-time cannot be negative")
+		return cmdutil.UsageErrorf("--max-turns, --max-tokens and --max-time cannot be negative")
 	}
 	return nil
 }
@@ -116,7 +120,7 @@ func (o *GoalOptions) spec(home, cwd string) *actors.GoalSpec {
 // exit maps the run's end to a goal exit code: the goal's own record says
 // how it ended when the turn did not succeed.
 func (o *GoalOptions) exit(err error, dir, sessionID string) error {
-	if !errors.Is(err, errSilent) {
+	if !errors.Is(err, cmdutil.ErrSilent) {
 		return err
 	}
 	rec, lerr := goal.Latest(dir, func(r *goal.Record) bool { return r.Session == sessionID })
@@ -142,7 +146,7 @@ func (o *GoalOptions) exit(err error, dir, sessionID string) error {
 
 // GoalCmdOptions are the inputs of `reasonix goal list|status|resume`.
 type GoalCmdOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	JSON bool
 	ID   string
 	// Run holds the flags resume shares with `reasonix run`.
@@ -150,13 +154,13 @@ type GoalCmdOptions struct {
 }
 
 // NewCmdGoal builds `reasonix goal`, the commands on a workspace's goals.
-func NewCmdGoal(f *Factory) *cobra.Command {
+func NewCmdGoal(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "goal",
 		Short: "List, inspect and resume the workspace's long goals",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf("unknown command %q for %q; want list, status or resume", args[0], cmd.CommandPath())
+				return cmdutil.UsageErrorf("unknown command %q for %q; want list, status or resume", args[0], cmd.CommandPath())
 			}
 			return cmd.Help()
 		},
@@ -165,11 +169,11 @@ func NewCmdGoal(f *Factory) *cobra.Command {
 	listCmd := &cobra.Command{
 		Use:   "list [flags]",
 		Short: "List the workspace's goals, newest first",
-		Args:  noArgs,
+		Args:  cmdutil.NoArgs,
 		RunE:  func(*cobra.Command, []string) error { return runGoalList(f, list) },
 	}
 	listCmd.Flags().BoolVar(&list.JSON, "json", false, "print JSON instead of a table")
-	addGlobalFlags(listCmd, &list.globalOptions)
+	cmdutil.AddGlobalFlags(listCmd, &list.GlobalOptions)
 
 	status := &GoalCmdOptions{}
 	statusCmd := &cobra.Command{
@@ -184,7 +188,7 @@ func NewCmdGoal(f *Factory) *cobra.Command {
 		},
 	}
 	statusCmd.Flags().BoolVar(&status.JSON, "json", false, "print the goal record as JSON")
-	addGlobalFlags(statusCmd, &status.globalOptions)
+	cmdutil.AddGlobalFlags(statusCmd, &status.GlobalOptions)
 
 	resume := &GoalCmdOptions{}
 	resumeCmd := &cobra.Command{
@@ -199,11 +203,11 @@ Exit codes are those of reasonix run --goal.`,
 			if len(args) == 1 {
 				resume.ID = args[0]
 			}
-			if err := checkHeadlessFlags(resume.Run.OutputFormat, 0, resume.Run.PermissionMode, resume.Run.Deny); err != nil {
+			if err := headless.CheckHeadlessFlags(resume.Run.OutputFormat, 0, resume.Run.PermissionMode, resume.Run.Deny); err != nil {
 				return err
 			}
 			if g := resume.Run.Goal; g.MaxTurns < 0 || g.MaxTokens < 0 || g.MaxTime < 0 {
-				return usageErrorf("--max-turns, --max-tokens and --max-time cannot be negative")
+				return cmdutil.UsageErrorf("--max-turns, --max-tokens and --max-time cannot be negative")
 			}
 			return runGoalResume(f, resume)
 		},
@@ -216,18 +220,18 @@ Exit codes are those of reasonix run --goal.`,
 	rf.IntVar(&resume.Run.Goal.MaxTurns, "max-turns", 0, "a new turn limit for the goal, counting the turns it has run (0: keep its own)")
 	rf.IntVar(&resume.Run.Goal.MaxTokens, "max-tokens", 0, "a new token budget for the goal, counting what it has used (0: keep its own)")
 	rf.DurationVar(&resume.Run.Goal.MaxTime, "max-time", 0, "a new time budget for the goal, counting the time it has run (0: keep its own)")
-	addGlobalFlags(resumeCmd, &resume.globalOptions)
+	cmdutil.AddGlobalFlags(resumeCmd, &resume.GlobalOptions)
 	cmd.AddCommand(listCmd, statusCmd, resumeCmd)
 	return cmd
 }
 
 // workspaceGoals is the journal directory of the options' workspace.
-func workspaceGoals(f *Factory, g *globalOptions) (dir, cwd string, err error) {
-	cwd, err = g.workdir()
+func workspaceGoals(f *cmdutil.Factory, g *cmdutil.GlobalOptions) (dir, cwd string, err error) {
+	cwd, err = g.Workdir()
 	if err != nil {
 		return "", "", err
 	}
-	cfg, err := loadConfig(f, g, cwd)
+	cfg, err := cmdutil.LoadConfig(f, g, cwd)
 	if err != nil {
 		return "", "", err
 	}
@@ -245,8 +249,8 @@ type damagedGoalJSON struct {
 	Session string `json:"session,omitempty"`
 }
 
-func runGoalList(f *Factory, o *GoalCmdOptions) error {
-	dir, _, err := workspaceGoals(f, &o.globalOptions)
+func runGoalList(f *cmdutil.Factory, o *GoalCmdOptions) error {
+	dir, _, err := workspaceGoals(f, &o.GlobalOptions)
 	if err != nil {
 		return err
 	}
@@ -262,7 +266,7 @@ func runGoalList(f *Factory, o *GoalCmdOptions) error {
 		for _, d := range damaged {
 			out = append(out, damagedGoalJSON{ID: d.ID, Status: "damaged", Damage: d.Err.Error(), Path: d.Path, Session: d.Session})
 		}
-		return writeJSON(f, out)
+		return cmdutil.WriteJSON(f, out)
 	}
 	if len(all) == 0 && len(damaged) == 0 {
 		fmt.Fprintln(f.Stdout, "no goals in this workspace; start one with reasonix run --goal \"…\"")
@@ -288,7 +292,7 @@ func damageText(d *goal.DamagedError) string {
 
 // warnDamaged says on stderr which damaged records a choice of "the
 // latest" goal could not consider: one of them may be the goal meant.
-func warnDamaged(f *Factory, dir string) {
+func warnDamaged(f *cmdutil.Factory, dir string) {
 	_, damaged, err := goal.Scan(dir)
 	if err != nil {
 		return
@@ -300,7 +304,7 @@ func warnDamaged(f *Factory, dir string) {
 
 // pick loads the goal id names, or the latest one keep accepts. A damaged
 // record named by id is an error that says what of the goal is lost.
-func pick(f *Factory, dir, id string, keep func(*goal.Record) bool, what string) (*goal.Record, error) {
+func pick(f *cmdutil.Factory, dir, id string, keep func(*goal.Record) bool, what string) (*goal.Record, error) {
 	var rec *goal.Record
 	var err error
 	if id != "" {
@@ -313,9 +317,9 @@ func pick(f *Factory, dir, id string, keep func(*goal.Record) bool, what string)
 	switch {
 	case errors.Is(err, goal.ErrNoGoal):
 		if id != "" {
-			return nil, usageErrorf("goal %q: no such goal in this workspace (see reasonix goal list)", id)
+			return nil, cmdutil.UsageErrorf("goal %q: no such goal in this workspace (see reasonix goal list)", id)
 		}
-		return nil, usageErrorf("this workspace has no %s goal (see reasonix goal list)", what)
+		return nil, cmdutil.UsageErrorf("this workspace has no %s goal (see reasonix goal list)", what)
 	case errors.As(err, &d):
 		msg := fmt.Sprintf("goal %s: its record %s is damaged (%v): its objective, status, budgets used and todo list could not be recovered",
 			d.ID, d.Path, d.Err)
@@ -327,8 +331,8 @@ func pick(f *Factory, dir, id string, keep func(*goal.Record) bool, what string)
 	return rec, err
 }
 
-func runGoalStatus(f *Factory, o *GoalCmdOptions) error {
-	dir, _, err := workspaceGoals(f, &o.globalOptions)
+func runGoalStatus(f *cmdutil.Factory, o *GoalCmdOptions) error {
+	dir, _, err := workspaceGoals(f, &o.GlobalOptions)
 	if err != nil {
 		return err
 	}
@@ -337,7 +341,7 @@ func runGoalStatus(f *Factory, o *GoalCmdOptions) error {
 		return err
 	}
 	if o.JSON {
-		return writeJSON(f, rec)
+		return cmdutil.WriteJSON(f, rec)
 	}
 	fmt.Fprintf(f.Stdout, "goal:      %s\nstatus:    %s\nstrategy:  %s\nobjective: %s\nturns:     %d", rec.ID, rec.Status, rec.Strategy, text.OneLine(rec.Objective, 200), rec.Turns)
 	if rec.Limits.MaxTurns > 0 {
@@ -366,8 +370,8 @@ func runGoalStatus(f *Factory, o *GoalCmdOptions) error {
 	return nil
 }
 
-func runGoalResume(f *Factory, o *GoalCmdOptions) error {
-	dir, _, err := workspaceGoals(f, &o.globalOptions)
+func runGoalResume(f *cmdutil.Factory, o *GoalCmdOptions) error {
+	dir, _, err := workspaceGoals(f, &o.GlobalOptions)
 	if err != nil {
 		return err
 	}
@@ -376,23 +380,13 @@ func runGoalResume(f *Factory, o *GoalCmdOptions) error {
 		return err
 	}
 	if !rec.Unfinished() {
-		return usageErrorf("goal %s is %s; there is nothing to resume", rec.ID, rec.Status)
+		return cmdutil.UsageErrorf("goal %s is %s; there is nothing to resume", rec.ID, rec.Status)
 	}
 	opts := o.Run
-	opts.globalOptions = o.globalOptions
+	opts.GlobalOptions = o.GlobalOptions
 	opts.Resume = rec.Session
 	opts.InputFormat = "text"
 	opts.Goal.resume = rec
 	opts.Prompt = opts.Goal.prompt()
 	return runRun(f, &opts)
-}
-
-func writeJSON(f *Factory, v any) error {
-	enc := json.NewEncoder(f.Stdout)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("write json: %w", err)
-	}
-	return nil
 }

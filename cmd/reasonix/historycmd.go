@@ -6,26 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/history"
 	"reasonix/core/session"
 )
 
 // HistoryReindexOptions are the inputs of `reasonix history reindex`.
 type HistoryReindexOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 }
 
 // HistorySearchOptions are the inputs of `reasonix history search`.
 type HistorySearchOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	Query string
 	Scope string
 	Limit int
@@ -34,13 +32,13 @@ type HistorySearchOptions struct {
 
 // NewCmdHistory builds `reasonix history`, the commands on the index of
 // saved sessions. reindexF and searchF replace the actions in tests.
-func NewCmdHistory(f *Factory, reindexF func(*HistoryReindexOptions) error, searchF func(*HistorySearchOptions) error) *cobra.Command {
+func NewCmdHistory(f *cmdutil.Factory, reindexF func(*HistoryReindexOptions) error, searchF func(*HistorySearchOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "Search saved sessions and rebuild their index",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf("unknown command %q for %q; want reindex or search", args[0], cmd.CommandPath())
+				return cmdutil.UsageErrorf("unknown command %q for %q; want reindex or search", args[0], cmd.CommandPath())
 			}
 			return cmd.Help()
 		},
@@ -49,7 +47,7 @@ func NewCmdHistory(f *Factory, reindexF func(*HistoryReindexOptions) error, sear
 	return cmd
 }
 
-func newCmdHistoryReindex(f *Factory, runF func(*HistoryReindexOptions) error) *cobra.Command {
+func newCmdHistoryReindex(f *cmdutil.Factory, runF func(*HistoryReindexOptions) error) *cobra.Command {
 	opts := &HistoryReindexOptions{}
 	cmd := &cobra.Command{
 		Use:   "reindex [flags]",
@@ -61,7 +59,7 @@ date on its own; reindex is for an index that was damaged or deleted. A
 damaged index that cannot even be emptied is moved to history.db.damaged and
 a new one is built (a search does the same, with a notice). Progress is shown
 on stderr while the work takes long; a summary is printed at the end.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -69,11 +67,11 @@ on stderr while the work takes long; a summary is printed at the end.`,
 			return runHistoryReindex(f, opts)
 		},
 	}
-	addGlobalFlags(cmd, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
 }
 
-func newCmdHistorySearch(f *Factory, runF func(*HistorySearchOptions) error) *cobra.Command {
+func newCmdHistorySearch(f *cmdutil.Factory, runF func(*HistorySearchOptions) error) *cobra.Command {
 	opts := &HistorySearchOptions{}
 	cmd := &cobra.Command{
 		Use:   "search [flags] QUERY...",
@@ -87,17 +85,17 @@ the compaction archives. --json prints an array of objects with ref, session,
 source, role, time (RFC 3339, empty when unknown), score, snippet and path.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageErrorf("history search needs a query")
+				return cmdutil.UsageErrorf("history search needs a query")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Query = strings.Join(args, " ")
 			if _, err := history.ParseScope(opts.Scope); err != nil {
-				return &usageError{err: fmt.Errorf("--scope: %w", err)}
+				return &cmdutil.UsageError{Err: fmt.Errorf("--scope: %w", err)}
 			}
 			if opts.Limit < 0 || opts.Limit > history.MaxLimit {
-				return usageErrorf("--limit must be between 1 and %d, got %d", history.MaxLimit, opts.Limit)
+				return cmdutil.UsageErrorf("--limit must be between 1 and %d, got %d", history.MaxLimit, opts.Limit)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -108,35 +106,33 @@ source, role, time (RFC 3339, empty when unknown), score, snippet and path.`,
 	cmd.Flags().StringVar(&opts.Scope, "scope", "project", "project or global")
 	cmd.Flags().IntVar(&opts.Limit, "limit", history.DefaultLimit, fmt.Sprintf("most hits to show (at most %d)", history.MaxLimit))
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON instead of text")
-	addGlobalFlags(cmd, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
 }
 
 // historyHome loads the config for the options' workspace and returns the
 // home and the workspace's transcript directory.
-func historyHome(f *Factory, g *globalOptions) (home, sessions string, err error) {
-	cwd, err := g.workdir()
+func historyHome(f *cmdutil.Factory, g *cmdutil.GlobalOptions) (home, sessions string, err error) {
+	cwd, err := g.Workdir()
 	if err != nil {
 		return "", "", err
 	}
-	cfg, err := loadConfig(f, g, cwd)
+	cfg, err := cmdutil.LoadConfig(f, g, cwd)
 	if err != nil {
 		return "", "", err
 	}
 	return cfg.Home, session.ProjectDir(cfg.Home, cwd), nil
 }
 
-// interruptible is ctx cancelled by SIGINT or SIGTERM.
-func interruptible() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
+// interruptible is ctx cancelled by a stop signal.
+func interruptible() (context.Context, context.CancelFunc) { return cmdutil.StopContext() }
 
 // progressEvery is how often reindex reports progress on stderr; a
 // rebuild that ends sooner prints only its summary.
 const progressEvery = time.Second
 
-func runHistoryReindex(f *Factory, opts *HistoryReindexOptions) error {
-	home, sessions, err := historyHome(f, &opts.globalOptions)
+func runHistoryReindex(f *cmdutil.Factory, opts *HistoryReindexOptions) error {
+	home, sessions, err := historyHome(f, &opts.GlobalOptions)
 	if err != nil {
 		return err
 	}
@@ -158,7 +154,7 @@ func runHistoryReindex(f *Factory, opts *HistoryReindexOptions) error {
 		fmt.Fprintf(f.Stderr, "reasonix: %s\n", rep.Notice())
 	}
 	if ctx.Err() != nil {
-		return errInterrupted
+		return cmdutil.ErrInterrupted
 	}
 	if err != nil {
 		return err
@@ -181,8 +177,8 @@ type historyHitJSON struct {
 	Path    string  `json:"path"`
 }
 
-func runHistorySearch(f *Factory, opts *HistorySearchOptions) error {
-	home, sessions, err := historyHome(f, &opts.globalOptions)
+func runHistorySearch(f *cmdutil.Factory, opts *HistorySearchOptions) error {
+	home, sessions, err := historyHome(f, &opts.GlobalOptions)
 	if err != nil {
 		return err
 	}
@@ -196,9 +192,9 @@ func runHistorySearch(f *Factory, opts *HistorySearchOptions) error {
 	}
 	switch {
 	case ctx.Err() != nil:
-		return errInterrupted
+		return cmdutil.ErrInterrupted
 	case errors.Is(err, history.ErrNoTerms):
-		return &usageError{err: err}
+		return &cmdutil.UsageError{Err: err}
 	case err != nil:
 		return err
 	}
@@ -221,7 +217,7 @@ func runHistorySearch(f *Factory, opts *HistorySearchOptions) error {
 
 // printHistoryHits is the text output of `history search`: a line per hit
 // (ref, role, time, project) and its snippet, or how to search again.
-func printHistoryHits(f *Factory, q history.Query, res history.Result) error {
+func printHistoryHits(f *cmdutil.Factory, q history.Query, res history.Result) error {
 	var b strings.Builder
 	if len(res.Hits) == 0 {
 		fmt.Fprintf(&b, "No matches for %q. Try rarer, more specific terms (identifiers, file names, error text)", q.Text)

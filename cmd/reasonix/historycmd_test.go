@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/history"
 	"reasonix/core/provider/providertest"
 )
@@ -22,25 +23,25 @@ func TestHistoryFlags(t *testing.T) {
 		wantCode    int
 	}{
 		{"search defaults", []string{"search", "busy", "timeout"},
-			search(HistorySearchOptions{Query: "busy timeout", Scope: "project", Limit: history.DefaultLimit}), nil, exitOK},
+			search(HistorySearchOptions{Query: "busy timeout", Scope: "project", Limit: history.DefaultLimit}), nil, cmdutil.ExitOK},
 		{"search flags", []string{"search", "--scope", "global", "--json", "--limit", "20", `"exact phrase"`},
-			search(HistorySearchOptions{Query: `"exact phrase"`, Scope: "global", Limit: 20, JSON: true}), nil, exitOK},
+			search(HistorySearchOptions{Query: `"exact phrase"`, Scope: "global", Limit: 20, JSON: true}), nil, cmdutil.ExitOK},
 		{"search cwd", []string{"search", "--cwd", "/w", "x"},
-			search(HistorySearchOptions{globalOptions: globalOptions{Cwd: "/w"}, Query: "x", Scope: "project", Limit: history.DefaultLimit}), nil, exitOK},
-		{"search without query", []string{"search"}, nil, nil, exitUsage},
-		{"search bad scope", []string{"search", "--scope", "everywhere", "x"}, nil, nil, exitUsage},
-		{"search limit too high", []string{"search", "--limit", "51", "x"}, nil, nil, exitUsage},
-		{"search unknown flag", []string{"search", "--yaml", "x"}, nil, nil, exitUsage},
-		{"reindex", []string{"reindex"}, nil, &HistoryReindexOptions{}, exitOK},
+			search(HistorySearchOptions{GlobalOptions: cmdutil.GlobalOptions{Cwd: "/w"}, Query: "x", Scope: "project", Limit: history.DefaultLimit}), nil, cmdutil.ExitOK},
+		{"search without query", []string{"search"}, nil, nil, cmdutil.ExitUsage},
+		{"search bad scope", []string{"search", "--scope", "everywhere", "x"}, nil, nil, cmdutil.ExitUsage},
+		{"search limit too high", []string{"search", "--limit", "51", "x"}, nil, nil, cmdutil.ExitUsage},
+		{"search unknown flag", []string{"search", "--yaml", "x"}, nil, nil, cmdutil.ExitUsage},
+		{"reindex", []string{"reindex"}, nil, &HistoryReindexOptions{}, cmdutil.ExitOK},
 		{"reindex config", []string{"reindex", "--config", "a.toml"}, nil,
-			&HistoryReindexOptions{globalOptions: globalOptions{ConfigFile: "a.toml"}}, exitOK},
-		{"reindex argument", []string{"reindex", "extra"}, nil, nil, exitUsage},
-		{"unknown subcommand", []string{"serach", "x"}, nil, nil, exitUsage},
+			&HistoryReindexOptions{GlobalOptions: cmdutil.GlobalOptions{ConfigFile: "a.toml"}}, cmdutil.ExitOK},
+		{"reindex argument", []string{"reindex", "extra"}, nil, nil, cmdutil.ExitUsage},
+		{"unknown subcommand", []string{"serach", "x"}, nil, nil, cmdutil.ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
 			var (
 				gotSearch  *HistorySearchOptions
 				gotReindex *HistoryReindexOptions
@@ -56,10 +57,10 @@ func TestHistoryFlags(t *testing.T) {
 				func(o *HistorySearchOptions) error { gotSearch = o; return nil }))
 			root.SetArgs(append([]string{"history"}, tt.args...))
 			err = root.Execute()
-			if code := exitCode(err); code != tt.wantCode {
+			if code := cmdutil.ExitCode(err); code != tt.wantCode {
 				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
 			}
-			if tt.wantCode != exitOK {
+			if tt.wantCode != cmdutil.ExitOK {
 				return
 			}
 			if tt.wantSearch != nil && (gotSearch == nil || *gotSearch != *tt.wantSearch) {

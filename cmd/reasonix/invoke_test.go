@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"reasonix/cmd/reasonix/internal/cmdutil"
 )
 
 // invoke runs cmd with args, its action replaced by one that stores the
@@ -20,10 +22,10 @@ func invoke[T any](t *testing.T, cmd *cobra.Command, args []string, got **T, wan
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
 	err := cmd.Execute()
-	if code := exitCode(err); code != wantCode {
+	if code := cmdutil.ExitCode(err); code != wantCode {
 		t.Fatalf("exit code = %d (err %v), want %d", code, err, wantCode)
 	}
-	if wantCode != exitOK {
+	if wantCode != cmdutil.ExitOK {
 		if !strings.Contains(fmt.Sprint(err), wantErr) {
 			t.Errorf("error %q does not contain %q", err, wantErr)
 		}

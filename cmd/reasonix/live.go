@@ -8,6 +8,7 @@ import (
 
 	"reasonix/actors"
 	"reasonix/assemble"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 )
 
 // liveRequest is what a long-lived frontend (the chat TUI, `serve`) asks
@@ -34,7 +35,7 @@ type liveRequest struct {
 // What would go to stderr for a headless run (config warnings, a repaired
 // transcript) comes back as warnings instead, for the frontend to show,
 // because a full-screen or remote frontend owns the terminal.
-func openLive(f *Factory, g globalOptions, req liveRequest, logger *slog.Logger) (*actors.Live, []string, error) {
+func openLive(f *cmdutil.Factory, g cmdutil.GlobalOptions, req liveRequest, logger *slog.Logger) (*actors.Live, []string, error) {
 	var msgs bytes.Buffer
 	quiet := *f
 	quiet.Stdout, quiet.Stderr = io.Discard, &msgs
@@ -48,16 +49,16 @@ func openLive(f *Factory, g globalOptions, req liveRequest, logger *slog.Logger)
 		return out
 	}
 	g.Cwd = req.Cwd
-	cfg, err := loadConfig(&quiet, &g, req.Cwd)
+	cfg, err := cmdutil.LoadConfig(&quiet, &g, req.Cwd)
 	if err != nil {
 		return nil, warnings(), err
 	}
-	ro := &RunOptions{globalOptions: g, Continue: req.Continue, Resume: req.Resume}
+	ro := &RunOptions{GlobalOptions: g, Continue: req.Continue, Resume: req.Resume}
 	resume, err := openResume(&quiet, cfg, req.Cwd, ro)
 	if err != nil {
 		return nil, warnings(), err
 	}
-	b, err := buildSession(cfg, assemble.BuildOptions{
+	b, err := cmdutil.BuildSession(cfg, assemble.BuildOptions{
 		Resume:         resume,
 		Cwd:            req.Cwd,
 		Model:          req.Model,
@@ -66,8 +67,8 @@ func openLive(f *Factory, g globalOptions, req liveRequest, logger *slog.Logger)
 		Interactive:    true,
 		PlannerModel:   req.PlannerModel,
 		Logger:         logger,
-		Client:         mcpClient(f),
-		Getenv:         getenv(f),
+		Client:         cmdutil.MCPClient(f),
+		Getenv:         cmdutil.EnvOf(f),
 	})
 	if err != nil {
 		return nil, warnings(), err

@@ -8,6 +8,7 @@ import (
 
 	"reasonix/actors"
 	"reasonix/actors/event"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/provider/providertest"
 )
 
@@ -39,7 +40,7 @@ func TestOpenLiveContinues(t *testing.T) {
 		return done
 	}
 
-	live, warns, err := openLive(f, globalOptions{}, liveRequest{Cwd: e.work}, nil)
+	live, warns, err := openLive(f, cmdutil.GlobalOptions{}, liveRequest{Cwd: e.work}, nil)
 	if err != nil {
 		t.Fatalf("open: %v (warnings %q)", err, warns)
 	}
@@ -59,7 +60,7 @@ func TestOpenLiveContinues(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	again, _, err := openLive(f, globalOptions{}, liveRequest{Cwd: e.work, Continue: true}, nil)
+	again, _, err := openLive(f, cmdutil.GlobalOptions{}, liveRequest{Cwd: e.work, Continue: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/actors/mcpconn"
+	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/mcpcmd"
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/oauth"
 )
@@ -78,55 +80,55 @@ func TestMCPCommandFlags(t *testing.T) {
 		name     string
 		args     []string
 		wantSub  string
-		want     MCPOptions
+		want     mcpcmd.MCPOptions
 		wantCode int
 	}{
-		{"list", []string{"list"}, "list", MCPOptions{}, exitOK},
-		{"list no connect", []string{"list", "--no-connect", "--trust-project-mcp"}, "list", MCPOptions{NoConnect: true, TrustProjectMCP: true}, exitOK},
-		{"list takes no server", []string{"list", "x"}, "", MCPOptions{}, exitUsage},
-		{"tools server", []string{"tools", "example"}, "tools", MCPOptions{Server: "example"}, exitOK},
-		{"tools url", []string{"tools", "--url", "http://h/mcp", "--header", "A=b"}, "tools", MCPOptions{URL: "http://h/mcp", Headers: []string{"A=b"}}, exitOK},
-		{"tools nothing", []string{"tools"}, "", MCPOptions{}, exitUsage},
-		{"tools url and server", []string{"tools", "--url", "http://h/mcp", "x"}, "", MCPOptions{}, exitUsage},
-		{"header without url", []string{"tools", "x", "--header", "A=b"}, "", MCPOptions{}, exitUsage},
-		{"bad header", []string{"tools", "--url", "http://h/mcp", "--header", "nope"}, "", MCPOptions{}, exitUsage},
-		{"call", []string{"call", "s", "t", `{"a":1}`}, "call", MCPOptions{Server: "s", Tool: "t", Args: `{"a":1}`}, exitOK},
-		{"call without args", []string{"call", "s", "t"}, "call", MCPOptions{Server: "s", Tool: "t"}, exitOK},
-		{"call url", []string{"call", "--url", "http://h/mcp", "t", "{}"}, "call", MCPOptions{URL: "http://h/mcp", Tool: "t", Args: "{}"}, exitOK},
-		{"call too few", []string{"call", "s"}, "", MCPOptions{}, exitUsage},
-		{"call too many", []string{"call", "s", "t", "{}", "x"}, "", MCPOptions{}, exitUsage},
-		{"trust", []string{"trust", "proj"}, "trust", MCPOptions{Server: "proj"}, exitOK},
-		{"trust nothing", []string{"trust"}, "", MCPOptions{}, exitUsage},
-		{"call with defaults", []string{"call", "--mcp-elicitation", "defaults", "s", "t"}, "call", MCPOptions{Server: "s", Tool: "t", Elicitation: "defaults"}, exitOK},
-		{"bad elicitation", []string{"tools", "--mcp-elicitation", "yes", "s"}, "", MCPOptions{}, exitUsage},
+		{"list", []string{"list"}, "list", mcpcmd.MCPOptions{}, cmdutil.ExitOK},
+		{"list no connect", []string{"list", "--no-connect", "--trust-project-mcp"}, "list", mcpcmd.MCPOptions{NoConnect: true, TrustProjectMCP: true}, cmdutil.ExitOK},
+		{"list takes no server", []string{"list", "x"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"tools server", []string{"tools", "example"}, "tools", mcpcmd.MCPOptions{Server: "example"}, cmdutil.ExitOK},
+		{"tools url", []string{"tools", "--url", "http://h/mcp", "--header", "A=b"}, "tools", mcpcmd.MCPOptions{URL: "http://h/mcp", Headers: []string{"A=b"}}, cmdutil.ExitOK},
+		{"tools nothing", []string{"tools"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"tools url and server", []string{"tools", "--url", "http://h/mcp", "x"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"header without url", []string{"tools", "x", "--header", "A=b"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"bad header", []string{"tools", "--url", "http://h/mcp", "--header", "nope"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"call", []string{"call", "s", "t", `{"a":1}`}, "call", mcpcmd.MCPOptions{Server: "s", Tool: "t", Args: `{"a":1}`}, cmdutil.ExitOK},
+		{"call without args", []string{"call", "s", "t"}, "call", mcpcmd.MCPOptions{Server: "s", Tool: "t"}, cmdutil.ExitOK},
+		{"call url", []string{"call", "--url", "http://h/mcp", "t", "{}"}, "call", mcpcmd.MCPOptions{URL: "http://h/mcp", Tool: "t", Args: "{}"}, cmdutil.ExitOK},
+		{"call too few", []string{"call", "s"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"call too many", []string{"call", "s", "t", "{}", "x"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"trust", []string{"trust", "proj"}, "trust", mcpcmd.MCPOptions{Server: "proj"}, cmdutil.ExitOK},
+		{"trust nothing", []string{"trust"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"call with defaults", []string{"call", "--mcp-elicitation", "defaults", "s", "t"}, "call", mcpcmd.MCPOptions{Server: "s", Tool: "t", Elicitation: "defaults"}, cmdutil.ExitOK},
+		{"bad elicitation", []string{"tools", "--mcp-elicitation", "yes", "s"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
 		{"oauth flags", []string{"call", "--oauth-authorize", "fetch", "--oauth-client-id", "id", "--oauth-client-secret-env", "SECRET", "--url", "http://h/mcp", "t"}, "call",
-			MCPOptions{URL: "http://h/mcp", Tool: "t", OAuthAuthorize: "fetch", OAuthClientID: "id", OAuthClientSecretEnv: "SECRET"}, exitOK},
-		{"bad authorize", []string{"tools", "--oauth-authorize", "phone", "s"}, "", MCPOptions{}, exitUsage},
-		{"secret without client", []string{"tools", "--oauth-client-secret-env", "S", "--url", "http://h/mcp"}, "", MCPOptions{}, exitUsage},
-		{"client credentials without a client", []string{"tools", "--oauth-grant", "client_credentials", "s"}, "", MCPOptions{}, exitUsage},
-		{"bad grant", []string{"tools", "--oauth-grant", "implicit", "s"}, "", MCPOptions{}, exitUsage},
-		{"login", []string{"login", "remote", "--oauth-authorize", "print"}, "login", MCPOptions{Server: "remote", OAuthAuthorize: "print"}, exitOK},
-		{"login url", []string{"login", "--url", "http://h/mcp"}, "login", MCPOptions{URL: "http://h/mcp"}, exitOK},
-		{"login nothing", []string{"login"}, "", MCPOptions{}, exitUsage},
-		{"logout", []string{"logout", "remote"}, "logout", MCPOptions{Server: "remote"}, exitOK},
-		{"logout takes no authorize", []string{"logout", "remote", "--oauth-authorize", "print"}, "", MCPOptions{}, exitUsage},
+			mcpcmd.MCPOptions{URL: "http://h/mcp", Tool: "t", OAuthAuthorize: "fetch", OAuthClientID: "id", OAuthClientSecretEnv: "SECRET"}, cmdutil.ExitOK},
+		{"bad authorize", []string{"tools", "--oauth-authorize", "phone", "s"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"secret without client", []string{"tools", "--oauth-client-secret-env", "S", "--url", "http://h/mcp"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"client credentials without a client", []string{"tools", "--oauth-grant", "client_credentials", "s"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"bad grant", []string{"tools", "--oauth-grant", "implicit", "s"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"login", []string{"login", "remote", "--oauth-authorize", "print"}, "login", mcpcmd.MCPOptions{Server: "remote", OAuthAuthorize: "print"}, cmdutil.ExitOK},
+		{"login url", []string{"login", "--url", "http://h/mcp"}, "login", mcpcmd.MCPOptions{URL: "http://h/mcp"}, cmdutil.ExitOK},
+		{"login nothing", []string{"login"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
+		{"logout", []string{"logout", "remote"}, "logout", mcpcmd.MCPOptions{Server: "remote"}, cmdutil.ExitOK},
+		{"logout takes no authorize", []string{"logout", "remote", "--oauth-authorize", "print"}, "", mcpcmd.MCPOptions{}, cmdutil.ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
 			var gotSub string
-			var got *MCPOptions
-			cmd := NewCmdMCP(f, func(sub string, o *MCPOptions) error { gotSub, got = sub, o; return nil })
+			var got *mcpcmd.MCPOptions
+			cmd := mcpcmd.NewCmdMCP(f, func(sub string, o *mcpcmd.MCPOptions) error { gotSub, got = sub, o; return nil })
 			cmd.SetArgs(tt.args)
 			cmd.SetOut(io.Discard)
 			cmd.SetErr(io.Discard)
-			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err: err} })
+			cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.UsageError{Err: err} })
 			err := cmd.Execute()
-			if code := exitCode(err); code != tt.wantCode {
+			if code := cmdutil.ExitCode(err); code != tt.wantCode {
 				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
 			}
-			if tt.wantCode != exitOK {
+			if tt.wantCode != cmdutil.ExitOK {
 				return
 			}
 			if gotSub != tt.wantSub || got == nil {
@@ -221,7 +223,7 @@ func TestMCPCommands(t *testing.T) {
 	w := newMCPWorkspace(t)
 
 	t.Run("unknown subcommand", func(t *testing.T) {
-		if r := runCLI(t, w.env, "", "mcp", "frob"); r.code != exitUsage || !strings.Contains(r.stderr, "want list, tools, call, trust, login or logout") {
+		if r := runCLI(t, w.env, "", "mcp", "frob"); r.code != cmdutil.ExitUsage || !strings.Contains(r.stderr, "want list, tools, call, trust, login or logout") {
 			t.Fatalf("exit %d\n%s", r.code, r.stderr)
 		}
 	})
@@ -269,13 +271,13 @@ func TestMCPCommands(t *testing.T) {
 			code   int
 			stderr string
 		}{
-			{"tool error", []string{"example", "wordcount", `{"text":1}`}, exitFailed, "reported an error"},
-			{"bad json", []string{"example", "wordcount", `{"text":`}, exitUsage, "JSON object"},
-			{"json not an object", []string{"example", "wordcount", `[1]`}, exitUsage, "JSON object"},
-			{"unknown tool", []string{"example", "nope"}, exitUsage, `no tool "nope" (tools: echo, wordcount)`},
-			{"unknown server", []string{"nope", "echo"}, exitUsage, `unknown mcp server "nope" (configured: example, off, proj)`},
-			{"disabled server", []string{"off", "echo"}, exitUsage, "disabled"},
-			{"untrusted server", []string{"proj", "echo", `{"text":"x"}`}, exitUsage, "untrusted"},
+			{"tool error", []string{"example", "wordcount", `{"text":1}`}, cmdutil.ExitFailed, "reported an error"},
+			{"bad json", []string{"example", "wordcount", `{"text":`}, cmdutil.ExitUsage, "JSON object"},
+			{"json not an object", []string{"example", "wordcount", `[1]`}, cmdutil.ExitUsage, "JSON object"},
+			{"unknown tool", []string{"example", "nope"}, cmdutil.ExitUsage, `no tool "nope" (tools: echo, wordcount)`},
+			{"unknown server", []string{"nope", "echo"}, cmdutil.ExitUsage, `unknown mcp server "nope" (configured: example, off, proj)`},
+			{"disabled server", []string{"off", "echo"}, cmdutil.ExitUsage, "disabled"},
+			{"untrusted server", []string{"proj", "echo", `{"text":"x"}`}, cmdutil.ExitUsage, "untrusted"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -305,7 +307,7 @@ func TestMCPCommands(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stdout, "needs no grant") {
 			t.Fatalf("trust a user server: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		if r := w.run(t, "mcp", "trust", "nope"); r.code != exitUsage {
+		if r := w.run(t, "mcp", "trust", "nope"); r.code != cmdutil.ExitUsage {
 			t.Fatalf("trust an unknown server: exit %d\n%s", r.code, r.stderr)
 		}
 		r = w.run(t, "mcp", "trust", "proj")
@@ -326,7 +328,7 @@ func TestMCPCommands(t *testing.T) {
 		if strings.Contains(r.stdout, "proj") || !strings.Contains(r.stderr, "ignored until you trust this workspace: plugins[proj]") {
 			t.Fatalf("after the change, untrusted:\n%s%s", r.stdout, r.stderr)
 		}
-		if r := w.run(t, "mcp", "trust", "proj"); r.code != exitUsage || !strings.Contains(r.stderr, `unknown mcp server "proj"`) || !strings.Contains(r.stderr, "the project's servers are ignored until you trust this workspace") {
+		if r := w.run(t, "mcp", "trust", "proj"); r.code != cmdutil.ExitUsage || !strings.Contains(r.stderr, `unknown mcp server "proj"`) || !strings.Contains(r.stderr, "the project's servers are ignored until you trust this workspace") {
 			t.Fatalf("mcp trust in an untrusted workspace: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		w.trust(t)
@@ -373,25 +375,25 @@ func TestRunMCPFlags(t *testing.T) {
 		elicitation string
 		wantCode    int
 	}{
-		{"defaults", []string{"go"}, false, "", exitOK},
-		{"trust and defaults", []string{"--trust-project-mcp", "--mcp-elicitation", "defaults", "go"}, true, "defaults", exitOK},
-		{"decline", []string{"--mcp-elicitation", "decline", "go"}, false, "decline", exitOK},
-		{"bad elicitation", []string{"--mcp-elicitation", "ask", "go"}, false, "", exitUsage},
+		{"defaults", []string{"go"}, false, "", cmdutil.ExitOK},
+		{"trust and defaults", []string{"--trust-project-mcp", "--mcp-elicitation", "defaults", "go"}, true, "defaults", cmdutil.ExitOK},
+		{"decline", []string{"--mcp-elicitation", "decline", "go"}, false, "decline", cmdutil.ExitOK},
+		{"bad elicitation", []string{"--mcp-elicitation", "ask", "go"}, false, "", cmdutil.ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
 			var got *RunOptions
 			cmd := NewCmdRun(f, func(o *RunOptions) error { got = o; return nil })
 			cmd.SetArgs(tt.args)
 			cmd.SetOut(io.Discard)
 			cmd.SetErr(io.Discard)
 			err := cmd.Execute()
-			if code := exitCode(err); code != tt.wantCode {
+			if code := cmdutil.ExitCode(err); code != tt.wantCode {
 				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
 			}
-			if tt.wantCode == exitOK && (got.TrustProjectMCP != tt.trust || got.MCPElicitation != tt.elicitation) {
+			if tt.wantCode == cmdutil.ExitOK && (got.TrustProjectMCP != tt.trust || got.MCPElicitation != tt.elicitation) {
 				t.Errorf("options = %+v", got)
 			}
 		})
@@ -414,14 +416,14 @@ command = %q
 name = "bad"
 command = %q
 `, bin, bin), 0o600)
-	testHookProbe = func(name string) {
+	mcpcmd.TestHookProbe = func(name string) {
 		if name == "bad" {
 			panic("probe broke")
 		}
 	}
-	defer func() { testHookProbe = nil }()
+	defer func() { mcpcmd.TestHookProbe = nil }()
 	r := runCLI(t, map[string]string{"REASONIX_HOME": home}, "", "mcp", "list", "--cwd", t.TempDir())
-	if r.code != exitOK || !hasRow(r.stdout, "good", "ready", "2") || !hasRow(r.stdout, "bad", "failed", "probe: panic: probe broke") {
+	if r.code != cmdutil.ExitOK || !hasRow(r.stdout, "good", "ready", "2") || !hasRow(r.stdout, "bad", "failed", "probe: panic: probe broke") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"reasonix/cmd/reasonix/internal/cmdutil"
 )
 
 // cliResult is what one in-process invocation of the CLI produced.
@@ -23,7 +25,7 @@ type cliResult struct {
 func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) cliResult {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	f := &Factory{
+	f := &cmdutil.Factory{
 		Stdin:   strings.NewReader(stdin),
 		Stdout:  &stdout,
 		Stderr:  &stderr,
@@ -33,10 +35,10 @@ func runCLI(t *testing.T, env map[string]string, stdin string, args ...string) c
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
 	err := root.Execute()
-	if err != nil && !errors.Is(err, errSilent) && !errors.Is(err, errInterrupted) {
+	if err != nil && !errors.Is(err, cmdutil.ErrSilent) && !errors.Is(err, cmdutil.ErrInterrupted) {
 		fmt.Fprintln(f.Stderr, "reasonix:", err)
 	}
-	return cliResult{stdout: stdout.String(), stderr: stderr.String(), code: exitCode(err), err: err}
+	return cliResult{stdout: stdout.String(), stderr: stderr.String(), code: cmdutil.ExitCode(err), err: err}
 }
 
 func TestExitCode(t *testing.T) {
@@ -46,18 +48,18 @@ func TestExitCode(t *testing.T) {
 		err  error
 		want int
 	}{
-		{"nil", nil, exitOK},
-		{"usage error", usageErrorf("bad flag %q", "x"), exitUsage},
-		{"wrapped usage error", fmt.Errorf("load: %w", usageErrorf("bad")), exitUsage},
-		{"interrupted", errInterrupted, exitInterrupted},
-		{"wrapped interrupted", fmt.Errorf("run: %w", errInterrupted), exitInterrupted},
-		{"silent failure", errSilent, exitFailed},
-		{"plain error", errors.New("boom"), exitFailed},
+		{"nil", nil, cmdutil.ExitOK},
+		{"usage error", cmdutil.UsageErrorf("bad flag %q", "x"), cmdutil.ExitUsage},
+		{"wrapped usage error", fmt.Errorf("load: %w", cmdutil.UsageErrorf("bad")), cmdutil.ExitUsage},
+		{"interrupted", cmdutil.ErrInterrupted, cmdutil.ExitInterrupted},
+		{"wrapped interrupted", fmt.Errorf("run: %w", cmdutil.ErrInterrupted), cmdutil.ExitInterrupted},
+		{"silent failure", cmdutil.ErrSilent, cmdutil.ExitFailed},
+		{"plain error", errors.New("boom"), cmdutil.ExitFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := exitCode(tt.err); got != tt.want {
+			if got := cmdutil.ExitCode(tt.err); got != tt.want {
 				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
 			}
 		})
@@ -107,7 +109,7 @@ func TestRunFlags(t *testing.T) {
 			args: []string{"-m", "deepseek/deepseek-v4-pro", "--max-steps", "5", "-o", "stream-json", "--config", "x.toml", "--cwd", "/tmp",
 				"--permission-mode", "yolo", "--deny", "Bash(git push:*)", "--deny", "Edit(secrets/**)", "go"},
 			want: RunOptions{
-				globalOptions: globalOptions{ConfigFile: "x.toml", Cwd: "/tmp"},
+				GlobalOptions: cmdutil.GlobalOptions{ConfigFile: "x.toml", Cwd: "/tmp"},
 				Prompt:        "go", Model: "deepseek/deepseek-v4-pro", MaxSteps: 5, OutputFormat: "stream-json", InputFormat: "text",
 				PermissionMode: "yolo", Deny: []string{"Bash(git push:*)", "Edit(secrets/**)"},
 			},
@@ -115,7 +117,7 @@ func TestRunFlags(t *testing.T) {
 		{
 			name: "trust the project for one run",
 			args: []string{"--trust-project", "go"},
-			want: RunOptions{globalOptions: globalOptions{TrustProject: true}, Prompt: "go", OutputFormat: "text", InputFormat: "text"},
+			want: RunOptions{GlobalOptions: cmdutil.GlobalOptions{TrustProject: true}, Prompt: "go", OutputFormat: "text", InputFormat: "text"},
 		},
 		{
 			name:  "commands on stdin",
@@ -128,16 +130,16 @@ func TestRunFlags(t *testing.T) {
 			args: []string{"--resume", "20261201-101010-abcd", "go", "on"},
 			want: RunOptions{Prompt: "go on", OutputFormat: "text", InputFormat: "text", Resume: "20261201-101010-abcd"},
 		},
-		{name: "continue and resume", args: []string{"--continue", "--resume", "x", "hi"}, wantCode: exitUsage, wantErr: "cannot be used together"},
-		{name: "bad input format", args: []string{"--input-format", "xml", "hi"}, wantCode: exitUsage, wantErr: `--input-format "xml"`},
-		{name: "empty stdin", stdin: strings.NewReader(" \n\t"), wantCode: exitUsage, wantErr: "no prompt"},
-		{name: "blank argument", args: []string{"  "}, wantCode: exitUsage, wantErr: "no prompt"},
-		{name: "dash with empty stdin", args: []string{"-"}, stdin: strings.NewReader(""), wantCode: exitUsage, wantErr: "no prompt"},
-		{name: "unreadable stdin", stdin: failingReader{}, wantCode: exitFailed, wantErr: "stdin broken"},
-		{name: "bad output format", args: []string{"-o", "yaml", "hi"}, wantCode: exitUsage, wantErr: `--output-format "yaml"`},
-		{name: "negative max steps", args: []string{"--max-steps", "-1", "hi"}, wantCode: exitUsage, wantErr: "--max-steps"},
-		{name: "bad permission mode", args: []string{"--permission-mode", "sometimes", "hi"}, wantCode: exitUsage, wantErr: "--permission-mode"},
-		{name: "bad deny rule", args: []string{"--deny", "Bash(oops", "hi"}, wantCode: exitUsage, wantErr: "--deny"},
+		{name: "continue and resume", args: []string{"--continue", "--resume", "x", "hi"}, wantCode: cmdutil.ExitUsage, wantErr: "cannot be used together"},
+		{name: "bad input format", args: []string{"--input-format", "xml", "hi"}, wantCode: cmdutil.ExitUsage, wantErr: `--input-format "xml"`},
+		{name: "empty stdin", stdin: strings.NewReader(" \n\t"), wantCode: cmdutil.ExitUsage, wantErr: "no prompt"},
+		{name: "blank argument", args: []string{"  "}, wantCode: cmdutil.ExitUsage, wantErr: "no prompt"},
+		{name: "dash with empty stdin", args: []string{"-"}, stdin: strings.NewReader(""), wantCode: cmdutil.ExitUsage, wantErr: "no prompt"},
+		{name: "unreadable stdin", stdin: failingReader{}, wantCode: cmdutil.ExitFailed, wantErr: "stdin broken"},
+		{name: "bad output format", args: []string{"-o", "yaml", "hi"}, wantCode: cmdutil.ExitUsage, wantErr: `--output-format "yaml"`},
+		{name: "negative max steps", args: []string{"--max-steps", "-1", "hi"}, wantCode: cmdutil.ExitUsage, wantErr: "--max-steps"},
+		{name: "bad permission mode", args: []string{"--permission-mode", "sometimes", "hi"}, wantCode: cmdutil.ExitUsage, wantErr: "--permission-mode"},
+		{name: "bad deny rule", args: []string{"--deny", "Bash(oops", "hi"}, wantCode: cmdutil.ExitUsage, wantErr: "--deny"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,7 +148,7 @@ func TestRunFlags(t *testing.T) {
 			if stdin == nil {
 				stdin = strings.NewReader("")
 			}
-			f := &Factory{Stdin: stdin, Stdout: io.Discard, Stderr: io.Discard}
+			f := &cmdutil.Factory{Stdin: stdin, Stdout: io.Discard, Stderr: io.Discard}
 			var got *RunOptions
 			cmd := NewCmdRun(f, func(o *RunOptions) error { got = o; return nil })
 			opts, ok := invoke(t, cmd, tt.args, &got, tt.wantCode, tt.wantErr)
@@ -186,8 +188,8 @@ func TestRootFlagErrorsAreUsageErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := runCLI(t, map[string]string{"REASONIX_HOME": t.TempDir()}, "", tt.args...)
-			if r.code != exitUsage {
-				t.Errorf("exit code = %d (err %v), want %d", r.code, r.err, exitUsage)
+			if r.code != cmdutil.ExitUsage {
+				t.Errorf("exit code = %d (err %v), want %d", r.code, r.err, cmdutil.ExitUsage)
 			}
 			if !strings.Contains(r.stderr, tt.wantErr) {
 				t.Errorf("stderr %q does not contain %q", r.stderr, tt.wantErr)

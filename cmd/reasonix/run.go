@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,20 +13,20 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reasonix/actors"
 	"reasonix/actors/agent"
-	"reasonix/actors/event"
 	"reasonix/assemble"
+	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/headless"
+	"reasonix/cmd/reasonix/internal/mcpcmd"
 	"reasonix/core/config"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
 	"reasonix/core/session"
-	"reasonix/core/text"
 )
 
 // RunOptions are the inputs of `reasonix run`.
 type RunOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	Prompt       string
 	Model        string
 	PlannerModel string
@@ -53,13 +52,8 @@ type RunOptions struct {
 	Goal GoalOptions
 }
 
-var (
-	outputFormats = []string{"text", "json", "stream-json"}
-	inputFormats  = []string{"text", "stream-json"}
-)
-
 // NewCmdRun builds `reasonix run`. runF replaces the action in tests.
-func NewCmdRun(f *Factory, runF func(*RunOptions) error) *cobra.Command {
+func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
 	opts := &RunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run [flags] [prompt]",
@@ -79,27 +73,27 @@ Exit codes: 0 ok (a goal complete), 1 the run failed, 2 usage or config
 error, 3 a goal blocked or paused for the user, 4 a goal reached a limit or
 budget, 130 interrupted.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkHeadlessFlags(opts.OutputFormat, opts.MaxSteps, opts.PermissionMode, opts.Deny); err != nil {
+			if err := headless.CheckHeadlessFlags(opts.OutputFormat, opts.MaxSteps, opts.PermissionMode, opts.Deny); err != nil {
 				return err
 			}
-			if opts.MCPElicitation != "" && !slices.Contains(mcpElicitations, opts.MCPElicitation) {
-				return usageErrorf("--mcp-elicitation %q: want one of %s", opts.MCPElicitation, strings.Join(mcpElicitations, ", "))
+			if opts.MCPElicitation != "" && !slices.Contains(mcpcmd.McpElicitations, opts.MCPElicitation) {
+				return cmdutil.UsageErrorf("--mcp-elicitation %q: want one of %s", opts.MCPElicitation, strings.Join(mcpcmd.McpElicitations, ", "))
 			}
 			if opts.ApprovePlan && !opts.Plan {
-				return usageErrorf("--approve-plan goes with --plan")
+				return cmdutil.UsageErrorf("--approve-plan goes with --plan")
 			}
 			if opts.Continue && opts.Resume != "" {
-				return usageErrorf("--continue and --resume cannot be used together")
+				return cmdutil.UsageErrorf("--continue and --resume cannot be used together")
 			}
 			if err := checkGoalFlags(&opts.Goal); err != nil {
 				return err
 			}
-			if !slices.Contains(inputFormats, opts.InputFormat) {
-				return usageErrorf("--input-format %q: want one of %s", opts.InputFormat, strings.Join(inputFormats, ", "))
+			if !slices.Contains(headless.InputFormats, opts.InputFormat) {
+				return cmdutil.UsageErrorf("--input-format %q: want one of %s", opts.InputFormat, strings.Join(headless.InputFormats, ", "))
 			}
 			if opts.Goal.active() {
 				if len(args) > 0 {
-					return usageErrorf("--goal takes the objective; no prompt argument goes with it")
+					return cmdutil.UsageErrorf("--goal takes the objective; no prompt argument goes with it")
 				}
 				opts.Prompt = opts.Goal.prompt()
 			} else if opts.InputFormat == "stream-json" {
@@ -135,26 +129,21 @@ budget, 130 interrupted.`,
 	fl.BoolVar(&opts.TrustProjectMCP, "trust-project-mcp", false, "approve the project's MCP servers for this workspace (records launch grants)")
 	fl.StringVar(&opts.MCPElicitation, "mcp-elicitation", "", "how MCP servers' questions are answered: decline (the default), or defaults (the form's default values)")
 	addGoalFlags(cmd, &opts.Goal)
-	addGlobalFlags(cmd, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
-}
-
-func addGlobalFlags(cmd *cobra.Command, g *globalOptions) {
-	cmd.Flags().StringVar(&g.ConfigFile, "config", "", "config file with the highest precedence")
-	cmd.Flags().StringVar(&g.Cwd, "cwd", "", "work in this directory (default: the current one)")
 }
 
 func readPrompt(stdin io.Reader, args []string) (string, error) {
 	if len(args) > 0 && !(len(args) == 1 && args[0] == "-") {
 		p := strings.TrimSpace(strings.Join(args, " "))
 		if p == "" {
-			return "", &usageError{err: errNoPrompt}
+			return "", &cmdutil.UsageError{Err: cmdutil.ErrNoPrompt}
 		}
 		return p, nil
 	}
 	if f, ok := stdin.(*os.File); ok {
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return "", &usageError{err: errNoPrompt}
+			return "", &cmdutil.UsageError{Err: cmdutil.ErrNoPrompt}
 		}
 	}
 	data, err := io.ReadAll(stdin)
@@ -163,27 +152,27 @@ func readPrompt(stdin io.Reader, args []string) (string, error) {
 	}
 	p := strings.TrimSpace(string(data))
 	if p == "" {
-		return "", &usageError{err: errNoPrompt}
+		return "", &cmdutil.UsageError{Err: cmdutil.ErrNoPrompt}
 	}
 	return p, nil
 }
 
-func runRun(f *Factory, opts *RunOptions) error {
-	cwd, err := opts.workdir()
+func runRun(f *cmdutil.Factory, opts *RunOptions) error {
+	cwd, err := opts.Workdir()
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(f, &opts.GlobalOptions, cwd)
 	if err != nil {
 		return err
 	}
-	logger, closeLog := openLogger(cfg.Home, getenv(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
 	defer closeLog()
 	resume, err := openResume(f, cfg, cwd, opts)
 	if err != nil {
 		return err
 	}
-	b, err := buildSession(cfg, assemble.BuildOptions{
+	b, err := cmdutil.BuildSession(cfg, assemble.BuildOptions{
 		Resume:         resume,
 		Cwd:            cwd,
 		Model:          opts.Model,
@@ -199,8 +188,8 @@ func runRun(f *Factory, opts *RunOptions) error {
 		PlanMode:        opts.Plan,
 		PlanApprove:     opts.ApprovePlan,
 		Logger:          logger,
-		Client:          mcpClient(f),
-		Getenv:          getenv(f),
+		Client:          cmdutil.MCPClient(f),
+		Getenv:          cmdutil.EnvOf(f),
 	})
 	if err != nil {
 		return err
@@ -213,19 +202,19 @@ func runRun(f *Factory, opts *RunOptions) error {
 		// A session driven by commands can take goal commands too.
 		b.Spec.Goal = opts.Goal.spec(cfg.Home, cwd)
 	}
-	err = runHeadless(f, headlessTurn{
-		what:     "run",
-		spec:     b.Spec,
-		prompt:   opts.Prompt,
-		format:   opts.OutputFormat,
-		commands: commandStream(f, opts),
-		prep:     newPromptPrep(cfg.Home, cwd),
+	err = headless.Run(f, headless.Turn{
+		What:     "run",
+		Built:    b,
+		Prompt:   opts.Prompt,
+		Format:   opts.OutputFormat,
+		Commands: commandStream(f, opts),
+		Prep:     headless.NewPromptPrep(cfg.Home, cwd),
 	})
 	// The session's end checked its transcript; what closing it finds
 	// (the final sync) still decides whether the run saved everything.
 	if cerr := b.Close(); cerr != nil && err == nil {
 		fmt.Fprintf(f.Stderr, "reasonix: incomplete: transcript not saved: %v\n", cerr)
-		err = errSilent
+		err = cmdutil.ErrSilent
 	}
 	if b.Spec.Goal != nil {
 		return opts.Goal.exit(err, b.Spec.Goal.Dir, b.Spec.Agent.Session)
@@ -233,141 +222,9 @@ func runRun(f *Factory, opts *RunOptions) error {
 	return err
 }
 
-// renderer writes a run's events in one output format.
-type renderer struct {
-	format         string
-	stdout, stderr io.Writer
-	endsNewline    bool
-	wroteText      bool
-}
-
-func newRenderer(format string, stdout, stderr io.Writer) *renderer {
-	return &renderer{format: format, stdout: stdout, stderr: stderr, endsNewline: true}
-}
-
-func (r *renderer) event(ev event.Event) {
-	switch r.format {
-	case "stream-json":
-		line, err := event.Encode(ev)
-		if err != nil {
-			return
-		}
-		line = append(line, '\n')
-		_, _ = r.stdout.Write(line)
-	case "text":
-		r.text(ev)
-	}
-}
-
-func (r *renderer) text(ev event.Event) {
-	switch e := ev.(type) {
-	case *event.TextDelta:
-		// A planner's text is its plan, shown whole by plan_ready; stdout
-		// carries the answer.
-		if e.Task != "" || e.Text == "" || e.Role == event.RolePlanner {
-			return
-		}
-		fmt.Fprint(r.stdout, e.Text)
-		r.wroteText = true
-		r.endsNewline = strings.HasSuffix(e.Text, "\n")
-	case *event.ToolStarted:
-		if e.Task == "" {
-			fmt.Fprintf(r.stderr, "• %s %s\n", e.Tool, text.OneLine(e.Args, 120))
-		}
-	case *event.ToolFinished:
-		if e.Task == "" && e.IsError {
-			fmt.Fprintf(r.stderr, "  %s failed: %s\n", e.Tool, text.OneLine(e.Output, 200))
-		}
-	case *event.Notice:
-		fmt.Fprintf(r.stderr, "reasonix: %s: %s\n", e.Level, e.Message)
-	case *event.CompactionStarted:
-		if e.Task == "" {
-			fmt.Fprintf(r.stderr, "• compacting: summarising %d older messages (%d tokens)\n", e.Messages, e.Tokens)
-		}
-	case *event.Compacted:
-		if e.Task == "" {
-			fmt.Fprintf(r.stderr, "• compacted (%s, %s): %d → %d tokens of %d; originals in %s\n",
-				e.Tier, e.Trigger, e.TokensBefore, e.TokensAfter, e.Window, e.Archive)
-		}
-	case *event.ErrorOccurred:
-		if e.Role == event.RolePlanner {
-			fmt.Fprintf(r.stderr, "reasonix: error: planner: %s\n", e.Message)
-			return
-		}
-		fmt.Fprintf(r.stderr, "reasonix: error: %s\n", e.Message)
-	case *event.PlanProposed:
-		if e.Task == "" {
-			// The plan is the answer of a run that stops at it, and news
-			// in one that carries it out.
-			fmt.Fprintln(r.stdout, strings.TrimRight(e.Plan, "\n"))
-			r.wroteText, r.endsNewline = true, true
-		}
-	case *event.PlanStep:
-		if e.Task == "" {
-			fmt.Fprintf(r.stderr, "• step %s done %s\n", e.Step, e.Summary)
-		}
-	case *event.PlanReady:
-		fmt.Fprintf(r.stderr, "• plan (round %d):\n%s\n", e.Round, strings.TrimRight(e.Plan, "\n"))
-	}
-}
-
-func (r *renderer) finish(done *event.TurnDone, transcript string) error {
-	switch r.format {
-	case "text":
-		if r.wroteText && !r.endsNewline {
-			fmt.Fprintln(r.stdout)
-		}
-		switch unsaved := unsavedNote(done.Error); {
-		case done.Status == event.StatusCancelled && unsaved != "":
-			fmt.Fprintf(r.stderr, "reasonix: interrupted; %s\n", unsaved)
-		case done.Status == event.StatusCancelled:
-			fmt.Fprintf(r.stderr, "reasonix: interrupted; transcript saved to %s\n", transcript)
-		case done.Status == event.StatusMaxSteps, done.Status == actors.StatusIncomplete:
-			fmt.Fprintf(r.stderr, "reasonix: %s\n", done.Error)
-		case unsaved != "":
-			// The failure itself was shown as it happened; what was not
-			// saved is news at the end.
-			fmt.Fprintf(r.stderr, "reasonix: %s\n", unsaved)
-		}
-	case "json":
-		out := struct {
-			Session    string `json:"session"`
-			Status     string `json:"status"`
-			Text       string `json:"text"`
-			Error      string `json:"error,omitempty"`
-			Steps      int    `json:"steps"`
-			Usage      any    `json:"usage"`
-			Transcript string `json:"transcript"`
-		}{done.Session, done.Status, done.Text, done.Error, done.Steps, done.Usage, transcript}
-		enc := json.NewEncoder(r.stdout)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(out); err != nil {
-			return fmt.Errorf("write result: %w", err)
-		}
-	}
-	return nil
-}
-
-// unsavedNote is the part of a turn's error that says what was not saved
-// ("incomplete: <what> not saved: <cause>", the whole error or its last
-// part after "; "), or "".
-func unsavedNote(turnErr string) string {
-	const mark = "incomplete: "
-	note := ""
-	if strings.HasPrefix(turnErr, mark) {
-		note = turnErr
-	} else if i := strings.LastIndex(turnErr, "; "+mark); i >= 0 {
-		note = turnErr[i+2:]
-	}
-	if !strings.Contains(note, " not saved: ") {
-		return ""
-	}
-	return note
-}
-
 // commandStream is stdin when commands come on it (--input-format
 // stream-json), else nil.
-func commandStream(f *Factory, opts *RunOptions) io.Reader {
+func commandStream(f *cmdutil.Factory, opts *RunOptions) io.Reader {
 	if opts.InputFormat != "stream-json" {
 		return nil
 	}
@@ -379,7 +236,7 @@ func commandStream(f *Factory, opts *RunOptions) io.Reader {
 // (the process killed mid-turn) is repaired first: each tool call without a
 // result gets an "interrupted" one, recorded in the transcript, so the
 // conversation is valid for the next request.
-func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*assemble.Resume, error) {
+func openResume(f *cmdutil.Factory, cfg *config.Config, cwd string, opts *RunOptions) (*assemble.Resume, error) {
 	if !opts.Continue && opts.Resume == "" {
 		return nil, nil
 	}
@@ -388,7 +245,7 @@ func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*
 	if opts.Continue {
 		sum, err := session.Latest(dir)
 		if errors.Is(err, session.ErrNoSession) {
-			return nil, usageErrorf("--continue: this workspace has no session yet; start one with reasonix run \"…\"")
+			return nil, cmdutil.UsageErrorf("--continue: this workspace has no session yet; start one with reasonix run \"…\"")
 		}
 		if err != nil {
 			return nil, fmt.Errorf("--continue: %w", err)
@@ -396,11 +253,11 @@ func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*
 		path = sum.Path
 	} else {
 		if opts.Resume != filepath.Base(opts.Resume) || strings.HasPrefix(opts.Resume, ".") {
-			return nil, usageErrorf("--resume %q: not a session id (see reasonix sessions list)", opts.Resume)
+			return nil, cmdutil.UsageErrorf("--resume %q: not a session id (see reasonix sessions list)", opts.Resume)
 		}
 		path = filepath.Join(dir, opts.Resume+".jsonl")
 		if _, err := os.Stat(path); err != nil {
-			return nil, usageErrorf("--resume %q: no such session in this workspace (see reasonix sessions list)", opts.Resume)
+			return nil, cmdutil.UsageErrorf("--resume %q: no such session in this workspace (see reasonix sessions list)", opts.Resume)
 		}
 	}
 	h, msgs, warn, err := session.Load(path)
@@ -411,12 +268,12 @@ func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", warn)
 	}
 	if h.Parent != "" {
-		return nil, usageErrorf("%s is a subagent's transcript; resume its parent %s instead", h.ID, h.Parent)
+		return nil, cmdutil.UsageErrorf("%s is a subagent's transcript; resume its parent %s instead", h.ID, h.Parent)
 	}
 	if h.Subagent() {
 		// It ran under the profile's tools; going on with the full set
 		// would widen what its conversation may do.
-		return nil, usageErrorf("%s is a session of reasonix subagent (profile %q) and cannot be continued; run the profile again instead", h.ID, h.Profile)
+		return nil, cmdutil.UsageErrorf("%s is a session of reasonix subagent (profile %q) and cannot be continued; run the profile again instead", h.ID, h.Profile)
 	}
 	// A fleet the session was waiting on when it died is finished first,
 	// so its call gets the fleet's result rather than "interrupted".
@@ -448,7 +305,7 @@ func openResume(f *Factory, cfg *config.Config, cwd string, opts *RunOptions) (*
 // whether it resumed one (the transcript then holds the answer). A fleet
 // that cannot be resumed is a warning: its call is then recorded as
 // interrupted, as before.
-func reattachFleets(f *Factory, cfg *config.Config, cwd, parent string, msgs []provider.Message, opts *RunOptions) bool {
+func reattachFleets(f *cmdutil.Factory, cfg *config.Config, cwd, parent string, msgs []provider.Message, opts *RunOptions) bool {
 	open := false
 	for _, c := range session.OpenCalls(msgs) {
 		open = open || c.Name == agent.ToolTask || c.Name == agent.ToolFleet || c.Name == agent.ToolParallelTasks
@@ -479,7 +336,7 @@ func reattachFleets(f *Factory, cfg *config.Config, cwd, parent string, msgs []p
 			continue
 		}
 		fmt.Fprintf(f.Stderr, "reasonix: finishing fleet %s, which the session was waiting on\n", fl.Key)
-		fo := &FleetOptions{globalOptions: opts.globalOptions, Action: "resume", ID: fl.Key, Timeout: 2 * time.Hour}
+		fo := &FleetOptions{GlobalOptions: opts.GlobalOptions, Action: "resume", ID: fl.Key, Timeout: 2 * time.Hour}
 		if err := fleetResume(ctx, &quiet, j, fo, cwd); err != nil {
 			fmt.Fprintf(f.Stderr, "reasonix: warning: fleet %s: %v\n", fl.Key, err)
 			continue

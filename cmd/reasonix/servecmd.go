@@ -10,16 +10,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/crypto/bcrypt"
 
 	"reasonix/actors"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/cmd/reasonix/internal/serve"
 	"reasonix/core/config"
 	"reasonix/core/proc"
@@ -36,7 +34,7 @@ const serveShutdownTimeout = 15 * time.Second
 
 // ServeOptions are the inputs of `reasonix serve`.
 type ServeOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	// Addr, Auth and Token override [serve] addr, auth_mode and token;
 	// empty keeps the config's value.
 	Addr  string
@@ -50,7 +48,7 @@ type ServeOptions struct {
 }
 
 // NewCmdServe builds `reasonix serve`. runF replaces the action in tests.
-func NewCmdServe(f *Factory, runF func(*ServeOptions) error) *cobra.Command {
+func NewCmdServe(f *cmdutil.Factory, runF func(*ServeOptions) error) *cobra.Command {
 	opts := &ServeOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
@@ -72,10 +70,10 @@ of standard input) for [serve] password_hash, and exits.
 
 Exit codes: 0 stopped cleanly, 1 failed (the address is taken), 2 usage or
 config error (no authentication on a non-loopback address).`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Auth != "" && !validAuth(opts.Auth) {
-				return usageErrorf("--auth %q: want none, token or password", opts.Auth)
+				return cmdutil.UsageErrorf("--auth %q: want none, token or password", opts.Auth)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -89,7 +87,7 @@ config error (no authentication on a non-loopback address).`,
 	fl.StringVar(&opts.Token, "token", "", "token mode's token (default: [serve] token, else a new one)")
 	fl.StringVar(&opts.Password, "password", "", "password mode's password for this run; with --hash-password, the password to hash")
 	fl.BoolVar(&opts.HashPassword, "hash-password", false, "print a bcrypt hash of the password for [serve] password_hash and exit")
-	addGlobalFlags(cmd, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
 }
 
@@ -127,20 +125,20 @@ func resolveServe(c config.Serve, o *ServeOptions) (serveSettings, error) {
 		s.auth = serve.AuthNone
 	}
 	if !validAuth(s.auth) {
-		return s, usageErrorf("[serve] auth_mode %q: want none, token or password", s.auth)
+		return s, cmdutil.UsageErrorf("[serve] auth_mode %q: want none, token or password", s.auth)
 	}
 	if o.Token != "" && s.auth != serve.AuthToken {
-		return s, usageErrorf("--token goes with --auth token")
+		return s, cmdutil.UsageErrorf("--token goes with --auth token")
 	}
 	if o.Password != "" && s.auth != serve.AuthPassword {
-		return s, usageErrorf("--password goes with --auth password")
+		return s, cmdutil.UsageErrorf("--password goes with --auth password")
 	}
 	host, _, err := net.SplitHostPort(s.addr)
 	if err != nil {
-		return s, usageErrorf("--addr %q: want HOST:PORT (%v)", s.addr, err)
+		return s, cmdutil.UsageErrorf("--addr %q: want HOST:PORT (%v)", s.addr, err)
 	}
-	if s.auth == serve.AuthNone && !isLoopback(host) {
-		return s, usageErrorf("refusing to serve %s without authentication: anyone who can reach it could run commands here; use --auth token or --auth password, or a loopback address such as 127.0.0.1", s.addr)
+	if s.auth == serve.AuthNone && !cmdutil.IsLoopback(host) {
+		return s, cmdutil.UsageErrorf("refusing to serve %s without authentication: anyone who can reach it could run commands here; use --auth token or --auth password, or a loopback address such as 127.0.0.1", s.addr)
 	}
 	switch s.auth {
 	case serve.AuthToken:
@@ -158,33 +156,23 @@ func resolveServe(c config.Serve, o *ServeOptions) (serveSettings, error) {
 		if o.Password != "" {
 			h, err := bcrypt.GenerateFromPassword([]byte(o.Password), bcrypt.DefaultCost)
 			if err != nil {
-				return s, usageErrorf("--password: %v", err)
+				return s, cmdutil.UsageErrorf("--password: %v", err)
 			}
 			s.hash = string(h)
 		}
 		if s.hash == "" {
-			return s, usageErrorf("password mode needs [serve] password_hash (make one with reasonix serve --hash-password) or --password")
+			return s, cmdutil.UsageErrorf("password mode needs [serve] password_hash (make one with reasonix serve --hash-password) or --password")
 		}
 		if _, err := bcrypt.Cost([]byte(s.hash)); err != nil {
-			return s, usageErrorf("[serve] password_hash is not a bcrypt hash (make one with reasonix serve --hash-password): %v", err)
+			return s, cmdutil.UsageErrorf("[serve] password_hash is not a bcrypt hash (make one with reasonix serve --hash-password): %v", err)
 		}
 	}
 	return s, nil
 }
 
-// isLoopback reports whether host names this machine only. Any other name
-// may resolve to an address others reach, so it counts as public.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // hashPassword prints the bcrypt hash of --password, or of the first line
 // of stdin.
-func hashPassword(f *Factory, o *ServeOptions) error {
+func hashPassword(f *cmdutil.Factory, o *ServeOptions) error {
 	pw := o.Password
 	if pw == "" {
 		line, err := bufio.NewReader(f.Stdin).ReadString('\n')
@@ -194,25 +182,25 @@ func hashPassword(f *Factory, o *ServeOptions) error {
 		pw = strings.TrimRight(line, "\r\n")
 	}
 	if pw == "" {
-		return usageErrorf("--hash-password: no password (give --password or one line on stdin)")
+		return cmdutil.UsageErrorf("--hash-password: no password (give --password or one line on stdin)")
 	}
 	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
 	if err != nil {
-		return usageErrorf("--hash-password: %v", err)
+		return cmdutil.UsageErrorf("--hash-password: %v", err)
 	}
 	_, err = fmt.Fprintln(f.Stdout, string(h))
 	return err
 }
 
-func runServe(f *Factory, o *ServeOptions) error {
+func runServe(f *cmdutil.Factory, o *ServeOptions) error {
 	if o.HashPassword {
 		return hashPassword(f, o)
 	}
-	cwd, err := o.workdir()
+	cwd, err := o.Workdir()
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f, &o.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(f, &o.GlobalOptions, cwd)
 	if err != nil {
 		return err
 	}
@@ -222,7 +210,7 @@ func runServe(f *Factory, o *ServeOptions) error {
 		// Its warnings were printed already; only the notices go.
 		quiet := *f
 		quiet.Stderr = io.Discard
-		if cfg, err = loadConfig(&quiet, &o.globalOptions, cwd); err != nil {
+		if cfg, err = cmdutil.LoadConfig(&quiet, &o.GlobalOptions, cwd); err != nil {
 			return err
 		}
 	}
@@ -230,15 +218,15 @@ func runServe(f *Factory, o *ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	logger, closeLog := openLogger(cfg.Home, getenv(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
 	defer closeLog()
 
-	g := o.globalOptions
+	g := o.GlobalOptions
 	g.Cwd = cwd
 	srv, err := serve.New(serve.Options{
 		Open: func(ctx context.Context, req serve.OpenRequest) (*actors.Live, []string, error) {
 			live, warns, err := openLive(f, g, liveRequest{Cwd: cwd, Model: req.Model, Resume: req.Resume}, logger)
-			if _, ok := errors.AsType[*usageError](err); ok {
+			if _, ok := errors.AsType[*cmdutil.UsageError](err); ok {
 				err = fmt.Errorf("%w: %w", serve.ErrInvalid, err)
 			}
 			return live, warns, err
@@ -265,10 +253,9 @@ func runServe(f *Factory, o *ServeOptions) error {
 // SIGTERM, then stops cleanly: every session closed, transcripts saved,
 // and whatever child processes are left killed by process group. A second
 // signal stops waiting for the clean stop.
-func serveUntilSignal(f *Factory, srv *serve.Server, ln net.Listener, st serveSettings, logger *slog.Logger) error {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+func serveUntilSignal(f *cmdutil.Factory, srv *serve.Server, ln net.Listener, st serveSettings, logger *slog.Logger) error {
+	sigs, stop := cmdutil.NotifyStop()
+	defer stop()
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -297,7 +284,7 @@ func serveUntilSignal(f *Factory, srv *serve.Server, ln net.Listener, st serveSe
 		// The user does not want to wait: the tools a closing session
 		// waits for are killed, and so are the last requests.
 		logger.Warn("serve: second interrupt: killing child processes and exiting")
-		if kerr := proc.KillAll(forceKillTimeout); kerr != nil {
+		if kerr := proc.KillAll(cmdutil.ForceKillTimeout); kerr != nil {
 			logger.Warn("serve: kill child processes", "err", kerr)
 		}
 		cancel()
@@ -305,7 +292,7 @@ func serveUntilSignal(f *Factory, srv *serve.Server, ln net.Listener, st serveSe
 	}
 	// What a tool that ignored its cancellation left running is killed
 	// rather than orphaned.
-	if kerr := proc.KillAll(forceKillTimeout); kerr != nil {
+	if kerr := proc.KillAll(cmdutil.ForceKillTimeout); kerr != nil {
 		logger.Warn("serve: kill child processes", "err", kerr)
 	}
 	if serr := <-served; serr != nil {

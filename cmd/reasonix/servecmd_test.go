@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 	"reasonix/core/provider/providertest"
 )
@@ -33,15 +34,15 @@ func TestServeFlags(t *testing.T) {
 	}{
 		{"defaults", nil, ServeOptions{}, 0},
 		{"all", []string{"--addr", "0.0.0.0:9000", "--auth", "token", "--token", "t", "--cwd", "/tmp", "--config", "c.toml"},
-			ServeOptions{Addr: "0.0.0.0:9000", Auth: "token", Token: "t", globalOptions: globalOptions{Cwd: "/tmp", ConfigFile: "c.toml"}}, 0},
+			ServeOptions{Addr: "0.0.0.0:9000", Auth: "token", Token: "t", GlobalOptions: cmdutil.GlobalOptions{Cwd: "/tmp", ConfigFile: "c.toml"}}, 0},
 		{"hash", []string{"--hash-password", "--password", "p"}, ServeOptions{HashPassword: true, Password: "p"}, 0},
-		{"bad auth", []string{"--auth", "basic"}, ServeOptions{}, exitUsage},
-		{"argument", []string{"now"}, ServeOptions{}, exitUsage},
-		{"unknown flag", []string{"--port", "1"}, ServeOptions{}, exitUsage},
+		{"bad auth", []string{"--auth", "basic"}, ServeOptions{}, cmdutil.ExitUsage},
+		{"argument", []string{"now"}, ServeOptions{}, cmdutil.ExitUsage},
+		{"unknown flag", []string{"--port", "1"}, ServeOptions{}, cmdutil.ExitUsage},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got *ServeOptions
-			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
 			root := NewCmdRoot(f)
 			if c, _, err := root.Find([]string{"serve"}); err == nil {
 				root.RemoveCommand(c)
@@ -49,7 +50,7 @@ func TestServeFlags(t *testing.T) {
 			root.AddCommand(NewCmdServe(f, func(o *ServeOptions) error { got = o; return nil }))
 			root.SetArgs(append([]string{"serve"}, tc.args...))
 			err := root.Execute()
-			if code := exitCode(err); code != tc.code {
+			if code := cmdutil.ExitCode(err); code != tc.code {
 				t.Fatalf("exit %d (%v), want %d", code, err, tc.code)
 			}
 			if tc.code == 0 && *got != tc.want {
@@ -117,7 +118,7 @@ func TestResolveServe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := resolveServe(tc.cfg, &tc.o)
 			if tc.usage != "" {
-				if _, ok := errors.AsType[*usageError](err); !ok || !strings.Contains(err.Error(), tc.usage) {
+				if _, ok := errors.AsType[*cmdutil.UsageError](err); !ok || !strings.Contains(err.Error(), tc.usage) {
 					t.Fatalf("error %v, want a usage error about %q", err, tc.usage)
 				}
 				return
@@ -141,7 +142,7 @@ func TestServeHashPassword(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			f := &Factory{Stdin: strings.NewReader(tc.stdin), Stdout: &out, Stderr: io.Discard, Getenv: func(string) string { return "" }}
+			f := &cmdutil.Factory{Stdin: strings.NewReader(tc.stdin), Stdout: &out, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 			root := NewCmdRoot(f)
 			root.SetArgs(append([]string{"serve", "--hash-password"}, tc.args...))
 			if err := root.Execute(); err != nil {
@@ -153,10 +154,10 @@ func TestServeHashPassword(t *testing.T) {
 			}
 		})
 	}
-	f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+	f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
 	root := NewCmdRoot(f)
 	root.SetArgs([]string{"serve", "--hash-password"})
-	if code := exitCode(root.Execute()); code != exitUsage {
+	if code := cmdutil.ExitCode(root.Execute()); code != cmdutil.ExitUsage {
 		t.Fatalf("no password: exit %d", code)
 	}
 }
@@ -165,7 +166,7 @@ func TestE2EServeRefusesPublicBindWithoutAuth(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
 	r := e.run("serve", "--addr", "0.0.0.0:0")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "without authentication") || !strings.Contains(r.stderr, "--auth token") {
+	if r.code != cmdutil.ExitUsage || !strings.Contains(r.stderr, "without authentication") || !strings.Contains(r.stderr, "--auth token") {
 		t.Fatalf("public bind without auth:\n%s", r)
 	}
 	if strings.Contains(r.stdout, "listening") {

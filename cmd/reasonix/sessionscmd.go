@@ -8,19 +8,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/session"
 )
 
 // SessionsListOptions are the inputs of `reasonix sessions list`.
 type SessionsListOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	JSON bool
 }
 
 // NewCmdSessions builds `reasonix sessions`, the parent of the commands
 // that work on saved sessions. runF replaces the action of `list` in
 // tests.
-func NewCmdSessions(f *Factory, runF func(*SessionsListOptions) error) *cobra.Command {
+func NewCmdSessions(f *cmdutil.Factory, runF func(*SessionsListOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List the saved sessions of the workspace",
@@ -28,7 +29,7 @@ func NewCmdSessions(f *Factory, runF func(*SessionsListOptions) error) *cobra.Co
 		// mistyped subcommand; a typo is a usage error.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf("unknown command %q for %q; want list", args[0], cmd.CommandPath())
+				return cmdutil.UsageErrorf("unknown command %q for %q; want list", args[0], cmd.CommandPath())
 			}
 			return cmd.Help()
 		},
@@ -39,7 +40,7 @@ func NewCmdSessions(f *Factory, runF func(*SessionsListOptions) error) *cobra.Co
 
 // NewCmdSessionsList builds `reasonix sessions list`. runF replaces the
 // action in tests.
-func NewCmdSessionsList(f *Factory, runF func(*SessionsListOptions) error) *cobra.Command {
+func NewCmdSessionsList(f *cmdutil.Factory, runF func(*SessionsListOptions) error) *cobra.Command {
 	opts := &SessionsListOptions{}
 	cmd := &cobra.Command{
 		Use:   "list [flags]",
@@ -49,7 +50,7 @@ start time, number of user turns and the last prompt. Subagent transcripts
 belong to the session that started them and are not listed. --json prints an
 array of objects with id, started (RFC 3339), turns, last_prompt, model and
 path.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -58,7 +59,7 @@ path.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print JSON instead of a table")
-	addGlobalFlags(cmd, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
 }
 
@@ -73,12 +74,12 @@ type sessionJSON struct {
 	Path       string `json:"path"`
 }
 
-func runSessionsList(f *Factory, opts *SessionsListOptions) error {
-	cwd, err := opts.workdir()
+func runSessionsList(f *cmdutil.Factory, opts *SessionsListOptions) error {
+	cwd, err := opts.Workdir()
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(f, &opts.GlobalOptions, cwd)
 	if err != nil {
 		return err
 	}

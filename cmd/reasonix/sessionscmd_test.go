@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
 )
@@ -20,18 +21,18 @@ func TestSessionsListFlags(t *testing.T) {
 		want     SessionsListOptions
 		wantCode int
 	}{
-		{"defaults", []string{"list"}, SessionsListOptions{}, exitOK},
-		{"json", []string{"list", "--json"}, SessionsListOptions{JSON: true}, exitOK},
+		{"defaults", []string{"list"}, SessionsListOptions{}, cmdutil.ExitOK},
+		{"json", []string{"list", "--json"}, SessionsListOptions{JSON: true}, cmdutil.ExitOK},
 		{"config and cwd", []string{"list", "--config", "a.toml", "--cwd", "/w"},
-			SessionsListOptions{globalOptions: globalOptions{ConfigFile: "a.toml", Cwd: "/w"}}, exitOK},
-		{"positional argument", []string{"list", "extra"}, SessionsListOptions{}, exitUsage},
-		{"unknown subcommand", []string{"lsit"}, SessionsListOptions{}, exitUsage},
-		{"unknown flag", []string{"list", "--yaml"}, SessionsListOptions{}, exitUsage},
+			SessionsListOptions{GlobalOptions: cmdutil.GlobalOptions{ConfigFile: "a.toml", Cwd: "/w"}}, cmdutil.ExitOK},
+		{"positional argument", []string{"list", "extra"}, SessionsListOptions{}, cmdutil.ExitUsage},
+		{"unknown subcommand", []string{"lsit"}, SessionsListOptions{}, cmdutil.ExitUsage},
+		{"unknown flag", []string{"list", "--yaml"}, SessionsListOptions{}, cmdutil.ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
 			var got *SessionsListOptions
 			root := NewCmdRoot(f)
 			// The real root, for its flag-error handling, with the
@@ -44,10 +45,10 @@ func TestSessionsListFlags(t *testing.T) {
 			root.AddCommand(NewCmdSessions(f, func(o *SessionsListOptions) error { got = o; return nil }))
 			root.SetArgs(append([]string{"sessions"}, tt.args...))
 			err = root.Execute()
-			if code := exitCode(err); code != tt.wantCode {
+			if code := cmdutil.ExitCode(err); code != tt.wantCode {
 				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
 			}
-			if tt.wantCode != exitOK {
+			if tt.wantCode != cmdutil.ExitOK {
 				return
 			}
 			if got == nil || *got != tt.want {

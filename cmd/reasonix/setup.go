@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/atomicfile"
 	"reasonix/core/config"
 )
@@ -29,7 +30,7 @@ type SetupOptions struct {
 }
 
 // NewCmdSetup builds `reasonix setup`. runF replaces the action in tests.
-func NewCmdSetup(f *Factory, runF func(*SetupOptions) error) *cobra.Command {
+func NewCmdSetup(f *cmdutil.Factory, runF func(*SetupOptions) error) *cobra.Command {
 	opts := &SetupOptions{}
 	cmd := &cobra.Command{
 		Use:   "setup [flags]",
@@ -43,7 +44,7 @@ key (DEEPSEEK_API_KEY for deepseek) in <home>/.env, readable only by you. Other
 lines of that file are kept.`,
 		Example: `  reasonix setup
   printf '%s\n' "$KEY" | reasonix setup --api-key-stdin`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -58,8 +59,8 @@ lines of that file are kept.`,
 	return cmd
 }
 
-func runSetup(f *Factory, opts *SetupOptions) error {
-	home, err := reasonixHome(f)
+func runSetup(f *cmdutil.Factory, opts *SetupOptions) error {
+	home, err := cmdutil.ReasonixHome(f)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func runSetup(f *Factory, opts *SetupOptions) error {
 	var key string
 	if opts.APIKeyStdin {
 		if prov.APIKeyEnv == "" {
-			return usageErrorf("--api-key-stdin: provider %q needs no API key", prov.Name)
+			return cmdutil.UsageErrorf("--api-key-stdin: provider %q needs no API key", prov.Name)
 		}
 		if key, err = readAPIKey(f, prov.APIKeyEnv); err != nil {
 			return err
@@ -94,7 +95,7 @@ func runSetup(f *Factory, opts *SetupOptions) error {
 			return err
 		}
 		fmt.Fprintf(f.Stdout, "Saved %s to %s (readable only by you).\n", prov.APIKeyEnv, envPath)
-	case prov.APIKeyEnv != "" && getenv(f)(prov.APIKeyEnv) == "":
+	case prov.APIKeyEnv != "" && cmdutil.EnvOf(f)(prov.APIKeyEnv) == "":
 		fmt.Fprintf(f.Stdout, "%s is not set: export it, or add %s=<key> to %s.\n", prov.APIKeyEnv, prov.APIKeyEnv, envPath)
 	}
 	fmt.Fprintln(f.Stdout, "Next: run `reasonix doctor` to check the setup.")
@@ -116,12 +117,12 @@ func defaultProvider(name string) (config.ProviderConfig, error) {
 		}
 		names = append(names, p.Name)
 	}
-	return config.ProviderConfig{}, usageErrorf("--provider %q: the default config offers %s", name, strings.Join(names, ", "))
+	return config.ProviderConfig{}, cmdutil.UsageErrorf("--provider %q: the default config offers %s", name, strings.Join(names, ", "))
 }
 
 // readAPIKey reads the key from the first line of stdin. A key that the
 // .env reader would not give back unchanged is refused rather than mangled.
-func readAPIKey(f *Factory, name string) (string, error) {
+func readAPIKey(f *cmdutil.Factory, name string) (string, error) {
 	if file, ok := f.Stdin.(*os.File); ok {
 		if st, err := file.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			fmt.Fprintf(f.Stderr, "Paste %s and press Enter: ", name)
@@ -133,12 +134,12 @@ func readAPIKey(f *Factory, name string) (string, error) {
 	}
 	key := strings.TrimSpace(line)
 	if key == "" {
-		return "", usageErrorf("--api-key-stdin: no key on stdin")
+		return "", cmdutil.UsageErrorf("--api-key-stdin: no key on stdin")
 	}
 	if i := strings.IndexFunc(key, func(r rune) bool {
 		return r <= ' ' || r == 0x7f || r == '"' || r == '\'' || r == '\\'
 	}); i >= 0 {
-		return "", usageErrorf("--api-key-stdin: the key contains a space, control character, quote or backslash; pass the key alone")
+		return "", cmdutil.UsageErrorf("--api-key-stdin: the key contains a space, control character, quote or backslash; pass the key alone")
 	}
 	return key, nil
 }
@@ -156,7 +157,7 @@ func writeConfigFile(path string, data []byte, force bool) error {
 	}
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		return usageErrorf("%s already exists; pass --force to replace it with the default config", path)
+		return cmdutil.UsageErrorf("%s already exists; pass --force to replace it with the default config", path)
 	}
 	if err != nil {
 		return fmt.Errorf("write config: %w", err)

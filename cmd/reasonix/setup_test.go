@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 )
 
@@ -19,24 +20,24 @@ func TestSetupFlags(t *testing.T) {
 		want     SetupOptions
 		wantCode int
 	}{
-		{"defaults", nil, SetupOptions{Provider: "deepseek"}, exitOK},
-		{"every flag", []string{"--force", "--provider", "other", "--api-key-stdin"}, SetupOptions{Force: true, Provider: "other", APIKeyStdin: true}, exitOK},
-		{"positional argument", []string{"deepseek"}, SetupOptions{}, exitUsage},
+		{"defaults", nil, SetupOptions{Provider: "deepseek"}, cmdutil.ExitOK},
+		{"every flag", []string{"--force", "--provider", "other", "--api-key-stdin"}, SetupOptions{Force: true, Provider: "other", APIKeyStdin: true}, cmdutil.ExitOK},
+		{"positional argument", []string{"deepseek"}, SetupOptions{}, cmdutil.ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
 			var got *SetupOptions
 			cmd := NewCmdSetup(f, func(o *SetupOptions) error { got = o; return nil })
 			cmd.SetArgs(tt.args)
 			cmd.SetOut(io.Discard)
 			cmd.SetErr(io.Discard)
 			err := cmd.Execute()
-			if code := exitCode(err); code != tt.wantCode {
+			if code := cmdutil.ExitCode(err); code != tt.wantCode {
 				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
 			}
-			if tt.wantCode != exitOK {
+			if tt.wantCode != cmdutil.ExitOK {
 				return
 			}
 			if got == nil || *got != tt.want {
@@ -84,7 +85,7 @@ func TestSetup(t *testing.T) {
 			name:       "existing config is kept",
 			config:     oldConfig,
 			args:       []string{"setup"},
-			wantCode:   exitUsage,
+			wantCode:   cmdutil.ExitUsage,
 			wantConfig: oldConfig,
 			wantErr:    "already exists; pass --force",
 		},
@@ -93,7 +94,7 @@ func TestSetup(t *testing.T) {
 			config:     oldConfig,
 			args:       []string{"setup", "--api-key-stdin"},
 			stdin:      "sk-new\n",
-			wantCode:   exitUsage,
+			wantCode:   cmdutil.ExitUsage,
 			wantConfig: oldConfig,
 			wantErr:    "--force",
 		},
@@ -132,7 +133,7 @@ func TestSetup(t *testing.T) {
 			name:       "empty key",
 			args:       []string{"setup", "--api-key-stdin"},
 			stdin:      "\n",
-			wantCode:   exitUsage,
+			wantCode:   cmdutil.ExitUsage,
 			wantErr:    "no key on stdin",
 			wantConfig: "",
 		},
@@ -140,20 +141,20 @@ func TestSetup(t *testing.T) {
 			name:     "key with a space",
 			args:     []string{"setup", "--api-key-stdin"},
 			stdin:    "sk-a b\n",
-			wantCode: exitUsage,
+			wantCode: cmdutil.ExitUsage,
 			wantErr:  "contains a space",
 		},
 		{
 			name:     "key with a quote",
 			args:     []string{"setup", "--api-key-stdin"},
 			stdin:    "'sk-ab'\n",
-			wantCode: exitUsage,
+			wantCode: cmdutil.ExitUsage,
 			wantErr:  "quote",
 		},
 		{
 			name:     "unknown provider",
 			args:     []string{"setup", "--provider", "openrouter"},
-			wantCode: exitUsage,
+			wantCode: cmdutil.ExitUsage,
 			wantErr:  `--provider "openrouter": the default config offers deepseek`,
 		},
 	}
@@ -188,7 +189,7 @@ func TestSetup(t *testing.T) {
 			if tt.wantErr != "" && !strings.Contains(r.stderr, tt.wantErr) {
 				t.Errorf("stderr %q does not contain %q", r.stderr, tt.wantErr)
 			}
-			if tt.wantCode == exitUsage && tt.config != "" && !strings.Contains(r.stderr, cfgPath) {
+			if tt.wantCode == cmdutil.ExitUsage && tt.config != "" && !strings.Contains(r.stderr, cfgPath) {
 				t.Errorf("stderr %q does not name %s", r.stderr, cfgPath)
 			}
 			for _, w := range tt.wantOut {
@@ -237,7 +238,7 @@ func TestSetupResultLoads(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	r := runCLI(t, map[string]string{"REASONIX_HOME": home}, "sk-roundtrip\n", "setup", "--api-key-stdin")
-	if r.code != exitOK {
+	if r.code != cmdutil.ExitOK {
 		t.Fatalf("setup exit code = %d\nstderr: %s", r.code, r.stderr)
 	}
 	cfg, err := config.Load(config.Options{Home: home})

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/assemble"
+	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/headless"
 	"reasonix/core/config"
 	"reasonix/core/permission"
 	"reasonix/core/skill"
@@ -25,7 +27,7 @@ const (
 
 // SubagentOptions are the inputs of `reasonix subagent list|try|run`.
 type SubagentOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	// Action is list, try or run.
 	Action string
 	// All also lists skills that are not subagent profiles (list).
@@ -45,7 +47,7 @@ type SubagentOptions struct {
 
 // NewCmdSubagent builds `reasonix subagent` and its subcommands. runF
 // replaces the action of every subcommand in tests.
-func NewCmdSubagent(f *Factory, runF func(*SubagentOptions) error) *cobra.Command {
+func NewCmdSubagent(f *cmdutil.Factory, runF func(*SubagentOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "subagent",
 		Short: "List subagent profiles and run one as an isolated child session",
@@ -54,7 +56,7 @@ the built-in profiles are explore and review. A profile runs as a child session
 with its own system prompt and prints only its final answer. See docs/SPEC.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf("unknown command %q for %q; want list, try or run", args[0], cmd.CommandPath())
+				return cmdutil.UsageErrorf("unknown command %q for %q; want list, try or run", args[0], cmd.CommandPath())
 			}
 			return cmd.Help()
 		},
@@ -63,7 +65,7 @@ with its own system prompt and prints only its final answer. See docs/SPEC.md.`,
 	return cmd
 }
 
-func newCmdSubagentList(f *Factory, runF func(*SubagentOptions) error) *cobra.Command {
+func newCmdSubagentList(f *cmdutil.Factory, runF func(*SubagentOptions) error) *cobra.Command {
 	opts := &SubagentOptions{Action: subagentList}
 	cmd := &cobra.Command{
 		Use:   "list [flags]",
@@ -73,7 +75,7 @@ SOURCE is built-in, project (.reasonix/skills), user (<home>/skills) or path
 ([skills] paths). MODEL and EFFORT are what a run uses when the call chooses
 none; "-" means the default model or the provider's default effort. --all also
 lists skills that are not profiles.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -82,24 +84,24 @@ lists skills that are not profiles.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "also list skills that are not subagent profiles")
-	addGlobalFlags(cmd, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
 }
 
-func newCmdSubagentTask(f *Factory, runF func(*SubagentOptions) error, action string) *cobra.Command {
+func newCmdSubagentTask(f *cmdutil.Factory, runF func(*SubagentOptions) error, action string) *cobra.Command {
 	opts := &SubagentOptions{Action: action}
 	cmd := &cobra.Command{
 		Use: action + " [flags] <profile> [task]",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usageErrorf("missing the profile name; see `reasonix subagent list`")
+				return cmdutil.UsageErrorf("missing the profile name; see `reasonix subagent list`")
 			}
-			if err := checkHeadlessFlags(opts.OutputFormat, opts.MaxSteps, opts.PermissionMode, opts.Deny); err != nil {
+			if err := headless.CheckHeadlessFlags(opts.OutputFormat, opts.MaxSteps, opts.PermissionMode, opts.Deny); err != nil {
 				return err
 			}
 			task, err := readPrompt(f.Stdin, args[1:])
-			if errors.Is(err, errNoPrompt) {
-				return usageErrorf("no task: pass it after the profile name or on stdin")
+			if errors.Is(err, cmdutil.ErrNoPrompt) {
+				return cmdutil.UsageErrorf("no task: pass it after the profile name or on stdin")
 			}
 			if err != nil {
 				return err
@@ -140,13 +142,13 @@ profile lists the available ones), 130 interrupted.`
 		fl.StringVar(&opts.PermissionMode, "permission-mode", "ask", "ask, auto or yolo (headless runs allow what would be asked; deny rules always apply)")
 		fl.StringArrayVar(&opts.Deny, "deny", nil, "an extra deny rule for this run, e.g. 'Bash(git push:*)' (repeatable)")
 	}
-	addGlobalFlags(cmd, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
 }
 
 // loadSkills reads the skill roots the config points at and reports the
 // files it skipped on stderr.
-func loadSkills(f *Factory, cfg *config.Config, cwd string) *skill.Store {
+func loadSkills(f *cmdutil.Factory, cfg *config.Config, cwd string) *skill.Store {
 	store, warns := skill.Load(assemble.SkillOptions(cfg, cwd))
 	for _, w := range warns {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
@@ -154,12 +156,12 @@ func loadSkills(f *Factory, cfg *config.Config, cwd string) *skill.Store {
 	return store
 }
 
-func runSubagentList(f *Factory, opts *SubagentOptions) error {
-	cwd, err := opts.workdir()
+func runSubagentList(f *cmdutil.Factory, opts *SubagentOptions) error {
+	cwd, err := opts.Workdir()
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(f, &opts.GlobalOptions, cwd)
 	if err != nil {
 		return err
 	}
@@ -195,22 +197,22 @@ func dash(s string) string {
 	return s
 }
 
-func runSubagentTask(f *Factory, opts *SubagentOptions) error {
-	cwd, err := opts.workdir()
+func runSubagentTask(f *cmdutil.Factory, opts *SubagentOptions) error {
+	cwd, err := opts.Workdir()
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(f, &opts.GlobalOptions, cwd)
 	if err != nil {
 		return err
 	}
 	prof, err := loadSkills(f, cfg, cwd).Profile(opts.Profile)
 	if err != nil {
-		return &usageError{err: err}
+		return &cmdutil.UsageError{Err: err}
 	}
-	logger, closeLog := openLogger(cfg.Home, getenv(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
 	defer closeLog()
-	b, err := buildSession(cfg, assemble.BuildOptions{
+	b, err := cmdutil.BuildSession(cfg, assemble.BuildOptions{
 		Cwd:            cwd,
 		Model:          opts.Model,
 		Effort:         opts.Effort,
@@ -220,8 +222,8 @@ func runSubagentTask(f *Factory, opts *SubagentOptions) error {
 		Deny:           opts.Deny,
 		MaxSteps:       opts.MaxSteps,
 		Logger:         logger,
-		Client:         mcpClient(f),
-		Getenv:         getenv(f),
+		Client:         cmdutil.MCPClient(f),
+		Getenv:         cmdutil.EnvOf(f),
 	})
 	if err != nil {
 		return err
@@ -234,11 +236,11 @@ func runSubagentTask(f *Factory, opts *SubagentOptions) error {
 		"model", b.Model.Provider.Name+"/"+b.Model.Model, "effort", b.Effort, "tools", b.Spec.Agent.Tools.Names(),
 		"transcript", b.Transcript.Path())
 
-	return runHeadless(f, headlessTurn{
-		what:       "subagent",
-		spec:       b.Spec,
-		prompt:     opts.Task,
-		format:     opts.OutputFormat,
-		answerOnly: true,
+	return headless.Run(f, headless.Turn{
+		What:       "subagent",
+		Built:      b,
+		Prompt:     opts.Task,
+		Format:     opts.OutputFormat,
+		AnswerOnly: true,
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"reasonix/cmd/reasonix/internal/cmdutil"
 )
 
 func TestSubagentFlags(t *testing.T) {
@@ -26,7 +28,7 @@ func TestSubagentFlags(t *testing.T) {
 		{
 			name: "list all with global flags",
 			args: []string{"list", "--all", "--config", "x.toml", "--cwd", "/tmp"},
-			want: SubagentOptions{Action: "list", All: true, globalOptions: globalOptions{ConfigFile: "x.toml", Cwd: "/tmp"}},
+			want: SubagentOptions{Action: "list", All: true, GlobalOptions: cmdutil.GlobalOptions{ConfigFile: "x.toml", Cwd: "/tmp"}},
 		},
 		{
 			name: "try joins the task",
@@ -49,7 +51,7 @@ func TestSubagentFlags(t *testing.T) {
 			name: "try flags",
 			args: []string{"try", "-m", "fake/pro", "--effort", "high", "--max-steps", "3", "-o", "json", "--cwd", "/w", "explore", "go"},
 			want: SubagentOptions{Action: "try", Profile: "explore", Task: "go", Model: "fake/pro", Effort: "high", MaxSteps: 3,
-				OutputFormat: "json", PermissionMode: "ask", globalOptions: globalOptions{Cwd: "/w"}},
+				OutputFormat: "json", PermissionMode: "ask", GlobalOptions: cmdutil.GlobalOptions{Cwd: "/w"}},
 		},
 		{
 			name: "run flags",
@@ -57,17 +59,17 @@ func TestSubagentFlags(t *testing.T) {
 			want: SubagentOptions{Action: "run", Profile: "audit", Task: "fix it", OutputFormat: "stream-json",
 				PermissionMode: "yolo", Deny: []string{"Bash(git push:*)", "Edit(secrets/**)"}},
 		},
-		{name: "try without a profile", args: []string{"try"}, wantCode: exitUsage, wantErr: "missing the profile name"},
-		{name: "run without a task", args: []string{"run", "explore"}, stdin: strings.NewReader(" \n"), wantCode: exitUsage, wantErr: "no task"},
-		{name: "blank task", args: []string{"try", "explore", "  "}, wantCode: exitUsage, wantErr: "no task"},
-		{name: "unreadable stdin", args: []string{"try", "explore"}, stdin: failingReader{}, wantCode: exitFailed, wantErr: "stdin broken"},
-		{name: "bad output format", args: []string{"try", "-o", "yaml", "explore", "x"}, wantCode: exitUsage, wantErr: `--output-format "yaml"`},
-		{name: "negative max steps", args: []string{"run", "--max-steps", "-2", "explore", "x"}, wantCode: exitUsage, wantErr: "--max-steps"},
-		{name: "bad permission mode", args: []string{"run", "--permission-mode", "maybe", "explore", "x"}, wantCode: exitUsage, wantErr: "--permission-mode"},
-		{name: "bad deny rule", args: []string{"run", "--deny", "Bash(oops", "explore", "x"}, wantCode: exitUsage, wantErr: "--deny"},
-		{name: "try has no permission flags", args: []string{"try", "--permission-mode", "yolo", "explore", "x"}, wantCode: exitUsage, wantErr: "unknown flag"},
-		{name: "list takes no arguments", args: []string{"list", "explore"}, wantCode: exitUsage, wantErr: "unknown command"},
-		{name: "unknown subcommand", args: []string{"launch"}, wantCode: exitUsage, wantErr: `unknown command "launch"`},
+		{name: "try without a profile", args: []string{"try"}, wantCode: cmdutil.ExitUsage, wantErr: "missing the profile name"},
+		{name: "run without a task", args: []string{"run", "explore"}, stdin: strings.NewReader(" \n"), wantCode: cmdutil.ExitUsage, wantErr: "no task"},
+		{name: "blank task", args: []string{"try", "explore", "  "}, wantCode: cmdutil.ExitUsage, wantErr: "no task"},
+		{name: "unreadable stdin", args: []string{"try", "explore"}, stdin: failingReader{}, wantCode: cmdutil.ExitFailed, wantErr: "stdin broken"},
+		{name: "bad output format", args: []string{"try", "-o", "yaml", "explore", "x"}, wantCode: cmdutil.ExitUsage, wantErr: `--output-format "yaml"`},
+		{name: "negative max steps", args: []string{"run", "--max-steps", "-2", "explore", "x"}, wantCode: cmdutil.ExitUsage, wantErr: "--max-steps"},
+		{name: "bad permission mode", args: []string{"run", "--permission-mode", "maybe", "explore", "x"}, wantCode: cmdutil.ExitUsage, wantErr: "--permission-mode"},
+		{name: "bad deny rule", args: []string{"run", "--deny", "Bash(oops", "explore", "x"}, wantCode: cmdutil.ExitUsage, wantErr: "--deny"},
+		{name: "try has no permission flags", args: []string{"try", "--permission-mode", "yolo", "explore", "x"}, wantCode: cmdutil.ExitUsage, wantErr: "unknown flag"},
+		{name: "list takes no arguments", args: []string{"list", "explore"}, wantCode: cmdutil.ExitUsage, wantErr: "unknown command"},
+		{name: "unknown subcommand", args: []string{"launch"}, wantCode: cmdutil.ExitUsage, wantErr: `unknown command "launch"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,7 +78,7 @@ func TestSubagentFlags(t *testing.T) {
 			if stdin == nil {
 				stdin = strings.NewReader("")
 			}
-			f := &Factory{Stdin: stdin, Stdout: io.Discard, Stderr: io.Discard}
+			f := &cmdutil.Factory{Stdin: stdin, Stdout: io.Discard, Stderr: io.Discard}
 			var got *SubagentOptions
 			// Built under the real root so flag errors go through the
 			// same usage-error path as in the binary.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 	"reasonix/core/trust"
 )
@@ -24,14 +25,14 @@ import (
 // them, so the question comes back only once they change. It reports
 // whether the workspace was trusted just now, so the caller loads the
 // configuration again.
-func askTrust(f *Factory, cfg *config.Config, cwd string) (bool, error) {
-	notices := untrustedNotices(cfg, cwd)
+func askTrust(f *cmdutil.Factory, cfg *config.Config, cwd string) (bool, error) {
+	notices := cmdutil.UntrustedNotices(cfg, cwd)
 	if cfg.ProjectTrusted || len(notices) == 0 || !stdinTerminal(f) {
 		return false, nil
 	}
 	store, err := trust.Open(cfg.Home)
 	if err != nil {
-		return false, &usageError{err: err}
+		return false, &cmdutil.UsageError{Err: err}
 	}
 	if state, err := store.Check(cwd); err != nil || state == trust.Declined {
 		return false, nil // an undigestable workspace stays untrusted, as loadConfig said
@@ -83,7 +84,7 @@ func readLine(r io.Reader) (string, error) {
 }
 
 // stdinTerminal reports whether stdin is a terminal a person can answer on.
-func stdinTerminal(f *Factory) bool {
+func stdinTerminal(f *cmdutil.Factory) bool {
 	in, ok := f.Stdin.(*os.File)
 	return ok && term.IsTerminal(in.Fd())
 }

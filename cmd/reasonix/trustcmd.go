@@ -1,16 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
 	"reasonix/core/trust"
@@ -18,14 +16,14 @@ import (
 
 // TrustOptions are the inputs of `reasonix trust`.
 type TrustOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	// Revoke forgets the workspace's decision; Status prints its state.
 	Revoke bool
 	Status bool
 }
 
 // NewCmdTrust builds `reasonix trust`. runF replaces the action in tests.
-func NewCmdTrust(f *Factory, runF func(*TrustOptions) error) *cobra.Command {
+func NewCmdTrust(f *cmdutil.Factory, runF func(*TrustOptions) error) *cobra.Command {
 	opts := &TrustOptions{}
 	cmd := &cobra.Command{
 		Use:   "trust [--revoke | --status] [flags]",
@@ -43,10 +41,10 @@ servers still need their own launch grant (reasonix mcp trust SERVER).
 
 --status prints trusted, untrusted, changed (trusted, but the files changed
 since) or declined. --revoke forgets the decision.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Revoke && opts.Status {
-				return usageErrorf("--revoke and --status cannot be used together")
+				return cmdutil.UsageErrorf("--revoke and --status cannot be used together")
 			}
 			if runF != nil {
 				return runF(opts)
@@ -61,18 +59,18 @@ since) or declined. --revoke forgets the decision.`,
 	return cmd
 }
 
-func runTrust(f *Factory, opts *TrustOptions) error {
-	cwd, err := opts.workdir()
+func runTrust(f *cmdutil.Factory, opts *TrustOptions) error {
+	cwd, err := opts.Workdir()
 	if err != nil {
 		return err
 	}
-	home, err := reasonixHome(f)
+	home, err := cmdutil.ReasonixHome(f)
 	if err != nil {
 		return err
 	}
 	store, err := trust.Open(home)
 	if err != nil {
-		return &usageError{err: err}
+		return &cmdutil.UsageError{Err: err}
 	}
 	ws, err := trust.Canonical(cwd)
 	if err != nil {
@@ -101,7 +99,7 @@ func runTrust(f *Factory, opts *TrustOptions) error {
 	// What an untrusted load leaves out is exactly what trusting honours.
 	cfg, err := config.Load(config.Options{Home: home, ProjectDir: ws})
 	if err != nil {
-		return &usageError{err: fmt.Errorf("config: %w", err)}
+		return &cmdutil.UsageError{Err: fmt.Errorf("config: %w", err)}
 	}
 	if err := store.Trust(ws); err != nil {
 		return err
@@ -111,13 +109,13 @@ func runTrust(f *Factory, opts *TrustOptions) error {
 
 // printTrusted says what trusting ws changed: the keys and files that were
 // being ignored, or that there was nothing to trust.
-func printTrusted(f *Factory, cfg *config.Config, ws string) error {
+func printTrusted(f *cmdutil.Factory, cfg *config.Config, ws string) error {
 	var honoured []string
 	if len(cfg.Untrusted) > 0 {
 		honoured = append(honoured, fmt.Sprintf("%s: %s", cfg.ProjectFile, strings.Join(cfg.Untrusted, ", ")))
 	}
 	mcpJSON := filepath.Join(ws, mcp.MCPJSONFile)
-	hasMCPJSON := exists(mcpJSON)
+	hasMCPJSON := cmdutil.Exists(mcpJSON)
 	if hasMCPJSON {
 		honoured = append(honoured, mcpJSON+": its MCP servers")
 	}
@@ -129,16 +127,10 @@ func printTrusted(f *Factory, cfg *config.Config, ws string) error {
 		if err == nil && servers {
 			_, err = fmt.Fprintln(f.Stdout, "each project MCP server still starts only once approved: reasonix mcp trust SERVER, or run --trust-project-mcp")
 		}
-	case !exists(filepath.Join(ws, config.ProjectFileName)) && !hasMCPJSON && !exists(filepath.Join(ws, ".reasonix")):
+	case !cmdutil.Exists(filepath.Join(ws, config.ProjectFileName)) && !hasMCPJSON && !cmdutil.Exists(filepath.Join(ws, ".reasonix")):
 		_, err = fmt.Fprintf(f.Stdout, "trusted %s, but it has no reasonix.toml, .mcp.json or .reasonix/: there was nothing to trust (one added later needs trusting again)\n", ws)
 	default:
 		_, err = fmt.Fprintf(f.Stdout, "trusted %s; its project files set nothing that was being ignored\n", ws)
 	}
 	return err
-}
-
-// exists reports whether anything, a dangling link included, is at path.
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return !errors.Is(err, fs.ErrNotExist)
 }

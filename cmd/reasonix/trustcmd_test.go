@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/trust"
 )
 
@@ -18,20 +19,20 @@ func TestTrustFlags(t *testing.T) {
 		want     TrustOptions
 		wantCode int
 	}{
-		{"defaults", nil, TrustOptions{}, exitOK},
-		{"revoke", []string{"--revoke"}, TrustOptions{Revoke: true}, exitOK},
-		{"status in a workspace", []string{"--status", "--cwd", "/w"}, TrustOptions{globalOptions: globalOptions{Cwd: "/w"}, Status: true}, exitOK},
-		{"revoke and status", []string{"--revoke", "--status"}, TrustOptions{}, exitUsage},
-		{"positional argument", []string{"/w"}, TrustOptions{}, exitUsage},
+		{"defaults", nil, TrustOptions{}, cmdutil.ExitOK},
+		{"revoke", []string{"--revoke"}, TrustOptions{Revoke: true}, cmdutil.ExitOK},
+		{"status in a workspace", []string{"--status", "--cwd", "/w"}, TrustOptions{GlobalOptions: cmdutil.GlobalOptions{Cwd: "/w"}, Status: true}, cmdutil.ExitOK},
+		{"revoke and status", []string{"--revoke", "--status"}, TrustOptions{}, cmdutil.ExitUsage},
+		{"positional argument", []string{"/w"}, TrustOptions{}, cmdutil.ExitUsage},
 		// The decision is about the workspace's files; no other config
 		// file takes part.
-		{"config flag", []string{"--config", "x.toml"}, TrustOptions{}, exitUsage},
-		{"unknown flag", []string{"--yes"}, TrustOptions{}, exitUsage},
+		{"config flag", []string{"--config", "x.toml"}, TrustOptions{}, cmdutil.ExitUsage},
+		{"unknown flag", []string{"--yes"}, TrustOptions{}, cmdutil.ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
 			var got *TrustOptions
 			root := NewCmdRoot(f)
 			// The real root, for its flag-error handling, with the trust
@@ -44,10 +45,10 @@ func TestTrustFlags(t *testing.T) {
 			root.AddCommand(NewCmdTrust(f, func(o *TrustOptions) error { got = o; return nil }))
 			root.SetArgs(append([]string{"trust"}, tt.args...))
 			err = root.Execute()
-			if code := exitCode(err); code != tt.wantCode {
+			if code := cmdutil.ExitCode(err); code != tt.wantCode {
 				t.Fatalf("exit code = %d (err %v), want %d", code, err, tt.wantCode)
 			}
-			if tt.wantCode != exitOK {
+			if tt.wantCode != cmdutil.ExitOK {
 				if got != nil {
 					t.Errorf("the action ran with %+v", *got)
 				}

@@ -5,14 +5,16 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
+
+	"reasonix/cmd/reasonix/internal/cmdutil"
 )
 
 // NewCmdVersion builds `reasonix version`. runF replaces the action in tests.
-func NewCmdVersion(f *Factory, runF func() error) *cobra.Command {
+func NewCmdVersion(f *cmdutil.Factory, runF func() error) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  noArgs,
+		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF()

@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/workercmd"
 )
 
 func TestWorkerFlags(t *testing.T) {
@@ -20,14 +23,14 @@ func TestWorkerFlags(t *testing.T) {
 	tests := []struct {
 		name     string
 		args     []string
-		want     WorkerOptions
+		want     workercmd.WorkerOptions
 		wantCode int
 		wantErr  string
 	}{
 		{
 			name: "listen only",
 			args: []string{"--listen", "127.0.0.1:0"},
-			want: WorkerOptions{Listen: "127.0.0.1:0", Capacity: defaultWorkerCapacity},
+			want: workercmd.WorkerOptions{Listen: "127.0.0.1:0", Capacity: workercmd.DefaultWorkerCapacity},
 		},
 		{
 			name: "every flag",
@@ -35,30 +38,30 @@ func TestWorkerFlags(t *testing.T) {
 				"--workspace", "reasonix=/src/reasonix", "--workspace", "docs=../docs", "--capacity", "64",
 				"--token-file", "/etc/reasonix/token", "--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-ca", "ca.pem",
 				"--config", "w.toml", "--cwd", "/src"},
-			want: WorkerOptions{Listen: "0.0.0.0:7420", Advertise: "build1.lan:7420", Name: "build1",
+			want: workercmd.WorkerOptions{Listen: "0.0.0.0:7420", Advertise: "build1.lan:7420", Name: "build1",
 				Workspaces: []string{"reasonix=/src/reasonix", "docs=../docs"}, Capacity: 64, TokenFile: "/etc/reasonix/token",
-				TLSCert: "c.pem", TLSKey: "k.pem", TLSCA: "ca.pem", globalOptions: globalOptions{ConfigFile: "w.toml", Cwd: "/src"}},
+				TLSCert: "c.pem", TLSKey: "k.pem", TLSCA: "ca.pem", GlobalOptions: cmdutil.GlobalOptions{ConfigFile: "w.toml", Cwd: "/src"}},
 		},
-		{name: "no listen", args: nil, wantCode: exitUsage, wantErr: "--listen is required"},
-		{name: "listen without a port", args: []string{"--listen", "localhost"}, wantCode: exitUsage, wantErr: `--listen "localhost"`},
-		{name: "bad advertise", args: []string{"--listen", ":0", "--advertise", "host"}, wantCode: exitUsage, wantErr: "--advertise"},
-		{name: "capacity 0", args: []string{"--listen", ":0", "--capacity", "0"}, wantCode: exitUsage, wantErr: "--capacity 0"},
-		{name: "capacity 65", args: []string{"--listen", ":0", "--capacity", "65"}, wantCode: exitUsage, wantErr: "--capacity 65"},
-		{name: "capacity not a number", args: []string{"--listen", ":0", "--capacity", "many"}, wantCode: exitUsage, wantErr: "--capacity"},
-		{name: "workspace without a path", args: []string{"--listen", ":0", "--workspace", "reasonix"}, wantCode: exitUsage, wantErr: "NAME=PATH"},
-		{name: "workspace without a name", args: []string{"--listen", ":0", "--workspace", "=/src"}, wantCode: exitUsage, wantErr: "NAME=PATH"},
-		{name: "workspace twice", args: []string{"--listen", ":0", "--workspace", "a=/x", "--workspace", "a=/y"}, wantCode: exitUsage, wantErr: "served twice"},
-		{name: "cert without key", args: []string{"--listen", ":0", "--tls-cert", "c.pem"}, wantCode: exitUsage, wantErr: "go together"},
-		{name: "ca alone", args: []string{"--listen", ":0", "--tls-ca", "ca.pem"}, wantCode: exitUsage, wantErr: "--tls-ca goes with"},
-		{name: "a name with a space", args: []string{"--listen", ":0", "--name", "build 1"}, wantCode: exitUsage, wantErr: "--name"},
-		{name: "positional argument", args: []string{"--listen", ":0", "extra"}, wantCode: exitUsage, wantErr: "unknown command"},
-		{name: "unknown flag", args: []string{"--listen", ":0", "--port", "1"}, wantCode: exitUsage, wantErr: "unknown flag"},
+		{name: "no listen", args: nil, wantCode: cmdutil.ExitUsage, wantErr: "--listen is required"},
+		{name: "listen without a port", args: []string{"--listen", "localhost"}, wantCode: cmdutil.ExitUsage, wantErr: `--listen "localhost"`},
+		{name: "bad advertise", args: []string{"--listen", ":0", "--advertise", "host"}, wantCode: cmdutil.ExitUsage, wantErr: "--advertise"},
+		{name: "capacity 0", args: []string{"--listen", ":0", "--capacity", "0"}, wantCode: cmdutil.ExitUsage, wantErr: "--capacity 0"},
+		{name: "capacity 65", args: []string{"--listen", ":0", "--capacity", "65"}, wantCode: cmdutil.ExitUsage, wantErr: "--capacity 65"},
+		{name: "capacity not a number", args: []string{"--listen", ":0", "--capacity", "many"}, wantCode: cmdutil.ExitUsage, wantErr: "--capacity"},
+		{name: "workspace without a path", args: []string{"--listen", ":0", "--workspace", "reasonix"}, wantCode: cmdutil.ExitUsage, wantErr: "NAME=PATH"},
+		{name: "workspace without a name", args: []string{"--listen", ":0", "--workspace", "=/src"}, wantCode: cmdutil.ExitUsage, wantErr: "NAME=PATH"},
+		{name: "workspace twice", args: []string{"--listen", ":0", "--workspace", "a=/x", "--workspace", "a=/y"}, wantCode: cmdutil.ExitUsage, wantErr: "served twice"},
+		{name: "cert without key", args: []string{"--listen", ":0", "--tls-cert", "c.pem"}, wantCode: cmdutil.ExitUsage, wantErr: "go together"},
+		{name: "ca alone", args: []string{"--listen", ":0", "--tls-ca", "ca.pem"}, wantCode: cmdutil.ExitUsage, wantErr: "--tls-ca goes with"},
+		{name: "a name with a space", args: []string{"--listen", ":0", "--name", "build 1"}, wantCode: cmdutil.ExitUsage, wantErr: "--name"},
+		{name: "positional argument", args: []string{"--listen", ":0", "extra"}, wantCode: cmdutil.ExitUsage, wantErr: "unknown command"},
+		{name: "unknown flag", args: []string{"--listen", ":0", "--port", "1"}, wantCode: cmdutil.ExitUsage, wantErr: "unknown flag"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
-			var got *WorkerOptions
+			f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			var got *workercmd.WorkerOptions
 			// Under the real root, so flag errors take the binary's
 			// usage-error path.
 			root := NewCmdRoot(f)
@@ -67,7 +70,7 @@ func TestWorkerFlags(t *testing.T) {
 					root.RemoveCommand(c)
 				}
 			}
-			root.AddCommand(NewCmdWorker(f, func(o *WorkerOptions) error { got = o; return nil }))
+			root.AddCommand(workercmd.NewCmdWorker(f, func(o *workercmd.WorkerOptions) error { got = o; return nil }))
 			opts, ok := invoke(t, root, append([]string{"worker"}, tt.args...), &got, tt.wantCode, tt.wantErr)
 			if ok && !reflect.DeepEqual(opts, tt.want) {
 				t.Errorf("options = %+v, want %+v", opts, tt.want)
@@ -134,7 +137,7 @@ func TestE2EWorkerListensAndDrains(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if code := exitOf(t, exited, stderr); code != exitOK {
+	if code := exitOf(t, exited, stderr); code != cmdutil.ExitOK {
 		t.Fatalf("exit %d after SIGTERM; stderr:\n%s", code, stderr.String())
 	}
 	if s := stderr.String(); s != m[0] {
@@ -179,7 +182,7 @@ func TestE2EWorkerRefusesToStart(t *testing.T) {
 			cmd, _, stderr := e.command(ctx, append([]string{"worker"}, tc.args...)...)
 			cmd.Env = append(append([]string{}, e.env...), tc.env...)
 			code := exitStatus(t, cmd.Run())
-			if code != exitUsage || !strings.Contains(strings.ToLower(stderr.String()), strings.ToLower(tc.want)) {
+			if code != cmdutil.ExitUsage || !strings.Contains(strings.ToLower(stderr.String()), strings.ToLower(tc.want)) {
 				t.Errorf("exit %d, stderr %q; want exit 2 naming %q", code, stderr.String(), tc.want)
 			}
 			if strings.Contains(stderr.String(), "listening on") {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/workercmd"
 )
 
 // TestE2EWorkersListsWorkerProcesses runs `reasonix workers` of the real
@@ -25,7 +28,7 @@ func TestE2EWorkersListsWorkerProcesses(t *testing.T) {
 
 	r.e.writeConfig(remote + entry("build1", good.addr))
 	res := r.e.run("workers")
-	if res.code != exitOK {
+	if res.code != cmdutil.ExitOK {
 		t.Fatalf("one worker, up: %s", res)
 	}
 	rows := tableRows(t, res.stdout)
@@ -36,7 +39,7 @@ func TestE2EWorkersListsWorkerProcesses(t *testing.T) {
 
 	r.e.writeConfig(remote + entry("build1", good.addr) + entry("stranger", stranger.addr) + entry("dead", dead))
 	res = r.e.run("workers")
-	if res.code != exitFailed {
+	if res.code != cmdutil.ExitFailed {
 		t.Fatalf("one of three up: %s", res)
 	}
 	rows = tableRows(t, res.stdout)
@@ -46,10 +49,10 @@ func TestE2EWorkersListsWorkerProcesses(t *testing.T) {
 		}
 	}
 	res = r.e.run("workers", "--json")
-	if res.code != exitFailed {
+	if res.code != cmdutil.ExitFailed {
 		t.Fatalf("--json, one of three up: %s", res)
 	}
-	var list []workerJSON
+	var list []workercmd.WorkerJSON
 	if err := json.Unmarshal([]byte(res.stdout), &list); err != nil {
 		t.Fatalf("--json: %v\n%s", err, res.stdout)
 	}
@@ -60,7 +63,7 @@ func TestE2EWorkersListsWorkerProcesses(t *testing.T) {
 	// A status query holds no lease: the worker still answers afterwards
 	// and stops cleanly.
 	r.e.writeConfig(remote + entry("build1", good.addr))
-	if res := r.e.run("workers"); res.code != exitOK {
+	if res := r.e.run("workers"); res.code != cmdutil.ExitOK {
 		t.Errorf("after the listings: %s", res)
 	}
 	finish(t, r, "build1", "stranger")

@@ -17,6 +17,8 @@ import (
 	"reasonix/actors/remote"
 	"reasonix/actors/worker"
 	"reasonix/assemble"
+	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/workercmd"
 	"reasonix/core/config"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/testenv"
@@ -27,26 +29,26 @@ func TestWorkersFlags(t *testing.T) {
 	tests := []struct {
 		name     string
 		args     []string
-		want     WorkersOptions
+		want     workercmd.WorkersOptions
 		wantCode int
 		wantErr  string
 	}{
-		{"defaults", nil, WorkersOptions{Timeout: workersTimeout}, exitOK, ""},
+		{"defaults", nil, workercmd.WorkersOptions{Timeout: workercmd.WorkersTimeout}, cmdutil.ExitOK, ""},
 		{
 			"every flag",
 			[]string{"--json", "--timeout", "500ms", "--config", "c.toml", "--cwd", "/w"},
-			WorkersOptions{globalOptions: globalOptions{ConfigFile: "c.toml", Cwd: "/w"}, JSON: true, Timeout: 500 * time.Millisecond},
-			exitOK, "",
+			workercmd.WorkersOptions{GlobalOptions: cmdutil.GlobalOptions{ConfigFile: "c.toml", Cwd: "/w"}, JSON: true, Timeout: 500 * time.Millisecond},
+			cmdutil.ExitOK, "",
 		},
-		{"zero timeout", []string{"--timeout", "0s"}, WorkersOptions{}, exitUsage, "--timeout"},
-		{"positional argument", []string{"build1"}, WorkersOptions{}, exitUsage, "unknown command"},
+		{"zero timeout", []string{"--timeout", "0s"}, workercmd.WorkersOptions{}, cmdutil.ExitUsage, "--timeout"},
+		{"positional argument", []string{"build1"}, workercmd.WorkersOptions{}, cmdutil.ExitUsage, "unknown command"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
-			var got *WorkersOptions
-			cmd := NewCmdWorkers(f, func(o *WorkersOptions) error { got = o; return nil })
+			f := &cmdutil.Factory{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+			var got *workercmd.WorkersOptions
+			cmd := workercmd.NewCmdWorkers(f, func(o *workercmd.WorkersOptions) error { got = o; return nil })
 			opts, ok := invoke(t, cmd, tt.args, &got, tt.wantCode, tt.wantErr)
 			if ok && !reflect.DeepEqual(opts, tt.want) {
 				t.Errorf("options = %+v, want %+v", opts, tt.want)
@@ -199,7 +201,7 @@ func TestWorkersCommand(t *testing.T) {
 		t.Parallel()
 		r := newWorkersRig(t, workersConfig("", entries[0]))
 		res := r.run(t)
-		if res.code != exitOK {
+		if res.code != cmdutil.ExitOK {
 			t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 		}
 		rows := tableRows(t, res.stdout)
@@ -214,8 +216,8 @@ func TestWorkersCommand(t *testing.T) {
 		t.Parallel()
 		r := newWorkersRig(t, workersConfig("", entries...))
 		res := r.run(t)
-		if res.code != exitFailed {
-			t.Fatalf("exit %d, want %d\n%s\n%s", res.code, exitFailed, res.stdout, res.stderr)
+		if res.code != cmdutil.ExitFailed {
+			t.Fatalf("exit %d, want %d\n%s\n%s", res.code, cmdutil.ExitFailed, res.stdout, res.stderr)
 		}
 		rows := tableRows(t, res.stdout)
 		for name, state := range map[string]string{"build1": "up", "down": "unreachable", "elsewhere": "wrong workspace", "badtoken": "bad token"} {
@@ -245,8 +247,8 @@ func TestWorkersCommand(t *testing.T) {
 		t.Parallel()
 		r := newWorkersRig(t, workersConfig("", entries...))
 		res := r.run(t, "--json")
-		if res.code != exitFailed {
-			t.Fatalf("exit %d, want %d\n%s\n%s", res.code, exitFailed, res.stdout, res.stderr)
+		if res.code != cmdutil.ExitFailed {
+			t.Fatalf("exit %d, want %d\n%s\n%s", res.code, cmdutil.ExitFailed, res.stdout, res.stderr)
 		}
 		var raw []map[string]any
 		if err := json.Unmarshal([]byte(res.stdout), &raw); err != nil {
@@ -266,7 +268,7 @@ func TestWorkersCommand(t *testing.T) {
 				t.Errorf("fields %q, want %q", got, keys)
 			}
 		}
-		var rows []workerJSON
+		var rows []workercmd.WorkerJSON
 		if err := json.Unmarshal([]byte(res.stdout), &rows); err != nil {
 			t.Fatal(err)
 		}
@@ -292,10 +294,10 @@ func TestWorkersCommand(t *testing.T) {
 		r := newWorkersRig(t, workersConfig("", entries[0]))
 		delete(r.env, config.WorkerTokenEnv)
 		res := r.run(t, "--json")
-		if res.code != exitFailed {
-			t.Fatalf("exit %d, want %d\n%s", res.code, exitFailed, res.stdout)
+		if res.code != cmdutil.ExitFailed {
+			t.Fatalf("exit %d, want %d\n%s", res.code, cmdutil.ExitFailed, res.stdout)
 		}
-		var rows []workerJSON
+		var rows []workercmd.WorkerJSON
 		if err := json.Unmarshal([]byte(res.stdout), &rows); err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +313,7 @@ func TestWorkersCommand(t *testing.T) {
 		writeFile(t, tokenFile, workersTestToken+"\n", 0o600)
 		r := newWorkersRig(t, workersConfig("\n[remote]\ntoken_file = \""+tokenFile+"\"\n", entries[0]))
 		delete(r.env, config.WorkerTokenEnv)
-		if res := r.run(t); res.code != exitOK {
+		if res := r.run(t); res.code != cmdutil.ExitOK {
 			t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 		}
 	})
@@ -321,18 +323,18 @@ func TestWorkersNoneOrBadConfig(t *testing.T) {
 	t.Parallel()
 	r := newWorkersRig(t, providertest.ConfigText("http://127.0.0.1:1/v1", ""))
 	res := r.run(t)
-	if res.code != exitOK || !strings.Contains(res.stdout, "No workers configured") ||
+	if res.code != cmdutil.ExitOK || !strings.Contains(res.stdout, "No workers configured") ||
 		!strings.Contains(res.stdout, "[[workers]]") || !strings.Contains(res.stdout, config.UserConfigPath(r.home)) ||
 		!strings.Contains(res.stdout, "reasonix worker --listen") {
 		t.Errorf("no workers: exit %d\n%s", res.code, res.stdout)
 	}
-	if res := r.run(t, "--json"); res.code != exitOK || strings.TrimSpace(res.stdout) != "[]" {
+	if res := r.run(t, "--json"); res.code != cmdutil.ExitOK || strings.TrimSpace(res.stdout) != "[]" {
 		t.Errorf("no workers, --json: exit %d, %q", res.code, res.stdout)
 	}
 
 	bad := newWorkersRig(t, workersConfig("", "name = \"w\"\naddress = \"127.0.0.1:7420\"\ncapacity = 65"))
 	res = bad.run(t)
-	if res.code != exitUsage || !strings.Contains(res.stderr, "capacity") {
+	if res.code != cmdutil.ExitUsage || !strings.Contains(res.stderr, "capacity") {
 		t.Errorf("bad config: exit %d, stderr %q", res.code, res.stderr)
 	}
 }
@@ -346,24 +348,24 @@ func TestWorkersQueryOptions(t *testing.T) {
 		}
 		return p
 	}
-	o, err := queryOptions(config.Remote{}, "tok")
+	o, err := workercmd.QueryOptions(config.Remote{}, "tok")
 	if err != nil || o.Listen != "127.0.0.1:0" || o.Advertise != "" || o.Token != "tok" {
 		t.Errorf("no [remote]: %+v, %v", o, err)
 	}
 	// A fixed port is left to the session that owns it.
-	o, err = queryOptions(config.Remote{Listen: "127.0.0.1:7420", TLSCert: "c.pem", TLSKey: "k.pem", TLSCA: "ca.pem"}, "tok")
+	o, err = workercmd.QueryOptions(config.Remote{Listen: "127.0.0.1:7420", TLSCert: "c.pem", TLSKey: "k.pem", TLSCA: "ca.pem"}, "tok")
 	if err != nil || o.Listen != "127.0.0.1:0" || o.Advertise != "" || o.TLSCert != "c.pem" || o.TLSKey != "k.pem" || o.TLSCA != "ca.pem" {
 		t.Errorf("fixed port: %+v, %v", o, err)
 	}
 	// With advertise, workers dial its host on the port bound here.
-	o, err = queryOptions(config.Remote{Listen: "0.0.0.0:7420", Advertise: "sched.lan:7420"}, "tok")
+	o, err = workercmd.QueryOptions(config.Remote{Listen: "0.0.0.0:7420", Advertise: "sched.lan:7420"}, "tok")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(o.Listen, "0.0.0.0:") || !strings.HasPrefix(o.Advertise, "sched.lan:") || port(o.Listen) != port(o.Advertise) || port(o.Listen) == "0" {
 		t.Errorf("advertise: %+v", o)
 	}
-	if _, err := queryOptions(config.Remote{Listen: "nonsense"}, "tok"); err == nil {
+	if _, err := workercmd.QueryOptions(config.Remote{Listen: "nonsense"}, "tok"); err == nil {
 		t.Error("a listen address without a port was accepted")
 	}
 }
@@ -381,11 +383,11 @@ func TestWorkersTLS(t *testing.T) {
 
 	plain := newWorkersRig(t, workersConfig("", entry))
 	res := plain.run(t, "--json")
-	var rows []workerJSON
+	var rows []workercmd.WorkerJSON
 	if err := json.Unmarshal([]byte(res.stdout), &rows); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, res.stdout, res.stderr)
 	}
-	if res.code != exitFailed || len(rows) != 1 || rows[0].State != "tls error" || rows[0].Error == "" {
+	if res.code != cmdutil.ExitFailed || len(rows) != 1 || rows[0].State != "tls error" || rows[0].Error == "" {
 		t.Errorf("plaintext listing of a TLS worker: exit %d, %+v", res.code, rows)
 	}
 
@@ -395,7 +397,7 @@ func TestWorkersTLS(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.stdout), &rows); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, res.stdout, res.stderr)
 	}
-	if res.code != exitOK || len(rows) != 1 || rows[0].State != "up" || rows[0].Capacity != 2 {
+	if res.code != cmdutil.ExitOK || len(rows) != 1 || rows[0].State != "up" || rows[0].Capacity != 2 {
 		t.Errorf("TLS listing of a TLS worker: exit %d, %+v\n%s", res.code, rows, res.stderr)
 	}
 }

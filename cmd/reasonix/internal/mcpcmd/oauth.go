@@ -1,4 +1,4 @@
-package main
+package mcpcmd
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/actors/mcpconn"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/oauth"
 	"reasonix/core/text"
@@ -31,29 +32,29 @@ func addOAuthFlags(cmd *cobra.Command, o *MCPOptions) {
 
 // checkMCPFlags rejects bad values of the elicitation and OAuth flags.
 func checkMCPFlags(o *MCPOptions) error {
-	if o.Elicitation != "" && !slices.Contains(mcpElicitations, o.Elicitation) {
-		return usageErrorf("--mcp-elicitation %q: want one of %s", o.Elicitation, strings.Join(mcpElicitations, ", "))
+	if o.Elicitation != "" && !slices.Contains(McpElicitations, o.Elicitation) {
+		return cmdutil.UsageErrorf("--mcp-elicitation %q: want one of %s", o.Elicitation, strings.Join(McpElicitations, ", "))
 	}
 	if o.OAuthAuthorize != "" && !slices.Contains(oauth.Modes, o.OAuthAuthorize) {
-		return usageErrorf("--oauth-authorize %q: want one of %s", o.OAuthAuthorize, strings.Join(oauth.Modes, ", "))
+		return cmdutil.UsageErrorf("--oauth-authorize %q: want one of %s", o.OAuthAuthorize, strings.Join(oauth.Modes, ", "))
 	}
 	if o.OAuthClientSecretEnv != "" && o.OAuthClientID == "" && o.URL != "" {
-		return usageErrorf("--oauth-client-secret-env needs --oauth-client-id")
+		return cmdutil.UsageErrorf("--oauth-client-secret-env needs --oauth-client-id")
 	}
 	switch o.OAuthGrant {
 	case "", "authorization_code":
 	case mcp.OAuthClientCredentials:
 		if o.OAuthClientID == "" || o.OAuthClientSecretEnv == "" {
-			return usageErrorf("--oauth-grant client_credentials needs --oauth-client-id and --oauth-client-secret-env")
+			return cmdutil.UsageErrorf("--oauth-grant client_credentials needs --oauth-client-id and --oauth-client-secret-env")
 		}
 	default:
-		return usageErrorf("--oauth-grant %q: want authorization_code or client_credentials", o.OAuthGrant)
+		return cmdutil.UsageErrorf("--oauth-grant %q: want authorization_code or client_credentials", o.OAuthGrant)
 	}
 	return nil
 }
 
-// newCmdMCPLogin builds `reasonix mcp login`.
-func newCmdMCPLogin(run func(string, *MCPOptions) error) (*MCPOptions, *cobra.Command) {
+// NewCmdMCPLogin builds `reasonix mcp login`.
+func NewCmdMCPLogin(run func(string, *MCPOptions) error) (*MCPOptions, *cobra.Command) {
 	o := &MCPOptions{}
 	cmd := &cobra.Command{
 		Use:   "login <server> | --url URL",
@@ -69,8 +70,8 @@ and refreshed silently afterwards; ` + "`reasonix mcp logout`" + ` forgets it.`,
 	return o, cmd
 }
 
-// newCmdMCPLogout builds `reasonix mcp logout`.
-func newCmdMCPLogout(run func(string, *MCPOptions) error) (*MCPOptions, *cobra.Command) {
+// NewCmdMCPLogout builds `reasonix mcp logout`.
+func NewCmdMCPLogout(run func(string, *MCPOptions) error) (*MCPOptions, *cobra.Command) {
 	o := &MCPOptions{}
 	cmd := &cobra.Command{
 		Use:   "logout <server> | --url URL",
@@ -93,7 +94,7 @@ func tokenKey(o *MCPOptions, c mcp.ServerConfig) string {
 // oauthHandler builds the OAuth handler of an http server: stored tokens
 // first; a flow, when the server asks, only with o (the commands that may
 // start one) in the mode o gives.
-func (m *mcpContext) oauthHandler(f *Factory, c mcp.ServerConfig, o *MCPOptions) (*oauth.Handler, error) {
+func (m *mcpContext) oauthHandler(f *cmdutil.Factory, c mcp.ServerConfig, o *MCPOptions) (*oauth.Handler, error) {
 	cfg := oauth.Config{
 		Server:            tokenKey(o, c),
 		URL:               c.URL,
@@ -119,9 +120,9 @@ func (m *mcpContext) oauthHandler(f *Factory, c mcp.ServerConfig, o *MCPOptions)
 		}
 	}
 	if secretEnv != "" {
-		cfg.ClientSecret = getenv(f)(secretEnv)
+		cfg.ClientSecret = cmdutil.EnvOf(f)(secretEnv)
 		if cfg.ClientSecret == "" {
-			return nil, usageErrorf("mcp server %q: the OAuth client secret variable %s is not set", c.Name, secretEnv)
+			return nil, cmdutil.UsageErrorf("mcp server %q: the OAuth client secret variable %s is not set", c.Name, secretEnv)
 		}
 	}
 	h, err := oauth.New(cfg)
@@ -133,7 +134,7 @@ func (m *mcpContext) oauthHandler(f *Factory, c mcp.ServerConfig, o *MCPOptions)
 
 // cliElicitor answers a server's questions in mcp tools and call by the
 // --mcp-elicitation policy, noting each on stderr.
-func cliElicitor(f *Factory, server string, o *MCPOptions) mcp.Elicitor {
+func cliElicitor(f *cmdutil.Factory, server string, o *MCPOptions) mcp.Elicitor {
 	policy := mcpconn.ElicitDecline
 	if o != nil && o.Elicitation != "" {
 		policy = o.Elicitation
@@ -154,7 +155,7 @@ func cliElicitor(f *Factory, server string, o *MCPOptions) mcp.Elicitor {
 	}
 }
 
-func runMCPLogin(f *Factory, o *MCPOptions) error {
+func runMCPLogin(f *cmdutil.Factory, o *MCPOptions) error {
 	m, err := loadMCPContext(f, o)
 	if err != nil {
 		return err
@@ -165,7 +166,7 @@ func runMCPLogin(f *Factory, o *MCPOptions) error {
 		return err
 	}
 	if c.Type != mcp.TypeHTTP {
-		return usageErrorf("mcp server %q is a %s server; only http servers log in", c.Name, c.Type)
+		return cmdutil.UsageErrorf("mcp server %q is a %s server; only http servers log in", c.Name, c.Type)
 	}
 	// A person may take a while in the browser.
 	timeout := o.Timeout
@@ -191,7 +192,7 @@ func runMCPLogin(f *Factory, o *MCPOptions) error {
 	return nil
 }
 
-func runMCPLogout(f *Factory, o *MCPOptions) error {
+func runMCPLogout(f *cmdutil.Factory, o *MCPOptions) error {
 	m, err := loadMCPContext(f, o)
 	if err != nil {
 		return err

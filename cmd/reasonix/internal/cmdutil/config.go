@@ -1,8 +1,9 @@
-package main
+package cmdutil
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,8 +16,8 @@ import (
 	"reasonix/core/trust"
 )
 
-// globalOptions are the flags every command that reads config shares.
-type globalOptions struct {
+// GlobalOptions are the flags every command that reads config shares.
+type GlobalOptions struct {
 	ConfigFile string
 	Cwd        string
 	// TrustProject honours the project's files for this process without
@@ -24,9 +25,9 @@ type globalOptions struct {
 	TrustProject bool
 }
 
-// workdir resolves --cwd (default: the process working directory) to an
+// Workdir resolves --cwd (default: the process working directory) to an
 // absolute, existing directory.
-func (g *globalOptions) workdir() (string, error) {
+func (g *GlobalOptions) Workdir() (string, error) {
 	dir := g.Cwd
 	if dir == "" {
 		wd, err := os.Getwd()
@@ -37,36 +38,36 @@ func (g *globalOptions) workdir() (string, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", usageErrorf("--cwd %q: %v", dir, err)
+		return "", UsageErrorf("--cwd %q: %v", dir, err)
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
-		return "", usageErrorf("--cwd %q: %v", dir, err)
+		return "", UsageErrorf("--cwd %q: %v", dir, err)
 	}
 	if !st.IsDir() {
-		return "", usageErrorf("--cwd %q is not a directory", dir)
+		return "", UsageErrorf("--cwd %q is not a directory", dir)
 	}
 	return abs, nil
 }
 
-// loadConfig loads the merged configuration for cwd, whose project files
+// LoadConfig loads the merged configuration for cwd, whose project files
 // count in full only when the workspace is trusted (workspaceTrusted), and
 // prints the config's warnings and, when the project set something that
 // was left out, one notice saying what and how to trust it. Any problem is
 // a usage error (exit 2): nothing can run on a config we do not
 // understand.
-func loadConfig(f *Factory, g *globalOptions, cwd string) (*config.Config, error) {
-	home, err := reasonixHome(f)
+func LoadConfig(f *Factory, g *GlobalOptions, cwd string) (*config.Config, error) {
+	home, err := ReasonixHome(f)
 	if err != nil {
-		return nil, &usageError{err: fmt.Errorf("config: %w", err)}
+		return nil, &UsageError{Err: fmt.Errorf("config: %w", err)}
 	}
-	trusted, warning, err := workspaceTrusted(home, cwd, g.TrustProject)
+	trusted, warning, err := WorkspaceTrusted(home, cwd, g.TrustProject)
 	if err != nil {
 		return nil, err
 	}
 	cfg, err := config.Load(config.Options{Home: home, ProjectDir: cwd, File: g.ConfigFile, TrustProject: trusted})
 	if err != nil {
-		return nil, &usageError{err: fmt.Errorf("config: %w", err)}
+		return nil, &UsageError{Err: fmt.Errorf("config: %w", err)}
 	}
 	for _, w := range cfg.Warnings {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
@@ -74,25 +75,25 @@ func loadConfig(f *Factory, g *globalOptions, cwd string) (*config.Config, error
 	if warning != "" {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", warning)
 	}
-	for _, n := range untrustedNotices(cfg, cwd) {
+	for _, n := range UntrustedNotices(cfg, cwd) {
 		fmt.Fprintln(f.Stderr, "reasonix: notice:", n)
 	}
 	return cfg, nil
 }
 
-// workspaceTrusted decides whether cwd's project files are honoured in
+// WorkspaceTrusted decides whether cwd's project files are honoured in
 // full: always with --trust-project (force), else when the trust store
 // holds a trust whose digest still matches the files. A store that cannot
 // be read is a usage error naming its repair; files that cannot be
 // digested leave the workspace untrusted, with the reason as a warning,
 // since a stranger's unreadable file must not stop the user's own work.
-func workspaceTrusted(home, cwd string, force bool) (trusted bool, warning string, err error) {
+func WorkspaceTrusted(home, cwd string, force bool) (trusted bool, warning string, err error) {
 	if force {
 		return true, "", nil
 	}
 	store, err := trust.Open(home)
 	if err != nil {
-		return false, "", &usageError{err: err}
+		return false, "", &UsageError{Err: err}
 	}
 	state, err := store.Check(cwd)
 	if err != nil {
@@ -101,10 +102,10 @@ func workspaceTrusted(home, cwd string, force bool) (trusted bool, warning strin
 	return state == trust.Trusted, "", nil
 }
 
-// untrustedNotices are the lines that say what an untrusted workspace's
+// UntrustedNotices are the lines that say what an untrusted workspace's
 // files set that was left out: the project file's keys in one line, and
 // the .mcp.json that was not read.
-func untrustedNotices(cfg *config.Config, cwd string) []string {
+func UntrustedNotices(cfg *config.Config, cwd string) []string {
 	var out []string
 	if n := cfg.UntrustedNotice(); n != "" {
 		out = append(out, n)
@@ -122,44 +123,44 @@ func mcpJSONNotice(cfg *config.Config, cwd string) string {
 		return ""
 	}
 	path := filepath.Join(cwd, mcp.MCPJSONFile)
-	if !exists(path) {
+	if !Exists(path) {
 		return ""
 	}
 	return fmt.Sprintf("%s: its MCP servers are ignored until you trust this workspace (run \"reasonix trust\" to trust it)", path)
 }
 
-// buildSession builds a session with actors.Build. When that fails it
+// BuildSession builds a session with actors.Build. When that fails it
 // closes the transcript of o.Resume, which Build leaves to its caller.
-func buildSession(cfg *config.Config, o assemble.BuildOptions) (*actors.Built, error) {
+func BuildSession(cfg *config.Config, o assemble.BuildOptions) (*actors.Built, error) {
 	b, err := assemble.Build(cfg, o)
 	if err != nil {
 		if o.Resume != nil {
 			_ = o.Resume.Transcript.Close()
 		}
-		return nil, asUsage(err)
+		return nil, AsUsage(err)
 	}
 	return b, nil
 }
 
-// asUsage makes an *actors.SetupError, a mistake in the configuration or
+// AsUsage makes an *actors.SetupError, a mistake in the configuration or
 // the flags, a usage error (exit 2). The message stays the builder's, with
 // whatever context it was wrapped in.
-func asUsage(err error) error {
+func AsUsage(err error) error {
 	if _, ok := errors.AsType[*assemble.SetupError](err); ok {
-		return &usageError{err: err}
+		return &UsageError{Err: err}
 	}
 	return err
 }
 
-// mcpClient names this program to MCP servers.
-func mcpClient(f *Factory) mcp.Implementation {
+// MCPClient names this program to MCP servers.
+func MCPClient(f *Factory) mcp.Implementation {
 	return mcp.Implementation{Name: "reasonix", Version: f.Version}
 }
 
-// openLogger opens the log file under the reasonix home. Nothing else of a
+// OpenLogger opens the log file under the reasonix home. Nothing else of a
 // run writes diagnostics, so a TUI or piped output stays clean. When the
 // file cannot be opened, logging is discarded rather than failing the run.
-func openLogger(home string, getenv func(string) string) (*slog.Logger, func()) {
+func OpenLogger(home string, getenv func(string) string) (*slog.Logger, func()) {
 	level := slog.LevelInfo
 	if strings.EqualFold(getenv("REASONIX_LOG_LEVEL"), "debug") {
 		level = slog.LevelDebug
@@ -176,4 +177,21 @@ func openLogger(home string, getenv func(string) string) (*slog.Logger, func()) 
 	return logger, func() { _ = file.Close() }
 }
 
-var errNoPrompt = errors.New("no prompt: pass it as an argument or on stdin")
+// ErrNoPrompt is a run or prompt command given nothing to do.
+var ErrNoPrompt = errors.New("no prompt: pass it as an argument or on stdin")
+
+// Exists reports whether anything, a dangling link included, is at path.
+func Exists(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// ReasonixHome returns the Reasonix home, reading REASONIX_HOME through the
+// Factory so tests need not change the process environment; without it the
+// platform default of config.Home applies.
+func ReasonixHome(f *Factory) (string, error) {
+	if h := EnvOf(f)(config.HomeEnv); h != "" {
+		return h, nil
+	}
+	return config.Home()
+}

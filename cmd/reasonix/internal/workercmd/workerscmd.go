@@ -1,4 +1,4 @@
-package main
+package workercmd
 
 import (
 	"context"
@@ -18,24 +18,25 @@ import (
 
 	"reasonix/actors/remote"
 	"reasonix/assemble"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 )
 
 // WorkersOptions are the inputs of `reasonix workers`.
 type WorkersOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	JSON bool
 	// Timeout bounds each worker's answer.
 	Timeout time.Duration
 }
 
-// workersTimeout is how long each worker is given to answer by default:
+// WorkersTimeout is how long each worker is given to answer by default:
 // a live worker answers in milliseconds, and a listing should not hang on
 // a host that silently drops packets.
-const workersTimeout = 3 * time.Second
+const WorkersTimeout = 3 * time.Second
 
 // NewCmdWorkers builds `reasonix workers`. runF replaces the action in tests.
-func NewCmdWorkers(f *Factory, runF func(*WorkersOptions) error) *cobra.Command {
+func NewCmdWorkers(f *cmdutil.Factory, runF func(*WorkersOptions) error) *cobra.Command {
 	opts := &WorkersOptions{}
 	cmd := &cobra.Command{
 		Use:   "workers [flags]",
@@ -66,10 +67,10 @@ fields are 0 when the worker did not say.
 
 Exit codes: 0 when every worker is up (or none is configured), 1 when one is
 not, 2 on a bad flag or config.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Timeout <= 0 {
-				return usageErrorf("--timeout %s: want a positive duration", opts.Timeout)
+				return cmdutil.UsageErrorf("--timeout %s: want a positive duration", opts.Timeout)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -79,31 +80,31 @@ not, 2 on a bad flag or config.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.JSON, "json", false, "print JSON instead of a table")
-	fl.DurationVar(&opts.Timeout, "timeout", workersTimeout, "how long each worker has to answer")
-	addGlobalFlags(cmd, &opts.globalOptions)
+	fl.DurationVar(&opts.Timeout, "timeout", WorkersTimeout, "how long each worker has to answer")
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
 }
 
 // The states of a worker in `reasonix workers` and doctor; part of the
 // CLI contract (docs/SPEC.md).
 const (
-	workerStateUp             = "up"
-	workerStateUnreachable    = "unreachable"
+	WorkerStateUp             = "up"
+	WorkerStateUnreachable    = "unreachable"
 	workerStateBadToken       = "bad token"
 	workerStateTLS            = "tls error"
 	workerStateIncompatible   = "incompatible"
 	workerStateWrongWorkspace = "wrong workspace"
-	workerStateDraining       = "draining"
-	workerStateNoAnswer       = "no answer"
+	WorkerStateDraining       = "draining"
+	WorkerStateNoAnswer       = "no answer"
 	workerStateNoToken        = "no token"
 	// workerStateError is any other failure (an address the probe cannot
 	// even dial, a local endpoint that would not start).
 	workerStateError = "error"
 )
 
-// workerJSON is one entry of `workers --json` (and one row of the table);
+// WorkerJSON is one entry of `workers --json` (and one row of the table);
 // its field names are part of the CLI contract (docs/SPEC.md).
-type workerJSON struct {
+type WorkerJSON struct {
 	Name       string   `json:"name"`
 	Address    string   `json:"address"`
 	State      string   `json:"state"`
@@ -117,15 +118,15 @@ type workerJSON struct {
 	known bool
 }
 
-func runWorkers(ctx context.Context, f *Factory, opts *WorkersOptions) error {
+func runWorkers(ctx context.Context, f *cmdutil.Factory, opts *WorkersOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cwd, err := opts.workdir()
+	cwd, err := opts.Workdir()
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f, &opts.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(f, &opts.GlobalOptions, cwd)
 	if err != nil {
 		return err
 	}
@@ -136,21 +137,21 @@ func runWorkers(ctx context.Context, f *Factory, opts *WorkersOptions) error {
 		}
 		return printNoWorkers(f.Stdout, config.UserConfigPath(cfg.Home))
 	}
-	tok := lookupWorkerToken(f, cfg)
-	rows, err := queryWorkers(ctx, cfg, cwd, tok, opts.Timeout)
+	tok := LookupWorkerToken(f, cfg)
+	rows, err := QueryWorkers(ctx, cfg, cwd, tok, opts.Timeout)
 	if err != nil {
-		return &usageError{err: err}
+		return &cmdutil.UsageError{Err: err}
 	}
 	if opts.JSON {
-		if err := writeJSON(f, rows); err != nil {
+		if err := cmdutil.WriteJSON(f, rows); err != nil {
 			return err
 		}
 	} else if err := printWorkers(f.Stdout, rows); err != nil {
 		return err
 	}
 	for _, r := range rows {
-		if r.State != workerStateUp {
-			return errSilent
+		if r.State != WorkerStateUp {
+			return cmdutil.ErrSilent
 		}
 	}
 	return nil
@@ -170,7 +171,7 @@ secret in REASONIX_WORKER_TOKEN (or a file named by [remote] token_file).
 	return err
 }
 
-func printWorkers(w io.Writer, rows []workerJSON) error {
+func printWorkers(w io.Writer, rows []WorkerJSON) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tADDRESS\tSTATE\tCAPACITY\tRUNNING\tFREE\tRTT\tWORKSPACES")
 	for _, r := range rows {
@@ -182,7 +183,7 @@ func printWorkers(w io.Writer, rows []workerJSON) error {
 			}
 		}
 		if r.RTTMS > 0 {
-			rtt = formatRTT(r.RTTMS)
+			rtt = FormatRTT(r.RTTMS)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Address, r.State, capacity, running, free, rtt, ws)
 	}
@@ -203,8 +204,8 @@ func printWorkers(w io.Writer, rows []workerJSON) error {
 	return nil
 }
 
-// formatRTT prints a round trip in milliseconds, with a decimal below 10.
-func formatRTT(ms float64) string {
+// FormatRTT prints a round trip in milliseconds, with a decimal below 10.
+func FormatRTT(ms float64) string {
 	if ms < 10 {
 		return strconv.FormatFloat(ms, 'f', 1, 64) + "ms"
 	}
@@ -216,23 +217,23 @@ func formatRTT(ms float64) string {
 type tokenLookup struct {
 	token string
 	// file is the token file read, "" when the environment gave the token.
-	file string
-	err  error
+	File string
+	Err  error
 }
 
-// lookupWorkerToken finds the shared worker secret the way a session does: the
+// LookupWorkerToken finds the shared worker secret the way a session does: the
 // environment first, then [remote] token_file (which must not be readable
 // by others).
-func lookupWorkerToken(f *Factory, cfg *config.Config) tokenLookup {
-	env, file := getenv(f), cfg.Remote.TokenFile
+func LookupWorkerToken(f *cmdutil.Factory, cfg *config.Config) tokenLookup {
+	env, file := cmdutil.EnvOf(f), cfg.Remote.TokenFile
 	tok, err := config.WorkerTokenFrom(env, file)
 	switch {
 	case err != nil:
-		return tokenLookup{file: file, err: err}
+		return tokenLookup{File: file, Err: err}
 	case strings.TrimSpace(env(config.WorkerTokenEnv)) != "":
 		return tokenLookup{token: tok}
 	}
-	return tokenLookup{token: tok, file: file}
+	return tokenLookup{token: tok, File: file}
 }
 
 // workerWorkspace is the workspace name worker w must serve: its
@@ -244,12 +245,12 @@ func workerWorkspace(cfg *config.Config, cwd string, w config.Worker) string {
 	return filepath.Base(assemble.WorkspaceRoot(cfg, cwd))
 }
 
-// queryOptions are the remote options of a listing's own endpoint: the
+// QueryOptions are the remote options of a listing's own endpoint: the
 // configured credentials, on the configured listen host but a free port,
 // so a listing works beside a running session that holds [remote] listen's
 // port. With advertise set, its host is what workers dial back, on the
 // port picked here.
-func queryOptions(r config.Remote, token string) (remote.RemoteOptions, error) {
+func QueryOptions(r config.Remote, token string) (remote.RemoteOptions, error) {
 	o := remote.RemoteOptions{Listen: "127.0.0.1:0", Token: token, TLSCert: r.TLSCert, TLSKey: r.TLSKey, TLSCA: r.TLSCA}
 	host := "127.0.0.1"
 	if r.Listen != "" {
@@ -282,22 +283,22 @@ func queryOptions(r config.Remote, token string) (remote.RemoteOptions, error) {
 	return o, nil
 }
 
-// queryWorkers asks every configured worker for its state at once, each
+// QueryWorkers asks every configured worker for its state at once, each
 // within timeout, and returns one row per worker in config order. The
 // error is for a local endpoint that cannot start (bad TLS files, a listen
 // host not of this machine): a configuration mistake.
-func queryWorkers(ctx context.Context, cfg *config.Config, cwd string, tok tokenLookup, timeout time.Duration) ([]workerJSON, error) {
-	rows := make([]workerJSON, len(cfg.Workers))
+func QueryWorkers(ctx context.Context, cfg *config.Config, cwd string, tok tokenLookup, timeout time.Duration) ([]WorkerJSON, error) {
+	rows := make([]WorkerJSON, len(cfg.Workers))
 	for i, w := range cfg.Workers {
-		rows[i] = workerJSON{Name: w.Name, Address: w.Address, Workspaces: []string{}}
+		rows[i] = WorkerJSON{Name: w.Name, Address: w.Address, Workspaces: []string{}}
 	}
-	if tok.err != nil {
+	if tok.Err != nil {
 		for i := range rows {
-			rows[i].State, rows[i].Error = workerStateNoToken, tok.err.Error()
+			rows[i].State, rows[i].Error = workerStateNoToken, tok.Err.Error()
 		}
 		return rows, nil
 	}
-	o, err := queryOptions(cfg.Remote, tok.token)
+	o, err := QueryOptions(cfg.Remote, tok.token)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +322,7 @@ func queryWorkers(ctx context.Context, cfg *config.Config, cwd string, tok token
 
 // fill sets a row from a query's answer; want is the workspace the worker
 // must serve.
-func (r *workerJSON) fill(info remote.WorkerInfo, err error, want string) {
+func (r *WorkerJSON) fill(info remote.WorkerInfo, err error, want string) {
 	r.RTTMS = float64(info.RTT.Microseconds()) / 1000
 	if info.Protocol != 0 {
 		r.known = true
@@ -335,19 +336,19 @@ func (r *workerJSON) fill(info remote.WorkerInfo, err error, want string) {
 	case err != nil:
 		r.State, r.Error = workerErrorState(err), err.Error()
 	case info.Refused == "draining":
-		r.State, r.Error = workerStateDraining, "draining: it takes no new task"
+		r.State, r.Error = WorkerStateDraining, "draining: it takes no new task"
 	case info.Refused == "workspace" || !slices.Contains(info.Workspaces, want):
 		r.State = workerStateWrongWorkspace
 		r.Error = fmt.Sprintf("serves %s, not %q (set [[workers]] workspace, or serve it with reasonix worker --workspace %s=PATH)",
-			servedList(info.Workspaces), want, want)
+			ServedList(info.Workspaces), want, want)
 	case info.Refused != "":
 		r.State, r.Error = workerStateError, "refused: "+info.Refused
 	default:
-		r.State = workerStateUp
+		r.State = WorkerStateUp
 	}
 }
 
-func servedList(ws []string) string {
+func ServedList(ws []string) string {
 	if len(ws) == 0 {
 		return "no workspace"
 	}
@@ -368,9 +369,9 @@ func workerErrorState(err error) string {
 	case errors.Is(err, remote.ErrWorkerIncompatible):
 		return workerStateIncompatible
 	case errors.Is(err, remote.ErrWorkerNoAnswer):
-		return workerStateNoAnswer
+		return WorkerStateNoAnswer
 	case errors.Is(err, remote.ErrWorkerUnreachable):
-		return workerStateUnreachable
+		return WorkerStateUnreachable
 	}
 	return workerStateError
 }

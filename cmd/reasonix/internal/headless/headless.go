@@ -1,4 +1,4 @@
-package main
+package headless
 
 import (
 	"bufio"
@@ -6,116 +6,216 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
+	"log/slog"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"reasonix/actors"
 	"reasonix/actors/event"
-	"reasonix/actors/kernel"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/panics"
 	"reasonix/core/permission"
 	"reasonix/core/proc"
 )
 
-// checkHeadlessFlags validates the flags every headless command shares
+// CheckHeadlessFlags validates the flags every headless command shares
 // (`run`, `subagent try|run`), so they fail alike and before any work.
-func checkHeadlessFlags(format string, maxSteps int, permissionMode string, deny []string) error {
+func CheckHeadlessFlags(format string, maxSteps int, permissionMode string, deny []string) error {
 	if !slices.Contains(outputFormats, format) {
-		return usageErrorf("--output-format %q: want one of %s", format, strings.Join(outputFormats, ", "))
+		return cmdutil.UsageErrorf("--output-format %q: want one of %s", format, strings.Join(outputFormats, ", "))
 	}
 	if maxSteps < 0 {
-		return usageErrorf("--max-steps must be 0 (no limit) or positive, got %d", maxSteps)
+		return cmdutil.UsageErrorf("--max-steps must be 0 (no limit) or positive, got %d", maxSteps)
 	}
 	if _, err := permission.ParsePosture(permissionMode); err != nil {
-		return usageErrorf("--permission-mode: %v", err)
+		return cmdutil.UsageErrorf("--permission-mode: %v", err)
 	}
 	for _, r := range deny {
 		if _, err := permission.ParseRule(r); err != nil {
-			return usageErrorf("--deny %q: %v", r, err)
+			return cmdutil.UsageErrorf("--deny %q: %v", r, err)
 		}
 	}
 	return nil
 }
 
 // headlessTurn is one turn of a fresh session run without the TUI.
-type headlessTurn struct {
+type Turn struct {
 	// what names the command in the log: "run" or "subagent".
-	what string
-	// spec describes the session; its Agent.Bus is set by runHeadless and
-	// spec.Transcript is what the output reports.
-	spec   actors.SessionSpec
-	prompt string
-	format string
+	What string
+	// built is the session; Run starts it as the chat and serve
+	// do (actors.StartLive) and stops it, leaving its transcripts for the
+	// caller to close. built.Spec.Transcript is what the output reports.
+	Built  *actors.Built
+	Prompt string
+	Format string
 	// answerOnly keeps streamed text off stdout in text format and prints
 	// the final answer instead: a subagent's caller sees its result, not
 	// its intermediate narration.
-	answerOnly bool
+	AnswerOnly bool
 	// commands, when set, is a stream of JSON commands (one per line) that
 	// drives the session until it ends; prompt, if any, runs first.
-	commands io.Reader
+	Commands io.Reader
 	// prep, when set, expands each prompt (custom commands, @references)
 	// before the session sees it.
-	prep *promptPrep
+	Prep *promptPrep
 }
 
-// forceKillTimeout bounds how long a second interrupt waits for the killed
-// process groups to be reaped before the command returns anyway.
-const forceKillTimeout = time.Second
-
-// runHeadless runs one turn of a fresh session to its end, renders its
-// events in t.format and shuts the actor system down. The first SIGINT or
-// SIGTERM cancels the turn and lets it stop cleanly. A second kills every
+// Run runs one turn of a fresh session to its end, renders its
+// events in t.format and stops the session. The first SIGINT, SIGTERM or
+// SIGHUP cancels the turn and lets it stop cleanly. A second kills every
 // process group this process started and gives up on the turn and its
-// cleanup, so the command ends within forceKillTimeout whatever a tool or
-// server is doing. The outcome becomes the command's error: errInterrupted,
-// nil for a finished turn, or errSilent when the turn failed (the output
+// cleanup, so the command ends within ForceKillTimeout whatever a tool or
+// server is doing. The outcome becomes the command's error: ErrInterrupted,
+// nil for a finished turn, or ErrSilent when the turn failed (the output
 // already says why).
-func runHeadless(f *Factory, t headlessTurn) error {
-	spec := t.spec
-	logger := spec.Agent.Logger
-	sys := kernel.NewSystem(logger)
-	bus := event.NewBus()
-	sub := bus.Subscribe()
-	defer sub.Close()
-	spec.Agent.Bus = bus
-	sess, err := actors.StartSession(sys, spec)
+func Run(f *cmdutil.Factory, t Turn) error {
+	logger := t.Built.Spec.Agent.Logger
+	live, err := actors.StartLive(t.Built, logger)
 	if err != nil {
 		return err
 	}
+	// The bus keeps its history, so subscribing from the start misses
+	// nothing the session published while it started.
+	sub := live.Bus().SubscribeFrom(0, 0)
+	defer sub.Close()
+	sess, session := live.Session(), live.ID()
 
-	out := newRenderer(t.format, f.Stdout, f.Stderr)
-	each := out.event
-	if t.answerOnly && t.format == "text" {
-		each = func(ev event.Event) {
+	each := t.renderer(f)
+	w := watchInterrupts(logger, sess.Cancel)
+	// Signals stay caught (and are ignored once the watch ends) until the
+	// command returns, so a late one cannot kill the process mid-output.
+	defer w.unnotify()
+	var done *event.TurnDone
+	prepare := t.preparer(f.Stderr, live.Bus(), session)
+	if t.Commands != nil {
+		done, err = driveCommands(w.turnCtx, commandDriver{sess: sess, bus: live.Bus(), sub: sub, session: session,
+			each: each.event, interrupted: w.interrupted, prepare: prepare}, t.Commands, t.Prompt)
+	} else {
+		sess.Run(prepare(w.turnCtx, t.Prompt))
+		done, err = actors.WaitTurn(w.turnCtx, sub, session, each.event)
+	}
+	// The clean stop can hang on a tool or server that ignores it, so it
+	// runs aside and a second signal leaves it behind, to end with the
+	// process.
+	var stopErr error
+	if !w.isForced() {
+		cleaned := make(chan struct{})
+		go func() {
+			defer close(cleaned)
+			stopErr = live.Stop(10 * time.Second)
+		}()
+		select {
+		case <-cleaned:
+		case <-w.forced:
+		}
+	}
+	w.end()
+	if w.isForced() {
+		logger.Warn(t.What + " abandoned after a second interrupt")
+		return cmdutil.ErrInterrupted
+	}
+	if w.wasInterrupted() {
+		// Whatever a tool that ignored the cancellation left running is
+		// killed rather than orphaned.
+		if err := proc.KillAll(cmdutil.ForceKillTimeout); err != nil {
+			logger.Warn("interrupt", "err", err)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("wait for turn: %w", err)
+	}
+	if stopErr != nil {
+		logger.Warn("shutdown", "err", stopErr)
+	}
+	return t.outcome(f, each, done, w, logger)
+}
+
+// turnOutput renders a headless turn's events.
+type turnOutput struct {
+	*renderer
+	// event is what each event goes through: the renderer, or in
+	// answer-only text output the renderer minus the streamed text.
+	event func(event.Event)
+}
+
+// renderer is the output of t's events in its format.
+func (t Turn) renderer(f *cmdutil.Factory) turnOutput {
+	out := newRenderer(t.Format, f.Stdout, f.Stderr)
+	each := turnOutput{renderer: out, event: out.event}
+	if t.AnswerOnly && t.Format == "text" {
+		each.event = func(ev event.Event) {
 			if _, ok := ev.(*event.TextDelta); !ok {
 				out.event(ev)
 			}
 		}
 	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	// turnCtx is the wait for the turn, which a second signal abandons.
-	turnCtx, abandon := context.WithCancel(context.Background())
-	defer abandon()
-	// The signal watcher runs until stop is closed and is waited for
-	// before interrupted and forced, which it closes, are read.
-	stop := make(chan struct{})
-	interrupted := make(chan struct{})
-	forced := make(chan struct{})
-	watcher := make(chan struct{})
+	return each
+}
+
+// outcome finishes the output of a turn that ended (done, nil when a
+// command stream sent no prompt) and maps it to the command's error.
+func (t Turn) outcome(f *cmdutil.Factory, out turnOutput, done *event.TurnDone, w *interruptWatch, logger *slog.Logger) error {
+	if done == nil {
+		logger.Info(t.What + " finished without a turn")
+		if w.wasInterrupted() {
+			return cmdutil.ErrInterrupted
+		}
+		return nil
+	}
+	if t.AnswerOnly && t.Format == "text" && (done.Status == event.StatusOK || done.Status == actors.StatusIncomplete) && done.Text != "" {
+		fmt.Fprint(f.Stdout, done.Text)
+		if !strings.HasSuffix(done.Text, "\n") {
+			fmt.Fprintln(f.Stdout)
+		}
+	}
+	if err := out.finish(done, t.Built.Spec.Transcript); err != nil {
+		return err
+	}
+	logger.Info(t.What+" finished", "status", done.Status, "steps", done.Steps)
+	if w.wasInterrupted() {
+		return cmdutil.ErrInterrupted
+	}
+	switch done.Status {
+	case event.StatusCancelled:
+		return cmdutil.ErrInterrupted
+	case event.StatusOK:
+		return nil
+	default:
+		return cmdutil.ErrSilent
+	}
+}
+
+// interruptWatch turns the stop signals of a headless run into its
+// cancellation: the first cancels the turn (interrupted closes), a second
+// kills every process group this process started and abandons the wait
+// (forced closes, turnCtx ends).
+type interruptWatch struct {
+	turnCtx     context.Context
+	abandon     context.CancelFunc
+	unnotify    func()
+	stop        chan struct{}
+	interrupted chan struct{}
+	forced      chan struct{}
+	watcher     chan struct{}
+}
+
+// watchInterrupts starts watching; cancel cancels the running turn. Call
+// end once the run no longer waits, before reading interrupted or forced,
+// and unnotify when the command returns.
+func watchInterrupts(logger *slog.Logger, cancel func()) *interruptWatch {
+	sigs, unnotify := cmdutil.NotifyStop()
+	w := &interruptWatch{unnotify: unnotify, stop: make(chan struct{}), interrupted: make(chan struct{}),
+		forced: make(chan struct{}), watcher: make(chan struct{})}
+	w.turnCtx, w.abandon = context.WithCancel(context.Background())
 	go func() {
-		defer close(watcher)
+		defer close(w.watcher)
 		select {
 		case <-sigs:
-			close(interrupted)
+			close(w.interrupted)
 			logger.Info("interrupt: cancelling the turn")
-			sess.Cancel()
-		case <-stop:
+			cancel()
+		case <-w.stop:
 			return
 		}
 		select {
@@ -123,102 +223,37 @@ func runHeadless(f *Factory, t headlessTurn) error {
 			// A second signal means the user does not want to wait for a
 			// clean stop; what we started must not outlive us all the same.
 			logger.Warn("second interrupt: killing child processes and exiting")
-			if err := proc.KillAll(forceKillTimeout); err != nil {
+			if err := proc.KillAll(cmdutil.ForceKillTimeout); err != nil {
 				logger.Warn("second interrupt", "err", err)
 			}
-			close(forced)
-			abandon()
-		case <-stop:
+			close(w.forced)
+			w.abandon()
+		case <-w.stop:
 		}
 	}()
-	isForced := func() bool {
-		select {
-		case <-forced:
-			return true
-		default:
-			return false
-		}
-	}
+	return w
+}
 
-	var done *event.TurnDone
-	prepare := t.preparer(f.Stderr, bus, spec.Agent.Session)
-	if t.commands != nil {
-		done, err = driveCommands(turnCtx, commandDriver{sess: sess, bus: bus, sub: sub, session: spec.Agent.Session,
-			each: each, interrupted: interrupted, prepare: prepare}, t.commands, t.prompt)
-	} else {
-		sess.Run(prepare(turnCtx, t.prompt))
-		done, err = actors.WaitTurn(turnCtx, sub, spec.Agent.Session, each)
-	}
-	// The clean stop can hang on a tool or server that ignores it, so it
-	// runs aside and a second signal leaves it behind, to end with the
-	// process.
-	var closeErr, shutErr error
-	if !isForced() {
-		cleaned := make(chan struct{})
-		go func() {
-			defer close(cleaned)
-			closeErr = sess.Close(10 * time.Second)
-			shutCtx, shutCancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer shutCancel()
-			shutErr = sys.Shutdown(shutCtx)
-		}()
-		select {
-		case <-cleaned:
-		case <-forced:
-		}
-	}
-	close(stop)
-	<-watcher
-	if isForced() {
-		logger.Warn(t.what + " abandoned after a second interrupt")
-		return errInterrupted
-	}
+// end stops the watcher and waits for it.
+func (w *interruptWatch) end() {
+	close(w.stop)
+	<-w.watcher
+	w.abandon()
+}
+
+// isForced reports whether a second signal came.
+func (w *interruptWatch) isForced() bool { return closed(w.forced) }
+
+// wasInterrupted reports whether a signal came.
+func (w *interruptWatch) wasInterrupted() bool { return closed(w.interrupted) }
+
+// closed reports whether ch is closed, without waiting.
+func closed(ch chan struct{}) bool {
 	select {
-	case <-interrupted:
-		// Whatever a tool that ignored the cancellation left running is
-		// killed rather than orphaned.
-		if err := proc.KillAll(forceKillTimeout); err != nil {
-			logger.Warn("interrupt", "err", err)
-		}
+	case <-ch:
+		return true
 	default:
-	}
-	if err != nil {
-		return fmt.Errorf("wait for turn: %w", err)
-	}
-	if done == nil { // a command stream that sent no prompt
-		logger.Info(t.what + " finished without a turn")
-		select {
-		case <-interrupted:
-			return errInterrupted
-		default:
-			return nil
-		}
-	}
-	if closeErr != nil || shutErr != nil {
-		logger.Warn("shutdown", "close", closeErr, "shutdown", shutErr)
-	}
-	if t.answerOnly && t.format == "text" && (done.Status == event.StatusOK || done.Status == actors.StatusIncomplete) && done.Text != "" {
-		fmt.Fprint(f.Stdout, done.Text)
-		if !strings.HasSuffix(done.Text, "\n") {
-			fmt.Fprintln(f.Stdout)
-		}
-	}
-	if err := out.finish(done, spec.Transcript); err != nil {
-		return err
-	}
-	logger.Info(t.what+" finished", "status", done.Status, "steps", done.Steps)
-	select {
-	case <-interrupted:
-		return errInterrupted
-	default:
-	}
-	switch done.Status {
-	case event.StatusCancelled:
-		return errInterrupted
-	case event.StatusOK:
-		return nil
-	default:
-		return errSilent
+		return false
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"reasonix/assemble"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 	"reasonix/core/provider/openai"
 	"reasonix/core/session"
@@ -25,7 +26,7 @@ import (
 
 // DoctorOptions are the inputs of `reasonix doctor`.
 type DoctorOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	// Model is the model reference to check instead of default_model.
 	Model string
 	// Offline skips every check that needs the network.
@@ -33,8 +34,8 @@ type DoctorOptions struct {
 
 	// lookPath and goos stand in for exec.LookPath and runtime.GOOS, so
 	// the sandbox check can be tested for every platform and PATH.
-	lookPath func(string) (string, error)
-	goos     string
+	LookPath func(string) (string, error)
+	Goos     string
 }
 
 // doctorProbeTimeout bounds the reachability request, so doctor answers
@@ -42,7 +43,7 @@ type DoctorOptions struct {
 const doctorProbeTimeout = 10 * time.Second
 
 // NewCmdDoctor builds `reasonix doctor`. runF replaces the action in tests.
-func NewCmdDoctor(f *Factory, runF func(*DoctorOptions) error) *cobra.Command {
+func NewCmdDoctor(f *cmdutil.Factory, runF func(*DoctorOptions) error) *cobra.Command {
 	opts := &DoctorOptions{}
 	cmd := &cobra.Command{
 		Use:   "doctor [flags]",
@@ -64,7 +65,7 @@ elsewhere meanwhile); a refused token, a TLS mismatch, another protocol or a
 workspace it does not serve fails.
 
 Exit codes: 0 when nothing failed, 1 when a check failed, 2 on a bad flag.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -75,27 +76,27 @@ Exit codes: 0 when nothing failed, 1 when a check failed, 2 on a bad flag.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Model, "model", "m", "", "model to check: a provider name, a model name or provider/model (default: default_model)")
 	fl.BoolVar(&opts.Offline, "offline", false, "skip the checks that need the network")
-	addGlobalFlags(cmd, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
 }
 
-// checkStatus grades one check; the order is by severity.
-type checkStatus int
+// CheckStatus grades one check; the order is by severity.
+type CheckStatus int
 
 const (
-	checkOK checkStatus = iota
+	CheckOK CheckStatus = iota
 	checkSkip
-	checkWarn
+	CheckWarn
 	checkFail
 )
 
-func (s checkStatus) String() string {
+func (s CheckStatus) String() string {
 	switch s {
-	case checkOK:
+	case CheckOK:
 		return "ok"
 	case checkSkip:
 		return "skip"
-	case checkWarn:
+	case CheckWarn:
 		return "warn"
 	default:
 		return "FAIL"
@@ -106,47 +107,47 @@ func (s checkStatus) String() string {
 // printed indented below it (config warnings, the lines of a validation
 // error).
 type check struct {
-	status checkStatus
+	Status CheckStatus
 	name   string
-	detail string
-	notes  []string
+	Detail string
+	Notes  []string
 }
 
 func (c check) write(w io.Writer) {
-	fmt.Fprintf(w, "%-4s  %-9s %s\n", c.status, c.name, c.detail)
-	for _, n := range c.notes {
+	fmt.Fprintf(w, "%-4s  %-9s %s\n", c.Status, c.name, c.Detail)
+	for _, n := range c.Notes {
 		fmt.Fprintf(w, "%16s- %s\n", "", n)
 	}
 }
 
-// doctor holds what the checks learn, so a later check can build on an
+// Doctor holds what the checks learn, so a later check can build on an
 // earlier one (the model needs the config, the probe needs the key) and
 // be skipped with a reason when it cannot.
-type doctor struct {
-	f    *Factory
-	opts *DoctorOptions
+type Doctor struct {
+	f    *cmdutil.Factory
+	Opts *DoctorOptions
 	home string
 	cwd  string
 
-	cfg      *config.Config
+	Cfg      *config.Config
 	resolved *config.Resolved
 	key      string
 	keyOK    bool
 }
 
-func runDoctor(ctx context.Context, f *Factory, opts *DoctorOptions) error {
+func runDoctor(ctx context.Context, f *cmdutil.Factory, opts *DoctorOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cwd, err := opts.workdir()
+	cwd, err := opts.Workdir()
 	if err != nil {
 		return err
 	}
-	home, err := reasonixHome(f)
+	home, err := cmdutil.ReasonixHome(f)
 	if err != nil {
 		return err
 	}
-	d := &doctor{f: f, opts: opts, home: home, cwd: cwd}
+	d := &Doctor{f: f, Opts: opts, home: home, cwd: cwd}
 	fmt.Fprintf(f.Stdout, "reasonix %s (%s, %s/%s)\n", f.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(f.Stdout, "home: %s\ncwd:  %s\n\n", home, cwd)
 
@@ -155,7 +156,7 @@ func runDoctor(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 		d.checkModel(),
 		d.checkAPIKey(),
 		d.checkProvider(ctx),
-		d.checkSandbox(),
+		d.CheckSandbox(),
 		d.checkTools(),
 		d.checkLog(),
 		d.checkSessions(),
@@ -164,8 +165,8 @@ func runDoctor(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	var warned, failed int
 	for _, c := range checks {
 		c.write(f.Stdout)
-		switch c.status {
-		case checkWarn:
+		switch c.Status {
+		case CheckWarn:
 			warned++
 		case checkFail:
 			failed++
@@ -173,7 +174,7 @@ func runDoctor(ctx context.Context, f *Factory, opts *DoctorOptions) error {
 	}
 	fmt.Fprintf(f.Stdout, "\n%s, %s\n", plural(failed, "failure"), plural(warned, "warning"))
 	if failed > 0 {
-		return errSilent
+		return cmdutil.ErrSilent
 	}
 	return nil
 }
@@ -185,61 +186,61 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-func (d *doctor) checkConfig() check {
+func (d *Doctor) checkConfig() check {
 	c := check{name: "config"}
-	trusted, trustWarning, err := workspaceTrusted(d.home, d.cwd, false)
+	trusted, trustWarning, err := cmdutil.WorkspaceTrusted(d.home, d.cwd, false)
 	if err != nil {
-		c.status = checkFail
-		c.detail = err.Error()
+		c.Status = checkFail
+		c.Detail = err.Error()
 		return c
 	}
-	cfg, err := config.Load(config.Options{Home: d.home, ProjectDir: d.cwd, File: d.opts.ConfigFile, TrustProject: trusted})
+	cfg, err := config.Load(config.Options{Home: d.home, ProjectDir: d.cwd, File: d.Opts.ConfigFile, TrustProject: trusted})
 	if err != nil {
-		c.status = checkFail
+		c.Status = checkFail
 		lines := strings.Split(err.Error(), "\n")
-		c.detail = strings.TrimSpace(lines[0])
+		c.Detail = strings.TrimSpace(lines[0])
 		for _, l := range lines[1:] {
-			c.notes = append(c.notes, strings.TrimSpace(l))
+			c.Notes = append(c.Notes, strings.TrimSpace(l))
 		}
 		return c
 	}
-	d.cfg = cfg
+	d.Cfg = cfg
 	if len(cfg.Files) == 0 {
-		c.status = checkWarn
-		c.detail = fmt.Sprintf("no config file; built-in defaults in use (`reasonix setup` writes %s)", config.UserConfigPath(d.home))
+		c.Status = CheckWarn
+		c.Detail = fmt.Sprintf("no config file; built-in defaults in use (`reasonix setup` writes %s)", config.UserConfigPath(d.home))
 	} else {
-		c.detail = "read " + strings.Join(cfg.Files, ", ")
+		c.Detail = "read " + strings.Join(cfg.Files, ", ")
 	}
 	var why []string
 	if len(cfg.Warnings) > 0 {
 		why = append(why, plural(len(cfg.Warnings), "ignored key"))
-		c.notes = cfg.Warnings
+		c.Notes = cfg.Warnings
 	}
 	// What an untrusted workspace set is not a mistake, but it is why a
 	// project's settings seem to do nothing.
-	if notices := untrustedNotices(cfg, d.cwd); len(notices) > 0 || trustWarning != "" {
+	if notices := cmdutil.UntrustedNotices(cfg, d.cwd); len(notices) > 0 || trustWarning != "" {
 		why = append(why, "the workspace is not trusted")
 		if trustWarning != "" {
-			c.notes = append(c.notes, trustWarning)
+			c.Notes = append(c.Notes, trustWarning)
 		}
-		c.notes = append(c.notes, notices...)
+		c.Notes = append(c.Notes, notices...)
 	}
 	if len(why) > 0 {
-		c.status = checkWarn
-		c.detail += "; " + strings.Join(why, "; ") + ":"
+		c.Status = CheckWarn
+		c.Detail += "; " + strings.Join(why, "; ") + ":"
 	}
 	return c
 }
 
-func (d *doctor) checkModel() check {
+func (d *Doctor) checkModel() check {
 	c := check{name: "model"}
-	if d.cfg == nil {
+	if d.Cfg == nil {
 		return c.skipped("needs a valid config")
 	}
-	res, err := d.cfg.ResolveModel(d.opts.Model)
+	res, err := d.Cfg.ResolveModel(d.Opts.Model)
 	if err != nil {
-		c.status = checkFail
-		c.detail = err.Error()
+		c.Status = checkFail
+		c.Detail = err.Error()
 		return c
 	}
 	d.resolved = &res
@@ -247,18 +248,18 @@ func (d *doctor) checkModel() check {
 	if endpoint == "" {
 		endpoint = res.Provider.ChatURL
 	}
-	c.detail = fmt.Sprintf("%s/%s at %s", res.Provider.Name, res.Model, endpoint)
+	c.Detail = fmt.Sprintf("%s/%s at %s", res.Provider.Name, res.Model, endpoint)
 	if res.ContextWindow > 0 {
-		c.detail += fmt.Sprintf(" (context window %d tokens)", res.ContextWindow)
+		c.Detail += fmt.Sprintf(" (context window %d tokens)", res.ContextWindow)
 	} else {
-		c.detail += " (no context window: compaction off)"
+		c.Detail += " (no context window: compaction off)"
 	}
 	return c
 }
 
 // checkAPIKey follows the lookup order of config.APIKey (environment, then
 // <home>/.env) so it reports the source a run would use, never the key.
-func (d *doctor) checkAPIKey() check {
+func (d *Doctor) checkAPIKey() check {
 	c := check{name: "api key"}
 	if d.resolved == nil {
 		return c.skipped("needs a model")
@@ -267,41 +268,41 @@ func (d *doctor) checkAPIKey() check {
 	name := p.APIKeyEnv
 	if name == "" {
 		d.keyOK = true
-		c.detail = fmt.Sprintf("provider %q needs no key (api_key_env is empty)", p.Name)
+		c.Detail = fmt.Sprintf("provider %q needs no key (api_key_env is empty)", p.Name)
 		return c
 	}
-	if v := getenv(d.f)(name); v != "" {
+	if v := cmdutil.EnvOf(d.f)(name); v != "" {
 		d.key, d.keyOK = v, true
-		c.detail = name + " from the environment"
+		c.Detail = name + " from the environment"
 		return c
 	}
 	path := config.DotEnvPath(d.home)
 	vars, err := config.ReadDotEnv(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		c.status = checkFail
-		c.detail = err.Error()
+		c.Status = checkFail
+		c.Detail = err.Error()
 		return c
 	}
 	if v := vars[name]; v != "" {
 		d.key, d.keyOK = v, true
-		c.detail = name + " from " + path
+		c.Detail = name + " from " + path
 		if st, err := os.Stat(path); err == nil && d.goos() != "windows" && st.Mode().Perm()&0o077 != 0 {
-			c.status = checkWarn
-			c.detail += fmt.Sprintf("; the file is readable by others (mode %04o): chmod 600 %s", st.Mode().Perm(), path)
+			c.Status = CheckWarn
+			c.Detail += fmt.Sprintf("; the file is readable by others (mode %04o): chmod 600 %s", st.Mode().Perm(), path)
 		}
 		return c
 	}
-	c.status = checkFail
-	c.detail = fmt.Sprintf("%s is not set in the environment or in %s; export it or run `reasonix setup --api-key-stdin`", name, path)
+	c.Status = checkFail
+	c.Detail = fmt.Sprintf("%s is not set in the environment or in %s; export it or run `reasonix setup --api-key-stdin`", name, path)
 	return c
 }
 
 // checkProvider lists the provider's models, which proves the endpoint is
 // reachable and accepts the key without spending tokens.
-func (d *doctor) checkProvider(ctx context.Context) check {
+func (d *Doctor) checkProvider(ctx context.Context) check {
 	c := check{name: "provider"}
 	switch {
-	case d.opts.Offline:
+	case d.Opts.Offline:
 		return c.skipped("--offline")
 	case d.resolved == nil:
 		return c.skipped("needs a model")
@@ -316,19 +317,19 @@ func (d *doctor) checkProvider(ctx context.Context) check {
 	models, err := openai.ListModels(ctx, pc)
 	url := modelsURL(res.Provider)
 	if err != nil {
-		c.status = checkFail
+		c.Status = checkFail
 		// A transport error already names the URL; a status does not.
-		c.detail = err.Error()
+		c.Detail = err.Error()
 		var se *openai.StatusError
 		if errors.As(err, &se) {
-			c.detail = fmt.Sprintf("GET %s: %v", url, se)
+			c.Detail = fmt.Sprintf("GET %s: %v", url, se)
 			if se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden {
-				c.notes = append(c.notes, fmt.Sprintf("the endpoint refused the key in %s", res.Provider.APIKeyEnv))
+				c.Notes = append(c.Notes, fmt.Sprintf("the endpoint refused the key in %s", res.Provider.APIKeyEnv))
 			}
 		}
 		return c
 	}
-	c.detail = fmt.Sprintf("GET %s: %s", url, plural(len(models), "model"))
+	c.Detail = fmt.Sprintf("GET %s: %s", url, plural(len(models), "model"))
 	listed := false
 	for _, m := range models {
 		if m == res.Model {
@@ -337,8 +338,8 @@ func (d *doctor) checkProvider(ctx context.Context) check {
 		}
 	}
 	if !listed {
-		c.status = checkWarn
-		c.detail += fmt.Sprintf(", %q not among them", res.Model)
+		c.Status = CheckWarn
+		c.Detail += fmt.Sprintf(", %q not among them", res.Model)
 	}
 	return c
 }
@@ -355,16 +356,16 @@ func modelsURL(p config.ProviderConfig) string {
 	return strings.TrimSuffix(strings.TrimRight(p.ChatURL, "/"), "/chat/completions") + "/models"
 }
 
-// checkSandbox reports the [sandbox] bash mode and whether this platform's
+// CheckSandbox reports the [sandbox] bash mode and whether this platform's
 // sandbox program is installed. A missing program only matters when the
 // mode is enforce, because then shell commands are refused.
-func (d *doctor) checkSandbox() check {
+func (d *Doctor) CheckSandbox() check {
 	c := check{name: "sandbox"}
 	mode := "enforce"
-	if d.cfg != nil {
-		mode = d.cfg.Sandbox.Bash
+	if d.Cfg != nil {
+		mode = d.Cfg.Sandbox.Bash
 	}
-	network := d.cfg != nil && d.cfg.Sandbox.Network
+	network := d.Cfg != nil && d.Cfg.Sandbox.Network
 	setting := fmt.Sprintf("bash = %q, network = %t", mode, network)
 	goos := d.goos()
 	var program, install string
@@ -375,52 +376,52 @@ func (d *doctor) checkSandbox() check {
 		program, install = "sandbox-exec", "sandbox-exec ships with macOS; check PATH"
 	case "windows":
 		if mode == "enforce" {
-			c.status = checkWarn
-			c.detail = setting + ": Windows has no shell sandbox, so shell commands run unconfined"
+			c.Status = CheckWarn
+			c.Detail = setting + ": Windows has no shell sandbox, so shell commands run unconfined"
 			return c
 		}
-		c.detail = setting + ": shell commands run unconfined"
+		c.Detail = setting + ": shell commands run unconfined"
 		return c
 	default:
 		if mode == "enforce" {
-			c.status = checkWarn
-			c.detail = fmt.Sprintf("%s: no shell sandbox on %s; shell commands will be refused unless [sandbox] bash = \"off\"", setting, goos)
+			c.Status = CheckWarn
+			c.Detail = fmt.Sprintf("%s: no shell sandbox on %s; shell commands will be refused unless [sandbox] bash = \"off\"", setting, goos)
 			return c
 		}
-		c.detail = setting + ": shell commands run unconfined"
+		c.Detail = setting + ": shell commands run unconfined"
 		return c
 	}
-	lookPath := d.opts.lookPath
+	lookPath := d.Opts.LookPath
 	if lookPath == nil {
 		lookPath = exec.LookPath
 	}
 	path, err := lookPath(program)
 	switch {
 	case err == nil && mode == "enforce":
-		c.detail = fmt.Sprintf("%s: shell commands confined by %s", setting, path)
-		if d.opts.lookPath == nil && d.cfg != nil {
+		c.Detail = fmt.Sprintf("%s: shell commands confined by %s", setting, path)
+		if d.Opts.LookPath == nil && d.Cfg != nil {
 			// Installed is not enough: bwrap may be unable to create
 			// namespaces here, and then every command would fail.
 			if err := d.tryJail(); err != nil {
-				c.status = checkFail
-				c.notes = []string{err.Error(), `fix the sandbox, or set [sandbox] bash = "off" to run shell commands unconfined`}
+				c.Status = checkFail
+				c.Notes = []string{err.Error(), `fix the sandbox, or set [sandbox] bash = "off" to run shell commands unconfined`}
 			}
 		}
 	case err == nil:
-		c.detail = fmt.Sprintf("%s: shell commands run unconfined (%s is available)", setting, path)
+		c.Detail = fmt.Sprintf("%s: shell commands run unconfined (%s is available)", setting, path)
 	case mode == "enforce":
-		c.status = checkWarn
-		c.detail = fmt.Sprintf("%s but %s was not found, so shell commands will be refused", setting, program)
-		c.notes = []string{install, `or set [sandbox] bash = "off" to run shell commands unconfined`}
+		c.Status = CheckWarn
+		c.Detail = fmt.Sprintf("%s but %s was not found, so shell commands will be refused", setting, program)
+		c.Notes = []string{install, `or set [sandbox] bash = "off" to run shell commands unconfined`}
 	default:
-		c.detail = fmt.Sprintf("%s: shell commands run unconfined (%s not found)", setting, program)
+		c.Detail = fmt.Sprintf("%s: shell commands run unconfined (%s not found)", setting, program)
 	}
 	return c
 }
 
 // tryJail runs `true` inside the configured jail.
-func (d *doctor) tryJail() error {
-	sb, err := assemble.NewSandbox(d.cfg, d.cwd)
+func (d *Doctor) tryJail() error {
+	sb, err := assemble.NewSandbox(d.Cfg, d.cwd)
 	if err != nil {
 		return err
 	}
@@ -429,43 +430,43 @@ func (d *doctor) tryJail() error {
 	return sb.Check(ctx)
 }
 
-func (d *doctor) checkTools() check {
+func (d *Doctor) checkTools() check {
 	c := check{name: "tools"}
-	if d.cfg == nil {
+	if d.Cfg == nil {
 		return c.skipped("needs a valid config")
 	}
-	tools, err := tool.NewBuiltins(assemble.ToolEnv(d.cfg, d.cwd), d.cfg.Tools.Enabled)
+	tools, err := tool.NewBuiltins(assemble.ToolEnv(d.Cfg, d.cwd), d.Cfg.Tools.Enabled)
 	if err != nil {
-		c.status = checkFail
-		c.detail = "[tools] enabled: " + err.Error()
+		c.Status = checkFail
+		c.Detail = "[tools] enabled: " + err.Error()
 		return c
 	}
 	if len(tools) == 0 {
-		c.status = checkWarn
-		c.detail = "no built-in tools"
+		c.Status = CheckWarn
+		c.Detail = "no built-in tools"
 		return c
 	}
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Name()
 	}
-	c.detail = fmt.Sprintf("%d enabled: %s", len(names), strings.Join(names, ", "))
+	c.Detail = fmt.Sprintf("%d enabled: %s", len(names), strings.Join(names, ", "))
 	return c
 }
 
-func (d *doctor) checkLog() check {
+func (d *Doctor) checkLog() check {
 	path := filepath.Join(d.home, "logs", "reasonix.log")
-	return check{name: "log", detail: path + existsNote(path)}
+	return check{name: "log", Detail: path + existsNote(path)}
 }
 
-func (d *doctor) checkSessions() check {
+func (d *Doctor) checkSessions() check {
 	dir := session.ProjectDir(d.home, d.cwd)
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return check{name: "sessions", detail: dir + " (none yet)"}
+		return check{name: "sessions", Detail: dir + " (none yet)"}
 	case err != nil:
-		return check{status: checkWarn, name: "sessions", detail: err.Error()}
+		return check{Status: CheckWarn, name: "sessions", Detail: err.Error()}
 	}
 	n := 0
 	for _, e := range entries {
@@ -473,19 +474,19 @@ func (d *doctor) checkSessions() check {
 			n++
 		}
 	}
-	return check{name: "sessions", detail: fmt.Sprintf("%s (%s)", dir, plural(n, "transcript"))}
+	return check{name: "sessions", Detail: fmt.Sprintf("%s (%s)", dir, plural(n, "transcript"))}
 }
 
-func (d *doctor) goos() string {
-	if d.opts.goos != "" {
-		return d.opts.goos
+func (d *Doctor) goos() string {
+	if d.Opts.Goos != "" {
+		return d.Opts.Goos
 	}
 	return runtime.GOOS
 }
 
 func (c check) skipped(reason string) check {
-	c.status = checkSkip
-	c.detail = reason
+	c.Status = checkSkip
+	c.Detail = reason
 	return c
 }
 

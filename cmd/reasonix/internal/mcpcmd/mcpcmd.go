@@ -1,4 +1,4 @@
-package main
+package mcpcmd
 
 import (
 	"context"
@@ -19,28 +19,29 @@ import (
 	"reasonix/actors/event"
 	"reasonix/actors/mcpconn"
 	"reasonix/assemble"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
 	"reasonix/core/panics"
 	"reasonix/core/text"
 )
 
-// mcpElicitations are the values of --mcp-elicitation.
-var mcpElicitations = []string{mcpconn.ElicitDecline, mcpconn.ElicitDefaults}
+// McpElicitations are the values of --mcp-elicitation.
+var McpElicitations = []string{mcpconn.ElicitDecline, mcpconn.ElicitDefaults}
 
 // resolveMCP is actors.ResolveMCP with the Factory's environment; a bad
 // declaration or grant file is a usage error (exit 2).
-func resolveMCP(f *Factory, cfg *config.Config, cwd string, trustProject bool) (*assemble.MCPServers, error) {
-	set, err := assemble.ResolveMCP(cfg, cwd, trustProject, getenv(f))
+func resolveMCP(f *cmdutil.Factory, cfg *config.Config, cwd string, trustProject bool) (*assemble.MCPServers, error) {
+	set, err := assemble.ResolveMCP(cfg, cwd, trustProject, cmdutil.EnvOf(f))
 	if err != nil {
-		return nil, asUsage(err)
+		return nil, cmdutil.AsUsage(err)
 	}
 	return set, nil
 }
 
 // MCPOptions are the inputs of the `reasonix mcp` subcommands.
 type MCPOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	// TrustProjectMCP records launch grants for project servers.
 	TrustProjectMCP bool
 	// NoConnect lists servers without connecting (mcp list).
@@ -72,13 +73,13 @@ type MCPOptions struct {
 
 // NewCmdMCP builds `reasonix mcp`, the parent of the commands that
 // inspect and try MCP servers.
-func NewCmdMCP(f *Factory, runF func(sub string, o *MCPOptions) error) *cobra.Command {
+func NewCmdMCP(f *cmdutil.Factory, runF func(sub string, o *MCPOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "List, inspect, call and approve MCP servers",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageErrorf("unknown command %q for %q; want list, tools, call, trust, login or logout", args[0], cmd.CommandPath())
+				return cmdutil.UsageErrorf("unknown command %q for %q; want list, tools, call, trust, login or logout", args[0], cmd.CommandPath())
 			}
 			return cmd.Help()
 		},
@@ -102,6 +103,55 @@ func NewCmdMCP(f *Factory, runF func(sub string, o *MCPOptions) error) *cobra.Co
 		return runMCPTrust(f, o)
 	}
 
+	login, loginCmd := NewCmdMCPLogin(run)
+	logout, logoutCmd := NewCmdMCPLogout(run)
+	list, listCmd := NewCmdMCPList(run)
+	tools, toolsCmd := NewCmdMCPTools(run)
+	call, callCmd := NewCmdMCPCall(f, run)
+	trust, trustCmd := NewCmdMCPTrust(run)
+	addMCPFlags(listCmd, list, mcpConnects)
+	addMCPFlags(toolsCmd, tools, mcpConnects|mcpURL|mcpHeaders|mcpElicits)
+	addMCPFlags(callCmd, call, mcpConnects|mcpURL|mcpHeaders|mcpElicits)
+	addMCPFlags(trustCmd, trust, 0)
+	addMCPFlags(loginCmd, login, mcpConnects|mcpURL|mcpHeaders)
+	addMCPFlags(logoutCmd, logout, mcpURL)
+	cmd.AddCommand(listCmd, toolsCmd, callCmd, trustCmd, loginCmd, logoutCmd)
+	return cmd
+}
+
+// The flag groups a verb of `reasonix mcp` takes besides --config and --cwd.
+const (
+	// mcpConnects: --trust-project-mcp and --timeout, for verbs that connect.
+	mcpConnects = 1 << iota
+	// mcpURL: --url, for verbs that may name a server by its URL.
+	mcpURL
+	// mcpHeaders: --header and the OAuth flags, for verbs that talk HTTP to --url.
+	mcpHeaders
+	// mcpElicits: --mcp-elicitation, for verbs that may be asked questions.
+	mcpElicits
+)
+
+// addMCPFlags adds the global flags and the groups in groups to a verb.
+func addMCPFlags(c *cobra.Command, o *MCPOptions, groups int) {
+	cmdutil.AddGlobalFlags(c, &o.GlobalOptions)
+	if groups&mcpConnects != 0 {
+		c.Flags().BoolVar(&o.TrustProjectMCP, "trust-project-mcp", false, "approve project servers for this workspace (records launch grants)")
+		c.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Second, "bound for connecting and for each request")
+	}
+	if groups&mcpURL != 0 {
+		c.Flags().StringVar(&o.URL, "url", "", "connect to this streamable HTTP server instead of a configured one")
+	}
+	if groups&mcpHeaders != 0 {
+		c.Flags().StringArrayVar(&o.Headers, "header", nil, "a header for --url, as Name=Value (repeatable)")
+		addOAuthFlags(c, o)
+	}
+	if groups&mcpElicits != 0 {
+		c.Flags().StringVar(&o.Elicitation, "mcp-elicitation", mcpconn.ElicitDecline, "how the server's questions are answered: decline, or defaults (the form's default values)")
+	}
+}
+
+// NewCmdMCPList builds `reasonix mcp list`.
+func NewCmdMCPList(run func(sub string, o *MCPOptions) error) (*MCPOptions, *cobra.Command) {
 	list := &MCPOptions{}
 	listCmd := &cobra.Command{
 		Use:   "list [flags]",
@@ -111,13 +161,17 @@ the project's reasonix.toml and .mcp.json. Each server is connected to (unless
 --no-connect) and reported with its source, transport, state and the number of
 tools, prompts and resources it offers. Project servers without a launch grant
 are shown as untrusted and not started.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return run("list", list) },
 	}
 	listCmd.Flags().BoolVar(&list.NoConnect, "no-connect", false, "do not connect; show the configuration only")
+	return list, listCmd
+}
 
+// NewCmdMCPTools builds `reasonix mcp tools`.
+func NewCmdMCPTools(run func(sub string, o *MCPOptions) error) (*MCPOptions, *cobra.Command) {
 	tools := &MCPOptions{}
-	toolsCmd := &cobra.Command{
+	return tools, &cobra.Command{
 		Use:   "tools <server> | --url URL",
 		Short: "List a server's tools",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -125,9 +179,12 @@ are shown as untrusted and not started.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return run("tools", tools) },
 	}
+}
 
+// NewCmdMCPCall builds `reasonix mcp call`.
+func NewCmdMCPCall(f *cmdutil.Factory, run func(sub string, o *MCPOptions) error) (*MCPOptions, *cobra.Command) {
 	call := &MCPOptions{}
-	callCmd := &cobra.Command{
+	return call, &cobra.Command{
 		Use:   "call <server> | --url URL  <tool> [json-args]",
 		Short: "Call a server's tool and print the result",
 		Long: `Call one tool and print its result text. json-args is a JSON object ("-"
@@ -158,9 +215,12 @@ an error or the server failed, 2 bad arguments or an unknown server or tool.`,
 			return run("call", call)
 		},
 	}
+}
 
+// NewCmdMCPTrust builds `reasonix mcp trust`.
+func NewCmdMCPTrust(run func(sub string, o *MCPOptions) error) (*MCPOptions, *cobra.Command) {
 	trust := &MCPOptions{}
-	trustCmd := &cobra.Command{
+	return trust, &cobra.Command{
 		Use:   "trust <server>",
 		Short: "Approve a project MCP server to start in this workspace",
 		Long: `Record a launch grant for a server declared by the project (reasonix.toml or
@@ -169,38 +229,13 @@ any change to its command, arguments, environment, URL or headers needs a new
 grant.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageErrorf("want exactly one server name, got %d arguments", len(args))
+				return cmdutil.UsageErrorf("want exactly one server name, got %d arguments", len(args))
 			}
 			trust.Server = args[0]
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return run("trust", trust) },
 	}
-
-	login, loginCmd := newCmdMCPLogin(run)
-	logout, logoutCmd := newCmdMCPLogout(run)
-	for _, c := range []struct {
-		cmd  *cobra.Command
-		opts *MCPOptions
-	}{{listCmd, list}, {toolsCmd, tools}, {callCmd, call}, {trustCmd, trust}, {loginCmd, login}, {logoutCmd, logout}} {
-		addGlobalFlags(c.cmd, &c.opts.globalOptions)
-		if c.cmd != trustCmd && c.cmd != logoutCmd {
-			c.cmd.Flags().BoolVar(&c.opts.TrustProjectMCP, "trust-project-mcp", false, "approve project servers for this workspace (records launch grants)")
-			c.cmd.Flags().DurationVar(&c.opts.Timeout, "timeout", 30*time.Second, "bound for connecting and for each request")
-		}
-		if c.cmd == toolsCmd || c.cmd == callCmd || c.cmd == loginCmd || c.cmd == logoutCmd {
-			c.cmd.Flags().StringVar(&c.opts.URL, "url", "", "connect to this streamable HTTP server instead of a configured one")
-		}
-		if c.cmd == toolsCmd || c.cmd == callCmd || c.cmd == loginCmd {
-			c.cmd.Flags().StringArrayVar(&c.opts.Headers, "header", nil, "a header for --url, as Name=Value (repeatable)")
-			addOAuthFlags(c.cmd, c.opts)
-		}
-		if c.cmd == toolsCmd || c.cmd == callCmd {
-			c.cmd.Flags().StringVar(&c.opts.Elicitation, "mcp-elicitation", mcpconn.ElicitDecline, "how the server's questions are answered: decline, or defaults (the form's default values)")
-		}
-		cmd.AddCommand(c.cmd)
-	}
-	return cmd
 }
 
 // serverArgs takes the server name from args unless --url is set; extra
@@ -217,21 +252,21 @@ func serverArgs(o *MCPOptions, args []string, extra int) error {
 	}
 	if len(args) < need || len(args) > maxArgs {
 		if o.URL == "" && len(args) == 0 {
-			return usageErrorf("name a configured server or pass --url")
+			return cmdutil.UsageErrorf("name a configured server or pass --url")
 		}
-		return usageErrorf("wrong number of arguments (%d)", len(args))
+		return cmdutil.UsageErrorf("wrong number of arguments (%d)", len(args))
 	}
 	if o.URL == "" {
 		o.Server = args[0]
 	} else if len(o.Headers) > 0 {
 		for _, h := range o.Headers {
 			if k, _, ok := strings.Cut(h, "="); !ok || strings.TrimSpace(k) == "" {
-				return usageErrorf("--header %q: want Name=Value", h)
+				return cmdutil.UsageErrorf("--header %q: want Name=Value", h)
 			}
 		}
 	}
 	if o.URL == "" && len(o.Headers) > 0 {
-		return usageErrorf("--header applies to --url only")
+		return cmdutil.UsageErrorf("--header applies to --url only")
 	}
 	return checkMCPFlags(o)
 }
@@ -256,16 +291,16 @@ func (m *mcpContext) atClose(fn func()) {
 
 // loadMCPContext loads the configuration, with the home taken through the
 // Factory like `config show` does.
-func loadMCPContext(f *Factory, o *MCPOptions) (*mcpContext, error) {
-	cwd, err := o.workdir()
+func loadMCPContext(f *cmdutil.Factory, o *MCPOptions) (*mcpContext, error) {
+	cwd, err := o.Workdir()
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := loadConfig(f, &o.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(f, &o.GlobalOptions, cwd)
 	if err != nil {
 		return nil, err
 	}
-	logger, closeLog := openLogger(cfg.Home, f.Getenv)
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, f.Getenv)
 	m := &mcpContext{cfg: cfg, cwd: cwd, logger: logger.With("cmd", "mcp")}
 	m.close = func() {
 		m.mu.Lock()
@@ -282,7 +317,7 @@ func loadMCPContext(f *Factory, o *MCPOptions) (*mcpContext, error) {
 
 // target is the server an mcp subcommand works on: a configured one
 // (after the trust check and expansion) or --url.
-func (m *mcpContext) target(f *Factory, o *MCPOptions) (mcp.ServerConfig, error) {
+func (m *mcpContext) target(f *cmdutil.Factory, o *MCPOptions) (mcp.ServerConfig, error) {
 	if o.URL != "" {
 		headers := map[string]string{}
 		for _, h := range o.Headers {
@@ -291,7 +326,7 @@ func (m *mcpContext) target(f *Factory, o *MCPOptions) (mcp.ServerConfig, error)
 		}
 		c := mcp.ServerConfig{Name: "url", Type: mcp.TypeHTTP, URL: o.URL, Headers: headers}
 		if err := c.Validate(); err != nil {
-			return c, &usageError{err: fmt.Errorf("--url: %w", err)}
+			return c, &cmdutil.UsageError{Err: fmt.Errorf("--url: %w", err)}
 		}
 		return c, nil
 	}
@@ -308,11 +343,11 @@ func (m *mcpContext) target(f *Factory, o *MCPOptions) (mcp.ServerConfig, error)
 		srv := set.Servers[i]
 		switch {
 		case srv.Disabled:
-			return srv.Config, usageErrorf("mcp server %q is disabled in %s", o.Server, d.File)
+			return srv.Config, cmdutil.UsageErrorf("mcp server %q is disabled in %s", o.Server, d.File)
 		case srv.Untrusted != "":
-			return srv.Config, usageErrorf("mcp server %q (%s): %s", o.Server, d.File, srv.Untrusted)
+			return srv.Config, cmdutil.UsageErrorf("mcp server %q (%s): %s", o.Server, d.File, srv.Untrusted)
 		case srv.Error != "":
-			return srv.Config, usageErrorf("%s", srv.Error)
+			return srv.Config, cmdutil.UsageErrorf("%s", srv.Error)
 		}
 		for _, w := range srv.Warnings {
 			fmt.Fprintf(f.Stderr, "reasonix: warning: mcp server %q: %s\n", o.Server, w)
@@ -331,16 +366,16 @@ func unknownServer(m *mcpContext, name string, names []string) error {
 	if len(names) > 0 {
 		msg = fmt.Sprintf("unknown mcp server %q (configured: %s)", name, strings.Join(names, ", "))
 	}
-	if !m.cfg.ProjectTrusted && (slices.Contains(m.cfg.Untrusted, config.EntryKey("plugins", name)) || exists(filepath.Join(m.cwd, mcp.MCPJSONFile))) {
+	if !m.cfg.ProjectTrusted && (slices.Contains(m.cfg.Untrusted, config.EntryKey("plugins", name)) || cmdutil.Exists(filepath.Join(m.cwd, mcp.MCPJSONFile))) {
 		msg += `; the project's servers are ignored until you trust this workspace (run "reasonix trust")`
 	}
-	return &usageError{err: errors.New(msg)}
+	return &cmdutil.UsageError{Err: errors.New(msg)}
 }
 
 // dialMCP opens and connects to a server; Close the client when done.
 // o, when set, gives the elicitation policy and the OAuth settings; an
 // http server that wants a login without o gets none.
-func (m *mcpContext) dialMCP(ctx context.Context, f *Factory, c mcp.ServerConfig, o *MCPOptions) (*mcp.Client, error) {
+func (m *mcpContext) dialMCP(ctx context.Context, f *cmdutil.Factory, c mcp.ServerConfig, o *MCPOptions) (*mcp.Client, error) {
 	root := assemble.WorkspaceRoot(m.cfg, m.cwd)
 	opts := mcp.OpenOptions{Logger: m.logger, Dir: root}
 	if c.Sandbox && c.Type == mcp.TypeStdio {
@@ -362,7 +397,7 @@ func (m *mcpContext) dialMCP(ctx context.Context, f *Factory, c mcp.ServerConfig
 	if err != nil {
 		return nil, err
 	}
-	client, err := mcp.Connect(ctx, t, mcpClient(f), mcp.Options{Logger: m.logger, Root: root, Elicitor: cliElicitor(f, c.Name, o)})
+	client, err := mcp.Connect(ctx, t, cmdutil.MCPClient(f), mcp.Options{Logger: m.logger, Root: root, Elicitor: cliElicitor(f, c.Name, o)})
 	if err != nil {
 		return nil, fmt.Errorf("connect to mcp server %q: %w", c.Name, err)
 	}
@@ -376,7 +411,7 @@ type mcpProbe struct {
 	err                       string
 }
 
-func runMCPList(f *Factory, o *MCPOptions) error {
+func runMCPList(f *cmdutil.Factory, o *MCPOptions) error {
 	m, err := loadMCPContext(f, o)
 	if err != nil {
 		return err
@@ -441,10 +476,10 @@ func (m *mcpContext) logPanic(msg string, err error, attrs ...any) {
 
 // testHookProbe, when set by a test, is called by a probe once it has
 // connected to the server named name, so a test can make the probe fail.
-var testHookProbe func(name string)
+var TestHookProbe func(name string)
 
 // probe connects once and counts what the server offers.
-func (m *mcpContext) probe(f *Factory, c mcp.ServerConfig, timeout time.Duration) mcpProbe {
+func (m *mcpContext) probe(f *cmdutil.Factory, c mcp.ServerConfig, timeout time.Duration) mcpProbe {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	client, err := m.dialMCP(ctx, f, c, nil)
@@ -452,8 +487,8 @@ func (m *mcpContext) probe(f *Factory, c mcp.ServerConfig, timeout time.Duration
 		return mcpProbe{state: event.MCPFailed, err: err.Error()}
 	}
 	defer client.Close()
-	if testHookProbe != nil {
-		testHookProbe(c.Name)
+	if TestHookProbe != nil {
+		TestHookProbe(c.Name)
 	}
 	p := mcpProbe{state: event.MCPReady}
 	caps := client.Capabilities()
@@ -484,7 +519,7 @@ func (m *mcpContext) probe(f *Factory, c mcp.ServerConfig, timeout time.Duration
 // withServerTools connects to the server o names, lists its tools and
 // hands both to fn. The connection, bounded by o.Timeout like the listing,
 // is closed when fn returns.
-func withServerTools(f *Factory, o *MCPOptions, fn func(m *mcpContext, c mcp.ServerConfig, client *mcp.Client, tools []mcp.Tool) error) error {
+func withServerTools(f *cmdutil.Factory, o *MCPOptions, fn func(m *mcpContext, c mcp.ServerConfig, client *mcp.Client, tools []mcp.Tool) error) error {
 	m, err := loadMCPContext(f, o)
 	if err != nil {
 		return err
@@ -508,7 +543,7 @@ func withServerTools(f *Factory, o *MCPOptions, fn func(m *mcpContext, c mcp.Ser
 	return fn(m, c, client, tools)
 }
 
-func runMCPTools(f *Factory, o *MCPOptions) error {
+func runMCPTools(f *cmdutil.Factory, o *MCPOptions) error {
 	return withServerTools(f, o, func(_ *mcpContext, c mcp.ServerConfig, _ *mcp.Client, tools []mcp.Tool) error {
 		slices.SortFunc(tools, func(a, b mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
 		w := tabwriter.NewWriter(f.Stdout, 0, 4, 2, ' ', 0)
@@ -528,14 +563,14 @@ func runMCPTools(f *Factory, o *MCPOptions) error {
 	})
 }
 
-func runMCPCall(f *Factory, o *MCPOptions) error {
+func runMCPCall(f *cmdutil.Factory, o *MCPOptions) error {
 	args := strings.TrimSpace(o.Args)
 	if args == "" {
 		args = "{}"
 	}
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
-		return usageErrorf("json-args must be a JSON object: %s", text.OneLine(args, 80))
+		return cmdutil.UsageErrorf("json-args must be a JSON object: %s", text.OneLine(args, 80))
 	}
 	return withServerTools(f, o, func(m *mcpContext, c mcp.ServerConfig, client *mcp.Client, tools []mcp.Tool) error {
 		if !slices.ContainsFunc(tools, func(t mcp.Tool) bool { return t.Name == o.Tool }) {
@@ -544,7 +579,7 @@ func runMCPCall(f *Factory, o *MCPOptions) error {
 				names = append(names, t.Name)
 			}
 			slices.Sort(names)
-			return usageErrorf("mcp server %q has no tool %q (tools: %s)", c.Name, o.Tool, strings.Join(names, ", "))
+			return cmdutil.UsageErrorf("mcp server %q has no tool %q (tools: %s)", c.Name, o.Tool, strings.Join(names, ", "))
 		}
 		cctx := context.Background()
 		if d := c.Timeout(o.Tool, time.Duration(m.cfg.Tools.MCPCallTimeoutSeconds)*time.Second); d > 0 {
@@ -563,13 +598,13 @@ func runMCPCall(f *Factory, o *MCPOptions) error {
 		fmt.Fprint(f.Stdout, text)
 		if res.IsError {
 			fmt.Fprintf(f.Stderr, "reasonix: mcp tool %q reported an error\n", o.Tool)
-			return errSilent
+			return cmdutil.ErrSilent
 		}
 		return nil
 	})
 }
 
-func runMCPTrust(f *Factory, o *MCPOptions) error {
+func runMCPTrust(f *cmdutil.Factory, o *MCPOptions) error {
 	m, err := loadMCPContext(f, o)
 	if err != nil {
 		return err
@@ -577,7 +612,7 @@ func runMCPTrust(f *Factory, o *MCPOptions) error {
 	defer m.close()
 	decls, err := mcp.Declarations(m.cfg, m.cwd)
 	if err != nil {
-		return &usageError{err: fmt.Errorf("mcp servers: %w", err)}
+		return &cmdutil.UsageError{Err: fmt.Errorf("mcp servers: %w", err)}
 	}
 	var names []string
 	for _, d := range decls {
@@ -591,7 +626,7 @@ func runMCPTrust(f *Factory, o *MCPOptions) error {
 		}
 		grants, err := mcp.LoadGrants(mcp.GrantsPath(m.cfg.Home))
 		if err != nil {
-			return &usageError{err: err}
+			return &cmdutil.UsageError{Err: err}
 		}
 		id := mcp.Identity(d.Config)
 		if err := grants.Grant(m.cwd, d.Config.Name, id, time.Now()); err != nil {

@@ -1,4 +1,4 @@
-package main
+package headless
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"reasonix/core/ref"
 )
 
-// expandPrompt turns what the user typed into the text of their turn. A
+// ExpandPrompt turns what the user typed into the text of their turn. A
 // custom slash command (/name args, name one of cmds) is rendered; then
 // the @path references of the text are resolved against root and
 // prepended as blocks. Any other slash command (a built-in, an MCP prompt
@@ -23,7 +23,7 @@ import (
 //
 // It reads files, so a frontend calls it off its event loop, before it
 // sends the prompt.
-func expandPrompt(ctx context.Context, root string, cmds []command.Command, input string) (string, []string) {
+func ExpandPrompt(ctx context.Context, root string, cmds []command.Command, input string) (string, []string) {
 	if name, args, ok := command.Split(input); ok {
 		c, found := command.Find(cmds, name)
 		if !found {
@@ -48,9 +48,9 @@ type promptPrep struct {
 	cmds   []command.Command
 }
 
-// newPromptPrep expands prompts for a run in workspace cwd, with the
+// NewPromptPrep expands prompts for a run in workspace cwd, with the
 // custom commands of the Reasonix home and of the workspace.
-func newPromptPrep(home, cwd string) *promptPrep {
+func NewPromptPrep(home, cwd string) *promptPrep {
 	return &promptPrep{root: cwd, dirs: command.Dirs(home, cwd)}
 }
 
@@ -69,24 +69,24 @@ func (p *promptPrep) expand(ctx context.Context, input string) (string, []string
 	}
 	cmds := p.cmds
 	p.mu.Unlock()
-	text, notices := expandPrompt(ctx, p.root, cmds, input)
+	text, notices := ExpandPrompt(ctx, p.root, cmds, input)
 	return text, append(warnings, notices...)
 }
 
-// preparer returns how runHeadless readies each prompt of turn t for the
+// preparer returns how Run readies each prompt of turn t for the
 // session: expanded by t.prep (as typed when it is nil), with its warnings
 // published as notice events. The renderer then shows them like any
 // notice: on the event stream in stream-json, on stderr in text. The json
 // format renders no events, so there they go to stderr directly; nothing
 // else writes to stderr in that format.
-func (t *headlessTurn) preparer(stderr io.Writer, bus *event.Bus, session string) func(context.Context, string) string {
+func (t *Turn) preparer(stderr io.Writer, bus *event.Bus, session string) func(context.Context, string) string {
 	return func(ctx context.Context, input string) string {
-		if t.prep == nil {
+		if t.Prep == nil {
 			return input
 		}
-		text, warnings := t.prep.expand(ctx, input)
+		text, warnings := t.Prep.expand(ctx, input)
 		for _, w := range warnings {
-			if t.format == "json" {
+			if t.Format == "json" {
 				fmt.Fprintf(stderr, "reasonix: warning: %s\n", w)
 				continue
 			}

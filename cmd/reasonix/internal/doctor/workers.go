@@ -1,4 +1,4 @@
-package main
+package doctor
 
 import (
 	"context"
@@ -6,12 +6,14 @@ import (
 	"net"
 	"os"
 
+	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/workercmd"
 	"reasonix/core/config"
 )
 
 // doctorWorkerTimeout bounds each worker's answer in doctor, as
 // `reasonix workers` does by default.
-const doctorWorkerTimeout = workersTimeout
+const doctorWorkerTimeout = workercmd.WorkersTimeout
 
 // checkWorkers reports where the worker token comes from and asks each
 // [[workers]] entry for its state, as `reasonix workers` does: one line for
@@ -21,52 +23,52 @@ const doctorWorkerTimeout = workersTimeout
 // A worker that is down or draining is a warning, since a session runs
 // its tasks elsewhere and uses the worker again once it answers; a
 // mistake only the user can fix (token, TLS, protocol, workspace) fails.
-func (d *doctor) checkWorkers(ctx context.Context) []check {
+func (d *Doctor) checkWorkers(ctx context.Context) []check {
 	c := check{name: "workers"}
-	if d.cfg == nil {
+	if d.Cfg == nil {
 		return []check{c.skipped("needs a valid config")}
 	}
-	workers := d.cfg.Workers
+	workers := d.Cfg.Workers
 	if len(workers) == 0 {
 		return []check{c.skipped("none configured (add [[workers]] to " + config.UserConfigPath(d.home) + "; see reasonix workers --help)")}
 	}
-	tok := lookupWorkerToken(d.f, d.cfg)
-	c.detail = plural(len(workers), "worker") + " configured"
+	tok := workercmd.LookupWorkerToken(d.f, d.Cfg)
+	c.Detail = plural(len(workers), "worker") + " configured"
 	switch {
-	case tok.err != nil:
-		c.status = checkFail
-		c.detail += "; " + tok.err.Error()
-	case tok.file != "":
-		c.detail += "; token from " + tok.file
-		if st, err := os.Stat(tok.file); err == nil && d.goos() != "windows" {
-			c.detail += fmt.Sprintf(" (mode %04o)", st.Mode().Perm())
+	case tok.Err != nil:
+		c.Status = checkFail
+		c.Detail += "; " + tok.Err.Error()
+	case tok.File != "":
+		c.Detail += "; token from " + tok.File
+		if st, err := os.Stat(tok.File); err == nil && d.goos() != "windows" {
+			c.Detail += fmt.Sprintf(" (mode %04o)", st.Mode().Perm())
 		}
 	default:
-		c.detail += "; token " + config.WorkerTokenEnv + " from the environment"
-		if f := d.cfg.Remote.TokenFile; f != "" {
-			c.notes = append(c.notes, fmt.Sprintf("token_file %s is not read: %s wins", f, config.WorkerTokenEnv))
+		c.Detail += "; token " + config.WorkerTokenEnv + " from the environment"
+		if f := d.Cfg.Remote.TokenFile; f != "" {
+			c.Notes = append(c.Notes, fmt.Sprintf("token_file %s is not read: %s wins", f, config.WorkerTokenEnv))
 		}
 	}
-	if note := loopbackNote(d.cfg); note != "" {
-		if c.status < checkWarn {
-			c.status = checkWarn
+	if note := loopbackNote(d.Cfg); note != "" {
+		if c.Status < CheckWarn {
+			c.Status = CheckWarn
 		}
-		c.notes = append(c.notes, note)
+		c.Notes = append(c.Notes, note)
 	}
 	checks := []check{c}
 
-	var rows []workerJSON
+	var rows []workercmd.WorkerJSON
 	skip := ""
 	switch {
-	case tok.err != nil:
+	case tok.Err != nil:
 		skip = "needs a worker token"
-	case d.opts.Offline:
+	case d.Opts.Offline:
 		skip = "--offline"
 	default:
 		var err error
-		rows, err = queryWorkers(ctx, d.cfg, d.cwd, tok, doctorWorkerTimeout)
+		rows, err = workercmd.QueryWorkers(ctx, d.Cfg, d.cwd, tok, doctorWorkerTimeout)
 		if err != nil {
-			return append(checks, check{status: checkFail, name: "worker", detail: "cannot ask the workers: " + err.Error()})
+			return append(checks, check{Status: checkFail, name: "worker", Detail: "cannot ask the workers: " + err.Error()})
 		}
 	}
 	for i, w := range workers {
@@ -76,33 +78,33 @@ func (d *doctor) checkWorkers(ctx context.Context) []check {
 			continue
 		}
 		r := rows[i]
-		wc.status = workerCheckStatus(r.State)
-		wc.detail = workerVerdict(r)
+		wc.Status = workerCheckStatus(r.State)
+		wc.Detail = workerVerdict(r)
 		checks = append(checks, wc)
 	}
 	return checks
 }
 
 // workerCheckStatus grades a worker state for doctor.
-func workerCheckStatus(state string) checkStatus {
+func workerCheckStatus(state string) CheckStatus {
 	switch state {
-	case workerStateUp:
-		return checkOK
-	case workerStateUnreachable, workerStateNoAnswer, workerStateDraining:
-		return checkWarn
+	case workercmd.WorkerStateUp:
+		return CheckOK
+	case workercmd.WorkerStateUnreachable, workercmd.WorkerStateNoAnswer, workercmd.WorkerStateDraining:
+		return CheckWarn
 	}
 	return checkFail
 }
 
 // workerVerdict is a worker's doctor line: its state and load, or why it
 // is not up.
-func workerVerdict(r workerJSON) string {
+func workerVerdict(r workercmd.WorkerJSON) string {
 	head := fmt.Sprintf("%s at %s: %s", r.Name, r.Address, r.State)
-	if r.State != workerStateUp {
+	if r.State != workercmd.WorkerStateUp {
 		return head + "; " + r.Error
 	}
 	return fmt.Sprintf("%s, %d of %d slots busy, serves %s, round trip %s",
-		head, r.Running, r.Capacity, servedList(r.Workspaces), formatRTT(r.RTTMS))
+		head, r.Running, r.Capacity, workercmd.ServedList(r.Workspaces), workercmd.FormatRTT(r.RTTMS))
 }
 
 // loopbackNote warns when the address workers answer to (advertise, else
@@ -132,5 +134,5 @@ func loopbackAddr(addr string) bool {
 	if err != nil {
 		return false
 	}
-	return isLoopback(host)
+	return cmdutil.IsLoopback(host)
 }

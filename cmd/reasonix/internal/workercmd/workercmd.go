@@ -1,4 +1,4 @@
-package main
+package workercmd
 
 import (
 	"context"
@@ -6,10 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,13 +16,14 @@ import (
 	"reasonix/actors/remote"
 	"reasonix/actors/worker"
 	"reasonix/assemble"
+	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 	"reasonix/core/proc"
 )
 
-// defaultWorkerCapacity is how many tasks a worker runs at once without
+// DefaultWorkerCapacity is how many tasks a worker runs at once without
 // --capacity.
-const defaultWorkerCapacity = 4
+const DefaultWorkerCapacity = 4
 
 // workerDrainTimeout bounds a worker's clean stop: its cancelled tasks get
 // the grace to stop (10 s) and are killed after it, so this leaves room
@@ -33,7 +32,7 @@ const workerDrainTimeout = 15 * time.Second
 
 // WorkerOptions are the inputs of `reasonix worker`.
 type WorkerOptions struct {
-	globalOptions
+	cmdutil.GlobalOptions
 	// Listen is the host:port the worker serves on; Advertise the one
 	// schedulers dial back ("" = the bound address).
 	Listen    string
@@ -53,7 +52,7 @@ type WorkerOptions struct {
 }
 
 // NewCmdWorker builds `reasonix worker`. runF replaces the action in tests.
-func NewCmdWorker(f *Factory, runF func(*WorkerOptions) error) *cobra.Command {
+func NewCmdWorker(f *cmdutil.Factory, runF func(*WorkerOptions) error) *cobra.Command {
 	opts := &WorkerOptions{}
 	cmd := &cobra.Command{
 		Use:   "worker --listen HOST:PORT [flags]",
@@ -96,14 +95,14 @@ Once listening it prints one line to standard error:
 
   reasonix worker NAME listening on HOST:PORT
 
-SIGINT or SIGTERM drains it: new tasks are refused, every scheduler is
+SIGINT, SIGTERM or SIGHUP drains it: new tasks are refused, every scheduler is
 told goodbye, running tasks are cancelled, and the worker exits once they
 have stopped.
 
 Exit codes: 0 stopped cleanly, 1 failed, 2 usage or setup error (a bad
 flag, no token, the address taken, unreadable TLS files, a config that
 cannot build agents).`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkWorkerOptions(opts); err != nil {
 				return err
@@ -119,48 +118,48 @@ cannot build agents).`,
 	fl.StringVar(&opts.Advertise, "advertise", "", "the HOST:PORT schedulers reach this worker at (default: the listening address)")
 	fl.StringVar(&opts.Name, "name", "", "the worker's name (default: the host name)")
 	fl.StringArrayVar(&opts.Workspaces, "workspace", nil, "serve the checkout at PATH as NAME (NAME=PATH, repeatable)")
-	fl.IntVar(&opts.Capacity, "capacity", defaultWorkerCapacity, "how many tasks run at once (1-64)")
+	fl.IntVar(&opts.Capacity, "capacity", DefaultWorkerCapacity, "how many tasks run at once (1-64)")
 	fl.StringVar(&opts.TokenFile, "token-file", "", "file holding the shared secret (default: REASONIX_WORKER_TOKEN, else [remote] token_file)")
 	fl.StringVar(&opts.TLSCert, "tls-cert", "", "TLS certificate (PEM); with --tls-key turns TLS on")
 	fl.StringVar(&opts.TLSKey, "tls-key", "", "TLS private key (PEM)")
 	fl.StringVar(&opts.TLSCA, "tls-ca", "", "PEM bundle of the authorities trusted for peers (default: the system roots)")
-	addGlobalFlags(cmd, &opts.globalOptions)
+	cmdutil.AddGlobalFlags(cmd, &opts.GlobalOptions)
 	return cmd
 }
 
 // checkWorkerOptions refuses what no config could make right.
 func checkWorkerOptions(o *WorkerOptions) error {
 	if o.Listen == "" {
-		return usageErrorf("--listen is required: the HOST:PORT to serve on")
+		return cmdutil.UsageErrorf("--listen is required: the HOST:PORT to serve on")
 	}
 	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
-		return usageErrorf("--listen %q: want HOST:PORT (%v)", o.Listen, err)
+		return cmdutil.UsageErrorf("--listen %q: want HOST:PORT (%v)", o.Listen, err)
 	}
 	if o.Advertise != "" {
 		if _, _, err := net.SplitHostPort(o.Advertise); err != nil {
-			return usageErrorf("--advertise %q: want HOST:PORT (%v)", o.Advertise, err)
+			return cmdutil.UsageErrorf("--advertise %q: want HOST:PORT (%v)", o.Advertise, err)
 		}
 	}
 	if o.Capacity < 1 || o.Capacity > 64 {
-		return usageErrorf("--capacity %d: want 1-64", o.Capacity)
+		return cmdutil.UsageErrorf("--capacity %d: want 1-64", o.Capacity)
 	}
 	if strings.ContainsAny(o.Name, " \t\n") {
-		return usageErrorf("--name %q: no spaces", o.Name)
+		return cmdutil.UsageErrorf("--name %q: no spaces", o.Name)
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
-		return usageErrorf("--tls-cert and --tls-key go together")
+		return cmdutil.UsageErrorf("--tls-cert and --tls-key go together")
 	}
 	if o.TLSCA != "" && o.TLSCert == "" {
-		return usageErrorf("--tls-ca goes with --tls-cert and --tls-key")
+		return cmdutil.UsageErrorf("--tls-ca goes with --tls-cert and --tls-key")
 	}
 	seen := map[string]bool{}
 	for _, ws := range o.Workspaces {
 		name, path, ok := strings.Cut(ws, "=")
 		if !ok || name == "" || path == "" {
-			return usageErrorf("--workspace %q: want NAME=PATH", ws)
+			return cmdutil.UsageErrorf("--workspace %q: want NAME=PATH", ws)
 		}
 		if seen[name] {
-			return usageErrorf("--workspace %q: %s is served twice", ws, name)
+			return cmdutil.UsageErrorf("--workspace %q: %s is served twice", ws, name)
 		}
 		seen[name] = true
 	}
@@ -184,10 +183,10 @@ func workerWorkspaces(cfg *config.Config, cwd string, given []string) (map[strin
 		path = filepath.Clean(path)
 		st, err := os.Stat(path)
 		if err != nil {
-			return nil, usageErrorf("--workspace %s: %v", ws, err)
+			return nil, cmdutil.UsageErrorf("--workspace %s: %v", ws, err)
 		}
 		if !st.IsDir() {
-			return nil, usageErrorf("--workspace %s: %s is not a directory", ws, path)
+			return nil, cmdutil.UsageErrorf("--workspace %s: %s is not a directory", ws, path)
 		}
 		out[name] = path
 	}
@@ -208,23 +207,22 @@ func workerRemote(cfg *config.Config, o *WorkerOptions) (remote.RemoteOptions, e
 	}
 	token, err := config.WorkerToken(file)
 	if err != nil {
-		return ro, &usageError{err: err}
+		return ro, &cmdutil.UsageError{Err: err}
 	}
 	ro.Token = token
 	return ro, nil
 }
 
-func runWorker(f *Factory, o *WorkerOptions) error {
+func runWorker(f *cmdutil.Factory, o *WorkerOptions) error {
 	// Signals are caught from the start: one that arrives while the
 	// worker starts drains it as soon as it is up.
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	cwd, err := o.workdir()
+	sigs, stop := cmdutil.NotifyStop()
+	defer stop()
+	cwd, err := o.Workdir()
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(f, &o.globalOptions, cwd)
+	cfg, err := cmdutil.LoadConfig(f, &o.GlobalOptions, cwd)
 	if err != nil {
 		return err
 	}
@@ -236,7 +234,7 @@ func runWorker(f *Factory, o *WorkerOptions) error {
 	if err != nil {
 		return err
 	}
-	logger, closeLog := openLogger(cfg.Home, getenv(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
 	defer closeLog()
 
 	sys := kernel.NewSystem(logger)
@@ -252,22 +250,22 @@ func runWorker(f *Factory, o *WorkerOptions) error {
 	rem, err := remote.StartRemote(sys, ro)
 	if err != nil {
 		shutdown()
-		return &usageError{err: err}
+		return &cmdutil.UsageError{Err: err}
 	}
 	host, err := assemble.StartWorkerHost(sys, worker.HostSpec{Name: o.Name, Capacity: o.Capacity,
 		Workspaces: spaces, Config: cfg, Logger: logger})
 	if err != nil {
 		rem.Stop(5 * time.Second)
 		shutdown()
-		return asUsage(err)
+		return cmdutil.AsUsage(err)
 	}
 	return workUntilSignal(f, sigs, sys, rem, host, logger)
 }
 
-// workUntilSignal announces the worker, serves until SIGINT or SIGTERM,
+// workUntilSignal announces the worker, serves until SIGINT, SIGTERM or SIGHUP,
 // then drains it and stops everything. A second signal stops waiting for
 // the drain.
-func workUntilSignal(f *Factory, sigs <-chan os.Signal, sys *kernel.System, rem *remote.Remote, host *worker.Host, logger *slog.Logger) error {
+func workUntilSignal(f *cmdutil.Factory, sigs <-chan os.Signal, sys *kernel.System, rem *remote.Remote, host *worker.Host, logger *slog.Logger) error {
 	fmt.Fprintf(f.Stderr, "reasonix worker %s listening on %s\n", host.Name(), rem.Address())
 	logger.Info("worker: listening", "name", host.Name(), "addr", rem.Address())
 	<-sigs
@@ -293,7 +291,7 @@ func workUntilSignal(f *Factory, sigs <-chan os.Signal, sys *kernel.System, rem 
 	rem.Stop(5 * time.Second)
 	// What a tool that ignored its cancellation left running is killed
 	// rather than orphaned.
-	if err := proc.KillAll(forceKillTimeout); err != nil {
+	if err := proc.KillAll(cmdutil.ForceKillTimeout); err != nil {
 		logger.Warn("worker: kill child processes", "err", err)
 	}
 	sctx, scancel := context.WithTimeout(context.Background(), workerDrainTimeout)
