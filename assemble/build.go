@@ -119,25 +119,15 @@ type Resume struct {
 // the user acts on; the checks run in a fixed order so the first mistake
 // is the one reported.
 func Build(cfg *config.Config, o BuildOptions) (*actors.Built, error) {
-	if o.Resume != nil && (o.Resume.ID == "" || o.Resume.Transcript == nil) {
-		return nil, errors.New("build session: a resumed session needs its id and transcript")
-	}
-	if o.Resume != nil && len(o.Resume.History) > 0 && o.Resume.History[0].Role != provider.RoleSystem {
-		return nil, errors.New("build session: a resumed history must start with the system message")
+	if err := checkResume(o.Resume); err != nil {
+		return nil, err
 	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	modelRef, effort := o.Model, ""
-	if o.Profile != nil {
-		modelRef, effort = skill.Resolve(*o.Profile, o.Model, o.Effort, cfg.Agent)
-	}
-	prov, res, err := openProvider(cfg, modelRef)
+	prov, res, effort, err := openSessionProvider(cfg, o)
 	if err != nil {
-		if o.Profile != nil {
-			return nil, fmt.Errorf("subagent %q: %w", o.Profile.Name, err)
-		}
 		return nil, err
 	}
 	sb, perms, err := confine(cfg, o.Cwd, o.PermissionMode, o.Deny, o.Interactive)
@@ -149,29 +139,19 @@ func Build(cfg *config.Config, o BuildOptions) (*actors.Built, error) {
 		return nil, err
 	}
 	b := &actors.Built{Model: res, Effort: effort}
-	var base string
-	var mcpSpec mcpconn.MCPSpec
-	if o.Profile != nil {
-		b.Warnings = narrowToProfile(reg, *o.Profile, o.ReadOnly)
-		base = o.Profile.SystemPrompt()
-	} else {
-		if mcpSpec, err = buildMCP(cfg, o); err != nil {
-			return nil, err
-		}
-		if base, err = systemPromptText(cfg, o.Cwd); err != nil {
-			return nil, err
-		}
+	base, mcpSpec, warns, err := promptAndMCP(cfg, o, reg)
+	if err != nil {
+		return nil, err
 	}
+	b.Warnings = warns
 	envp := probeEnvironment(cfg, o.Cwd)
 	model := res.Provider.Name + "/" + res.Model
 
-	var id string
-	var history []provider.Message
-	if o.Resume != nil {
-		id, b.Transcript, history = o.Resume.ID, o.Resume.Transcript, o.Resume.History
-	} else if id, b.Transcript, err = createTranscript(cfg, o.Cwd, model, o.Profile); err != nil {
+	id, transcript, history, err := sessionTranscript(cfg, o, model)
+	if err != nil {
 		return nil, err
 	}
+	b.Transcript = transcript
 	logger = logger.With("session", id)
 
 	b.Spec = actors.SessionSpec{
@@ -204,20 +184,98 @@ func Build(cfg *config.Config, o BuildOptions) (*actors.Built, error) {
 		MCP:        mcpSpec,
 	}
 	if o.Profile == nil {
-		ref := o.PlannerModel
-		if ref == "" {
-			ref = cfg.Agent.PlannerModel
+		d := &subagents{cfg: cfg, cwd: o.Cwd, parent: id, model: res, prov: prov, sb: sb, perms: perms,
+			env: envp, logger: logger, sessions: session.ProjectDir(cfg.Home, o.Cwd)}
+		if err := addPlannerAndFleet(b, o, d, base); err != nil {
+			return nil, err
 		}
-		if b.Spec.Planner, b.Planner, err = buildPlanner(cfg, o, ref, res, sb, id, base, envp, perms); err != nil {
-			return nil, errors.Join(err, closeIfNew(b, o))
-		}
-		if b.Spec.Planner != nil {
-			b.Spec.Agent.Role = event.RoleExecutor
-		}
-		b.Spec.Fleet = (&subagents{cfg: cfg, cwd: o.Cwd, parent: id, model: res, prov: prov, sb: sb, perms: perms,
-			env: envp, logger: logger, sessions: session.ProjectDir(cfg.Home, o.Cwd)}).fleetSpec()
 	}
 	return b, nil
+}
+
+// checkResume rejects a Resume that cannot be continued: one without its
+// id or transcript, or whose history does not start with the system
+// message. A nil r (a new session) passes.
+func checkResume(r *Resume) error {
+	if r != nil && (r.ID == "" || r.Transcript == nil) {
+		return errors.New("build session: a resumed session needs its id and transcript")
+	}
+	if r != nil && len(r.History) > 0 && r.History[0].Role != provider.RoleSystem {
+		return errors.New("build session: a resumed history must start with the system message")
+	}
+	return nil
+}
+
+// openSessionProvider resolves the session's model and effort (for a
+// profile's own run, through skill.Resolve) and opens its provider. A
+// profile's error names the subagent.
+func openSessionProvider(cfg *config.Config, o BuildOptions) (provider.Provider, config.Resolved, string, error) {
+	modelRef, effort := o.Model, ""
+	if o.Profile != nil {
+		modelRef, effort = skill.Resolve(*o.Profile, o.Model, o.Effort, cfg.Agent)
+	}
+	prov, res, err := openProvider(cfg, modelRef)
+	if err != nil {
+		if o.Profile != nil {
+			return nil, res, "", fmt.Errorf("subagent %q: %w", o.Profile.Name, err)
+		}
+		return nil, res, "", err
+	}
+	return prov, res, effort, nil
+}
+
+// promptAndMCP is the session's base system prompt and its MCP servers.
+// A profile's own run gets the profile's prompt and no servers, and reg
+// is narrowed to the profile (warns: the tools it names that are not
+// enabled); a top-level session gets the configured prompt and servers.
+func promptAndMCP(cfg *config.Config, o BuildOptions, reg *tool.Registry) (base string, spec mcpconn.MCPSpec, warns []string, err error) {
+	if o.Profile != nil {
+		warns = narrowToProfile(reg, *o.Profile, o.ReadOnly)
+		return o.Profile.SystemPrompt(), spec, warns, nil
+	}
+	if spec, err = buildMCP(cfg, o); err != nil {
+		return "", spec, nil, err
+	}
+	if base, err = systemPromptText(cfg, o.Cwd); err != nil {
+		return "", spec, nil, err
+	}
+	return base, spec, nil, nil
+}
+
+// sessionTranscript is the session's id, transcript and history so far:
+// the Resume's when there is one, else a new transcript of model with no
+// history.
+func sessionTranscript(cfg *config.Config, o BuildOptions, model string) (string, *session.Store, []provider.Message, error) {
+	if o.Resume != nil {
+		return o.Resume.ID, o.Resume.Transcript, o.Resume.History, nil
+	}
+	id, store, err := createTranscript(cfg, o.Cwd, model, o.Profile)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return id, store, nil, nil
+}
+
+// addPlannerAndFleet finishes a top-level session: it adds the planner
+// when planner_model (or --planner-model) makes the session a two-model
+// run, with the executor then in its executor role, and the scheduler
+// with d as its subagent factory. d holds the parts of the session the
+// planner shares. When the planner cannot be built, the transcript Build
+// created is undone.
+func addPlannerAndFleet(b *actors.Built, o BuildOptions, d *subagents, base string) error {
+	ref := o.PlannerModel
+	if ref == "" {
+		ref = d.cfg.Agent.PlannerModel
+	}
+	var err error
+	if b.Spec.Planner, b.Planner, err = buildPlanner(d.cfg, o, ref, d.model, d.sb, d.parent, base, d.env, d.perms); err != nil {
+		return errors.Join(err, closeIfNew(b, o))
+	}
+	if b.Spec.Planner != nil {
+		b.Spec.Agent.Role = event.RoleExecutor
+	}
+	b.Spec.Fleet = d.fleetSpec()
+	return nil
 }
 
 // CompactionPolicy is the compaction of a session on model res: its

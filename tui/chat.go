@@ -45,21 +45,34 @@ func (m *model) apply(ev event.Event) tea.Cmd {
 	m.fleet.Apply(ev)
 	m.goal.Apply(ev)
 	if meta := metaOf(ev); meta.Task != "" {
-		if a, ok := ev.(*event.ApprovalRequested); ok {
-			m.approvals = append(m.approvals, a)
-		}
-		if r, ok := ev.(*event.ApprovalResolved); ok {
-			m.resolved(r.RequestID)
-		}
+		m.applyTask(ev)
 		return nil
 	}
+	if m.applyStream(ev) || m.applyTurn(ev) || m.applyProgress(ev) {
+		return nil
+	}
+	return m.applyMCP(ev)
+}
+
+// applyTask folds an event of a task (not the main session) into the
+// model: only its approvals reach the chat's queue.
+func (m *model) applyTask(ev event.Event) {
+	if a, ok := ev.(*event.ApprovalRequested); ok {
+		m.approvals = append(m.approvals, a)
+	}
+	if r, ok := ev.(*event.ApprovalResolved); ok {
+		m.resolved(r.RequestID)
+	}
+}
+
+// applyStream folds the main session's streamed answer, reasoning and tool
+// calls into the live region; it reports whether ev was one of them.
+func (m *model) applyStream(ev event.Event) bool {
 	c := &m.chat
 	switch e := ev.(type) {
-	case *event.SessionStarted:
-		m.notice("info", fmt.Sprintf("session %s · %s · %s", e.Session, e.Model, e.Cwd))
 	case *event.TextDelta:
 		if e.Role == event.RolePlanner {
-			return nil
+			return true
 		}
 		if c.reasoning.Len() > 0 {
 			c.flushReasoning(m)
@@ -67,7 +80,7 @@ func (m *model) apply(ev event.Event) tea.Cmd {
 		c.answer.WriteString(e.Text)
 	case *event.ReasoningDelta:
 		if e.Role == event.RolePlanner {
-			return nil
+			return true
 		}
 		c.reasoning.WriteString(e.Text)
 	case *event.ToolWaiting:
@@ -91,12 +104,21 @@ func (m *model) apply(ev event.Event) tea.Cmd {
 		}
 		c.tools = slices.DeleteFunc(c.tools, func(t *toolCard) bool { return t.callID == e.CallID })
 		m.commit(renderToolDone(e, args, m.width))
+	default:
+		return false
+	}
+	return true
+}
+
+// applyTurn folds the session's and its turns' state (the status line, the
+// prompt queue, approvals) into the model; it reports whether ev was such
+// an event.
+func (m *model) applyTurn(ev event.Event) bool {
+	switch e := ev.(type) {
+	case *event.SessionStarted:
+		m.notice("info", fmt.Sprintf("session %s · %s · %s", e.Session, e.Model, e.Cwd))
 	case *event.UsageReported:
 		m.status.total = e.Total
-	case *event.Notice:
-		m.notice(e.Level, e.Message)
-	case *event.ErrorOccurred:
-		m.notice("error", e.Message)
 	case *event.TurnStarted:
 		m.status.running = true
 		m.status.queued = max(m.status.queued-1, 0)
@@ -106,7 +128,7 @@ func (m *model) apply(ev event.Event) tea.Cmd {
 	case *event.PromptRejected:
 		m.notice("warn", "prompt not taken: "+e.Reason)
 	case *event.TurnDone:
-		c.flushAll(m)
+		m.chat.flushAll(m)
 		m.status.running = false
 		switch e.Status {
 		case event.StatusOK:
@@ -122,23 +144,37 @@ func (m *model) apply(ev event.Event) tea.Cmd {
 		m.status.effort = e.Effort
 		m.notice("info", "reasoning effort: "+e.Effort+" from the next request")
 	case *event.ApprovalRequested:
-		c.flushText(m)
+		m.chat.flushText(m)
 		m.approvals = append(m.approvals, e)
 	case *event.ApprovalResolved:
 		m.resolved(e.RequestID)
 		if e.Decision == event.ApproveDeny && e.Reason != "" {
 			m.notice("warn", "denied: "+e.Reason)
 		}
+	default:
+		return false
+	}
+	return true
+}
+
+// applyProgress folds notices, errors, compactions, plans and goals into
+// the scrollback; it reports whether ev was one of them.
+func (m *model) applyProgress(ev event.Event) bool {
+	switch e := ev.(type) {
+	case *event.Notice:
+		m.notice(e.Level, e.Message)
+	case *event.ErrorOccurred:
+		m.notice("error", e.Message)
 	case *event.CompactionStarted:
 		m.notice("info", fmt.Sprintf("compacting: folding %d older messages (%s tokens)", e.Messages, tokens(e.Tokens)))
 	case *event.Compacted:
 		m.notice("info", fmt.Sprintf("compacted (%s, %s): %s → %s tokens of %s", e.Tier, e.Trigger,
 			tokens(e.TokensBefore), tokens(e.TokensAfter), tokens(e.Window)))
 	case *event.PlanReady:
-		c.flushAll(m)
+		m.chat.flushAll(m)
 		m.commit(renderPlan(fmt.Sprintf("Plan (round %d)", e.Round), e.Plan, m.width))
 	case *event.PlanProposed:
-		c.flushAll(m)
+		m.chat.flushAll(m)
 		m.commit(renderPlan("Proposed plan", e.Plan, m.width))
 	case *event.PlanStep:
 		m.notice("info", fmt.Sprintf("step %s done %s", e.Step, e.Summary))
@@ -150,6 +186,16 @@ func (m *model) apply(ev event.Event) tea.Cmd {
 			msg += ": " + e.Reason
 		}
 		m.notice("info", msg)
+	default:
+		return false
+	}
+	return true
+}
+
+// applyMCP folds the MCP servers' events into the model, returning the
+// command that refreshes what the model knows of them, if any.
+func (m *model) applyMCP(ev event.Event) tea.Cmd {
+	switch e := ev.(type) {
 	case *event.MCPServerUpdated:
 		if e.State == event.MCPFailed {
 			m.notice("warn", fmt.Sprintf("mcp %s failed: %s", e.Server, e.Error))

@@ -500,11 +500,7 @@ func (w *writer) index(ctx context.Context, path string) (indexResult, error) {
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		if found {
-			res.stats.Removed = 1
-			return res, w.remove(ctx, row.id)
-		}
-		return res, nil
+		return w.gone(ctx, row, found)
 	}
 	if err != nil {
 		res.stats.Skipped, res.unread = 1, err
@@ -517,11 +513,7 @@ func (w *writer) index(ctx context.Context, path string) (indexResult, error) {
 		return res, nil
 	}
 	if !info.Mode().IsRegular() {
-		if found {
-			res.stats.Removed = 1
-			return res, w.remove(ctx, row.id)
-		}
-		return res, nil
+		return w.gone(ctx, row, found)
 	}
 	size, mtime, ident := info.Size(), info.ModTime().UnixNano(), fileIdent(info)
 	if found && row.size == size && row.mtime == mtime && row.ident == ident {
@@ -529,35 +521,78 @@ func (w *writer) index(ctx context.Context, path string) (indexResult, error) {
 	}
 	res.stats.Read = 1
 	if !found {
-		dir := filepath.Dir(path)
-		row = &fileRow{path: path, dir: dir, source: sourceOf(w.home, dir)}
-		row.archive = row.source == ArchiveSource
-		row.session = strings.TrimSuffix(filepath.Base(path), ".jsonl")
-		if row.archive {
-			row.session = ""
-		}
-		if err := w.tx.QueryRowContext(ctx,
-			`INSERT INTO files (path, dir, source, archive, session, started, size, mtime, ident, offset, ordinal, tail)
-			VALUES (?, ?, ?, ?, ?, 0, 0, 0, '', 0, 0, x'') RETURNING id`,
-			row.path, row.dir, row.source, row.archive, row.session).Scan(&row.id); err != nil {
+		if row, err = w.addRow(ctx, path); err != nil {
 			return res, err
 		}
 	} else if !appendedTo(f, row, size, ident) {
 		// Cut back or replaced: what is indexed may no longer be in it.
-		if _, err := w.tx.ExecContext(ctx, "DELETE FROM messages WHERE rowid BETWEEN ? AND ?",
-			row.id<<32, row.id<<32|0xFFFFFFFF); err != nil {
+		if err := w.forget(ctx, row); err != nil {
 			return res, err
 		}
-		row.offset, row.ordinal, row.tail, row.started = 0, 0, nil, 0
 	}
-	if _, err := f.Seek(row.offset, io.SeekStart); err != nil {
+	n, added, err := w.scan(ctx, f, row, size)
+	res.stats.Messages = added
+	if err != nil {
 		return res, err
+	}
+	res.bytes = n
+	return res, w.save(ctx, f, row, n, size, mtime, ident)
+}
+
+// gone drops the row of a file that is no longer there, or no longer a
+// regular file, if it has one.
+func (w *writer) gone(ctx context.Context, row *fileRow, found bool) (indexResult, error) {
+	var res indexResult
+	if found {
+		res.stats.Removed = 1
+		return res, w.remove(ctx, row.id)
+	}
+	return res, nil
+}
+
+// addRow inserts the files row of path, not yet indexed, and returns it.
+func (w *writer) addRow(ctx context.Context, path string) (*fileRow, error) {
+	dir := filepath.Dir(path)
+	row := &fileRow{path: path, dir: dir, source: sourceOf(w.home, dir)}
+	row.archive = row.source == ArchiveSource
+	row.session = strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	if row.archive {
+		row.session = ""
+	}
+	if err := w.tx.QueryRowContext(ctx,
+		`INSERT INTO files (path, dir, source, archive, session, started, size, mtime, ident, offset, ordinal, tail)
+		VALUES (?, ?, ?, ?, ?, 0, 0, 0, '', 0, 0, x'') RETURNING id`,
+		row.path, row.dir, row.source, row.archive, row.session).Scan(&row.id); err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// forget deletes the messages indexed of row's file and resets row so that
+// the file is read again from its start.
+func (w *writer) forget(ctx context.Context, row *fileRow) error {
+	if _, err := w.tx.ExecContext(ctx, "DELETE FROM messages WHERE rowid BETWEEN ? AND ?",
+		row.id<<32, row.id<<32|0xFFFFFFFF); err != nil {
+		return err
+	}
+	row.offset, row.ordinal, row.tail, row.started = 0, 0, nil, 0
+	return nil
+}
+
+// scan reads f's complete lines from row's offset up to size, inserting
+// the messages they hold and keeping row's session, start time and
+// ordinal up to date. It returns how many bytes it read and how many
+// messages it added.
+func (w *writer) scan(ctx context.Context, f *os.File, row *fileRow, size int64) (int64, int, error) {
+	if _, err := f.Seek(row.offset, io.SeekStart); err != nil {
+		return 0, 0, err
 	}
 	k := transcriptFile
 	if row.archive {
 		k = archiveFile
 	}
 	scope := scopeToken(row.source)
+	added := 0
 	n, err := scanLines(f, size-row.offset, func(b []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -587,26 +622,29 @@ func (w *writer) index(ctx context.Context, path string) (indexResult, error) {
 		if txt == "" {
 			return nil
 		}
-		res.stats.Messages++
+		added++
 		_, err := w.insert.ExecContext(ctx, row.id<<32|int64(row.ordinal), txt, scope, string(l.msg.Role), sess, row.source, at)
 		return err
 	})
-	if err != nil {
-		return res, err
-	}
-	res.bytes = n
+	return n, added, err
+}
+
+// save advances row past the n bytes just read, keeps the bytes before
+// its new offset (by which appendedTo knows an append from a rewrite) and
+// writes it back with the file's size, mtime and ident.
+func (w *writer) save(ctx context.Context, f *os.File, row *fileRow, n, size, mtime int64, ident string) error {
 	row.offset += n
 	if n > 0 {
 		row.tail = make([]byte, min(tailLen, row.offset))
 		if _, err := f.ReadAt(row.tail, row.offset-int64(len(row.tail))); err != nil {
-			return res, err
+			return err
 		}
 	}
-	_, err = w.tx.ExecContext(ctx,
+	_, err := w.tx.ExecContext(ctx,
 		`UPDATE files SET session = ?, started = ?, size = ?, mtime = ?, ident = ?, offset = ?, ordinal = ?, tail = ?
 		WHERE id = ?`,
 		row.session, row.started, size, mtime, ident, row.offset, row.ordinal, row.tail, row.id)
-	return res, err
+	return err
 }
 
 // appendedTo reports whether the file f (now of size and ident) is the

@@ -106,7 +106,42 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	persist := func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+	initial := initialSource(cfg, stored, hc)
+
+	if cfg.ClientCredentials {
+		return clientCredentialsHandler(cfg, hc)
+	}
+
+	fetch, redirect, closeFn, err := codeFetcher(cfg, hc)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{close: closeFn}
+	ach, err := auth.NewAuthorizationCodeHandler(codeHandlerConfig(cfg, hc, redirect, fetch, initial))
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	h.OAuthHandler = ach
+	return h, nil
+}
+
+// initialSource is the token source of the token stored for cfg's server,
+// refreshed through hc and stored again when it changes; nil when none is
+// stored.
+func initialSource(cfg Config, stored *Record, hc *http.Client) oauth2.TokenSource {
+	if stored == nil || stored.Token == nil {
+		return nil
+	}
+	oc := stored.config()
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
+	return &storingSource{base: oc.TokenSource(ctx, stored.Token), store: cfg.Store, server: cfg.Server, rec: *stored, last: stored.Token.AccessToken}
+}
+
+// persister makes the token source of a token a flow just obtained: one
+// that stores it now, and again each time it is refreshed.
+func persister(cfg Config) func(context.Context, *oauth2.Config, *oauth2.Token) (oauth2.TokenSource, error) {
+	return func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 		rec := Record{URL: cfg.URL, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
 			TokenURL: oc.Endpoint.TokenURL, AuthStyle: int(oc.Endpoint.AuthStyle), Scopes: oc.Scopes}
 		ts := &storingSource{base: oc.TokenSource(ctx, tok), store: cfg.Store, server: cfg.Server, rec: rec}
@@ -115,63 +150,73 @@ func New(cfg Config) (*Handler, error) {
 		}
 		return ts, nil
 	}
-	var initial oauth2.TokenSource
-	if stored != nil && stored.Token != nil {
-		oc := stored.config()
-		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
-		initial = &storingSource{base: oc.TokenSource(ctx, stored.Token), store: cfg.Store, server: cfg.Server, rec: *stored, last: stored.Token.AccessToken}
-	}
+}
 
-	if cfg.ClientCredentials {
-		if cfg.ClientID == "" || cfg.ClientSecret == "" {
-			return nil, errors.New("oauth: the client-credentials grant needs a client id and secret")
-		}
-		h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
-			Credentials: &oauthex.ClientCredentials{ClientID: cfg.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: cfg.ClientSecret}},
-			HTTPClient:  hc,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("oauth: %w", err)
-		}
-		return &Handler{OAuthHandler: h}, nil
+// clientCredentialsHandler builds the handler of the client-credentials
+// grant with cfg's client id and secret.
+func clientCredentialsHandler(cfg Config, hc *http.Client) (*Handler, error) {
+	if cfg.ClientID == "" || cfg.ClientSecret == "" {
+		return nil, errors.New("oauth: the client-credentials grant needs a client id and secret")
 	}
+	h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+		Credentials: &oauthex.ClientCredentials{ClientID: cfg.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: cfg.ClientSecret}},
+		HTTPClient:  hc,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	return &Handler{OAuthHandler: h}, nil
+}
 
-	h := &Handler{}
+// codeFetcher picks how cfg's authorize mode gets an authorization code:
+// the fetcher, the redirect URL it expects, and the func that releases
+// its loopback listener (nil when it has none).
+func codeFetcher(cfg Config, hc *http.Client) (auth.AuthorizationCodeFetcher, string, func(), error) {
 	redirect := "http://localhost:3000/callback"
-	var fetch auth.AuthorizationCodeFetcher
 	switch cfg.Authorize {
 	case AuthorizeFetch:
-		fetch = fetcher(hc)
+		return fetcher(hc), redirect, nil, nil
 	case AuthorizeBrowser, AuthorizePrint:
 		cb, err := listenCallback()
 		if err != nil {
-			return nil, err
+			return nil, "", nil, err
 		}
-		h.close = cb.close
-		redirect = cb.redirect
-		open := cfg.OpenBrowser
-		if open == nil {
-			open = openBrowser
-		}
-		fetch = func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-			if cfg.Authorize == AuthorizeBrowser {
-				if err := open(args.URL); err != nil {
-					fmt.Fprintf(orDiscard(cfg.Out), "could not open a browser (%v); open this URL to authorize:\n%s\n", err, args.URL)
-				} else {
-					fmt.Fprintf(orDiscard(cfg.Out), "opened the browser to authorize mcp server %q; waiting for the approval\n", cfg.Server)
-				}
-			} else {
-				fmt.Fprintf(orDiscard(cfg.Out), "open this URL to authorize mcp server %q:\n%s\n", cfg.Server, args.URL)
-			}
-			return cb.wait(ctx)
-		}
+		return loopbackFetcher(cfg, cb), cb.redirect, cb.close, nil
 	case "", AuthorizeNever:
-		fetch = func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		fetch := func(context.Context, *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 			return nil, fmt.Errorf("%w: run `reasonix mcp login %s`", ErrLoginRequired, cfg.Server)
 		}
+		return fetch, redirect, nil, nil
 	default:
-		return nil, fmt.Errorf("oauth: unknown authorize mode %q (want %s)", cfg.Authorize, strings.Join(Modes, ", "))
+		return nil, "", nil, fmt.Errorf("oauth: unknown authorize mode %q (want %s)", cfg.Authorize, strings.Join(Modes, ", "))
 	}
+}
+
+// loopbackFetcher opens the authorization URL in the browser (or prints
+// it, in print mode) and waits for the code on cb.
+func loopbackFetcher(cfg Config, cb *callback) auth.AuthorizationCodeFetcher {
+	open := cfg.OpenBrowser
+	if open == nil {
+		open = openBrowser
+	}
+	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		if cfg.Authorize == AuthorizeBrowser {
+			if err := open(args.URL); err != nil {
+				fmt.Fprintf(orDiscard(cfg.Out), "could not open a browser (%v); open this URL to authorize:\n%s\n", err, args.URL)
+			} else {
+				fmt.Fprintf(orDiscard(cfg.Out), "opened the browser to authorize mcp server %q; waiting for the approval\n", cfg.Server)
+			}
+		} else {
+			fmt.Fprintf(orDiscard(cfg.Out), "open this URL to authorize mcp server %q:\n%s\n", cfg.Server, args.URL)
+		}
+		return cb.wait(ctx)
+	}
+}
+
+// codeHandlerConfig is the authorization-code flow of cfg: a
+// pre-registered client when cfg names one, else a client ID metadata
+// document (when cfg offers one) or dynamic registration.
+func codeHandlerConfig(cfg Config, hc *http.Client, redirect string, fetch auth.AuthorizationCodeFetcher, initial oauth2.TokenSource) *auth.AuthorizationCodeHandlerConfig {
 	ac := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              redirect,
 		AuthorizationCodeFetcher: fetch,
@@ -184,7 +229,7 @@ func New(cfg Config) (*Handler, error) {
 		},
 		RequestRefreshToken: true,
 		Client:              hc,
-		NewTokenSource:      persist,
+		NewTokenSource:      persister(cfg),
 		InitialTokenSource:  initial,
 	}
 	if cfg.ClientMetadataURL != "" {
@@ -201,13 +246,7 @@ func New(cfg Config) (*Handler, error) {
 		ac.ClientIDMetadataDocumentConfig = nil
 		ac.DynamicClientRegistrationConfig = nil
 	}
-	ach, err := auth.NewAuthorizationCodeHandler(ac)
-	if err != nil {
-		h.Close()
-		return nil, fmt.Errorf("oauth: %w", err)
-	}
-	h.OAuthHandler = ach
-	return h, nil
+	return ac
 }
 
 // fetcher fetches the authorization URL without following the redirect
