@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"reasonix/cmd/reasonix/internal/fleetcmd"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/testenv"
 )
@@ -154,7 +155,7 @@ func TestE2EFullDiskFleetResumesWhatWasNotDelivered(t *testing.T) {
 
 	disk.free(t)
 	r = e.run("fleet", "list", "--json")
-	var list []fleetJSON
+	var list []fleetcmd.FleetJSON
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil || len(list) != 1 || list[0].State != "interrupted" {
 		t.Fatalf("fleet list after space returned:\n%s", r)
 	}

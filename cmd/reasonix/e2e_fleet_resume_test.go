@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/cmd/reasonix/internal/fleetcmd"
 	"reasonix/core/provider/providertest"
 )
 
@@ -77,7 +78,7 @@ func TestE2EFleetSurvivesSIGKILL(t *testing.T) {
 	e, resumed := killHalfwayFleet(t)
 
 	r := e.run("fleet", "list", "--json")
-	var list []fleetJSON
+	var list []fleetcmd.FleetJSON
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil || len(list) != 1 {
 		t.Fatalf("fleet list:\n%s", r)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/fleetcmd"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
 )
@@ -97,7 +98,7 @@ func TestE2EFleetResumeThenContinueStaysInParent(t *testing.T) {
 		t.Fatalf("sessions after the kill: %v", ids)
 	}
 	parent := ids[0]
-	var fleets []fleetJSON
+	var fleets []fleetcmd.FleetJSON
 	if r := e.run("fleet", "list", "--json"); json.Unmarshal([]byte(r.stdout), &fleets) != nil || len(fleets) != 1 {
 		t.Fatalf("fleet list:\n%s", r)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/fleetcmd"
 	"reasonix/core/history"
 	"reasonix/core/journal"
 	"reasonix/core/provider/providertest"
@@ -184,7 +185,7 @@ func TestE2EFleetJournalDamaged(t *testing.T) {
 		t.Fatalf("fleet list:\n%s", r)
 	}
 	r = e.run("fleet", "list", "--json")
-	var list []fleetJSON
+	var list []fleetcmd.FleetJSON
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil || len(list) != 1 || list[0].State != "damaged" ||
 		len(list[0].Damage) != 1 || list[0].Tasks != 3 || list[0].Finished != 3 {
 		t.Fatalf("fleet list --json:\n%s", r)

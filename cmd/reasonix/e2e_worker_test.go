@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"reasonix/cmd/reasonix/internal/fleetcmd"
 	"reasonix/core/provider/providertest"
 )
 
@@ -279,7 +280,7 @@ func checkEnds(t *testing.T, r *rig, events []evt, held []string, failed map[str
 
 	// The journal agrees: the fleet is done with every task finished.
 	res := r.e.run("fleet", "list", "--json")
-	var list []fleetJSON
+	var list []fleetcmd.FleetJSON
 	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &list) != nil || len(list) != 1 {
 		t.Errorf("fleet list:\n%s", res)
 	} else if fl := list[0]; fl.State != "done" || fl.Tasks != acceptTasks || fl.Finished != acceptTasks {

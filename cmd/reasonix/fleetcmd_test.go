@@ -12,6 +12,7 @@ import (
 
 	"reasonix/actors/event"
 	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/fleetcmd"
 	"reasonix/core/journal"
 	"reasonix/scheduler"
 )
@@ -22,19 +23,19 @@ func TestFleetCommandFlags(t *testing.T) {
 		name  string
 		args  []string
 		usage bool
-		want  FleetOptions
+		want  fleetcmd.FleetOptions
 	}{
-		{name: "list", args: []string{"list", "--json"}, want: FleetOptions{Action: "list", JSON: true}},
-		{name: "status", args: []string{"status", "s1/f1-1"}, want: FleetOptions{Action: "status", ID: "s1/f1-1"}},
+		{name: "list", args: []string{"list", "--json"}, want: fleetcmd.FleetOptions{Action: "list", JSON: true}},
+		{name: "status", args: []string{"status", "s1/f1-1"}, want: fleetcmd.FleetOptions{Action: "status", ID: "s1/f1-1"}},
 		{name: "status needs an id", args: []string{"status"}, usage: true},
-		{name: "resume", args: []string{"resume", "--running", "fail", "s1/f1-1"}, want: FleetOptions{Action: "resume", ID: "s1/f1-1", Running: "fail"}},
+		{name: "resume", args: []string{"resume", "--running", "fail", "s1/f1-1"}, want: fleetcmd.FleetOptions{Action: "resume", ID: "s1/f1-1", Running: "fail"}},
 		{name: "resume bad policy", args: []string{"resume", "--running", "maybe", "x"}, usage: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			var got *FleetOptions
+			var got *fleetcmd.FleetOptions
 			f := &cmdutil.Factory{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
-			cmd := NewCmdFleet(f, func(o *FleetOptions) error { got = o; return nil })
+			cmd := fleetcmd.NewCmdFleet(f, func(o *fleetcmd.FleetOptions) error { got = o; return nil })
 			cmd.SetArgs(tc.args)
 			cmd.SetOut(&bytes.Buffer{})
 			cmd.SetErr(&bytes.Buffer{})
@@ -91,7 +92,7 @@ func TestFleetStatusNamesWorkers(t *testing.T) {
 	must(t, j.Close())
 
 	r := e.run("fleet", "status", key, "--json")
-	var st fleetStatusJSON
+	var st fleetcmd.FleetStatusJSON
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &st) != nil || len(st.Tasks) != 3 {
 		t.Fatalf("fleet status --json:\n%s", r)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/cmd/reasonix/internal/doctor"
+	"reasonix/cmd/reasonix/internal/fleetcmd"
 	"reasonix/cmd/reasonix/internal/mcpcmd"
 	"reasonix/cmd/reasonix/internal/workercmd"
 )
@@ -45,7 +46,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root.AddCommand(NewCmdSubagent(f, nil))
 	root.AddCommand(mcpcmd.NewCmdMCP(f, nil))
 	root.AddCommand(NewCmdSessions(f, nil))
-	root.AddCommand(NewCmdFleet(f, nil))
+	root.AddCommand(fleetcmd.NewCmdFleet(f, nil))
 	root.AddCommand(NewCmdHistory(f, nil, nil))
 	root.AddCommand(NewCmdGoal(f))
 	root.AddCommand(NewCmdServe(f, nil))

@@ -16,6 +16,7 @@ import (
 	"reasonix/actors/agent"
 	"reasonix/assemble"
 	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/cmd/reasonix/internal/fleetcmd"
 	"reasonix/cmd/reasonix/internal/headless"
 	"reasonix/cmd/reasonix/internal/mcpcmd"
 	"reasonix/core/config"
@@ -336,8 +337,8 @@ func reattachFleets(f *cmdutil.Factory, cfg *config.Config, cwd, parent string, 
 			continue
 		}
 		fmt.Fprintf(f.Stderr, "reasonix: finishing fleet %s, which the session was waiting on\n", fl.Key)
-		fo := &FleetOptions{GlobalOptions: opts.GlobalOptions, Action: "resume", ID: fl.Key, Timeout: 2 * time.Hour}
-		if err := fleetResume(ctx, &quiet, j, fo, cwd); err != nil {
+		fo := &fleetcmd.FleetOptions{GlobalOptions: opts.GlobalOptions, Action: "resume", ID: fl.Key, Timeout: 2 * time.Hour}
+		if err := fleetcmd.FleetResume(ctx, &quiet, j, fo, cwd); err != nil {
 			fmt.Fprintf(f.Stderr, "reasonix: warning: fleet %s: %v\n", fl.Key, err)
 			continue
 		}

@@ -1,4 +1,4 @@
-package main
+package fleetcmd
 
 import (
 	"encoding/json"
@@ -88,12 +88,12 @@ func TestCheckFleet(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := checkFleet(tt.recs)
+			c := CheckFleet(tt.recs)
 			if strings.Join(c.Lost, "\n") != strings.Join(tt.lost, "\n") {
 				t.Errorf("lost %q, want %q", c.Lost, tt.lost)
 			}
 			if tt.err != "" {
-				if c.Err == nil || c.Err.Error() != tt.err || !c.damaged() || !strings.HasPrefix(c.summary(), "damaged: "+tt.err) {
+				if c.Err == nil || c.Err.Error() != tt.err || !c.Damaged() || !strings.HasPrefix(c.Summary(), "damaged: "+tt.err) {
 					t.Fatalf("err %v, want %q", c.Err, tt.err)
 				}
 				return
@@ -101,8 +101,8 @@ func TestCheckFleet(t *testing.T) {
 			if c.Err != nil {
 				t.Fatal(c.Err)
 			}
-			if c.damaged() != (len(tt.lost) > 0) {
-				t.Errorf("damaged %v", c.damaged())
+			if c.Damaged() != (len(tt.lost) > 0) {
+				t.Errorf("damaged %v", c.Damaged())
 			}
 			r := c.Replayed
 			if len(r.Results) != len(tt.results) {

@@ -1,4 +1,4 @@
-package main
+package fleetcmd
 
 import (
 	"encoding/json"
@@ -27,11 +27,11 @@ type fleetCheck struct {
 	Err error
 }
 
-// damaged reports whether the check found anything wrong.
-func (c *fleetCheck) damaged() bool { return c.Err != nil || len(c.Lost) > 0 }
+// Damaged reports whether the check found anything wrong.
+func (c *fleetCheck) Damaged() bool { return c.Err != nil || len(c.Lost) > 0 }
 
-// summary is the check's findings on one line, for a listing.
-func (c *fleetCheck) summary() string {
+// Summary is the check's findings on one line, for a listing.
+func (c *fleetCheck) Summary() string {
 	first, more := "", len(c.Lost)
 	if c.Err != nil {
 		first = c.Err.Error()
@@ -60,14 +60,14 @@ func (c *fleetCheck) report(f *cmdutil.Factory, id string) {
 	}
 }
 
-// checkFleet checks a fleet's records on opening it (journal.Check), so
+// CheckFleet checks a fleet's records on opening it (journal.Check), so
 // that damage is reported as such and what is intact is still used. A
 // damaged result is the one loss that changes what a resume does: the
 // task counts as unfinished and runs again (or fails, as the running
 // policy says), unless the fleet's reply was delivered, in which case its
 // result reached the parent and the task must never run again, so it ends
 // failed with the reason.
-func checkFleet(recs []journal.Record) *fleetCheck {
+func CheckFleet(recs []journal.Record) *fleetCheck {
 	c := &fleetCheck{}
 	bad := map[int64]*journal.Damage{}
 	for _, d := range journal.Check(recs) {

@@ -1,4 +1,4 @@
-package main
+package fleetcmd
 
 import (
 	"cmp"
@@ -150,12 +150,12 @@ func runFleet(f *cmdutil.Factory, opts *FleetOptions) error {
 	case "status":
 		return fleetStatus(ctx, f, j, opts)
 	}
-	return fleetResume(ctx, f, j, opts, cwd)
+	return FleetResume(ctx, f, j, opts, cwd)
 }
 
-// fleetJSON is one entry of `fleet list --json`; its fields are part of
+// FleetJSON is one entry of `fleet list --json`; its fields are part of
 // the CLI contract (docs/SPEC.md).
-type fleetJSON struct {
+type FleetJSON struct {
 	ID       string `json:"id"`
 	Started  string `json:"started"`
 	Updated  string `json:"updated"`
@@ -171,9 +171,9 @@ func fleetList(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, opts
 	if err != nil {
 		return err
 	}
-	var out []fleetJSON
+	var out []FleetJSON
 	for _, fl := range fleets {
-		e := fleetJSON{ID: fl.Key, Started: fl.Created.Format(time.RFC3339), Updated: fl.Updated.Format(time.RFC3339), State: "interrupted"}
+		e := FleetJSON{ID: fl.Key, Started: fl.Created.Format(time.RFC3339), Updated: fl.Updated.Format(time.RFC3339), State: "interrupted"}
 		if fl.Replied {
 			e.State = "done"
 		}
@@ -181,20 +181,20 @@ func fleetList(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, opts
 		recs, err := j.Records(ctx, fl.Key)
 		c := &fleetCheck{Err: err}
 		if err == nil {
-			c = checkFleet(recs)
+			c = CheckFleet(recs)
 		}
 		if r := c.Replayed; r != nil {
 			e.Tasks, e.Finished = len(r.Order), len(r.Results)
 		}
-		if c.damaged() {
-			e.State = c.summary()
+		if c.Damaged() {
+			e.State = c.Summary()
 			e.Damage = c.lines()
 		}
 		out = append(out, e)
 	}
 	if opts.JSON {
 		if out == nil {
-			out = []fleetJSON{}
+			out = []FleetJSON{}
 		}
 		for i := range out {
 			if out[i].Damage != nil {
@@ -233,7 +233,7 @@ func loadFleet(ctx context.Context, j *journal.Journal, id string) (*fleetCheck,
 	if len(recs) == 0 {
 		return nil, cmdutil.UsageErrorf("no fleet %q (see reasonix fleet list)", id)
 	}
-	c := checkFleet(recs)
+	c := CheckFleet(recs)
 	if c.Err != nil {
 		return nil, fmt.Errorf("fleet %s is damaged and cannot be rebuilt: %w", id, c.Err)
 	}
@@ -254,9 +254,9 @@ type taskStatusJSON struct {
 	Attempt int    `json:"attempt,omitempty"`
 }
 
-// fleetStatusJSON is `fleet status --json`; its fields are part of the
+// FleetStatusJSON is `fleet status --json`; its fields are part of the
 // CLI contract (docs/SPEC.md).
-type fleetStatusJSON struct {
+type FleetStatusJSON struct {
 	ID       string                 `json:"id"`
 	State    string                 `json:"state"`
 	Tasks    []taskStatusJSON       `json:"tasks"`
@@ -271,7 +271,7 @@ func fleetStatus(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, op
 		return err
 	}
 	recs, r := c.Records, c.Replayed
-	out := fleetStatusJSON{ID: opts.ID, State: "interrupted", Damage: c.Lost}
+	out := FleetStatusJSON{ID: opts.ID, State: "interrupted", Damage: c.Lost}
 	if r.Replied {
 		out.State = "done"
 	}
@@ -354,13 +354,13 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// fleetResume finishes a journalled fleet inside the session it belongs
+// FleetResume finishes a journalled fleet inside the session it belongs
 // to: the parent's transcript is reopened, the fleet runs under the
 // parent's id (its tasks' transcripts are the parent's subagents') and the
 // result answers the parent's waiting call, so the parent goes on in place
 // and no other session is created. The parent must be in this workspace:
 // that is where its tasks ran and must run again.
-func fleetResume(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, opts *FleetOptions, cwd string) error {
+func FleetResume(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, opts *FleetOptions, cwd string) error {
 	fc, err := loadFleet(ctx, j, opts.ID)
 	if err != nil {
 		return err
