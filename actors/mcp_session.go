@@ -327,13 +327,13 @@ func (s *sessionActor) advanceMCP(c actor.Context) {
 	}
 	input := m.held.Input
 	p := &mcpPrep{waiting: map[string]event.MCPRef{}, texts: map[event.MCPRef]string{}}
-	if name, args, ok := ParseMCPCommand(input); ok {
-		ref, found := FindMCPPrompt(s.mcpStatus(), name)
+	if name, args, ok := mcpconn.ParseMCPCommand(input); ok {
+		ref, found := mcpconn.FindMCPPrompt(s.mcpStatus(), name)
 		if !found {
 			s.failHeld(c, fmt.Sprintf("unknown command /%s: no connected mcp server offers that prompt", name))
 			return
 		}
-		values, err := PromptArguments(ref.Prompt, args)
+		values, err := mcpconn.PromptArguments(ref.Prompt, args)
 		if err != nil {
 			s.failHeld(c, fmt.Sprintf("/%s: %v", name, err))
 			return
@@ -354,7 +354,7 @@ func (s *sessionActor) advanceMCP(c actor.Context) {
 	for name := range m.children {
 		servers = append(servers, name)
 	}
-	p.refs = FindMCPRefs(input, servers)
+	p.refs = mcpconn.FindMCPRefs(input, servers)
 	if len(p.refs) == 0 {
 		s.forwardHeld(c, input)
 		return
@@ -408,7 +408,7 @@ func (s *sessionActor) prepReply(c actor.Context, id, text, errText string) {
 		s.forwardHeld(c, p.prompt)
 		return
 	}
-	s.forwardHeld(c, WithResources(m.held.Input, p.refs, p.texts))
+	s.forwardHeld(c, mcpconn.WithResources(m.held.Input, p.refs, p.texts))
 }
 
 // forwardHeld hands the held turn, with its final input, to the executor.

@@ -250,7 +250,7 @@ func TestFindMCPRefs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			t.Parallel()
-			if got := FindMCPRefs(tt.in, servers); !slices.Equal(got, tt.want) {
+			if got := mcpconn.FindMCPRefs(tt.in, servers); !slices.Equal(got, tt.want) {
 				t.Errorf("FindMCPRefs(%q) = %v, want %v", tt.in, got, tt.want)
 			}
 		})
@@ -260,12 +260,12 @@ func TestFindMCPRefs(t *testing.T) {
 func TestWithResources(t *testing.T) {
 	t.Parallel()
 	refs := []event.MCPRef{{Server: "a", URI: `x"y`}, {Server: "b", URI: "missing"}}
-	got := WithResources("question @a:x", refs, map[event.MCPRef]string{refs[0]: "body\n"})
+	got := mcpconn.WithResources("question @a:x", refs, map[event.MCPRef]string{refs[0]: "body\n"})
 	want := "<resource ref=\"a:x&quot;y\">\nbody\n</resource>\n\nquestion @a:x"
 	if got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got := WithResources("plain", refs, nil); got != "plain" {
+	if got := mcpconn.WithResources("plain", refs, nil); got != "plain" {
 		t.Errorf("nothing fetched: %q", got)
 	}
 }
@@ -283,7 +283,7 @@ func TestParseMCPCommand(t *testing.T) {
 		{"hello /mcp__s__p", "", "", false},
 	}
 	for _, tt := range tests {
-		name, args, ok := ParseMCPCommand(tt.in)
+		name, args, ok := mcpconn.ParseMCPCommand(tt.in)
 		if name != tt.name || args != tt.args || ok != tt.ok {
 			t.Errorf("ParseMCPCommand(%q) = %q, %q, %v", tt.in, name, args, ok)
 		}
@@ -312,7 +312,7 @@ func TestPromptArguments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := PromptArguments(tt.p, tt.args)
+			got, err := mcpconn.PromptArguments(tt.p, tt.args)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -784,10 +784,10 @@ func TestMCPStatusListings(t *testing.T) {
 	if res := st.Resources(); len(res) != 1 || res[0].Ref.String() != "b:b://1" {
 		t.Errorf("resources = %+v", res)
 	}
-	if ref, ok := FindMCPPrompt(st, "mcp__a__p_q"); !ok || ref.Server != "a" || ref.Prompt.Name != "p q" {
+	if ref, ok := mcpconn.FindMCPPrompt(st, "mcp__a__p_q"); !ok || ref.Server != "a" || ref.Prompt.Name != "p q" {
 		t.Errorf("FindMCPPrompt = %+v, %v", ref, ok)
 	}
-	if _, ok := FindMCPPrompt(st, "mcp__a__nope"); ok {
+	if _, ok := mcpconn.FindMCPPrompt(st, "mcp__a__nope"); ok {
 		t.Error("found a prompt that does not exist")
 	}
 }

@@ -48,7 +48,7 @@ type proxyRig struct {
 	up     *fleet.LinkUp
 	bus    *event.Bus
 	sub    *event.Subscription
-	gate   *agent.TaskGate
+	meter  *agent.TaskMeter
 	out    chan *agent.TurnFinished
 	parent *actor.PID
 	pp     *proxyParent
@@ -73,8 +73,8 @@ func newProxyRig(t *testing.T, backstop time.Duration, script func(r *proxyRig, 
 	r.bus = event.NewBus()
 	r.sub = r.bus.Subscribe()
 	t.Cleanup(r.sub.Close)
-	r.gate = &agent.TaskGate{}
-	spec := fleet.RemoteTaskSpec{Worker: "w1", Link: r.link, Gate: r.gate, Bus: r.bus, Backstop: backstop,
+	r.meter = &agent.TaskMeter{}
+	spec := fleet.RemoteTaskSpec{Worker: "w1", Link: r.link, Meter: r.meter, Bus: r.bus, Backstop: backstop,
 		Start: remote.Start{Epoch: r.up.Epoch, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "ws",
 			Spec: event.TaskSpec{ID: "f1.1", Prompt: "do it", Model: "asked-model"}}}
 	pp := &proxyParent{sys: r.sys, spec: spec, out: r.out}
@@ -196,7 +196,7 @@ func TestProxyRelaysEventsInOrderAndFinishes(t *testing.T) {
 	if evs[1].(*event.TextDelta).Text != "he" || evs[2].(*event.TextDelta).Text != "llo" {
 		t.Errorf("deltas out of order: %+v %+v", evs[1], evs[2])
 	}
-	turns, u, cost := r.gate.Spent()
+	turns, u, cost := r.meter.Spent()
 	if turns != 1 || u != usage || cost <= 0 {
 		t.Errorf("gate metered %d turns, %+v, cost %v", turns, u, cost)
 	}

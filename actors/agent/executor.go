@@ -101,7 +101,7 @@ type AgentSpec struct {
 	ArchiveDir string
 	// gate, set by the scheduler for a subagent, drops the subagent's
 	// events once its task_done is out.
-	Gate *TaskGate
+	Meter *TaskMeter
 	// saves, set by the session, hears what could not be written (a
 	// compaction archive), so the turn does not end ok over it.
 	Saves *SaveLog
@@ -366,8 +366,8 @@ func (e *executor) publish(ev event.Event) {
 	}
 	m := ev.EventMeta()
 	m.Session, m.Task, m.Role = e.spec.Session, e.spec.Task, e.spec.Role
-	if e.spec.Gate != nil {
-		e.spec.Gate.Publish(e.spec.Bus, ev)
+	if e.spec.Meter != nil {
+		e.spec.Meter.Publish(e.spec.Bus, ev)
 		return
 	}
 	e.spec.Bus.Publish(ev)

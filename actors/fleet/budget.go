@@ -92,7 +92,7 @@ func (f *fleetActor) allot(t *runningTask) event.Budget {
 			o := f.tasks[id]
 			switch {
 			case o == nil:
-			case o.gate != nil: // running: its allotment is spoken for
+			case o.meter != nil: // running: its allotment is spoken for
 				left -= used(o, nil)
 			case explicit(o) > 0:
 				left -= explicit(o)
@@ -132,7 +132,7 @@ func (f *fleetActor) allot(t *runningTask) event.Budget {
 			}
 			switch o := f.tasks[id]; {
 			case o == nil:
-			case o.gate != nil:
+			case o.meter != nil:
 				left -= o.budget.Cost
 			case o.spec.Budget.Cost > 0:
 				left -= o.spec.Budget.Cost
@@ -164,20 +164,20 @@ func (f *fleetActor) overBudget(c actor.Context, id, what string) {
 }
 
 // MeteredProvider holds a subagent to its budget at the source: once the
-// task's gate has seen it reach a ceiling, no further request leaves for
+// task's meter has seen it reach a ceiling, no further request leaves for
 // the endpoint, whatever the subagent does before its cancellation lands.
 // It also tells the scheduler when a warmer's first request got its first
 // byte: Stream returns once the endpoint's reply has begun.
 type MeteredProvider struct {
 	provider.Provider
-	Gate    *agent.TaskGate
+	Meter   *agent.TaskMeter
 	onFirst func()
 	once    sync.Once
 }
 
 // Stream refuses a request past the task's ceiling.
 func (p *MeteredProvider) Stream(ctx context.Context, req provider.Request) (<-chan provider.Chunk, error) {
-	if what := p.Gate.Exhausted(); what != "" {
+	if what := p.Meter.Exhausted(); what != "" {
 		return nil, fmt.Errorf("task stopped at its %s budget", what)
 	}
 	ch, err := p.Provider.Stream(ctx, req)

@@ -196,7 +196,7 @@ type runningTask struct {
 	reaper   *time.Timer
 	// gate carries the subagent's events; closing it with task_done keeps
 	// anything later off the bus.
-	gate *agent.TaskGate
+	meter *agent.TaskMeter
 	// endpoint is the task's provider endpoint, empty when the provider
 	// has no shared limiter.
 	endpoint string
@@ -441,10 +441,10 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 		return
 	}
 	f.spec.Saves.Watch(ag.Transcript, "transcript of task "+id, false)
-	t.gate = &agent.TaskGate{Budget: t.budget, Price: price, Over: func(what string) { sys.Send(self, &TaskOverBudget{TaskID: id, what: what}) }}
-	ag.Gate = t.gate
+	t.meter = &agent.TaskMeter{Budget: t.budget, Price: price, Over: func(what string) { sys.Send(self, &TaskOverBudget{TaskID: id, what: what}) }}
+	ag.Meter = t.meter
 	if !t.budget.IsZero() || t.warmKey != "" {
-		mp := &MeteredProvider{Provider: ag.Provider, Gate: t.gate}
+		mp := &MeteredProvider{Provider: ag.Provider, Meter: t.meter}
 		if key, fleetID := t.warmKey, t.fleet; key != "" {
 			mp.onFirst = func() { sys.Send(self, &prefixWarmed{fleet: fleetID, key: key}) }
 		}
@@ -831,8 +831,8 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res event.TaskResult
 	if !t.started.IsZero() {
 		res.Duration = time.Since(t.started)
 	}
-	if t.gate != nil {
-		turns, u, cost := t.gate.Spent()
+	if t.meter != nil {
+		turns, u, cost := t.meter.Spent()
 		res.Turns, res.CacheHitPct, res.Cost = turns, cacheHitPct(u), cost
 	}
 	res.Budget = budgetRef(t.budget)
@@ -863,7 +863,7 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res event.TaskResult
 // endTask records a started task's result; its task_done closes the
 // subagent's gate, so it is the task's last event.
 func (f *fleetActor) endTask(c actor.Context, t *runningTask, res event.TaskResult) {
-	if t.gate == nil {
+	if t.meter == nil {
 		f.end(c, t.fleet, res)
 		return
 	}
@@ -876,7 +876,7 @@ func (f *fleetActor) endTask(c actor.Context, t *runningTask, res event.TaskResu
 	ev := f.taskDone(t.fleet, res)
 	ev.Endpoint = endpointStats(t.endpoint)
 	ev.Worker, ev.Attempt = t.node, laterAttempt(t.attempt)
-	t.gate.Close(f.bus, ev)
+	t.meter.Close(f.bus, ev)
 }
 
 // end records a task's result and publishes task_done.

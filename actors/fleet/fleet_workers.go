@@ -330,14 +330,14 @@ func (f *fleetActor) startRemote(c actor.Context, t *runningTask, deadline time.
 	}
 	sys, self := f.sys, f.self
 	f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Worker: t.node, Attempt: laterAttempt(t.attempt)})
-	t.gate = &agent.TaskGate{Budget: t.budget, Over: func(what string) { sys.Send(self, &TaskOverBudget{TaskID: id, what: what}) }}
+	t.meter = &agent.TaskMeter{Budget: t.budget, Over: func(what string) { sys.Send(self, &TaskOverBudget{TaskID: id, what: what}) }}
 	spec := t.spec
 	spec.Budget, spec.FleetBudget = t.budget, event.Budget{}
 	ws := n.spec.Workspace
 	if ws == "" {
 		ws = f.workspace()
 	}
-	rs := RemoteTaskSpec{Worker: t.node, Link: n.link, Gate: t.gate, Bus: f.bus, budget: budgetRef(t.budget),
+	rs := RemoteTaskSpec{Worker: t.node, Link: n.link, Meter: t.meter, Bus: f.bus, budget: budgetRef(t.budget),
 		Start: remote.Start{Epoch: n.epoch, Attempt: t.attempt, Session: f.session, Fleet: t.fleet, Workspace: ws, Spec: spec,
 			Posture: f.posture, Interactive: f.spec.Interactive}}
 	if f.spec.TaskTimeout > 0 {
@@ -458,15 +458,15 @@ func (f *fleetActor) requeue(c actor.Context, id, why string) {
 	}
 	f.log.Info("task requeued", "task", id, "worker", worker, "attempt", attempt, "why", why)
 	ev := &event.TaskRequeued{Meta: event.Meta{Session: f.session, Task: id}, Fleet: t.fleet, Worker: worker, Attempt: attempt, Reason: why}
-	if t.gate != nil {
-		t.gate.Close(f.bus, ev)
+	if t.meter != nil {
+		t.meter.Close(f.bus, ev)
 	} else {
 		f.publish(ev, id)
 	}
 	if t.warmKey != "" {
 		f.warmed(c, t.fleet, t.warmKey)
 	}
-	t.gate, t.node, t.epoch, t.attempt, t.warmKey = nil, "", 0, attempt, ""
+	t.meter, t.node, t.epoch, t.attempt, t.warmKey = nil, "", 0, attempt, ""
 	t.started, t.deadline, t.overAt, t.over, t.budget, t.stopping = time.Time{}, time.Time{}, time.Time{}, "", event.Budget{}, false
 	f.admit(c)
 }

@@ -38,7 +38,7 @@ type RemoteTaskSpec struct {
 	// start is the attempt as the worker gets it (epoch and attempt
 	// included).
 	Start remote.Start
-	Gate  *agent.TaskGate
+	Meter *agent.TaskMeter
 	Bus   *event.Bus
 	// budget is shown on the task_started the proxy publishes.
 	budget *event.Budget
@@ -63,7 +63,7 @@ type (
 // is an executor child (RunTurn answered by exactly one TurnFinished;
 // CancelTurn, ApprovalResponse), to the worker it is the attempt's
 // scheduler end. It relays the attempt's events onto the parent's bus
-// through the task's gate, in order, and stops relaying at the first gap.
+// through the task's meter, in order, and stops relaying at the first gap.
 // Everything it sends to the worker goes through the link, which drops it
 // once the worker is not up.
 type remoteTask struct {
@@ -193,9 +193,7 @@ func (p *remoteTask) accept(c actor.Context, m *remote.Accepted) {
 	p.accepted = true
 	if m.Price != nil {
 		price := *m.Price
-		p.spec.Gate.Mu.Lock()
-		p.spec.Gate.Price = &price
-		p.spec.Gate.Mu.Unlock()
+		p.spec.Meter.SetPrice(&price)
 	}
 	model := m.Model
 	if model == "" {
@@ -268,12 +266,12 @@ func modelOutput(ev event.Event) bool {
 }
 
 // relay publishes an event of the task on the parent's bus through its
-// gate (which meters usage and drops anything after task_done).
+// meter (which meters usage and drops anything after task_done).
 func (p *remoteTask) relay(ev event.Event) {
 	meta := ev.EventMeta()
 	meta.Session, meta.Task = p.spec.Start.Session, p.id()
 	meta.Seq = 0 // the parent's bus numbers it
-	p.spec.Gate.Publish(p.spec.Bus, ev)
+	p.spec.Meter.Publish(p.spec.Bus, ev)
 }
 
 func (p *remoteTask) onFinished(c actor.Context, m *remote.Finished) {

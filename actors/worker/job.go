@@ -189,13 +189,13 @@ func (j *job) begin(c actor.Context) {
 	}
 	// The worker meters its attempt at the source too: once a ceiling is
 	// reached no request leaves for the endpoint, whatever happens to the
-	// messages on the way to the scheduler, whose own gate stays the
+	// messages on the way to the scheduler, whose own meter stays the
 	// authority on the task's budget.
-	gate := &agent.TaskGate{Budget: j.spec.task.Budget, Price: j.spec.price,
+	meter := &agent.TaskMeter{Budget: j.spec.task.Budget, Price: j.spec.price,
 		Over: func(what string) { sys.Send(self, &jobOverBudget{what: what}) }}
-	ag.Gate = gate
+	ag.Meter = meter
 	if !j.spec.task.Budget.IsZero() {
-		ag.Provider = &fleet.MeteredProvider{Provider: ag.Provider, Gate: gate}
+		ag.Provider = &fleet.MeteredProvider{Provider: ag.Provider, Meter: meter}
 	}
 	j.exec = c.Spawn(agent.ExecutorProps(j.sys, ag))
 	c.Request(j.exec, &agent.RunTurn{Input: j.spec.task.Prompt})

@@ -28,8 +28,9 @@
 //
 // Bash specifiers are "cmd:*" (the command starts with these words),
 // "cmd*" (the text starts with these characters) and "cmd" (exactly this
-// command). Commands are parsed with a bash parser, never matched as text
-// alone, and the two directions are deliberately asymmetric. An allow rule
+// command). Commands are parsed with a bash parser (the analysis lives in
+// package [reasonix/core/permission/shell]), never matched as text alone,
+// and the two directions are deliberately asymmetric. An allow rule
 // covers a command only when the whole command is one plain simple command
 // (no operators, substitutions, expansions, assignments, redirections other
 // than 2>&1 and /dev/null, and no wrapper such as sh -c, eval, env, sudo or

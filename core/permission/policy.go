@@ -340,9 +340,9 @@ func (r Rule) match(c *call, all bool) (bool, string) {
 			return false, ""
 		}
 		if all {
-			return c.bash().allowsBash(r), ""
+			return c.bash().Allows(r.kind.bashMatch(), r.spec), ""
 		}
-		return c.bash().touchesBash(r), ""
+		return c.bash().Touches(r.kind.bashMatch(), r.spec), ""
 	case familyEdit, familyRead:
 		return c.matchPaths(r.spec, all)
 	default:

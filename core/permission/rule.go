@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"reasonix/core/permission/shell"
 )
 
 // family groups the tools one rule name stands for, so a user writes one
@@ -57,6 +59,22 @@ const (
 	kindStringPrefix             // Bash(cmd*): the command text starts with these characters
 	kindGlob                     // Edit(glob) and Read(glob): the path matches
 )
+
+// bashMatch is how a Bash rule of this kind compares its specifier with a
+// command; it is 0, which matches nothing, for the kinds Bash rules do not
+// have.
+func (k kind) bashMatch() shell.Match {
+	switch k {
+	case kindExact:
+		return shell.Exact
+	case kindPrefix:
+		return shell.WordPrefix
+	case kindStringPrefix:
+		return shell.TextPrefix
+	default:
+		return 0
+	}
+}
 
 // Rule is one parsed permission rule. Rules are values: two rules that
 // parse from equivalent text compare equal with ==, which is what lets the

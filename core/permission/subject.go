@@ -9,6 +9,9 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"reasonix/core/permission/shell"
+	"reasonix/core/text"
 )
 
 // callArgs holds the argument values rules can be written against. The
@@ -54,7 +57,7 @@ type call struct {
 	root  string // slash-separated and clean, or ""
 	home  string // slash-separated and clean, or ""
 	place placer
-	shell *shellCommand
+	shell *shell.Command
 	// readings caches resolveSubject by path argument.
 	readings map[string]readings
 }
@@ -73,20 +76,20 @@ func newCall(tool string, args json.RawMessage, root, home string) *call {
 }
 
 // bash returns the analysis of the call's command, computing it once.
-func (c *call) bash() *shellCommand {
+func (c *call) bash() *shell.Command {
 	if c.shell == nil {
-		c.shell = analyzeShell(c.args.Command)
+		c.shell = shell.Analyze(c.args.Command)
 	}
 	return c.shell
 }
 
 // blindCommand returns, for a bash call, why the program its command runs
-// cannot be told from the text (see shellCommand.dynamic), else "".
+// cannot be told from the text (see shell.Command.Dynamic), else "".
 func (c *call) blindCommand() string {
 	if toolFamily[c.tool] != familyBash || c.args.Command == "" {
 		return ""
 	}
-	return c.bash().dynamic
+	return c.bash().Dynamic()
 }
 
 // EditPaths returns the path arguments an Edit-family call (write_file,
@@ -157,7 +160,7 @@ func (c *call) resolveSubject(p string) ([]string, error) {
 		for _, j := range joined {
 			real, rerr := c.place.resolve(j)
 			if rerr != nil {
-				err = fmt.Errorf("cannot tell which file %s is: %w", clip(p), rerr)
+				err = fmt.Errorf("cannot tell which file %s is: %w", text.OneLine(p, 40), rerr)
 				break
 			}
 			if real = filepath.ToSlash(filepath.Clean(real)); !slices.Contains(out, real) {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"path"
 	"strings"
+
+	"reasonix/core/permission/shell"
 )
 
 // Suggest proposes rules that would let this call through next time, for
@@ -39,7 +41,7 @@ func (p Policy) Suggest(toolName string, args json.RawMessage) (out []string) {
 			return nil
 		}
 		cands = append(cands, "Bash("+cmd+")")
-		if w := c.bash().words; w != nil && !runsOtherCommands(w[0]) && plainWord(w[0]) {
+		if w := c.bash().Words(); w != nil && !shell.RunsOtherCommands(w[0]) && plainWord(w[0]) {
 			if len(w) >= 2 && subcommandWord(w[1]) {
 				cands = append(cands, "Bash("+w[0]+" "+w[1]+":*)")
 			} else {

@@ -3,7 +3,9 @@ package builtin
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"reasonix/core/tool"
 )
@@ -106,5 +108,65 @@ func checkObjectSchema(t *testing.T, where string, schema map[string]any) {
 		if items, ok := prop["items"].(map[string]any); ok && items["type"] == "object" {
 			checkObjectSchema(t, where+"."+name+"[]", items)
 		}
+	}
+}
+
+// TestShellAndSearchToolSchemas checks registration and the schema
+// conventions of bash, glob and grep, and that schemas and descriptions
+// carry the run's limits. glob and grep live in the search sub-package, so
+// this also proves that importing builtin registers them.
+func TestShellAndSearchToolSchemas(t *testing.T) {
+	t.Parallel()
+	env := tool.Env{Root: t.TempDir(), BashTimeout: 90 * time.Second, Limits: tool.Limits{GrepMatches: 42, ListEntries: 7}}
+	tools, err := tool.NewBuiltins(env, []string{"bash", "glob", "grep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		readOnly bool
+		required []string
+		mentions []string // texts the description or schema must carry
+	}{
+		"bash": {false, []string{"command"}, []string{"default and maximum 90", "exit code: N"}},
+		"glob": {true, []string{"pattern"}, []string{"at most 7"}},
+		"grep": {true, []string{"pattern"}, []string{"At most 42", `"maximum":42`}},
+	}
+	for _, tl := range tools {
+		t.Run(tl.Name(), func(t *testing.T) {
+			t.Parallel()
+			want := tests[tl.Name()]
+			if tl.ReadOnly() != want.readOnly {
+				t.Errorf("ReadOnly = %v", tl.ReadOnly())
+			}
+			canon, err := tool.Canonical(tl.Schema())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var schema struct {
+				Type       string                    `json:"type"`
+				Properties map[string]map[string]any `json:"properties"`
+				Required   []string                  `json:"required"`
+				Additional *bool                     `json:"additionalProperties"`
+			}
+			if err := json.Unmarshal(canon, &schema); err != nil {
+				t.Fatal(err)
+			}
+			if schema.Type != "object" || schema.Additional == nil || *schema.Additional {
+				t.Errorf("schema %s: want an object closed to additional properties", canon)
+			}
+			if !slices.Equal(schema.Required, want.required) {
+				t.Errorf("required = %v, want %v", schema.Required, want.required)
+			}
+			for name, p := range schema.Properties {
+				if p["type"] == nil || p["description"] == "" || p["description"] == nil {
+					t.Errorf("property %s lacks a type or description", name)
+				}
+			}
+			for _, m := range want.mentions {
+				if !strings.Contains(tl.Description()+string(canon), m) {
+					t.Errorf("neither description nor schema mentions %q", m)
+				}
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"reasonix/core/tool"
+	"reasonix/core/tool/builtin/toolpath"
 )
 
 func init() {
@@ -73,11 +74,11 @@ func (t *editFile) Execute(ctx context.Context, raw json.RawMessage) (string, er
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("%s: %w", t.Name(), err)
 	}
-	path, err := resolveWrite(t.env, args.Path)
+	path, err := toolpath.ResolveWrite(t.env, args.Path)
 	if err != nil {
 		return "", fmt.Errorf("edit_file: %w", err)
 	}
-	shown := displayPath(t.env, path)
+	shown := toolpath.Display(t.env, path)
 	content, err := readForEdit(path)
 	if err != nil {
 		return "", fmt.Errorf("edit_file: %s: %w", shown, err)
@@ -144,11 +145,11 @@ func (t *multiEdit) Execute(ctx context.Context, raw json.RawMessage) (string, e
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("%s: %w", t.Name(), err)
 	}
-	path, err := resolveWrite(t.env, args.Path)
+	path, err := toolpath.ResolveWrite(t.env, args.Path)
 	if err != nil {
 		return "", fmt.Errorf("multi_edit: %w", err)
 	}
-	shown := displayPath(t.env, path)
+	shown := toolpath.Display(t.env, path)
 	content, err := readForEdit(path)
 	if err != nil {
 		return "", fmt.Errorf("multi_edit: %s: %w", shown, err)

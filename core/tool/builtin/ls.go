@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"reasonix/core/tool"
+	"reasonix/core/tool/builtin/toolpath"
 )
 
 func init() {
@@ -55,7 +56,7 @@ func (t *ls) Execute(ctx context.Context, raw json.RawMessage) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("ls: %w", err)
 	}
-	dir, shown, err := resolveDir(t.env, "ls", args.Path, "use read_file to read it")
+	dir, shown, err := toolpath.ResolveDir(t.env, "ls", args.Path, "use read_file to read it")
 	if err != nil {
 		return "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"reasonix/core/tool"
+	"reasonix/core/tool/builtin/toolpath"
 )
 
 func init() {
@@ -68,20 +69,20 @@ func (t *moveFile) Execute(ctx context.Context, raw json.RawMessage) (string, er
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("move_file: %w", err)
 	}
-	src, err := resolveWrite(t.env, args.Path)
+	src, err := toolpath.ResolveWrite(t.env, args.Path)
 	if err != nil {
 		return "", fmt.Errorf("move_file: source: %w", err)
 	}
 	// A move carries the content elsewhere, so a source that may not be
 	// read may not be moved either.
-	if _, err := resolveRead(t.env, args.Path); err != nil {
+	if _, err := toolpath.ResolveRead(t.env, args.Path); err != nil {
 		return "", fmt.Errorf("move_file: source: %w", err)
 	}
-	dst, err := resolveWrite(t.env, args.Destination)
+	dst, err := toolpath.ResolveWrite(t.env, args.Destination)
 	if err != nil {
 		return "", fmt.Errorf("move_file: destination: %w", err)
 	}
-	srcShown, dstShown := displayPath(t.env, src), displayPath(t.env, dst)
+	srcShown, dstShown := toolpath.Display(t.env, src), toolpath.Display(t.env, dst)
 	if src == dst {
 		return "", fmt.Errorf("move_file: source and destination are the same path %s", srcShown)
 	}
@@ -142,7 +143,7 @@ func (t *moveFile) checkTree(ctx context.Context, src, dst string) error {
 	if t.env.Guard == nil {
 		return nil
 	}
-	srcShown := displayPath(t.env, src)
+	srcShown := toolpath.Display(t.env, src)
 	var first error
 	refused, seen := 0, 0
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {

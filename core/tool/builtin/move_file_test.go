@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"reasonix/core/tool"
+	"reasonix/core/tool/builtin/toolpath"
 )
 
 func TestMoveFile(t *testing.T) {
@@ -97,7 +98,7 @@ type treeGuard struct {
 }
 
 func (g treeGuard) refused(p string, list []string) bool {
-	rel, ok := relUnder(g.root, joinRoot(g.root, p))
+	rel, ok := toolpath.RelUnder(g.root, toolpath.JoinRoot(g.root, p))
 	if !ok {
 		return false
 	}
@@ -113,14 +114,14 @@ func (g treeGuard) ReadPath(p string) (string, error) {
 	if g.refused(p, g.deny) || g.refused(p, g.unreadable) {
 		return "", errors.New("guard: read refused for " + p)
 	}
-	return joinRoot(g.root, p), nil
+	return toolpath.JoinRoot(g.root, p), nil
 }
 
 func (g treeGuard) WritePath(p string) (string, error) {
 	if g.refused(p, g.deny) {
 		return "", errors.New("guard: write refused for " + p)
 	}
-	return joinRoot(g.root, p), nil
+	return toolpath.JoinRoot(g.root, p), nil
 }
 
 // TestMoveFileDirectoryGuard moves directories holding entries the guard

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"reasonix/core/tool"
+	"reasonix/core/tool/builtin/toolpath"
 )
 
 func init() {
@@ -75,11 +76,11 @@ func (t *readFile) Execute(ctx context.Context, raw json.RawMessage) (string, er
 	if args.Offset == 0 {
 		args.Offset = 1
 	}
-	path, err := resolveRead(t.env, args.Path)
+	path, err := toolpath.ResolveRead(t.env, args.Path)
 	if err != nil {
 		return "", fmt.Errorf("read_file: %w", err)
 	}
-	shown := displayPath(t.env, path)
+	shown := toolpath.Display(t.env, path)
 
 	// Stat before opening: opening a FIFO or terminal device would block.
 	fi, err := os.Stat(path)

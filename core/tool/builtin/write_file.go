@@ -11,6 +11,7 @@ import (
 
 	"reasonix/core/atomicfile"
 	"reasonix/core/tool"
+	"reasonix/core/tool/builtin/toolpath"
 )
 
 func init() {
@@ -56,19 +57,19 @@ func (t *writeFile) Execute(ctx context.Context, raw json.RawMessage) (string, e
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("write_file: %w", err)
 	}
-	path, err := resolveWrite(t.env, args.Path)
+	path, err := toolpath.ResolveWrite(t.env, args.Path)
 	if err != nil {
 		return "", fmt.Errorf("write_file: %w", err)
 	}
 	created, err := writeAtomic(path, []byte(args.Content))
 	if err != nil {
-		return "", fmt.Errorf("write_file: %s: %w", displayPath(t.env, path), err)
+		return "", fmt.Errorf("write_file: %s: %w", toolpath.Display(t.env, path), err)
 	}
 	verb := "overwrote"
 	if created {
 		verb = "created"
 	}
-	return fmt.Sprintf("%s %s (%s written)", verb, displayPath(t.env, path), plural(len(args.Content), "byte")), nil
+	return fmt.Sprintf("%s %s (%s written)", verb, toolpath.Display(t.env, path), plural(len(args.Content), "byte")), nil
 }
 
 // newFileMode is the permission of files the tools create.

@@ -1,4 +1,4 @@
-package builtin
+package search
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"reasonix/core/gitignore"
 	"reasonix/core/tool"
+	"reasonix/core/tool/builtin/toolpath"
 )
 
 func init() {
@@ -65,7 +66,7 @@ func (t *glob) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("glob: %w", err)
 	}
-	base, shown, err := resolveDir(t.env, "glob", args.Path, "pass its directory as path")
+	base, shown, err := toolpath.ResolveDir(t.env, "glob", args.Path, "pass its directory as path")
 	if err != nil {
 		return "", err
 	}
@@ -166,7 +167,7 @@ func newSearchTree(env tool.Env, abs string) *searchTree {
 			roots = append(roots, real)
 		}
 		for _, r := range roots {
-			if rel, ok := relUnder(r, abs); ok {
+			if rel, ok := toolpath.RelUnder(r, abs); ok {
 				t.m = gitignore.New(r)
 				t.root = t.m.Root()
 				t.inRoot = true

@@ -1,4 +1,4 @@
-package builtin
+package search
 
 import (
 	"bytes"

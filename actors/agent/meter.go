@@ -7,15 +7,15 @@ import (
 	"reasonix/core/provider"
 )
 
-// TaskGate stands between a subagent and the bus. The scheduler closes it
+// TaskMeter stands between a subagent and the bus. The scheduler closes it
 // as it publishes the task's task_done, under the same lock the subagent
 // publishes under, so no event of a task can follow its task_done on the
 // stream, whatever the subagent is still doing while it stops. On the way
 // it meters the task: every usage event is one model turn, and a task
 // whose tokens or turns reach its budget is reported to the scheduler
 // once, through over.
-type TaskGate struct {
-	Mu     sync.Mutex
+type TaskMeter struct {
+	mu     sync.Mutex
 	closed bool
 
 	Budget event.Budget
@@ -28,10 +28,18 @@ type TaskGate struct {
 	Price *event.Price
 }
 
-// Publish puts ev on bus unless the gate is closed.
-func (g *TaskGate) Publish(bus *event.Bus, ev event.Event) {
-	g.Mu.Lock()
-	defer g.Mu.Unlock()
+// SetPrice sets the price that turns usage into cost (a remote task's,
+// once its worker reported its model).
+func (g *TaskMeter) SetPrice(p *event.Price) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.Price = p
+}
+
+// Publish puts ev on bus unless the meter is closed.
+func (g *TaskMeter) Publish(bus *event.Bus, ev event.Event) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.closed {
 		return
 	}
@@ -42,7 +50,7 @@ func (g *TaskGate) Publish(bus *event.Bus, ev event.Event) {
 }
 
 // meter counts one model turn and checks the budget.
-func (g *TaskGate) meter(u provider.Usage) {
+func (g *TaskMeter) meter(u provider.Usage) {
 	g.turns++
 	g.usage.Add(u)
 	if g.Over == nil || g.reached != "" {
@@ -64,17 +72,17 @@ func (g *TaskGate) meter(u provider.Usage) {
 }
 
 // Exhausted returns the ceiling the task has reached, or "".
-func (g *TaskGate) Exhausted() string {
-	g.Mu.Lock()
-	defer g.Mu.Unlock()
+func (g *TaskMeter) Exhausted() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	return g.reached
 }
 
 // Spent returns the turns, usage and cost (zero without a price) metered
 // so far.
-func (g *TaskGate) Spent() (int, provider.Usage, float64) {
-	g.Mu.Lock()
-	defer g.Mu.Unlock()
+func (g *TaskMeter) Spent() (int, provider.Usage, float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	cost := 0.0
 	if g.Price != nil {
 		cost = g.Price.Cost(g.usage)
@@ -82,10 +90,10 @@ func (g *TaskGate) Spent() (int, provider.Usage, float64) {
 	return g.turns, g.usage, cost
 }
 
-// Close publishes last, the task's final event, and shuts the gate.
-func (g *TaskGate) Close(bus *event.Bus, last event.Event) {
-	g.Mu.Lock()
-	defer g.Mu.Unlock()
+// Close publishes last, the task's final event, and closes the meter.
+func (g *TaskMeter) Close(bus *event.Bus, last event.Event) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if bus != nil && !g.closed {
 		bus.Publish(last)
 	}

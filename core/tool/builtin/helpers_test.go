@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"reasonix/core/tool"
+	"reasonix/core/tool/builtin/toolpath"
 )
 
 // stubGuard is a PathGuard that anchors paths at root and refuses reads or
@@ -25,14 +26,14 @@ func (g stubGuard) ReadPath(p string) (string, error) {
 	if g.readDeny || g.hide != "" && filepath.Base(p) == g.hide {
 		return "", errors.New("guard: read refused for " + p)
 	}
-	return joinRoot(g.root, p), nil
+	return toolpath.JoinRoot(g.root, p), nil
 }
 
 func (g stubGuard) WritePath(p string) (string, error) {
 	if g.writeDeny {
 		return "", errors.New("guard: write refused for " + p)
 	}
-	return joinRoot(g.root, p), nil
+	return toolpath.JoinRoot(g.root, p), nil
 }
 
 // putFile writes content to rel under root, creating parents.
@@ -66,6 +67,16 @@ func runTool(t *testing.T, env tool.Env, name, args string) (string, error) {
 		t.Fatal(err)
 	}
 	return tools[0].Execute(context.Background(), json.RawMessage(args))
+}
+
+// callTool runs one tool call with args marshalled from a map.
+func callTool(t *testing.T, tl tool.Tool, args map[string]any) (string, error) {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl.Execute(context.Background(), raw)
 }
 
 // checkResult compares a tool outcome against either an exact result or an
@@ -145,63 +156,6 @@ func TestDecodeArgs(t *testing.T) {
 			wj, _ := json.Marshal(tc.want)
 			if string(gj) != string(wj) || got.E != tc.want.E {
 				t.Fatalf("decoded %s (e=%q), want %s (e=%q)", gj, got.E, wj, tc.want.E)
-			}
-		})
-	}
-}
-
-func TestResolve(t *testing.T) {
-	t.Parallel()
-	root := t.TempDir()
-	other := t.TempDir()
-	guarded := tool.Env{Root: root, Guard: stubGuard{root: other}}
-	tests := []struct {
-		name    string
-		env     tool.Env
-		resolve func(tool.Env, string) (string, error)
-		in      string
-		want    string
-		wantErr string
-	}{
-		{name: "relative read", env: tool.Env{Root: root}, resolve: resolveRead, in: "a/../b.txt", want: filepath.Join(root, "b.txt")},
-		{name: "relative write", env: tool.Env{Root: root}, resolve: resolveWrite, in: "./x/y", want: filepath.Join(root, "x", "y")},
-		{name: "absolute kept", env: tool.Env{Root: root}, resolve: resolveRead, in: filepath.Join(other, "q", "..", "z"), want: filepath.Join(other, "z")},
-		{name: "empty path", env: tool.Env{Root: root}, resolve: resolveRead, in: "  ", wantErr: "path is empty"},
-		{name: "guard read decides", env: guarded, resolve: resolveRead, in: "f", want: filepath.Join(other, "f")},
-		{name: "guard write decides", env: guarded, resolve: resolveWrite, in: "f", want: filepath.Join(other, "f")},
-		{name: "guard read refuses", env: tool.Env{Root: root, Guard: stubGuard{readDeny: true}}, resolve: resolveRead, in: "f", wantErr: "read refused"},
-		{name: "guard write refuses", env: tool.Env{Root: root, Guard: stubGuard{writeDeny: true}}, resolve: resolveWrite, in: "f", wantErr: "write refused"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := tc.resolve(tc.env, tc.in)
-			checkResult(t, got, err, tc.want, tc.wantErr)
-		})
-	}
-}
-
-func TestDisplayPath(t *testing.T) {
-	t.Parallel()
-	root := t.TempDir()
-	outside := filepath.Join(filepath.Dir(root), "elsewhere", "f")
-	tests := []struct {
-		name string
-		env  tool.Env
-		abs  string
-		want string
-	}{
-		{name: "under root", env: tool.Env{Root: root}, abs: filepath.Join(root, "a", "b.go"), want: "a/b.go"},
-		{name: "root itself", env: tool.Env{Root: root}, abs: root, want: "."},
-		{name: "dotdot-prefixed name stays relative", env: tool.Env{Root: root}, abs: filepath.Join(root, "..x"), want: "..x"},
-		{name: "outside root", env: tool.Env{Root: root}, abs: outside, want: outside},
-		{name: "no root", env: tool.Env{}, abs: outside, want: outside},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			if got := displayPath(tc.env, tc.abs); got != tc.want {
-				t.Fatalf("displayPath(%q) = %q, want %q", tc.abs, got, tc.want)
 			}
 		})
 	}

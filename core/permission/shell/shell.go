@@ -1,4 +1,4 @@
-package permission
+package shell
 
 import (
 	"strings"
@@ -18,8 +18,11 @@ const maxShellDepth = 4
 // specifier, so no input is both too costly to check and let through.
 const maxShellWork = 1 << 20
 
-// shellCommand is what the policy knows about one bash command line.
-type shellCommand struct {
+// Command is what the analysis found in one bash command line: whether it
+// parsed, its words when it is one plain simple command, every simple
+// command inside it, and why its programs cannot be told when they cannot.
+// Build it with Analyze; it is not changed afterwards.
+type Command struct {
 	raw    string // the command, trimmed
 	parsed bool   // the command parsed as bash
 	// words are the arguments of the command when it is exactly one plain
@@ -37,9 +40,23 @@ type shellCommand struct {
 	// run time, code for eval or a shell built at run time, a command
 	// that does not parse. Rules match program names, so such a command
 	// is covered by no allow rule with a specifier and is taken to match
-	// every deny and ask rule that has one (see Policy.Explain).
+	// every deny and ask rule that has one (see
+	// permission.Policy.Explain).
 	dynamic string
 }
+
+// Words returns the arguments of the command when it is exactly one plain
+// simple command: a single statement that calls a program with literal
+// words and nothing else (no operators, expansions, assignments, or
+// redirections other than descriptor duplication such as 2>&1 and
+// /dev/null). Otherwise it returns nil.
+// The caller must not modify the slice.
+func (sc *Command) Words() []string { return sc.words }
+
+// Dynamic returns, when it is not "", why the program some part of the
+// command runs cannot be read from its text, as a phrase such as "cannot
+// tell which program runs ($X builds the program name at run time)".
+func (sc *Command) Dynamic() string { return sc.dynamic }
 
 // simpleCommand is a command name and its arguments as deny and ask rules
 // see them: quotes removed where the text is literal, source text where it
@@ -74,14 +91,16 @@ func (s simpleCommand) hasTextPrefix(prefix string) bool {
 	return rest == ""
 }
 
-// analyzeShell parses a command line. A command that does not parse keeps
-// words nil, so no allow rule with a specifier covers it, and its commands
-// come from a rough split that deny and ask rules can still catch.
+// Analyze parses a bash command line and finds the commands it runs, for
+// Allows and Touches to match rules against. A command that does not
+// parse keeps words nil, so no allow rule with a specifier covers it, and
+// its commands come from a rough split that deny and ask rules can still
+// catch.
 // A NUL byte cannot be passed to a program, and shells drop it from code
 // they read, so a command holding one is never allowed by a specifier and
 // deny and ask rules see it with the NULs removed.
-func analyzeShell(cmd string) *shellCommand {
-	sc := &shellCommand{raw: strings.TrimSpace(cmd)}
+func Analyze(cmd string) *Command {
+	sc := &Command{raw: strings.TrimSpace(cmd)}
 	var c collector
 	text := strings.ReplaceAll(sc.raw, "\x00", "")
 	f, err := parseShell(text)
@@ -285,10 +304,10 @@ func setOf(names ...string) map[string]bool {
 	return m
 }
 
-// runsOtherCommands reports whether a command with this name could run a
+// RunsOtherCommands reports whether a command with this name could run a
 // command that is not its own first words. A prefix rule never covers
 // such a command: Bash(env:*) or Bash(bash:*) would cover everything.
-func runsOtherCommands(name string) bool {
+func RunsOtherCommands(name string) bool {
 	base := baseName(name)
 	return shells[base] || wrappers[base] || base == "eval" || base == "source" || base == "."
 }
@@ -633,122 +652,4 @@ func source(n syntax.Node) string {
 		return ""
 	}
 	return b.String()
-}
-
-// allowsBash reports whether an allow rule (or a session grant) covers the
-// command. Only a command that parsed and whose every program name is
-// static (see dynamic) can be covered. An exact rule covers
-// the identical text, or a plain simple command with the same words. Prefix
-// rules cover only a plain simple command that does not hand its arguments
-// to another command (see runsOtherCommands) and starts with the rule's
-// words (Bash(go test:*)) or characters (Bash(go te*)).
-func (sc *shellCommand) allowsBash(r Rule) bool {
-	if !sc.parsed || sc.dynamic != "" {
-		return false
-	}
-	switch r.kind {
-	case kindExact:
-		if sc.raw == r.spec {
-			return true
-		}
-		want := exactWords(r.spec)
-		return sc.words != nil && want != nil && equalWords(sc.words, want)
-	case kindPrefix, kindStringPrefix:
-		if sc.words == nil || runsOtherCommands(sc.words[0]) {
-			return false
-		}
-		if r.kind == kindPrefix {
-			return hasWordPrefix(sc.words[0], sc.words[1:], prefixWords(r.spec))
-		}
-		return !strings.ContainsAny(sc.words[0], " \t\n") && strings.HasPrefix(strings.Join(sc.words, " "), r.spec)
-	default:
-		return false
-	}
-}
-
-// touchesBash reports whether a deny or ask rule applies: the rule matches
-// the whole text or any simple command anywhere inside it, or the command
-// was too large to search completely.
-func (sc *shellCommand) touchesBash(r Rule) bool {
-	if sc.overflow {
-		return true
-	}
-	switch r.kind {
-	case kindExact:
-		if sc.raw == r.spec {
-			return true
-		}
-		want := exactWords(r.spec)
-		if want == nil {
-			return false
-		}
-		for _, cmd := range sc.commands {
-			if len(cmd.args) == len(want)-1 && hasWordPrefix(cmd.name, cmd.args, want) {
-				return true
-			}
-		}
-	case kindPrefix:
-		want := prefixWords(r.spec)
-		for _, cmd := range sc.commands {
-			if hasWordPrefix(cmd.name, cmd.args, want) {
-				return true
-			}
-		}
-	case kindStringPrefix:
-		if strings.HasPrefix(sc.raw, r.spec) {
-			return true
-		}
-		for _, cmd := range sc.commands {
-			if cmd.hasTextPrefix(r.spec) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// exactWords returns the words of an exact rule's command, or nil when the
-// rule is not itself a plain simple command; such a rule only matches its
-// identical text.
-func exactWords(spec string) []string {
-	f, err := parseShell(spec)
-	if err != nil {
-		return nil
-	}
-	return plainWords(f)
-}
-
-// prefixWords splits a prefix rule's command into words the way the shell
-// would, falling back to whitespace for a prefix that is not plain.
-func prefixWords(spec string) []string {
-	if words := exactWords(spec); words != nil {
-		return words
-	}
-	return strings.Fields(spec)
-}
-
-// hasWordPrefix reports whether the command name+args starts with want,
-// word by word: go test ./... starts with [go test], go testify does not.
-func hasWordPrefix(name string, args, want []string) bool {
-	if len(want) == 0 || name != want[0] || len(args) < len(want)-1 {
-		return false
-	}
-	for i, w := range want[1:] {
-		if args[i] != w {
-			return false
-		}
-	}
-	return true
-}
-
-func equalWords(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -1,4 +1,4 @@
-package builtin
+package search
 
 import (
 	"bytes"
@@ -25,6 +25,7 @@ import (
 	"reasonix/core/gitignore"
 	"reasonix/core/panics"
 	"reasonix/core/tool"
+	"reasonix/core/tool/builtin/toolpath"
 )
 
 func init() {
@@ -149,11 +150,11 @@ func (t *grep) Execute(ctx context.Context, raw json.RawMessage) (string, error)
 	if strings.TrimSpace(args.Path) == "" {
 		args.Path = "."
 	}
-	abs, err := resolveRead(t.env, args.Path)
+	abs, err := toolpath.ResolveRead(t.env, args.Path)
 	if err != nil {
 		return "", fmt.Errorf("grep: %w", err)
 	}
-	shown := displayPath(t.env, abs)
+	shown := toolpath.Display(t.env, abs)
 	info, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("grep: %s does not exist", shown)
