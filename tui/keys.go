@@ -6,7 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"reasonix/actors/event"
-	"reasonix/core/ref"
+	"reasonix/core/prompt"
 )
 
 // postures is the order shift+tab cycles through.
@@ -180,8 +180,8 @@ func (m *model) prompt(shown, text string) tea.Cmd {
 			return nil
 		}
 		defer end()
-		res := ref.Expand(ctx, root, text, ref.Options{})
-		return promptReadyMsg{gen: gen, id: id, text: res.Text, notices: res.Notices}
+		text, notices := prompt.Expand(ctx, root, nil, text)
+		return promptReadyMsg{gen: gen, id: id, text: text, notices: notices}
 	}
 }
 

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
-	"slices"
 	"strings"
 	"testing"
 
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/history"
-	"reasonix/core/provider/providertest"
 )
 
 func TestHistoryFlags(t *testing.T) {
@@ -70,57 +67,5 @@ func TestHistoryFlags(t *testing.T) {
 				t.Errorf("reindex options = %+v, want %+v", gotReindex, tt.wantReindex)
 			}
 		})
-	}
-}
-
-// TestE2EHistoryCLI searches saved sessions and rebuilds the index with
-// the real binary.
-func TestE2EHistoryCLI(t *testing.T) {
-	t.Parallel()
-	e := newE2E(t)
-	if r := e.run("history", "search", "anything"); r.code != 0 || !strings.Contains(r.stdout, "No matches") ||
-		!strings.Contains(r.stdout, "--scope global") {
-		t.Fatalf("search of an empty home:\n%s", r)
-	}
-	e.srv.Push(providertest.Turn{Text: "The capybara config lives in capy.toml."})
-	if r := e.run("run", "where is the capybara config?"); r.code != 0 {
-		t.Fatalf("run:\n%s", r)
-	}
-	ref, _ := oldHistory(t, e, "the capybara migrator")
-
-	r := e.run("history", "search", "capybara")
-	if r.code != 0 || strings.Count(r.stdout, "#") != 2 || strings.Contains(r.stdout, ref) {
-		t.Fatalf("project search should show this workspace's two messages only:\n%s", r)
-	}
-	r = e.run("history", "search", "--scope", "global", "--json", "capybara", "migrator")
-	if r.code != 0 {
-		t.Fatalf("global search:\n%s", r)
-	}
-	var hits []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &hits); err != nil {
-		t.Fatalf("JSON output: %v\n%s", err, r.stdout)
-	}
-	var got []string
-	for _, h := range hits {
-		got = append(got, h["ref"].(string))
-		for _, k := range []string{"session", "source", "role", "time", "score", "snippet", "path"} {
-			if _, ok := h[k]; !ok {
-				t.Errorf("hit %v lacks %q", h["ref"], k)
-			}
-		}
-	}
-	if !slices.Contains(got, ref) || !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "archive/") }) {
-		t.Errorf("global refs = %v, want %s and the archive", got, ref)
-	}
-
-	r = e.run("history", "reindex")
-	if r.code != 0 || !strings.Contains(r.stdout, "Indexed 3 files, 6 messages") {
-		t.Fatalf("reindex:\n%s", r)
-	}
-	if r := e.run("history", "search", "--scope", "global", "capybara"); r.code != 0 || !strings.Contains(r.stdout, ref) {
-		t.Errorf("search after reindex:\n%s", r)
-	}
-	if r := e.run("history", "search", "***"); r.code != 2 || !strings.Contains(r.stderr, "no words to search for") {
-		t.Errorf("a query without words:\n%s", r)
 	}
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
-	"strings"
 
 	"reasonix/actors"
 	"reasonix/assemble"
@@ -32,22 +30,15 @@ type liveRequest struct {
 
 // openLive builds and starts an interactive session: a frontend answers
 // its approvals and its servers' questions, and it takes goal commands.
-// What would go to stderr for a headless run (config warnings, a repaired
-// transcript) comes back as warnings instead, for the frontend to show,
-// because a full-screen or remote frontend owns the terminal.
+// What a headless run reports on stderr (config warnings, a repaired
+// transcript) is collected through the Factory's Notes instead and comes
+// back as warnings, for the frontend to show, because a full-screen or
+// remote frontend owns the terminal.
 func openLive(f *cmdutil.Factory, g cmdutil.GlobalOptions, req liveRequest, logger *slog.Logger) (*actors.Live, []string, error) {
-	var msgs bytes.Buffer
+	var notes []string
 	quiet := *f
-	quiet.Stdout, quiet.Stderr = io.Discard, &msgs
-	warnings := func() []string {
-		var out []string
-		for line := range strings.Lines(msgs.String()) {
-			if line = strings.TrimSpace(strings.TrimPrefix(line, "reasonix: ")); line != "" {
-				out = append(out, strings.TrimPrefix(line, "warning: "))
-			}
-		}
-		return out
-	}
+	quiet.Stdout, quiet.Notes = io.Discard, &notes
+	warnings := func() []string { return notes }
 	g.Cwd = req.Cwd
 	cfg, err := cmdutil.LoadConfig(&quiet, &g, req.Cwd)
 	if err != nil {

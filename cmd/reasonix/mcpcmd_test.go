@@ -22,18 +22,24 @@ import (
 	"reasonix/core/mcp/oauth"
 )
 
-// pluginBinary builds cmd/reasonix-plugin-example once, next to the
-// reasonix binary TestMain built (and removes with it).
+// pluginBinary builds cmd/reasonix-plugin-example once, into a temporary
+// directory TestMain removes.
 var pluginBuild struct {
-	once sync.Once
-	path string
-	err  error
+	once      sync.Once
+	dir, path string
+	err       error
 }
 
 func pluginBinary(t testing.TB) string {
 	t.Helper()
 	pluginBuild.once.Do(func() {
-		path := filepath.Join(filepath.Dir(e2eBinary), "reasonix-plugin-example")
+		dir, err := os.MkdirTemp("", "reasonix-plugin-")
+		if err != nil {
+			pluginBuild.err = err
+			return
+		}
+		pluginBuild.dir = dir
+		path := filepath.Join(dir, "reasonix-plugin-example")
 		if runtime.GOOS == "windows" {
 			path += ".exe"
 		}

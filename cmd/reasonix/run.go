@@ -21,6 +21,7 @@ import (
 	"reasonix/cmd/reasonix/internal/mcpcmd"
 	"reasonix/core/config"
 	"reasonix/core/journal"
+	"reasonix/core/prompt"
 	"reasonix/core/provider"
 	"reasonix/core/session"
 )
@@ -209,7 +210,7 @@ func runRun(f *cmdutil.Factory, opts *RunOptions) error {
 		Prompt:   opts.Prompt,
 		Format:   opts.OutputFormat,
 		Commands: commandStream(f, opts),
-		Prep:     headless.NewPromptPrep(cfg.Home, cwd),
+		Prep:     prompt.NewExpander(cfg.Home, cwd),
 	})
 	// The session's end checked its transcript; what closing it finds
 	// (the final sync) still decides whether the run saved everything.
@@ -266,7 +267,7 @@ func openResume(f *cmdutil.Factory, cfg *config.Config, cwd string, opts *RunOpt
 		return nil, fmt.Errorf("resume: %w", err)
 	}
 	if warn != nil {
-		fmt.Fprintln(f.Stderr, "reasonix: warning:", warn)
+		f.Warn(warn.String())
 	}
 	if h.Parent != "" {
 		return nil, cmdutil.UsageErrorf("%s is a subagent's transcript; resume its parent %s instead", h.ID, h.Parent)
@@ -295,7 +296,7 @@ func openResume(f *cmdutil.Factory, cfg *config.Config, cwd string, opts *RunOpt
 		}
 	}
 	if len(added) > 0 {
-		fmt.Fprintf(f.Stderr, "reasonix: the last turn of %s was cut off; %d unanswered tool call(s) recorded as interrupted\n", h.ID, len(added))
+		f.Say(fmt.Sprintf("the last turn of %s was cut off; %d unanswered tool call(s) recorded as interrupted", h.ID, len(added)))
 	}
 	return &assemble.Resume{ID: h.ID, Transcript: store, History: repaired}, nil
 }

@@ -30,6 +30,32 @@ type Factory struct {
 	Getenv func(string) string
 	// Version is the build version.
 	Version string
+	// Notes, when set, collects what Warn, Notice and Say report instead
+	// of printing it: a frontend that owns the terminal (the chat, serve)
+	// shows them itself.
+	Notes *[]string
+}
+
+// Warn reports a problem that does not stop the command.
+func (f *Factory) Warn(msg string) { f.say("warning: ", msg) }
+
+// Notice reports something the user should know that is not a problem.
+func (f *Factory) Notice(msg string) { f.say("notice: ", msg) }
+
+// Say reports what the command did on the user's behalf.
+func (f *Factory) Say(msg string) { f.say("", msg) }
+
+// say prints "reasonix: " kind msg on stderr, or collects kind msg (a
+// warning without its kind) in Notes.
+func (f *Factory) say(kind, msg string) {
+	if f.Notes != nil {
+		if kind == "warning: " {
+			kind = ""
+		}
+		*f.Notes = append(*f.Notes, kind+msg)
+		return
+	}
+	fmt.Fprintf(f.Stderr, "reasonix: %s%s\n", kind, msg)
 }
 
 // UsageError marks a bad invocation or configuration: exit code 2.

@@ -70,13 +70,13 @@ func LoadConfig(f *Factory, g *GlobalOptions, cwd string) (*config.Config, error
 		return nil, &UsageError{Err: fmt.Errorf("config: %w", err)}
 	}
 	for _, w := range cfg.Warnings {
-		fmt.Fprintln(f.Stderr, "reasonix: warning:", w)
+		f.Warn(w)
 	}
 	if warning != "" {
-		fmt.Fprintln(f.Stderr, "reasonix: warning:", warning)
+		f.Warn(warning)
 	}
 	for _, n := range UntrustedNotices(cfg, cwd) {
-		fmt.Fprintln(f.Stderr, "reasonix: notice:", n)
+		f.Notice(n)
 	}
 	return cfg, nil
 }

@@ -17,6 +17,7 @@ import (
 	"reasonix/core/panics"
 	"reasonix/core/permission"
 	"reasonix/core/proc"
+	"reasonix/core/prompt"
 )
 
 // CheckHeadlessFlags validates the flags every headless command shares
@@ -58,7 +59,7 @@ type Turn struct {
 	Commands io.Reader
 	// prep, when set, expands each prompt (custom commands, @references)
 	// before the session sees it.
-	Prep *promptPrep
+	Prep *prompt.Expander
 }
 
 // Run runs one turn of a fresh session to its end, renders its

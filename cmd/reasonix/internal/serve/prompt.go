@@ -2,10 +2,8 @@ package serve
 
 import (
 	"context"
-	"strings"
 
-	"reasonix/core/command"
-	"reasonix/core/ref"
+	"reasonix/core/prompt"
 )
 
 // expandPrompt turns what the user typed into the text of the turn, as
@@ -22,21 +20,5 @@ import (
 // a server runs for days, and a command file edited meanwhile is what the
 // user expects to run.
 func (s *Server) expandPrompt(ctx context.Context, cwd, input string) (string, []string) {
-	var warnings []string
-	if name, args, ok := command.Split(input); ok {
-		if command.IsBuiltin(name) || strings.HasPrefix(name, "mcp__") {
-			return input, nil
-		}
-		cmds, problems := command.Load(command.Dirs(s.opts.Home, cwd)...)
-		for _, p := range problems {
-			warnings = append(warnings, "custom command skipped: "+p.String())
-		}
-		c, found := command.Find(cmds, name)
-		if !found {
-			return input, warnings
-		}
-		input = c.Render(args)
-	}
-	res := ref.Expand(ctx, cwd, input, ref.Options{})
-	return res.Text, append(warnings, res.Notices...)
+	return prompt.NewExpander(s.opts.Home, cwd).Expand(ctx, input)
 }

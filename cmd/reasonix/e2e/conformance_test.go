@@ -1,0 +1,125 @@
+//go:build unix
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"reasonix/core/mcp/mcptest"
+)
+
+// conformancePasses are the client scenarios of the pinned MCP conformance
+// suite that reasonix passes, driven through `reasonix mcp` by
+// testdata/conformance-client.sh. docs/SPEC.md lists them too.
+var conformancePasses = []string{
+	"initialize",
+	"tools_call",
+	"elicitation-sep1034-client-defaults",
+	"sse-retry",
+	"auth/metadata-default",
+	"auth/metadata-var1",
+	"auth/metadata-var2",
+	"auth/metadata-var3",
+	"auth/basic-cimd",
+	"auth/scope-from-www-authenticate",
+	"auth/scope-from-scopes-supported",
+	"auth/scope-omitted-when-undefined",
+	"auth/scope-step-up",
+	"auth/scope-retry-limit",
+	"auth/token-endpoint-auth-basic",
+	"auth/token-endpoint-auth-post",
+	"auth/token-endpoint-auth-none",
+	"auth/pre-registration",
+	"auth/2025-03-26-oauth-endpoint-fallback",
+	"auth/resource-mismatch",
+	"auth/offline-access-scope",
+	"auth/offline-access-not-supported",
+	"auth/client-credentials-basic",
+}
+
+// conformanceGaps are the scenarios left, with why. Each is still run: one
+// that starts passing fails the test until it moves to conformancePasses.
+var conformanceGaps = map[string]string{
+	"auth/2025-03-26-oauth-metadata-backcompat": "the mock authorization server's metadata names an issuer other than the URL it is served from, which the SDK refuses (RFC 8414 §3.3)",
+	"auth/client-credentials-jwt":               "private_key_jwt client authentication is not implemented by the SDK",
+	"auth/cross-app-access-complete-flow":       "SEP-990 identity assertion grants (token exchange, then JWT bearer) are not wired in",
+}
+
+// TestMCPConformance runs the official client conformance suite against
+// `reasonix mcp`, one scenario at a time, each with its own reasonix home.
+func TestMCPConformance(t *testing.T) {
+	t.Parallel()
+	node, cli := mcptest.Conformance(t)
+	script, err := filepath.Abs(filepath.Join("testdata", "conformance-client.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(t *testing.T, scenario string) (bool, string) {
+		home, out := t.TempDir(), t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, cli, "client", "--command", script, "--scenario", scenario, "--timeout", "30000", "-o", out)
+		cmd.Env = append(os.Environ(), "REASONIX_BIN="+e2eBinary, "REASONIX_HOME="+home)
+		// The suite signals only its shell: a group of its own lets the
+		// deadline take everything down.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		log, err := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			t.Fatalf("%s: suite did not finish: %v\n%s", scenario, ctx.Err(), log)
+		}
+		return err == nil, string(log) + failedChecks(t, out)
+	}
+	for _, s := range conformancePasses {
+		t.Run(s, func(t *testing.T) {
+			t.Parallel()
+			if ok, log := run(t, s); !ok {
+				t.Errorf("scenario %s failed:\n%s", s, log)
+			}
+		})
+	}
+	for s, why := range conformanceGaps {
+		t.Run(s, func(t *testing.T) {
+			t.Parallel()
+			if ok, _ := run(t, s); ok {
+				t.Errorf("scenario %s passes now (it was left because %s): move it to conformancePasses and docs/SPEC.md", s, why)
+			}
+		})
+	}
+}
+
+// failedChecks summarises the failed and warning checks the suite wrote
+// under dir, with the client's stderr.
+func failedChecks(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
+	more, _ := filepath.Glob(filepath.Join(dir, "*", "*", "checks.json"))
+	for _, f := range append(files, more...) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var checks []struct {
+			ID, Status, ErrorMessage string
+		}
+		_ = json.Unmarshal(data, &checks)
+		for _, c := range checks {
+			if c.Status == "FAILURE" || c.Status == "WARNING" {
+				b.WriteString(c.Status + " " + c.ID + ": " + c.ErrorMessage + "\n")
+			}
+		}
+		if stderr, err := os.ReadFile(filepath.Join(filepath.Dir(f), "stderr.txt")); err == nil {
+			b.WriteString("client stderr:\n" + string(stderr))
+		}
+	}
+	return b.String()
+}
