@@ -136,10 +136,10 @@ func coordinatorProps(sys *kernel.System, exec agent.AgentSpec, plan PlannerSpec
 	if plan.Rounds < 1 {
 		plan.Rounds = 1
 	}
-	return actor.PropsFromProducer(func() actor.Actor {
+	return kernel.Props("coordinator", log, func() actor.Actor {
 		return &coordinator{sys: sys, exec: exec, plan: plan, reports: reports, ledger: kernel.NewLedger(sys),
 			log: log.With("session", exec.Session)}
-	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("coordinator", log))
+	})
 }
 
 func (co *coordinator) BeginMessage() { co.answered = false }

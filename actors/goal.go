@@ -153,10 +153,10 @@ func goalProps(sys *kernel.System, ag agent.AgentSpec, spec GoalSpec, inner *act
 	if spec.Now == nil {
 		spec.Now = time.Now
 	}
-	return actor.PropsFromProducer(func() actor.Actor {
+	return kernel.Props("goal", log, func() actor.Actor {
 		return &goalController{sys: sys, agent: ag, spec: spec, inner: inner, box: box, meter: meter, ledger: kernel.NewLedger(sys),
 			log: log.With("session", ag.Session), calls: map[string]string{}}
-	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("goal", log))
+	})
 }
 
 // GoalTools are the tools a goal gives the model, sharing box with the

@@ -98,9 +98,9 @@ func sessionProps(sys *kernel.System, spec SessionSpec) *actor.Props {
 		log = sys.Logger()
 	}
 	saves := agent.NewSaveLog(spec.Agent.Bus, spec.Agent.Session, log)
-	return actor.PropsFromProducer(func() actor.Actor {
+	return kernel.Props("session", log, func() actor.Actor {
 		return &sessionActor{sys: sys, spec: spec, ledger: kernel.NewLedger(sys), saves: saves}
-	}, actor.WithSupervisor(kernel.StopOnFailure), actor.WithGuardian(kernel.StopOnFailure), kernel.WithRepair("session", log))
+	}, actor.WithGuardian(kernel.StopOnFailure))
 }
 
 // Receive implements actor.Actor.

@@ -143,7 +143,8 @@ const (
 	maxFuncLines    = 100
 )
 
-// TestRoomsStaySmall measures each package's product files.
+// TestRoomsStaySmall measures each package's product files, and checks
+// that only kernel makes actor props.
 func TestRoomsStaySmall(t *testing.T) {
 	t.Parallel()
 	for _, p := range goList(t) {
@@ -162,6 +163,9 @@ func TestRoomsStaySmall(t *testing.T) {
 			}
 			if ast.IsGenerated(f) {
 				continue
+			}
+			if rel != "actors/kernel" {
+				checkSpawnsThroughKernel(t, fs, f)
 			}
 			total += bytes.Count(src, []byte("\n"))
 			for _, d := range f.Decls {
@@ -211,4 +215,20 @@ func TestRankOfPaths(t *testing.T) {
 			t.Errorf("rank(%q) = %d, want %d", path, got, want)
 		}
 	}
+}
+
+// checkSpawnsThroughKernel fails for props made outside kernel.Props: an
+// actor spawned from them would run without the repair middleware.
+func checkSpawnsThroughKernel(t *testing.T, fs *token.FileSet, f *ast.File) {
+	t.Helper()
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok || !strings.HasPrefix(sel.Sel.Name, "PropsFrom") {
+			return true
+		}
+		if id, ok := sel.X.(*ast.Ident); ok && id.Name == "actor" {
+			t.Errorf("%s: actor.%s: make actors' props with kernel.Props, which adds the repair middleware", fs.Position(sel.Pos()), sel.Sel.Name)
+		}
+		return true
+	})
 }

@@ -228,9 +228,9 @@ func ExecutorProps(sys *kernel.System, spec AgentSpec) *actor.Props {
 	if log == nil {
 		log = sys.Logger()
 	}
-	return actor.PropsFromProducer(func() actor.Actor {
+	return kernel.Props("executor", log, func() actor.Actor {
 		return newExecutor(sys, spec)
-	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("executor", log))
+	})
 }
 
 func newExecutor(sys *kernel.System, spec AgentSpec) *executor {

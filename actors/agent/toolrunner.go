@@ -54,9 +54,9 @@ func toolRunnerProps(sys *kernel.System, t tool.Tool, timeout, grace time.Durati
 	if grace <= 0 {
 		grace = DefaultToolGrace
 	}
-	return actor.PropsFromProducer(func() actor.Actor {
+	return kernel.Props("toolrunner", log, func() actor.Actor {
 		return &toolRunner{sys: sys, tool: t, timeout: timeout, grace: grace}
-	}, kernel.WithRepair("toolrunner", log)), nil
+	}), nil
 }
 
 // Receive implements actor.Actor.

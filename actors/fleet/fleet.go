@@ -225,9 +225,9 @@ type runningTask struct {
 // FleetProps spawns the scheduler of session, with the repair middleware.
 func FleetProps(sys *kernel.System, session string, bus *event.Bus, spec FleetSpec) *actor.Props {
 	log := sys.Logger().With("session", session, "actor", "scheduler")
-	return actor.PropsFromProducer(func() actor.Actor {
+	return kernel.Props("scheduler", log, func() actor.Actor {
 		return &fleetActor{sys: sys, spec: spec, session: session, bus: bus, log: log}
-	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("scheduler", log))
+	})
 }
 
 // Receive implements actor.Actor. A panic in a handler is repaired (see

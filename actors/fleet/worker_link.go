@@ -152,9 +152,9 @@ type workerLink struct {
 // WorkerLinkProps spawns the link to one worker host.
 func WorkerLinkProps(sys *kernel.System, spec LinkSpec) *actor.Props {
 	log := sys.Logger().With("actor", "link", "worker", spec.Worker.Name)
-	return actor.PropsFromProducer(func() actor.Actor {
+	return kernel.Props("link", log, func() actor.Actor {
 		return &workerLink{sys: sys, spec: spec, log: log}
-	}, kernel.WithRepair("link", log))
+	})
 }
 
 // Receive implements actor.Actor.

@@ -90,9 +90,9 @@ type remoteTask struct {
 // RemoteTaskProps spawns the proxy of one attempt of a task on a worker.
 func RemoteTaskProps(sys *kernel.System, spec RemoteTaskSpec) *actor.Props {
 	log := sys.Logger().With("actor", "remote", "task", spec.Start.Spec.ID, "attempt", spec.Start.Attempt, "worker", spec.Worker)
-	return actor.PropsFromProducer(func() actor.Actor {
+	return kernel.Props("remote", log, func() actor.Actor {
 		return &remoteTask{sys: sys, spec: spec, log: log, next: 1}
-	}, kernel.WithRepair("remote", log))
+	})
 }
 
 func (p *remoteTask) id() string { return p.spec.Start.Spec.ID }

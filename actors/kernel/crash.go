@@ -84,3 +84,12 @@ func WithRepair(kind string, log *slog.Logger) actor.PropsOption {
 		}
 	})
 }
+
+// Props is the one way an actor of the tree is made: producer with the
+// repair middleware for kind (logging to log), and children that fail
+// stopped, never restarted (see StopOnFailure), plus opts. Spawning
+// through anything else would leave a handler's panic unrepaired.
+func Props(kind string, log *slog.Logger, producer func() actor.Actor, opts ...actor.PropsOption) *actor.Props {
+	all := append([]actor.PropsOption{actor.WithSupervisor(StopOnFailure), WithRepair(kind, log)}, opts...)
+	return actor.PropsFromProducer(producer, all...)
+}

@@ -322,12 +322,12 @@ func McpConnProps(sys *kernel.System, srv MCPServer, spec MCPSpec, agent agent.A
 		log = sys.Logger()
 	}
 	log = log.With("mcp", srv.Config.Name)
-	return actor.PropsFromProducer(func() actor.Actor {
+	return kernel.Props("mcp", log, func() actor.Actor {
 		return &mcpConn{
 			sys: sys, srv: srv, spec: spec, backoff: spec.Backoff.WithDefaults(),
 			log: log, gate: gate, state: event.MCPConnecting,
 		}
-	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("mcp", log))
+	})
 }
 
 func (a *mcpConn) BeginMessage() { a.answered = false }

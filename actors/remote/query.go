@@ -130,7 +130,7 @@ func (q *WorkerQuerier) hello(ctx context.Context, address string, rtt time.Dura
 		},
 		answer: answer,
 	}
-	pid := q.sys.Root().Spawn(actor.PropsFromProducer(func() actor.Actor { return a },
+	pid := q.sys.Root().Spawn(kernel.Props("query", q.sys.Logger(), func() actor.Actor { return a },
 		actor.WithGuardian(kernel.StopOnFailure)))
 	defer func() { _ = q.sys.Stop(pid, queryTeardown) }()
 
@@ -203,6 +203,10 @@ func (q *queryActor) Receive(c actor.Context) {
 		RequestWorker(q.sys, c, q.target, q.hello)
 	case *Welcome:
 		q.deliver(queryAnswer{welcome: *m})
+	case *kernel.Crashed:
+		// The repair of a query is its answer: the crash, instead of a
+		// wait until the caller's deadline.
+		q.deliver(queryAnswer{err: m})
 	case *actor.DeadLetterResponse:
 		// The process answers but hosts no worker actor: some other
 		// protoactor service, or a worker of a layout we do not know.

@@ -120,9 +120,9 @@ func StartHost(sys *kernel.System, spec HostSpec) (*Host, error) {
 		return nil, fmt.Errorf("start worker: boot id: %w", err)
 	}
 	boot := hex.EncodeToString(b[:])
-	props := actor.PropsFromProducer(func() actor.Actor {
+	props := kernel.Props("worker", log, func() actor.Actor {
 		return &workerActor{sys: sys, spec: spec, agents: agents, boot: boot, log: log}
-	}, actor.WithSupervisor(kernel.StopOnFailure), actor.WithGuardian(kernel.StopOnFailure), kernel.WithRepair("worker", log))
+	}, actor.WithGuardian(kernel.StopOnFailure))
 	pid, err := sys.Root().SpawnNamed(props, remote.HostActorName)
 	if err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)

@@ -108,9 +108,9 @@ type job struct {
 
 func jobProps(sys *kernel.System, spec jobSpec, log *slog.Logger) *actor.Props {
 	log = log.With("task", spec.task.ID, "attempt", spec.attempt, "session", spec.session)
-	return actor.PropsFromProducer(func() actor.Actor {
+	return kernel.Props("job", log, func() actor.Actor {
 		return &job{sys: sys, spec: spec, log: log}
-	}, actor.WithSupervisor(kernel.StopOnFailure), kernel.WithRepair("job", log))
+	})
 }
 
 // Receive implements actor.Actor.
