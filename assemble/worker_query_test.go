@@ -3,7 +3,6 @@ package assemble
 import (
 	"context"
 	"errors"
-	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/actors/worker"
+	"reasonix/core/testenv"
 )
 
 // queryTestToken is the shared secret of the query tests' workers.
@@ -106,20 +106,6 @@ func startHelloWorker(t *testing.T, welcome func(*remote.Hello) *remote.Welcome)
 	return addr, hellos
 }
 
-// closedAddr is a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
 func TestQueryWorker(t *testing.T) {
 	// Not parallel: goleak must see this test's goroutines alone. The check
 	// is the first cleanup, so it runs after the workers have stopped.
@@ -182,7 +168,7 @@ func TestQueryWorker(t *testing.T) {
 	})
 
 	t.Run("closed port", func(t *testing.T) {
-		_, err := query(t, closedAddr(t), opts, 10*time.Second)
+		_, err := query(t, testenv.ClosedAddr(t), opts, 10*time.Second)
 		if !errors.Is(err, remote.ErrWorkerUnreachable) {
 			t.Fatalf("err = %v, want ErrWorkerUnreachable", err)
 		}
@@ -247,7 +233,7 @@ func TestQueryWorker(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer q.Close()
-		addrs := []string{up, future, closedAddr(t), up}
+		addrs := []string{up, future, testenv.ClosedAddr(t), up}
 		infos := make([]remote.WorkerInfo, len(addrs))
 		errs := make([]error, len(addrs))
 		var wg sync.WaitGroup

@@ -10,6 +10,7 @@ import (
 
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
+	"reasonix/core/testenv"
 )
 
 func TestConfigFlags(t *testing.T) {
@@ -144,14 +145,14 @@ frobnicate = true
 				"{explicit}": filepath.Join(t.TempDir(), "explicit.toml"),
 			}
 			if tt.user != "" {
-				writeFile(t, paths["{user}"], tt.user, 0o600)
+				testenv.WriteFile(t, paths["{user}"], tt.user, 0o600)
 			}
 			if tt.project != "" {
-				writeFile(t, paths["{project}"], tt.project, 0o644)
+				testenv.WriteFile(t, paths["{project}"], tt.project, 0o644)
 			}
 			args := []string{"config", "show", "--cwd", cwd}
 			if tt.explicit != "" {
-				writeFile(t, paths["{explicit}"], tt.explicit, 0o600)
+				testenv.WriteFile(t, paths["{explicit}"], tt.explicit, 0o600)
 				args = append(args, "--config", paths["{explicit}"])
 			}
 			args = append(args, tt.args...)
@@ -219,17 +220,17 @@ func TestConfigPath(t *testing.T) {
 			cwd := t.TempDir()
 			explicit := filepath.Join(t.TempDir(), "x.toml")
 			if tt.user {
-				writeFile(t, config.UserConfigPath(home), "", 0o600)
+				testenv.WriteFile(t, config.UserConfigPath(home), "", 0o600)
 			}
 			if tt.dotenv {
-				writeFile(t, config.DotEnvPath(home), "", 0o600)
+				testenv.WriteFile(t, config.DotEnvPath(home), "", 0o600)
 			}
 			if tt.project {
-				writeFile(t, config.ProjectConfigPath(cwd), "", 0o644)
+				testenv.WriteFile(t, config.ProjectConfigPath(cwd), "", 0o644)
 			}
 			args := []string{"config", "path", "--cwd", cwd}
 			if tt.explicit {
-				writeFile(t, explicit, "", 0o600)
+				testenv.WriteFile(t, explicit, "", 0o600)
 				args = append(args, "--config", explicit)
 			}
 			r := runCLI(t, map[string]string{"REASONIX_HOME": home}, "", args...)

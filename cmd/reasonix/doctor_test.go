@@ -15,6 +15,7 @@ import (
 	"reasonix/core/config"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
+	"reasonix/core/testenv"
 )
 
 func TestDoctorFlags(t *testing.T) {
@@ -299,17 +300,17 @@ bash = "off"
 			}
 			home, cwd := t.TempDir(), t.TempDir()
 			if tt.user != "" {
-				writeFile(t, config.UserConfigPath(home), strings.ReplaceAll(tt.user, "{URL}", url), 0o600)
+				testenv.WriteFile(t, config.UserConfigPath(home), strings.ReplaceAll(tt.user, "{URL}", url), 0o600)
 			}
 			if tt.project != "" {
-				writeFile(t, config.ProjectConfigPath(cwd), tt.project, 0o644)
+				testenv.WriteFile(t, config.ProjectConfigPath(cwd), tt.project, 0o644)
 			}
 			if tt.dotenv != "" {
-				writeFile(t, config.DotEnvPath(home), tt.dotenv, tt.dotenvMode)
+				testenv.WriteFile(t, config.DotEnvPath(home), tt.dotenv, tt.dotenvMode)
 			}
 			for i := range tt.sessions {
 				dir := session.ProjectDir(home, cwd)
-				writeFile(t, filepath.Join(dir, "s"+string(rune('a'+i))+".jsonl"), "{}\n", 0o600)
+				testenv.WriteFile(t, filepath.Join(dir, "s"+string(rune('a'+i))+".jsonl"), "{}\n", 0o600)
 			}
 			env := map[string]string{"REASONIX_HOME": home}
 			for k, v := range tt.env {

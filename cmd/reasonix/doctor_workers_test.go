@@ -10,6 +10,7 @@ import (
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 	"reasonix/core/provider/providertest"
+	"reasonix/core/testenv"
 )
 
 // workerLines returns doctor's "workers" line and its "worker" lines, in
@@ -152,10 +153,10 @@ func TestDoctorWorkers(t *testing.T) {
 			}
 			srv := providertest.Start(t, providertest.WithModels("fake-model"), providertest.WithAPIKey(key))
 			home, cwd := t.TempDir(), filepath.Join(t.TempDir(), "proj")
-			writeFile(t, filepath.Join(cwd, ".keep"), "", 0o600)
+			testenv.WriteFile(t, filepath.Join(cwd, ".keep"), "", 0o600)
 			tokenFile := filepath.Join(t.TempDir(), "worker.token")
 			if tt.tokenMode != 0 {
-				writeFile(t, tokenFile, workersTestToken+"\n", tt.tokenMode)
+				testenv.WriteFile(t, tokenFile, workersTestToken+"\n", tt.tokenMode)
 			}
 			text := `default_model = "fake"
 
@@ -175,7 +176,7 @@ bash = "off"
 			for _, e := range tt.entries {
 				text += "\n[[workers]]\n" + e + "\n"
 			}
-			writeFile(t, config.UserConfigPath(home), text, 0o600)
+			testenv.WriteFile(t, config.UserConfigPath(home), text, 0o600)
 			env := map[string]string{"REASONIX_HOME": home, keyVar: key}
 			if !tt.noEnv {
 				env[config.WorkerTokenEnv] = workersTestToken

@@ -14,6 +14,7 @@ import (
 	"reasonix/actors/event"
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/provider/providertest"
+	"reasonix/core/testenv"
 )
 
 // liveHome is a home and a workspace whose user config points at a model
@@ -29,7 +30,7 @@ func newLiveHome(t *testing.T) *liveHome {
 	t.Helper()
 	const key = "sk-live-test"
 	e := &liveHome{srv: providertest.Start(t, providertest.WithAPIKey(key)), home: t.TempDir(), work: t.TempDir()}
-	writeFile(t, filepath.Join(e.home, "config.toml"), fmt.Sprintf(`default_model = "fake"
+	testenv.WriteFile(t, filepath.Join(e.home, "config.toml"), fmt.Sprintf(`default_model = "fake"
 
 [[providers]]
 name = "fake"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
@@ -9,13 +10,20 @@ import (
 // runF, runCLI, openLive). The end-to-end tests, which build the binary
 // and run it, are in package e2e (./e2e).
 
-// TestMain builds nothing: it only removes what the tests built on demand
-// (the plugin example, see pluginBinary).
+// pluginDir holds what the tests build on demand (the plugin example, see
+// pluginBinary); TestMain removes it.
+var pluginDir string
+
+// TestMain builds nothing: it makes pluginDir and removes it at the end.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if pluginBuild.dir != "" {
-		os.RemoveAll(pluginBuild.dir)
+	dir, err := os.MkdirTemp("", "reasonix-plugin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
+	pluginDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
 	os.Exit(code)
 }
 

@@ -10,52 +10,18 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/spf13/cobra"
 
 	"reasonix/actors/mcpconn"
+	"reasonix/cmd/reasonix/internal/clitest"
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/cmd/reasonix/internal/mcpcmd"
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/oauth"
+	"reasonix/core/testenv"
 )
-
-// pluginBinary builds cmd/reasonix-plugin-example once, into a temporary
-// directory TestMain removes.
-var pluginBuild struct {
-	once      sync.Once
-	dir, path string
-	err       error
-}
-
-func pluginBinary(t testing.TB) string {
-	t.Helper()
-	pluginBuild.once.Do(func() {
-		dir, err := os.MkdirTemp("", "reasonix-plugin-")
-		if err != nil {
-			pluginBuild.err = err
-			return
-		}
-		pluginBuild.dir = dir
-		path := filepath.Join(dir, "reasonix-plugin-example")
-		if runtime.GOOS == "windows" {
-			path += ".exe"
-		}
-		cmd := exec.Command("go", "build", "-o", path, "reasonix/cmd/reasonix-plugin-example")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			pluginBuild.err = fmt.Errorf("%w\n%s", err, out)
-			return
-		}
-		pluginBuild.path = path
-	})
-	if pluginBuild.err != nil {
-		t.Fatalf("build the plugin example: %v", pluginBuild.err)
-	}
-	return pluginBuild.path
-}
 
 // startPluginHTTP runs the plugin example as a streamable HTTP server and
 // returns its endpoint.
@@ -177,7 +143,7 @@ func newMCPWorkspace(t *testing.T) *mcpWorkspace {
 	w := &mcpWorkspace{home: t.TempDir(), work: t.TempDir()}
 	w.marker = filepath.Join(t.TempDir(), "proj-started")
 	w.env = map[string]string{"REASONIX_HOME": w.home, "PLUGIN_TOKEN": "t0k"}
-	writeFile(t, filepath.Join(w.home, "config.toml"), fmt.Sprintf(`
+	testenv.WriteFile(t, filepath.Join(w.home, "config.toml"), fmt.Sprintf(`
 [[plugins]]
 name = "example"
 command = %q
@@ -206,7 +172,7 @@ func (w *mcpWorkspace) trust(t *testing.T) {
 // wrapper (which changes its identity).
 func (w *mcpWorkspace) writeProject(t *testing.T, extra string) {
 	t.Helper()
-	writeFile(t, filepath.Join(w.work, "reasonix.toml"), fmt.Sprintf(`
+	testenv.WriteFile(t, filepath.Join(w.work, "reasonix.toml"), fmt.Sprintf(`
 [[plugins]]
 name = "proj"
 command = "sh"
@@ -413,7 +379,7 @@ func TestRunMCPFlags(t *testing.T) {
 func TestMCPListProbePanic(t *testing.T) {
 	bin := pluginBinary(t)
 	home := t.TempDir()
-	writeFile(t, filepath.Join(home, "config.toml"), fmt.Sprintf(`
+	testenv.WriteFile(t, filepath.Join(home, "config.toml"), fmt.Sprintf(`
 [[plugins]]
 name = "good"
 command = %q
@@ -432,4 +398,10 @@ command = %q
 	if r.code != cmdutil.ExitOK || !hasRow(r.stdout, "good", "ready", "2") || !hasRow(r.stdout, "bad", "failed", "probe: panic: probe broke") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// pluginBinary builds the plugin example once, into pluginDir.
+func pluginBinary(t testing.TB) string {
+	t.Helper()
+	return clitest.PluginBinary(t, pluginDir)
 }

@@ -10,6 +10,7 @@ import (
 
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
+	"reasonix/core/testenv"
 )
 
 func TestSetupFlags(t *testing.T) {
@@ -172,10 +173,10 @@ func TestSetup(t *testing.T) {
 				}
 			}
 			if tt.config != "" {
-				writeFile(t, cfgPath, tt.config, 0o644)
+				testenv.WriteFile(t, cfgPath, tt.config, 0o644)
 			}
 			if tt.dotenv != "" {
-				writeFile(t, envPath, tt.dotenv, 0o644)
+				testenv.WriteFile(t, envPath, tt.dotenv, 0o644)
 			}
 			env := map[string]string{"REASONIX_HOME": home}
 			for k, v := range tt.env {
@@ -261,21 +262,6 @@ func TestSetupResultLoads(t *testing.T) {
 	}
 	if got := vars[res.Provider.APIKeyEnv]; got != "sk-roundtrip" {
 		t.Errorf("%s in .env = %q, want sk-roundtrip", res.Provider.APIKeyEnv, got)
-	}
-}
-
-func writeFile(t *testing.T, path, text string, perm os.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), perm); err != nil {
-		t.Fatal(err)
-	}
-	// WriteFile leaves the mode of an existing file alone and the umask
-	// may narrow a new one; tests that check modes need the exact one.
-	if err := os.Chmod(path, perm); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"reasonix/cmd/reasonix/internal/cmdutil"
+	"reasonix/core/testenv"
 	"reasonix/core/trust"
 )
 
@@ -67,7 +68,7 @@ func TestTrustCommand(t *testing.T) {
 	t.Parallel()
 	home, work := t.TempDir(), t.TempDir()
 	env := map[string]string{"REASONIX_HOME": home}
-	writeFile(t, filepath.Join(work, "reasonix.toml"), "[permissions]\nallow = [\"Bash(make:*)\"]\n[[plugins]]\nname = \"p\"\ncommand = \"p-server\"\n", 0o644)
+	testenv.WriteFile(t, filepath.Join(work, "reasonix.toml"), "[permissions]\nallow = [\"Bash(make:*)\"]\n[[plugins]]\nname = \"p\"\ncommand = \"p-server\"\n", 0o644)
 	trustCLI := func(args ...string) cliResult {
 		t.Helper()
 		r := runCLI(t, env, "", append([]string{"trust", "--cwd", work}, args...)...)
@@ -91,11 +92,11 @@ func TestTrustCommand(t *testing.T) {
 		t.Fatalf("status = %q", s)
 	}
 	// A memory the product saves keeps the trust; a new skill does not.
-	writeFile(t, filepath.Join(work, ".reasonix", "memory", "m.md"), "remembered\n", 0o644)
+	testenv.WriteFile(t, filepath.Join(work, ".reasonix", "memory", "m.md"), "remembered\n", 0o644)
 	if s := status(); s != string(trust.Trusted) {
 		t.Fatalf("status after a memory = %q", s)
 	}
-	writeFile(t, filepath.Join(work, ".reasonix", "skills", "x", "SKILL.md"), "---\nname: x\n---\n", 0o644)
+	testenv.WriteFile(t, filepath.Join(work, ".reasonix", "skills", "x", "SKILL.md"), "---\nname: x\n---\n", 0o644)
 	if s := status(); s != string(trust.Changed) {
 		t.Fatalf("status after a new skill = %q", s)
 	}
@@ -108,7 +109,7 @@ func TestTrustCommand(t *testing.T) {
 
 	// A workspace whose project file sets only what an untrusted one may.
 	plain := t.TempDir()
-	writeFile(t, filepath.Join(plain, "reasonix.toml"), "[agent]\ntemperature = 0.5\n", 0o644)
+	testenv.WriteFile(t, filepath.Join(plain, "reasonix.toml"), "[agent]\ntemperature = 0.5\n", 0o644)
 	r = runCLI(t, env, "", "trust", "--cwd", plain)
 	if r.code != 0 || !strings.Contains(r.stdout, "set nothing that was being ignored") {
 		t.Errorf("plain workspace: exit %d\n%s%s", r.code, r.stdout, r.stderr)

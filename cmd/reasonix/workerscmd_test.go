@@ -17,6 +17,7 @@ import (
 	"reasonix/actors/remote"
 	"reasonix/actors/worker"
 	"reasonix/assemble"
+	"reasonix/cmd/reasonix/internal/clitest"
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/cmd/reasonix/internal/workercmd"
 	"reasonix/core/config"
@@ -73,7 +74,7 @@ func startTestWorker(t *testing.T, name, token string, capacity int, workspaces 
 func startTestWorkerWith(t *testing.T, name string, o remote.RemoteOptions, capacity int, workspaces ...string) string {
 	t.Helper()
 	home := t.TempDir()
-	writeFile(t, config.UserConfigPath(home), providertest.ConfigText("http://127.0.0.1:1/v1", ""), 0o600)
+	testenv.WriteFile(t, config.UserConfigPath(home), providertest.ConfigText("http://127.0.0.1:1/v1", ""), 0o600)
 	cfg, err := config.Load(config.Options{Home: home})
 	if err != nil {
 		t.Fatal(err)
@@ -136,53 +137,13 @@ func newWorkersRig(t *testing.T, configText string) *workersRig {
 	if err := os.Mkdir(cwd, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, config.UserConfigPath(home), configText, 0o600)
+	testenv.WriteFile(t, config.UserConfigPath(home), configText, 0o600)
 	return &workersRig{home: home, cwd: cwd, env: map[string]string{"REASONIX_HOME": home, config.WorkerTokenEnv: workersTestToken}}
 }
 
 func (r *workersRig) run(t *testing.T, args ...string) cliResult {
 	t.Helper()
 	return runCLI(t, r.env, "", append([]string{"workers", "--cwd", r.cwd}, args...)...)
-}
-
-// tableRows maps each row of the workers table to its fields, by name.
-func tableRows(t *testing.T, out string) map[string][]string {
-	t.Helper()
-	lines := strings.Split(out, "\n")
-	if len(lines) == 0 || !strings.HasPrefix(lines[0], "NAME") {
-		t.Fatalf("no table header in:\n%s", out)
-	}
-	header := strings.Fields(lines[0])
-	want := []string{"NAME", "ADDRESS", "STATE", "CAPACITY", "RUNNING", "FREE", "RTT", "WORKSPACES"}
-	if !slices.Equal(header, want) {
-		t.Errorf("header = %q, want %q", header, want)
-	}
-	// Columns are found by the header's offsets, since STATE may hold a
-	// space ("bad token").
-	starts := make([]int, len(want))
-	for i, h := range want {
-		starts[i] = strings.Index(lines[0], h)
-	}
-	rows := map[string][]string{}
-	for _, l := range lines[1:] {
-		if l == "" {
-			break
-		}
-		var cells []string
-		for i := range starts {
-			end := len(l)
-			if i+1 < len(starts) && starts[i+1] < len(l) {
-				end = starts[i+1]
-			}
-			if starts[i] >= len(l) {
-				cells = append(cells, "")
-				continue
-			}
-			cells = append(cells, strings.TrimSpace(l[starts[i]:end]))
-		}
-		rows[cells[0]] = cells
-	}
-	return rows
 }
 
 func TestWorkersCommand(t *testing.T) {
@@ -204,7 +165,7 @@ func TestWorkersCommand(t *testing.T) {
 		if res.code != cmdutil.ExitOK {
 			t.Fatalf("exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 		}
-		rows := tableRows(t, res.stdout)
+		rows := clitest.TableRows(t, res.stdout)
 		got := rows["build1"]
 		if len(got) != 8 || got[1] != up || got[2] != "up" || got[3] != "4" || got[4] != "0" || got[5] != "4" ||
 			!strings.HasSuffix(got[6], "ms") || got[7] != "docs, proj" && got[7] != "proj, docs" {
@@ -219,7 +180,7 @@ func TestWorkersCommand(t *testing.T) {
 		if res.code != cmdutil.ExitFailed {
 			t.Fatalf("exit %d, want %d\n%s\n%s", res.code, cmdutil.ExitFailed, res.stdout, res.stderr)
 		}
-		rows := tableRows(t, res.stdout)
+		rows := clitest.TableRows(t, res.stdout)
 		for name, state := range map[string]string{"build1": "up", "down": "unreachable", "elsewhere": "wrong workspace", "badtoken": "bad token"} {
 			if got := rows[name]; len(got) < 3 || got[2] != state {
 				t.Errorf("%s = %q, want state %q\n%s", name, got, state, res.stdout)
@@ -310,7 +271,7 @@ func TestWorkersCommand(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		tokenFile := filepath.Join(dir, "worker.token")
-		writeFile(t, tokenFile, workersTestToken+"\n", 0o600)
+		testenv.WriteFile(t, tokenFile, workersTestToken+"\n", 0o600)
 		r := newWorkersRig(t, workersConfig("\n[remote]\ntoken_file = \""+tokenFile+"\"\n", entries[0]))
 		delete(r.env, config.WorkerTokenEnv)
 		if res := r.run(t); res.code != cmdutil.ExitOK {

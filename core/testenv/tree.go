@@ -35,3 +35,20 @@ func Tree(tb testing.TB, files map[string]string) string {
 	WriteTree(tb, root, files)
 	return root
 }
+
+// WriteFile writes text to path with exactly perm (the parent directories
+// made as needed): os.WriteFile leaves an existing file's mode alone and
+// the umask may narrow a new one, and tests that check modes need the
+// exact one.
+func WriteFile(tb testing.TB, path, text string, perm os.FileMode) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), perm); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Chmod(path, perm); err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
+	"reasonix/core/testenv"
 )
 
 // The tests in this file drive bare `reasonix`, the chat TUI, in a real
@@ -291,7 +292,7 @@ Review the staged diff. Focus on $ARGUMENTS, list bugs with file:line.
 func TestE2ETUIHelp(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
-	writeFile(t, filepath.Join(e.work, ".reasonix", "commands", "review.md"), reviewCommand, 0o644)
+	testenv.WriteFile(t, filepath.Join(e.work, ".reasonix", "commands", "review.md"), reviewCommand, 0o644)
 	m := openTUI(t, e)
 	m.send("/help")
 	m.waitText("/compact", "/new", "/clear", "/help", "/review", "Review the staged diff")
@@ -306,7 +307,7 @@ func TestE2ETUIHelp(t *testing.T) {
 func TestE2ETUICustomCommand(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
-	writeFile(t, filepath.Join(e.work, ".reasonix", "commands", "review.md"), reviewCommand, 0o644)
+	testenv.WriteFile(t, filepath.Join(e.work, ".reasonix", "commands", "review.md"), reviewCommand, 0o644)
 	e.srv.Push(providertest.Turn{Text: "No bugs in the diff."})
 	m := openTUI(t, e)
 	m.send("/review error handling")
@@ -324,7 +325,7 @@ func TestE2ETUICustomCommand(t *testing.T) {
 func TestE2ETUIFileReference(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
-	writeFile(t, filepath.Join(e.work, "note.txt"), "remember the milk\n", 0o644)
+	testenv.WriteFile(t, filepath.Join(e.work, "note.txt"), "remember the milk\n", 0o644)
 	e.srv.Push(providertest.Turn{Text: "Milk, noted."})
 	m := openTUI(t, e)
 	m.typeText("summarise @note.txt")

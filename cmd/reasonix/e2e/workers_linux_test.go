@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/cmd/reasonix/internal/clitest"
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/cmd/reasonix/internal/workercmd"
+	"reasonix/core/testenv"
 )
 
 // TestE2EWorkersListsWorkerProcesses runs `reasonix workers` of the real
@@ -20,7 +22,7 @@ func TestE2EWorkersListsWorkerProcesses(t *testing.T) {
 	r := newRig(t, map[string]string{"README.md": "a checkout\n"})
 	good := r.startWorker("build1", 3, workerToken)
 	stranger := r.startWorker("stranger", 2, "not-the-shared-token")
-	dead := closedAddr(t)
+	dead := testenv.ClosedAddr(t)
 	entry := func(name, addr string) string {
 		return fmt.Sprintf("\n[[workers]]\nname = %q\naddress = %q\n", name, addr)
 	}
@@ -31,7 +33,7 @@ func TestE2EWorkersListsWorkerProcesses(t *testing.T) {
 	if res.code != cmdutil.ExitOK {
 		t.Fatalf("one worker, up: %s", res)
 	}
-	rows := tableRows(t, res.stdout)
+	rows := clitest.TableRows(t, res.stdout)
 	if got := rows["build1"]; len(got) != 8 || got[1] != good.addr || got[2] != "up" || got[3] != "3" || got[4] != "0" ||
 		got[5] != "3" || got[7] != rigWorkspace {
 		t.Errorf("build1 = %q\n%s", got, res.stdout)
@@ -42,7 +44,7 @@ func TestE2EWorkersListsWorkerProcesses(t *testing.T) {
 	if res.code != cmdutil.ExitFailed {
 		t.Fatalf("one of three up: %s", res)
 	}
-	rows = tableRows(t, res.stdout)
+	rows = clitest.TableRows(t, res.stdout)
 	for name, state := range map[string]string{"build1": "up", "stranger": "bad token", "dead": "unreachable"} {
 		if got := rows[name]; len(got) < 3 || got[2] != state {
 			t.Errorf("%s = %q, want %s\n%s", name, got, state, res.stdout)
