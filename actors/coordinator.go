@@ -114,7 +114,9 @@ type coordinator struct {
 	executor *actor.PID
 	ledger   *kernel.Ledger
 	turn     *coordTurn
-	answered bool
+	// Answers records whether the message being handled has its answer,
+	// for the repair of a crash in its handler.
+	kernel.Answers
 }
 
 // coordTurn is the running turn.
@@ -141,8 +143,6 @@ func coordinatorProps(sys *kernel.System, exec agent.AgentSpec, plan PlannerSpec
 			log: log.With("session", exec.Session)}
 	})
 }
-
-func (co *coordinator) BeginMessage() { co.answered = false }
 
 // Receive implements actor.Actor.
 func (co *coordinator) Receive(c actor.Context) {
@@ -189,11 +189,11 @@ func (co *coordinator) active() *actor.PID {
 func (co *coordinator) start(c actor.Context, m *agent.RunTurn) {
 	if co.turn != nil {
 		c.Respond(&agent.TurnFinished{Session: co.exec.Session, Status: event.StatusFailed, Error: "a turn is already running"})
-		co.answered = true
+		co.Answer()
 		return
 	}
 	co.turn = &coordTurn{replyTo: c.Sender(), request: m.Input, round: 1}
-	co.answered = true
+	co.Answer()
 	if m.Compact || strings.TrimSpace(m.Input) == "/compact" {
 		// A built-in action on the executor's conversation.
 		co.ask(c, event.RoleExecutor, m)
@@ -324,7 +324,7 @@ func (co *coordinator) repair(c actor.Context, m *kernel.Crashed) {
 			return
 		}
 	}
-	if _, ok := m.Lost.(*agent.RunTurn); ok && m.Sender != nil && !co.answered {
+	if _, ok := m.Lost.(*agent.RunTurn); ok && m.Sender != nil && !co.Answered() {
 		if co.turn == nil || co.turn.replyTo == nil || !co.turn.replyTo.Equal(m.Sender) {
 			c.Send(m.Sender, &agent.TurnFinished{Session: co.exec.Session, Status: event.StatusFailed, Error: m.Error()})
 		}

@@ -78,12 +78,14 @@ type goalController struct {
 	runs int
 	// relay feeds tool events back for the research notes; seen is the
 	// last bus sequence number it delivered.
-	relay    context.CancelFunc
-	relayed  chan struct{}
-	seen     int64
-	calls    map[string]string
-	answered bool
-	notes    *researchNotes
+	relay   context.CancelFunc
+	relayed chan struct{}
+	seen    int64
+	calls   map[string]string
+	// Answers records whether the message being handled has its answer,
+	// for the repair of a crash in its handler.
+	kernel.Answers
+	notes *researchNotes
 	// settled is the child's last answer the ledger took, so a repair
 	// after its handler ran does not settle the next turn's request.
 	settled *agent.TurnFinished
@@ -165,8 +167,6 @@ func GoalTools(box *agent.GoalBox) []tool.Tool {
 	return []tool.Tool{&agent.GoalTool{Box: box}, &agent.TodoTool{Box: box}}
 }
 
-func (g *goalController) BeginMessage() { g.answered = false }
-
 // Receive implements actor.Actor.
 func (g *goalController) Receive(c actor.Context) {
 	msg := c.Message()
@@ -218,7 +218,7 @@ func (g *goalController) Receive(c actor.Context) {
 func (g *goalController) start(c actor.Context, m *agent.RunTurn) {
 	if g.run != nil {
 		c.Respond(&agent.TurnFinished{Session: g.agent.Session, Status: event.StatusFailed, Error: "a turn is already running"})
-		g.answered = true
+		g.Answer()
 		return
 	}
 	p, isGoal, err := goal.ParsePrompt(m.Input)
@@ -237,12 +237,12 @@ func (g *goalController) start(c actor.Context, m *agent.RunTurn) {
 	}
 	if !isGoal || m.Compact {
 		g.run = &goalRun{replyTo: c.Sender()}
-		g.answered = true
+		g.Answer()
 		g.ask(c, m)
 		return
 	}
 	reply := func(status, text, why string) {
-		g.answered = true
+		g.Answer()
 		if c.Sender() != nil {
 			c.Respond(&agent.TurnFinished{Session: g.agent.Session, Status: status, Text: text, Error: why})
 		}
@@ -305,7 +305,7 @@ func (g *goalController) start(c actor.Context, m *agent.RunTurn) {
 func (g *goalController) begin(c actor.Context, rec *goal.Record, resumed bool) {
 	g.runs++
 	g.run = &goalRun{replyTo: c.Sender(), goal: true, started: g.spec.Now(), base: rec.Elapsed, id: g.runs}
-	g.answered = true // from here on the run's end answers the request
+	g.Answer() // from here on the run's end answers the request
 	if budget := rec.Limits.MaxTime; budget > 0 {
 		sys, self, id := g.sys, c.Self(), g.runs
 		g.run.deadline = time.AfterFunc(budget-rec.Elapsed, func() { sys.Send(self, &goalTimeUp{run: id}) })
@@ -637,7 +637,7 @@ func (g *goalController) repair(c actor.Context, m *kernel.Crashed) {
 		// flight stops, and the goal ends on its budget.
 		g.stopForTime(c, tu.run)
 	}
-	if _, ok := m.Lost.(*agent.RunTurn); ok && m.Sender != nil && !g.answered {
+	if _, ok := m.Lost.(*agent.RunTurn); ok && m.Sender != nil && !g.Answered() {
 		if g.run == nil || g.run.replyTo == nil || !g.run.replyTo.Equal(m.Sender) {
 			c.Send(m.Sender, &agent.TurnFinished{Session: g.agent.Session, Status: event.StatusFailed, Error: m.Error()})
 		}

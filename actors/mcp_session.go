@@ -118,7 +118,7 @@ func (s *sessionActor) receiveMCP(c actor.Context, msg mcpconn.McpMessage) {
 	switch msg := msg.(type) {
 	case *mcpconn.QueryMCP:
 		c.Respond(s.mcpStatus())
-		s.answered = true
+		s.Answer()
 	case *mcpconn.McpToolsListed:
 		if m != nil {
 			s.registerMCPTools(msg.Server, msg.Tools)

@@ -63,9 +63,9 @@ type sessionActor struct {
 	ledger *kernel.Ledger
 	// queue holds the prompts that arrived during a turn, in order.
 	queue []queuedTurn
-	// answered says the message being handled was already answered, so
-	// a repair after its handler returned does not answer it twice.
-	answered bool
+	// Answers records whether the message being handled has its answer,
+	// for the repair of a crash in its handler.
+	kernel.Answers
 	// saves is the account of what the session could not write; a turn
 	// that ends with something unsaved is StatusIncomplete.
 	saves *agent.SaveLog
@@ -125,7 +125,7 @@ func (s *sessionActor) Receive(c actor.Context) {
 		s.routeApproval(c, m)
 	case *QueryBusy:
 		c.Respond(&BusyStatus{Running: s.running, Queued: len(s.queue)})
-		s.answered = true
+		s.Answer()
 	case *agent.SetPosture:
 		s.setPosture(c, m)
 	case *agent.SetEffort:
@@ -146,7 +146,7 @@ func (s *sessionActor) Receive(c actor.Context) {
 		} else {
 			c.Forward(s.scheduler)
 		}
-		s.answered = true
+		s.Answer()
 	case *agent.TurnFinished:
 		if s.ledger.Settle(turnKey) {
 			s.finish(c, m)
@@ -173,8 +173,6 @@ func (s *sessionActor) Receive(c actor.Context) {
 		}
 	}
 }
-
-func (s *sessionActor) BeginMessage() { s.answered = false }
 
 // forward hands the turn to the executor. The ledger guarantees the turn
 // ends once: with the executor's TurnFinished, or failed if the executor
@@ -220,15 +218,15 @@ func (s *sessionActor) repair(c actor.Context, m *kernel.Crashed) {
 			c.Send(s.executor, lost)
 		}
 	case *fleetmsg.QueryFleet:
-		if m.Sender != nil && !s.answered {
+		if m.Sender != nil && !s.Answered() {
 			c.Respond(&fleetmsg.FleetStatus{})
 		}
 	case *mcpconn.QueryMCP:
-		if m.Sender != nil && !s.answered {
+		if m.Sender != nil && !s.Answered() {
 			c.Respond(s.mcpStatus())
 		}
 	case *QueryBusy:
-		if m.Sender != nil && !s.answered {
+		if m.Sender != nil && !s.Answered() {
 			c.Respond(&BusyStatus{Running: s.running, Queued: len(s.queue)})
 		}
 	}

@@ -136,9 +136,9 @@ type fleetActor struct {
 	submitting *fleetmsg.SubmitFleet
 	// posture, once a SetPosture came, is every subagent's posture.
 	posture string
-	// answered says the message being handled was already answered, so
-	// a repair after its handler returned does not answer it twice.
-	answered bool
+	// Answers records whether the message being handled has its answer,
+	// for the repair of a crash in its handler.
+	kernel.Answers
 	// ownJournal is the journal the scheduler opened and must close.
 	ownJournal interface{ Close() error }
 	// broken lists the fleets whose journal failed during the handler
@@ -283,7 +283,7 @@ func (f *fleetActor) Receive(c actor.Context) {
 		}
 	case *fleetmsg.QueryFleet:
 		c.Respond(f.status())
-		f.answered = true
+		f.Answer()
 	case *agent.ApprovalResponse:
 		f.routeApproval(c, m)
 	case *agent.SetPosture:
@@ -460,8 +460,6 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	c.Request(t.pid, &agent.RunTurn{Input: t.spec.Prompt})
 }
 
-func (f *fleetActor) BeginMessage() { f.answered = false }
-
 // laterAttempt is an attempt number as events show it: left out (zero)
 // for the first.
 func laterAttempt(n int) int {
@@ -569,7 +567,7 @@ func (f *fleetActor) repair(c actor.Context, m *kernel.Crashed) {
 	case *fleetmsg.CancelFleet:
 		f.cancelFleet(c, lost.FleetID)
 	case *fleetmsg.QueryFleet:
-		if m.Sender != nil && !f.answered {
+		if m.Sender != nil && !f.Answered() {
 			c.Respond(f.status())
 		}
 	}

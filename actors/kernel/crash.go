@@ -93,3 +93,19 @@ func Props(kind string, log *slog.Logger, producer func() actor.Actor, opts ...a
 	all := append([]actor.PropsOption{actor.WithSupervisor(StopOnFailure), WithRepair(kind, log)}, opts...)
 	return actor.PropsFromProducer(producer, all...)
 }
+
+// Answers records whether the message an actor is handling has its answer:
+// the reply was sent, or another actor owns it now. The repair of a crash
+// in that handler answers the message only when it has none yet. An actor
+// embeds it; the repair middleware clears it before each message, so it is
+// right even for a handler that never ran.
+type Answers struct{ answered bool }
+
+// BeginMessage clears the record; the repair middleware calls it.
+func (a *Answers) BeginMessage() { a.answered = false }
+
+// Answer records that the current message has its answer.
+func (a *Answers) Answer() { a.answered = true }
+
+// Answered reports whether the current message has its answer.
+func (a *Answers) Answered() bool { return a.answered }

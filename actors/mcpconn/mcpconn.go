@@ -308,9 +308,9 @@ type mcpConn struct {
 	prompts   []mcp.Prompt
 	resources []mcp.Resource
 
-	// answered says the request being handled has its reply sent or owned
-	// by a goroutine; repair answers it when its handler panicked first.
-	answered bool
+	// Answers records whether the message being handled has its answer,
+	// for the repair of a crash in its handler.
+	kernel.Answers
 }
 
 // McpConnProps builds the connection actor of srv. gate is the server's
@@ -329,8 +329,6 @@ func McpConnProps(sys *kernel.System, srv MCPServer, spec MCPSpec, agent agent.A
 		}
 	})
 }
-
-func (a *mcpConn) BeginMessage() { a.answered = false }
 
 // Receive implements actor.Actor.
 func (a *mcpConn) Receive(c actor.Context) {
@@ -366,7 +364,7 @@ func (a *mcpConn) Receive(c actor.Context) {
 		a.push(c)
 	case *QueryMCP:
 		c.Respond(&event.MCPStatus{Servers: []event.MCPServerStatus{a.status()}})
-		a.answered = true
+		a.Answer()
 	case *GetMCPPrompt:
 		a.getPrompt(c, m)
 	case *ReadMCPResource:
@@ -498,7 +496,7 @@ func (a *mcpConn) repair(c actor.Context, crash *kernel.Crashed) {
 		a.gate.begin(a.epoch, fmt.Sprintf("mcp server %q is recovering from an internal error", a.srv.Config.Name))
 		a.failed(c, crash.Error())
 	}
-	if !a.answered && crash.Sender != nil {
+	if !a.Answered() && crash.Sender != nil {
 		if reply := a.crashReply(crash.Lost, crash); reply != nil {
 			c.Send(crash.Sender, reply)
 		}
@@ -644,7 +642,7 @@ func (a *mcpConn) serve(c actor.Context, method string, res any, errText *string
 		}
 	}
 	// From here the reply is this method's to send, not repair's.
-	a.answered = true
+	a.Answer()
 	client, err := a.gate.current()
 	if err != nil {
 		*errText = err.Error()

@@ -228,12 +228,10 @@ type workerActor struct {
 	jobs     map[string]*jobRef // by job PID id
 	draining bool
 	idle     []*awaitIdle
-	// answered says the message being handled was already answered, for
-	// the repair.
-	answered bool
+	// Answers records whether the message being handled has its answer,
+	// for the repair of a crash in its handler.
+	kernel.Answers
 }
-
-func (w *workerActor) BeginMessage() { w.answered = false }
 
 // Receive implements actor.Actor. A bad message is logged and dropped; a
 // panic in a handler is repaired (see repair).
@@ -310,7 +308,7 @@ func (w *workerActor) Receive(c actor.Context) {
 
 // reply answers the message being handled.
 func (w *workerActor) reply(c actor.Context, m any) {
-	w.answered = true
+	w.Answer()
 	if c.Sender() == nil {
 		w.log.Warn("request without a sender; no answer sent", "answer", fmt.Sprintf("%T", m))
 		return
@@ -728,7 +726,7 @@ func (w *workerActor) repair(c actor.Context, m *kernel.Crashed) {
 			c.Stop(child)
 		}
 	}
-	if !w.answered && m.Sender != nil {
+	if !w.Answered() && m.Sender != nil {
 		lost, _ := remote.FromWire(m.Lost)
 		switch lost := lost.(type) {
 		case *remote.Start:
