@@ -194,7 +194,7 @@ func (co *coordinator) start(c actor.Context, m *agent.RunTurn) {
 	}
 	co.turn = &coordTurn{replyTo: c.Sender(), request: m.Input, round: 1}
 	co.Answer()
-	if m.Compact || strings.TrimSpace(m.Input) == "/compact" {
+	if m.Compact {
 		// A built-in action on the executor's conversation.
 		co.ask(c, event.RoleExecutor, m)
 		return

@@ -524,13 +524,20 @@ func (s *Session) ID() string { return s.id }
 // Run starts a turn, or queues it behind the running one (a prompt_queued
 // event says so). Its end is published as a TurnDone event.
 func (s *Session) Run(input string) {
-	s.sys.Send(s.pid, &agent.RunTurn{Input: input})
+	s.sys.Send(s.pid, turnOf(input, false))
+}
+
+// turnOf is the turn a typed input asks for. A typed /compact becomes the
+// typed compaction here, at the door, so no actor behind the session has
+// to recognise the text.
+func turnOf(input string, reject bool) *agent.RunTurn {
+	return &agent.RunTurn{Input: input, Reject: reject, Compact: strings.TrimSpace(input) == "/compact"}
 }
 
 // Submit is Run with a choice: reject refuses the prompt, with a
 // prompt_rejected event, when a turn is already running.
 func (s *Session) Submit(input string, reject bool) {
-	s.sys.Send(s.pid, &agent.RunTurn{Input: input, Reject: reject})
+	s.sys.Send(s.pid, turnOf(input, reject))
 }
 
 // Compact queues a /compact turn: a fold of the older work now.

@@ -394,7 +394,7 @@ func (e *executor) startTurn(c actor.Context, m *RunTurn) {
 	}
 	e.turn = &turn{replyTo: c.Sender(), tools: e.spec.Tools.Snapshot()}
 	e.turn.schemaBytes = compact.SchemaSize(e.turn.tools.Schemas())
-	if m.Compact || strings.TrimSpace(m.Input) == "/compact" {
+	if m.Compact {
 		// A built-in action: it changes the session, never reaches the
 		// model as a prompt.
 		e.turn.manual = true
