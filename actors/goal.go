@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -221,7 +222,7 @@ func (g *goalController) start(c actor.Context, m *agent.RunTurn) {
 		g.Answer()
 		return
 	}
-	p, isGoal, err := goal.ParsePrompt(m.Input)
+	p, isGoal, err := goalOf(m)
 	if !isGoal && !m.Compact && goal.StrongSignal(m.Input) {
 		p, isGoal = goal.Prompt{Action: "start", Objective: strings.TrimSpace(m.Input), Strategy: goal.StrategyResearch}, true
 		g.publish(&event.Notice{Level: "info", Message: "the prompt asks for long autonomous research: running it as /goal --research"})
@@ -652,4 +653,17 @@ func goalID(now time.Time, session string) string {
 		s = s[len(s)-8:]
 	}
 	return "g" + strings.ReplaceAll(now.UTC().Format("20060102-150405.000"), ".", "") + "-" + filepath.Base(s)
+}
+
+// goalOf is the goal command a turn carries, read once at the session's
+// door (Session.Run, the goal command); isGoal is false for an ordinary
+// turn.
+func goalOf(m *agent.RunTurn) (p goal.Prompt, isGoal bool, err error) {
+	switch {
+	case m.Goal != nil:
+		return *m.Goal, true, nil
+	case m.GoalError != "":
+		return goal.Prompt{}, true, errors.New(m.GoalError)
+	}
+	return goal.Prompt{}, false, nil
 }

@@ -16,6 +16,7 @@ import (
 	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/kernel"
 	"reasonix/actors/mcpconn"
+	"reasonix/core/goal"
 	"reasonix/core/permission"
 	"reasonix/core/text"
 )
@@ -527,11 +528,17 @@ func (s *Session) Run(input string) {
 	s.sys.Send(s.pid, turnOf(input, false))
 }
 
-// turnOf is the turn a typed input asks for. A typed /compact becomes the
-// typed compaction here, at the door, so no actor behind the session has
-// to recognise the text.
+// turnOf is the turn a typed input asks for. A typed /compact or /goal
+// becomes the typed command here, at the door, so no actor behind the
+// session has to read the text.
 func turnOf(input string, reject bool) *agent.RunTurn {
-	return &agent.RunTurn{Input: input, Reject: reject, Compact: strings.TrimSpace(input) == "/compact"}
+	t := &agent.RunTurn{Input: input, Reject: reject, Compact: strings.TrimSpace(input) == "/compact"}
+	if p, isGoal, err := goal.ParsePrompt(input); err != nil {
+		t.GoalError = err.Error()
+	} else if isGoal {
+		t.Goal = &p
+	}
+	return t
 }
 
 // Submit is Run with a choice: reject refuses the prompt, with a

@@ -3,10 +3,12 @@ package actors
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/mcpconn"
+	"reasonix/core/goal"
 )
 
 // Do applies one command to the session. The session answers by events,
@@ -49,12 +51,13 @@ func (s *Session) Do(cmd event.Command) error {
 		if c.Strategy != "" {
 			prompt += "--" + c.Strategy + " "
 		}
-		s.Run(prompt + c.Objective)
+		s.sys.Send(s.pid, &agent.RunTurn{Input: prompt + c.Objective,
+			Goal: &goal.Prompt{Action: "start", Objective: strings.TrimSpace(c.Objective), Strategy: c.Strategy}})
 	case *event.GoalClearCmd:
 		// The running goal is one long turn: it is cancelled first, so the
 		// clear that is queued behind it runs at once.
 		s.Cancel()
-		s.Run("/goal clear")
+		s.sys.Send(s.pid, &agent.RunTurn{Input: "/goal clear", Goal: &goal.Prompt{Action: "clear"}})
 	default:
 		return fmt.Errorf("command: unsupported %T", cmd)
 	}

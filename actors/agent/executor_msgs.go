@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"reasonix/core/goal"
 	"reasonix/core/provider"
 )
 
@@ -9,8 +10,16 @@ import (
 type RunTurn struct {
 	Input string
 	// Compact makes the turn the user's /compact: a fold of the older work
-	// on demand, with no model turn. Input "/compact" means the same.
+	// on demand, with no model turn. Session.Run sets it for a typed
+	// /compact.
 	Compact bool
+	// Goal, when set, makes the turn a goal command for the session's goal
+	// controller (start, clear or resume); GoalError, when set, is why a
+	// typed /goal could not be read. Session.Run reads a typed /goal into
+	// them once, and the goal command sets Goal directly; Input keeps the
+	// text, for a session without a goal controller.
+	Goal      *goal.Prompt
+	GoalError string
 	// Reject asks the session to refuse the prompt, rather than queue it,
 	// when a turn is already running.
 	Reject bool
