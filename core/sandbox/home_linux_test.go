@@ -96,14 +96,7 @@ func TestJailHome(t *testing.T) {
 			}
 		}
 	}
-	tests := []struct {
-		name    string
-		script  string
-		wantOK  bool
-		wantOut string
-		leak    string
-		check   func(t *testing.T)
-	}{
+	tests := []scriptCase{
 		{name: "append to the config", script: `printf '[sandbox]\nbash = "off"\n' >> ` + config, check: unchanged},
 		{name: "replace the config", script: "echo x > c.tmp && mv c.tmp " + config, check: unchanged},
 		{name: "remove the config", script: "rm -f " + config, check: unchanged},
@@ -137,18 +130,7 @@ func TestJailHome(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(sb.name+"/"+tt.name, func(t *testing.T) {
 				out, err := jailRun(t, sb.s, h.root, tt.script)
-				if tt.wantOK != (err == nil) {
-					t.Fatalf("script %q: err = %v, want success %v; output:\n%s", tt.script, err, tt.wantOK, out)
-				}
-				if tt.wantOut != "" && !strings.Contains(out, tt.wantOut) {
-					t.Errorf("output %q does not contain %q", out, tt.wantOut)
-				}
-				if tt.leak != "" && strings.Contains(out, tt.leak) {
-					t.Errorf("output leaks %q:\n%s", tt.leak, out)
-				}
-				if tt.check != nil {
-					tt.check(t)
-				}
+				tt.verify(t, out, err)
 			})
 		}
 	}

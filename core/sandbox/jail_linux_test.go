@@ -120,14 +120,7 @@ func TestJail(t *testing.T) {
 			}
 		}
 	}
-	tests := []struct {
-		name    string
-		script  string
-		wantOK  bool
-		wantOut string // substring of the output, when set
-		leak    string // text that must not appear in the output
-		check   func(t *testing.T)
-	}{
+	tests := []scriptCase{
 		{name: "write inside the root", script: "echo hi > made.txt", wantOK: true,
 			check: exists(filepath.Join(j.root, "made.txt"))},
 		{name: "new nested file inside the root", script: "mkdir -p a/b && echo hi > a/b/c.txt", wantOK: true,
@@ -169,18 +162,7 @@ func TestJail(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			out, err := j.run(t, tt.script)
-			if tt.wantOK != (err == nil) {
-				t.Fatalf("script %q: err = %v, want success %v; output:\n%s", tt.script, err, tt.wantOK, out)
-			}
-			if tt.wantOut != "" && !strings.Contains(out, tt.wantOut) {
-				t.Errorf("output %q does not contain %q", out, tt.wantOut)
-			}
-			if tt.leak != "" && strings.Contains(out, tt.leak) {
-				t.Errorf("output leaks %q:\n%s", tt.leak, out)
-			}
-			if tt.check != nil {
-				tt.check(t)
-			}
+			tt.verify(t, out, err)
 		})
 	}
 }
@@ -372,5 +354,32 @@ func TestCheck(t *testing.T) {
 				t.Fatalf("Check = %v, want error containing %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// scriptCase is one script run in a jail and what must come of it.
+type scriptCase struct {
+	name    string
+	script  string
+	wantOK  bool
+	wantOut string // substring of the output, when set
+	leak    string // text that must not appear in the output
+	check   func(t *testing.T)
+}
+
+// verify checks the outcome of the case's script: out and err of its run.
+func (tt scriptCase) verify(t *testing.T, out string, err error) {
+	t.Helper()
+	if tt.wantOK != (err == nil) {
+		t.Fatalf("script %q: err = %v, want success %v; output:\n%s", tt.script, err, tt.wantOK, out)
+	}
+	if tt.wantOut != "" && !strings.Contains(out, tt.wantOut) {
+		t.Errorf("output %q does not contain %q", out, tt.wantOut)
+	}
+	if tt.leak != "" && strings.Contains(out, tt.leak) {
+		t.Errorf("output leaks %q:\n%s", tt.leak, out)
+	}
+	if tt.check != nil {
+		tt.check(t)
 	}
 }
