@@ -4,12 +4,14 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
+	"reasonix/actors/kernel"
 	"reasonix/core/journal"
 	"reasonix/core/provider/providertest"
 )
@@ -117,5 +119,112 @@ func TestFleetJournalAndResume(t *testing.T) {
 				t.Errorf("journal after the resume: complete=%v err=%v", r != nil && r.Replayed.Complete(), err)
 			}
 		})
+	}
+}
+
+// killSchedulerAt arms a fault that kills the scheduler for good: its
+// handler of the n-th subagent answer panics, and so does the repair of
+// that panic, so the supervisor stops it. It reports when the repair's
+// panic fired. It sets the process-wide hook, so its tests do not run in
+// parallel.
+func killSchedulerAt(t *testing.T, n int32) <-chan struct{} {
+	t.Helper()
+	var answers atomic.Int32
+	var inRepair atomic.Bool
+	killed := make(chan struct{})
+	hook := func(kind string, msg any, after bool) {
+		if kind != "scheduler" || after {
+			return
+		}
+		switch msg.(type) {
+		case *agent.TurnFinished:
+			if answers.Add(1) == n {
+				inRepair.Store(true)
+				panic("injected fault in the scheduler")
+			}
+		case *kernel.Crashed:
+			if inRepair.CompareAndSwap(true, false) {
+				close(killed)
+				panic("injected fault in the scheduler's repair")
+			}
+		}
+	}
+	kernel.FaultHook.Store(&hook)
+	t.Cleanup(func() { kernel.FaultHook.Store(nil) })
+	return killed
+}
+
+// TestDeadSchedulerRestartsFromItsJournal: a scheduler whose repair itself
+// panics is stopped; the session starts a new one, and the fleet it held
+// goes on there from the journal: the task that had finished keeps its
+// result and is not asked again, the one whose answer was lost runs
+// again, the queued one runs, and the delegation call gets all three as
+// ok. Without the restart the call ends with the tasks failed.
+func TestDeadSchedulerRestartsFromItsJournal(t *testing.T) {
+	ctx := context.Background()
+	j, err := journal.OpenPath(ctx, filepath.Join(t.TempDir(), "fleets.db"))
+	must(t, err)
+	defer j.Close()
+	spec := &fleet.FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws", Journal: j}
+	h := newHarness(t, harnessOpts{fleet: spec,
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				return providertest.Turn{Text: "answer to " + req.FirstUser()}
+			}
+			if len(toolMessages(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(3, nil)}}
+			}
+			return providertest.Turn{Text: "parent read: " + toolMessages(req)[0].Content}
+		})}})
+	killed := killSchedulerAt(t, 2)
+	done, evs := h.turn("fan out")
+	<-killed
+	if done.Status != event.StatusOK || !strings.Contains(done.Text, "3 tasks: 3 ok") {
+		t.Fatalf("parent turn: %+v", done)
+	}
+	asked := subRequests(h)
+	if asked["task 1"] != 1 || asked["task 2"] != 2 || asked["task 3"] != 1 {
+		t.Fatalf("subagent requests %v: want task 1 once, task 2 twice (its answer was lost), task 3 once", asked)
+	}
+	restarted := false
+	for _, ev := range evs {
+		if n, ok := ev.(*event.Notice); ok && strings.Contains(n.Message, "scheduler stopped and was started again") {
+			restarted = true
+		}
+	}
+	if !restarted {
+		t.Fatal("no notice of the scheduler's restart")
+	}
+	fleets, err := j.Fleets(ctx)
+	if err != nil || len(fleets) != 1 || !fleets[0].Replied {
+		t.Fatalf("journalled fleets: %+v, %v", fleets, err)
+	}
+}
+
+// TestDeadSchedulerWithoutJournal: with no journal there is nothing to go
+// on from: the fleet the dead scheduler held fails, with the reason, and
+// the next delegation runs on the restarted scheduler.
+func TestDeadSchedulerWithoutJournal(t *testing.T) {
+	spec := &fleet.FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws"}
+	h := newHarness(t, harnessOpts{fleet: spec,
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				return providertest.Turn{Text: "answer to " + req.FirstUser()}
+			}
+			last := req.Messages[len(req.Messages)-1]
+			if last.Role == "user" {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(2, nil)}}
+			}
+			return providertest.Turn{Text: "parent read: " + last.Content}
+		})}})
+	killed := killSchedulerAt(t, 1)
+	done, _ := h.turn("fan out")
+	<-killed
+	if done.Status != event.StatusOK || !strings.Contains(done.Text, "2 tasks: 0 ok, 2 failed") || !strings.Contains(done.Text, "scheduler") {
+		t.Fatalf("first turn: %+v", done)
+	}
+	kernel.FaultHook.Store(nil)
+	if done, _ := h.turn("fan out again"); done.Status != event.StatusOK || !strings.Contains(done.Text, "2 tasks: 2 ok") {
+		t.Fatalf("second turn, on the restarted scheduler: %+v", done)
 	}
 }

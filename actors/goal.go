@@ -13,6 +13,7 @@ import (
 
 	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/goalctl"
 	"reasonix/actors/kernel"
 	"reasonix/core/goal"
 	"reasonix/core/provider"
@@ -73,7 +74,7 @@ type goalController struct {
 	active *goal.Record
 	run    *goalRun
 	// meter is the goal's step budget, which the executor consults.
-	meter *goalMeter
+	meter *goalctl.Meter
 	// runs numbers goal runs, so a late time-up of an earlier one is
 	// known for what it is.
 	runs int
@@ -86,7 +87,7 @@ type goalController struct {
 	// Answers records whether the message being handled has its answer,
 	// for the repair of a crash in its handler.
 	kernel.Answers
-	notes *researchNotes
+	notes *goalctl.ResearchNotes
 	// settled is the child's last answer the ledger took, so a repair
 	// after its handler ran does not settle the next turn's request.
 	settled *agent.TurnFinished
@@ -133,13 +134,11 @@ func goalProps(sys *kernel.System, ag agent.AgentSpec, spec GoalSpec, inner *act
 		log = sys.Logger()
 	}
 	box := &agent.GoalBox{}
-	meter, _ := ag.Budget.(*goalMeter)
+	meter, _ := ag.Budget.(*goalctl.Meter)
 	if meter == nil {
-		meter = newGoalMeter(spec.Now)
+		meter = goalctl.NewMeter(spec.Now)
 	}
-	meter.mu.Lock()
-	meter.box = box
-	meter.mu.Unlock()
+	meter.Watch(box)
 	if bus, session := ag.Bus, ag.Session; bus != nil {
 		box.OnTodo = func(items []goal.Item) {
 			bus.Publish(&event.TodoUpdated{Meta: event.Meta{Session: session}, Items: items})
@@ -313,12 +312,12 @@ func (g *goalController) begin(c actor.Context, rec *goal.Record, resumed bool) 
 	}
 	rec.Status, rec.Reason = goal.StatusRunning, ""
 	if rec.Strategy == goal.StrategyResearch && g.spec.Workspace != "" {
-		g.notes = openResearch(g.spec.Workspace, rec, g.log)
+		g.notes = goalctl.OpenResearch(g.spec.Workspace, rec, g.log)
 	} else {
 		g.notes = nil
 	}
 	g.save(rec)
-	g.notes.started(rec, resumed)
+	g.notes.Started(rec, resumed)
 	g.publish(&event.GoalStarted{Goal: rec.ID, Objective: text.Clip(rec.Objective, 2000), Strategy: rec.Strategy, Resumed: resumed,
 		MaxTurns: rec.Limits.MaxTurns, MaxTokens: rec.Limits.MaxTokens, MaxTimeMS: rec.Limits.MaxTime.Milliseconds(), Research: rec.Research})
 }
@@ -326,7 +325,7 @@ func (g *goalController) begin(c actor.Context, rec *goal.Record, resumed bool) 
 // issue sends the next goal turn: the goal block, then body. The meter
 // holds the turn to what is left of the budgets.
 func (g *goalController) issue(c actor.Context, body string) {
-	g.meter.arm(g.active, g.run.base, g.run.started)
+	g.meter.Arm(g.active, g.run.base, g.run.started)
 	g.ask(c, &agent.RunTurn{Input: goal.Turn(g.active, body)})
 }
 
@@ -394,7 +393,7 @@ func (g *goalController) onSeen(c actor.Context, m *goalSeen) {
 	case m.tool != nil:
 		key := g.calls[m.tool.CallID]
 		delete(g.calls, m.tool.CallID)
-		g.notes.tool(m.tool, key)
+		g.notes.Tool(m.tool, key)
 	}
 	if r := g.run; r != nil && r.finished != nil && r.waitSeq > 0 && g.seen >= r.waitSeq {
 		g.round(c)
@@ -410,7 +409,7 @@ func (g *goalController) round(c actor.Context) {
 		r.timer.Stop()
 		r.timer = nil
 	}
-	lease, rounds, verdict := g.meter.disarm()
+	lease, rounds, verdict := g.meter.Disarm()
 	rec.Lease = lease
 	rec.Turns++
 	rec.Tokens += m.Usage.TotalTokens
@@ -459,7 +458,7 @@ func (g *goalController) round(c actor.Context) {
 		// A turn without a tool call is a round too, and did nothing new.
 		verdict = rec.Lease.Round(goal.Completions(rec.Todo))
 	}
-	g.notes.round(rec, status, verdict)
+	g.notes.Round(rec, status, verdict)
 	g.publish(&event.GoalProgressed{Goal: rec.ID, Turn: rec.Turns, Tokens: rec.Tokens, ElapsedMS: rec.Elapsed.Milliseconds(),
 		Report: status, Summary: text.Clip(rec.Summary, 1000), Todo: len(rec.Todo), TodoDone: len(goal.Completions(rec.Todo)),
 		NoProgress: rec.Lease.NoProgress, Nudged: verdict == goal.Nudge})
@@ -516,7 +515,7 @@ func (g *goalController) stop(c actor.Context, rec *goal.Record, status, reason,
 func (g *goalController) end(rec *goal.Record, status, reason string) {
 	rec.Status, rec.Reason = status, reason
 	g.save(rec)
-	g.notes.ended(rec)
+	g.notes.Ended(rec)
 	g.publish(&event.GoalEnded{Goal: rec.ID, Status: status, Reason: reason, Summary: text.Clip(rec.Summary, 1000),
 		Turns: rec.Turns, Tokens: rec.Tokens, ElapsedMS: rec.Elapsed.Milliseconds()})
 }
@@ -530,7 +529,7 @@ func (g *goalController) reply(c actor.Context, m *agent.TurnFinished) {
 	}
 	g.run = nil
 	r.stopTimers()
-	g.meter.disarm()
+	g.meter.Disarm()
 	if r.replyTo != nil {
 		c.Send(r.replyTo, summedReply(m, g.agent.Session, r.steps, r.usage, r.canceled))
 	}

@@ -152,9 +152,13 @@ func (s *sessionActor) receiveMCP(c actor.Context, msg mcpconn.McpMessage) {
 			c.Send(pid, msg)
 		}
 	case *mcpconn.MCPPromptResult:
-		s.prepReply(c, msg.ID, msg.Text, msg.Error)
+		if s.ledger.Settle(mcpFetchKey(msg.ID)) {
+			s.prepReply(c, msg.ID, msg.Text, msg.Error)
+		}
 	case *mcpconn.MCPResourceResult:
-		s.prepReply(c, msg.ID, msg.Text, msg.Error)
+		if s.ledger.Settle(mcpFetchKey(msg.ID)) {
+			s.prepReply(c, msg.ID, msg.Text, msg.Error)
+		}
 	}
 }
 
@@ -282,13 +286,7 @@ func (s *sessionActor) mcpChildStopped(c actor.Context, who *actor.PID) {
 			st.State, st.LastError = event.MCPFailed, "the connection actor stopped"
 			m.status[name] = st
 		}
-		if p := m.prep; p != nil {
-			for id, ref := range p.waiting {
-				if ref.Server == name {
-					s.prepReply(c, id, "", "the connection actor stopped")
-				}
-			}
-		}
+		// Its fetches for the held turn were ended by the ledger.
 		s.advanceMCP(c)
 		return
 	}
@@ -347,7 +345,7 @@ func (s *sessionActor) advanceMCP(c actor.Context) {
 		m.prep = p
 		id := s.nextMCPID()
 		p.waiting[id] = event.MCPRef{Server: ref.Server}
-		c.Request(pid, &mcpconn.GetMCPPrompt{ID: id, Server: ref.Server, Prompt: ref.Prompt.Name, Args: values})
+		s.fetchMCP(c, id, pid, &mcpconn.GetMCPPrompt{ID: id, Server: ref.Server, Prompt: ref.Prompt.Name, Args: values})
 		return
 	}
 	var servers []string
@@ -363,9 +361,31 @@ func (s *sessionActor) advanceMCP(c actor.Context) {
 	for _, r := range p.refs {
 		id := s.nextMCPID()
 		p.waiting[id] = r
-		c.Request(m.children[r.Server], &mcpconn.ReadMCPResource{ID: id, Server: r.Server, URI: r.URI})
+		s.fetchMCP(c, id, m.children[r.Server], &mcpconn.ReadMCPResource{ID: id, Server: r.Server, URI: r.URI})
 	}
 }
+
+// fetchMCP asks a connection actor for a prompt or resource of the held
+// turn, through the session's ledger: the wait ends with the reply, or
+// with an error when the connection actor stops first or the reply is
+// later than the server's call timeout allows.
+func (s *sessionActor) fetchMCP(c actor.Context, id string, pid *actor.PID, msg any) {
+	var within time.Duration
+	if t := s.mcp.spec.CallTimeout; t > 0 {
+		within = 2*t + mcpFetchMargin
+	}
+	s.ledger.Request(c, mcpFetchKey(id), pid, msg, within, func(c actor.Context, why string) {
+		s.prepReply(c, id, "", "the connection actor "+why)
+	})
+}
+
+// mcpFetchMargin is added to a fetch's deadline beyond the server's own
+// call timeout (which the connection actor enforces first, with a better
+// error), so that only a connection actor that no longer answers meets it.
+const mcpFetchMargin = 5 * time.Second
+
+// mcpFetchKey is the session's ledger entry for one fetch of a held turn.
+func mcpFetchKey(id string) string { return "mcp/" + id }
 
 func (s *sessionActor) nextMCPID() string {
 	s.mcp.seq++

@@ -236,6 +236,17 @@ func (j *failingJournal) records() []journal.Record {
 	return append([]journal.Record(nil), j.recs...)
 }
 
+// Records are the records of one fleet, as the journal would read them.
+func (j *failingJournal) Records(_ context.Context, fleet string) ([]journal.Record, error) {
+	var out []journal.Record
+	for _, r := range j.records() {
+		if r.Fleet == fleet {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
 // TestFleetJournalFailureEndsTheFleet: when a finish record cannot be
 // written the fleet ends at once: the task whose result was refused and
 // the sibling still running are not delivered as ok, the queued task

@@ -14,6 +14,7 @@ import (
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/fleet/fleetmsg"
+	"reasonix/actors/goalctl"
 	"reasonix/actors/kernel"
 	"reasonix/actors/mcpconn"
 	"reasonix/core/goal"
@@ -50,7 +51,14 @@ type sessionActor struct {
 	spec     SessionSpec
 	executor *actor.PID
 	// scheduler owns the session's subagent tasks; nil without a fleet.
-	scheduler *actor.PID
+	// fleetSpec is its spec, to start it again when it stops; schedulerSeq
+	// numbers its incarnations and restarts dates the recent restarts.
+	// fleets are the delegation calls passed on to it (session_fleet.go).
+	scheduler    *actor.PID
+	fleetSpec    *fleet.FleetSpec
+	schedulerSeq int
+	restarts     []time.Time
+	fleets       map[string]*fleetWait
 	// replyTo is the requester of the running turn; running says whether
 	// one is in flight (a turn started with Send has no requester).
 	replyTo *actor.PID
@@ -60,7 +68,8 @@ type sessionActor struct {
 	current *agent.RunTurn
 	// mcp is the MCP part (mcp_session.go); nil without MCP servers.
 	mcp *mcpSession
-	// ledger holds the running turn's request to the executor.
+	// ledger holds the running turn's request to the executor, the fleets
+	// at the scheduler and the held turn's MCP fetches.
 	ledger *kernel.Ledger
 	// queue holds the prompts that arrived during a turn, in order.
 	queue []queuedTurn
@@ -137,6 +146,14 @@ func (s *sessionActor) Receive(c actor.Context) {
 		s.publish(&event.EffortChanged{Effort: m.Effort})
 	case mcpconn.McpMessage:
 		s.receiveMCP(c, m)
+	case *fleetmsg.SubmitFleet:
+		s.submitFleet(c, m)
+	case *fleetmsg.FleetResult:
+		if s.ledger.Settle(fleetWaitKey(m.FleetID)) {
+			s.endFleet(c, m.FleetID, m)
+		}
+	case *fleetmsg.CancelFleet:
+		s.cancelFleet(c, m)
 	case *fleetmsg.CancelTask:
 		if s.scheduler != nil {
 			c.Send(s.scheduler, m)
@@ -161,7 +178,7 @@ func (s *sessionActor) Receive(c actor.Context) {
 			s.executor = nil
 		}
 		if s.scheduler != nil && m.Who.Equal(s.scheduler) {
-			s.scheduler = nil // status queries are answered here from now on
+			s.restartScheduler(c) // nil, and status answered here, when it is not
 		}
 		s.mcpChildStopped(c, m.Who)
 	case *actor.Stopping:
@@ -197,7 +214,17 @@ func (s *sessionActor) repair(c actor.Context, m *kernel.Crashed) {
 	id := s.spec.Agent.Session
 	s.repairMCP(c, reason)
 	s.ledger.Reconcile(c)
+	s.repairFleets(c)
 	switch lost := m.Lost.(type) {
+	case *fleetmsg.SubmitFleet:
+		if s.fleets[lost.FleetID] == nil && m.Sender != nil {
+			c.Send(m.Sender, failedFleet(lost, "not scheduled: "+reason))
+		}
+	case *fleetmsg.FleetResult:
+		// The scheduler's answer stands: the crash was the session's.
+		if s.ledger.Settle(fleetWaitKey(lost.FleetID)) {
+			s.endFleet(c, lost.FleetID, lost)
+		}
 	case *agent.RunTurn:
 		if !s.running {
 			s.running, s.replyTo = true, m.Sender
@@ -243,12 +270,12 @@ func (s *sessionActor) start(c actor.Context) {
 	if s.spec.Fleet != nil {
 		fs := *s.spec.Fleet
 		fs.Saves = s.saves
-		pid, err := c.SpawnNamed(fleet.FleetProps(s.sys, a.Session, a.Bus, fs), "scheduler")
-		if err != nil {
-			panic(fmt.Sprintf("spawn scheduler: %v", err)) // a name clash is a bug; the repair reports it
+		s.fleetSpec, s.fleets = &fs, map[string]*fleetWait{}
+		if err := s.spawnScheduler(c); err != nil {
+			panic(err) // a name clash is a bug; the repair reports it
 		}
-		a.Scheduler = pid
-		s.scheduler = a.Scheduler
+		// Delegation comes here: the session outlives a scheduler that stops.
+		a.Scheduler = c.Self()
 		for _, t := range agent.DelegationTools() {
 			if err := a.Tools.Replace(t); err != nil {
 				s.sys.Logger().Error("register delegation tool", "tool", t.Name(), "err", err)
@@ -264,7 +291,7 @@ func (s *sessionActor) start(c actor.Context) {
 	}
 	if g := s.spec.Goal; g != nil {
 		// The executor under a goal answers to its budgets at every step.
-		a.Budget = newGoalMeter(g.Now)
+		a.Budget = goalctl.NewMeter(g.Now)
 	}
 	var inner *actor.Props
 	if p := s.spec.Planner; p != nil {

@@ -27,7 +27,7 @@ var layers = []struct {
 	{2, []string{"actors/event", "actors/kernel", "actors/workerpb"}},
 	{3, []string{"actors/remote", "actors/fleet/fleetmsg"}},
 	{4, []string{"actors/agent"}},
-	{5, []string{"actors/mcpconn", "actors/fleet"}},
+	{5, []string{"actors/mcpconn", "actors/fleet", "actors/goalctl"}},
 	{6, []string{"actors/worker"}},
 	{7, []string{"actors"}},
 	{8, []string{"assemble"}},

@@ -72,8 +72,9 @@ type AgentSpec struct {
 	Logger       *slog.Logger
 	// Permissions gates each call; the zero value allows everything.
 	Permissions Permissions
-	// Scheduler receives the task, fleet and parallel_tasks calls; nil
-	// when the session has no subagents.
+	// Scheduler receives the task, fleet and parallel_tasks calls (the
+	// session, which passes them to its scheduler); nil when the session
+	// has no subagents.
 	Scheduler *actor.PID
 	// FailOnCrash ends the turn as failed when a tool panics, instead of
 	// letting the model carry on: subagents run unattended, so a crash

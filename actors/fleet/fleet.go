@@ -123,6 +123,10 @@ type fleetActor struct {
 	fleets map[string]*fleetCall
 	tasks  map[string]*runningTask
 	byPID  map[string]string // subagent PID id → task id
+	// ledger holds each subagent's (or remote proxy's) RunTurn: it ends
+	// with the TurnFinished, or with the task failed when the subagent
+	// stops without one.
+	ledger *kernel.Ledger
 	// stopping maps a finished task's subagent (PID id) to its fleet
 	// until the subagent has stopped.
 	stopping map[string]string
@@ -226,13 +230,22 @@ type runningTask struct {
 func FleetProps(sys *kernel.System, session string, bus *event.Bus, spec FleetSpec) *actor.Props {
 	log := sys.Logger().With("session", session, "actor", "scheduler")
 	return kernel.Props("scheduler", log, func() actor.Actor {
-		return &fleetActor{sys: sys, spec: spec, session: session, bus: bus, log: log}
+		return &fleetActor{sys: sys, spec: spec, session: session, bus: bus, log: log, ledger: kernel.NewLedger(sys)}
 	})
 }
 
 // Receive implements actor.Actor. A panic in a handler is repaired (see
 // repair): the tasks the scheduler owns must still end exactly once.
 func (f *fleetActor) Receive(c actor.Context) {
+	if !f.ledger.Receive(c, c.Message()) {
+		f.handle(c)
+	}
+	if len(f.broken) > 0 {
+		f.endBroken(c)
+	}
+}
+
+func (f *fleetActor) handle(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		q, err := scheduler.New(scheduler.Config{MaxRunning: f.spec.MaxRunning, MaxWriters: f.spec.MaxWriters, Root: f.spec.Root})
@@ -301,6 +314,7 @@ func (f *fleetActor) Receive(c actor.Context) {
 	case *actor.Stopping:
 		f.broken = nil // the fleets end with the scheduler
 		f.stoppingAll = true
+		f.ledger.DropAll()
 		if f.settleTimer != nil {
 			f.settleTimer.Stop()
 		}
@@ -316,9 +330,6 @@ func (f *fleetActor) Receive(c actor.Context) {
 				t.fence.Stop()
 			}
 		}
-	}
-	if len(f.broken) > 0 {
-		f.endBroken(c)
 	}
 }
 
@@ -347,9 +358,22 @@ func (f *fleetActor) submit(c actor.Context, m *fleetmsg.SubmitFleet) {
 	if len(m.Tasks) > 0 {
 		fl.budget = m.Tasks[0].FleetBudget
 	}
-	if m.Key != "" {
+	switch {
+	case m.FromJournal:
+		sub, fresh, err := f.fromJournal(m)
+		switch {
+		case err != nil:
+			// Nothing is known of what ran: none of it runs (endBroken).
+			fl.key = m.Key
+			_ = f.journalFailed(m.FleetID, fl, "read", err)
+		case fresh:
+			f.jotSubmit(m, fl)
+		default:
+			m, fl.key = sub, sub.Key
+		}
+	case m.Key != "":
 		fl.key = m.Key // re-attached: its submit is journalled already
-	} else {
+	default:
 		f.jotSubmit(m, fl)
 	}
 	for _, spec := range m.Tasks {
@@ -457,7 +481,37 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	if fl := f.fleets[t.fleet]; fl != nil {
 		fl.live++
 	}
-	c.Request(t.pid, &agent.RunTurn{Input: t.spec.Prompt})
+	f.run(c, t)
+}
+
+// run asks the task's subagent, or the proxy of its remote attempt, for
+// the task's one turn. The ledger ends the wait once: with the
+// TurnFinished (onFinished settles it) or, when the subagent stops or is
+// gone without one, with the task failed (subagentLost).
+func (f *fleetActor) run(c actor.Context, t *runningTask) {
+	id, pid := t.spec.ID, t.pid
+	f.ledger.Request(c, runKey(pid), pid, &agent.RunTurn{Input: t.spec.Prompt}, 0, func(c actor.Context, _ string) {
+		f.subagentLost(c, id, pid)
+	})
+}
+
+// runKey is the ledger entry of a subagent's turn: one per spawned
+// subagent, so a task's later attempt never meets its earlier one's.
+func runKey(pid *actor.PID) string { return "run/" + pid.Id }
+
+// subagentLost fails a task whose subagent stopped before it answered.
+func (f *fleetActor) subagentLost(c actor.Context, id string, pid *actor.PID) {
+	t := f.tasks[id]
+	if t == nil || t.pid == nil || !t.pid.Equal(pid) {
+		return
+	}
+	// The subagent is gone already: finishTask need not wait for it.
+	delete(f.byPID, pid.Id)
+	t.pid = nil
+	if fl := f.fleets[t.fleet]; fl != nil {
+		fl.live--
+	}
+	f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: "subagent stopped before finishing its task"})
 }
 
 // laterAttempt is an attempt number as events show it: left out (zero)
@@ -535,13 +589,11 @@ func (f *fleetActor) repair(c actor.Context, m *kernel.Crashed) {
 		}
 	}
 	// Subagents that stopped without the scheduler hearing of it (the lost
-	// message may have been their Terminated) are handled as stopped now.
+	// message may have been their Terminated) are handled as stopped now:
+	// the ledger fails the tasks of those that had not answered, and
+	// those that had are counted as stopped.
+	f.ledger.Reconcile(c)
 	for pidID := range f.stopping {
-		if !f.alive(pidID) {
-			f.onStopped(c, &actor.Terminated{Who: actor.NewPID(c.Self().Address, pidID)})
-		}
-	}
-	for pidID := range f.byPID {
 		if !f.alive(pidID) {
 			f.onStopped(c, &actor.Terminated{Who: actor.NewPID(c.Self().Address, pidID)})
 		}
@@ -555,6 +607,7 @@ func (f *fleetActor) repair(c actor.Context, m *kernel.Crashed) {
 		// A subagent's answer was lost: its task fails with the reason.
 		if m.Sender != nil {
 			if id, ok := f.byPID[m.Sender.Id]; ok {
+				f.ledger.Settle(runKey(m.Sender))
 				f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: reason, Text: lost.Text, Steps: lost.Steps, Usage: lost.Usage})
 			}
 		}
@@ -750,7 +803,7 @@ func (f *fleetActor) onFinished(c actor.Context, m *agent.TurnFinished) {
 		return
 	}
 	id, ok := f.byPID[c.Sender().Id]
-	if !ok {
+	if !ok || !f.ledger.Settle(runKey(c.Sender())) {
 		return
 	}
 	if f.attemptEnded(c, id, m) {
@@ -771,8 +824,9 @@ func (f *fleetActor) onFinished(c actor.Context, m *agent.TurnFinished) {
 	f.finishTask(c, id, res)
 }
 
-// onStopped counts a subagent as stopped and reports one that died
-// without finishing its task.
+// onStopped counts a finished task's subagent as stopped; the fleet's
+// reply waits for it. One that stopped before answering is the ledger's
+// (subagentLost).
 func (f *fleetActor) onStopped(c actor.Context, m *actor.Terminated) {
 	if m.Who == nil {
 		return
@@ -783,23 +837,7 @@ func (f *fleetActor) onStopped(c actor.Context, m *actor.Terminated) {
 			fl.live--
 			f.maybeReply(c, fleetID)
 		}
-		return
 	}
-	id, ok := f.byPID[m.Who.Id]
-	if !ok {
-		return
-	}
-	// The subagent is gone already: finishTask need not wait for it.
-	delete(f.byPID, m.Who.Id)
-	t := f.tasks[id]
-	if t == nil {
-		return
-	}
-	t.pid = nil
-	if fl := f.fleets[t.fleet]; fl != nil {
-		fl.live--
-	}
-	f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: "subagent stopped before finishing its task"})
 }
 
 // finishTask releases the task's slots, records its result and admits

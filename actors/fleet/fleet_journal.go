@@ -21,6 +21,49 @@ import (
 // them; *journal.Journal is the durable one.
 type FleetJournal interface {
 	Append(ctx context.Context, r journal.Record) (int64, error)
+	// Records are a fleet's records in order; none for a fleet never
+	// journalled.
+	Records(ctx context.Context, fleet string) ([]journal.Record, error)
+}
+
+// JournalKey names a fleet in the journal: its session, its id and when
+// it was submitted, so a session resumed in a later process, whose fleet
+// ids start again, never meets its earlier fleets.
+func JournalKey(session, fleetID string, at time.Time) string {
+	return fmt.Sprintf("%s/%s-%d", session, fleetID, at.UnixMilli())
+}
+
+// fromJournal completes a FromJournal submission: a fleet the journal
+// holds gets the results it records (its running tasks run again or fail,
+// per the lost policy), and one it does not hold is a new fleet to journal
+// under the key. A journal that cannot be read leaves nothing to go on
+// from: the error ends the fleet.
+func (f *fleetActor) fromJournal(m *fleetmsg.SubmitFleet) (sub *fleetmsg.SubmitFleet, fresh bool, err error) {
+	j, err := f.openJournal()
+	if err != nil {
+		return nil, false, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
+	defer cancel()
+	recs, err := j.Records(ctx, m.Key)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(recs) == 0 {
+		return m, true, nil
+	}
+	rf, err := ResumeFleet(ctx, j, recs, f.spec.LostPolicy)
+	if err != nil {
+		return nil, false, err
+	}
+	if rf.Submit.FleetID == "" {
+		rf.Submit.FleetID = m.FleetID // a fleet of no tasks names none
+	}
+	if rf.Submit.FleetID != m.FleetID {
+		return nil, false, fmt.Errorf("fleet journal %s holds fleet %q, not %q", m.Key, rf.Submit.FleetID, m.FleetID)
+	}
+	f.log.Info("fleet goes on from its journal", "fleet", m.Key, "done", len(rf.Submit.Done), "rerun", len(rf.Rerun), "failed", len(rf.Failed))
+	return rf.Submit, false, nil
 }
 
 // journalTimeout bounds one journal write; a journal that cannot keep up
@@ -85,10 +128,16 @@ func (f *fleetActor) jot(fleetID, kind, task string, data any) error {
 	if err == nil {
 		return nil
 	}
+	return f.journalFailed(fleetID, fl, kind, err)
+}
+
+// journalFailed breaks a fleet's journal (see jot) and returns the error
+// every later record of the fleet gets.
+func (f *fleetActor) journalFailed(fleetID string, fl *fleetCall, kind string, err error) error {
 	err = agent.DiskFull(err)
 	fl.journalErr = err
 	f.broken = append(f.broken, fleetID)
-	f.log.Error("fleet journal write failed; the fleet ends", "fleet", fl.key, "kind", kind, "err", err)
+	f.log.Error("fleet journal failed; the fleet ends", "fleet", fl.key, "kind", kind, "err", err)
 	f.spec.Saves.Fail("fleet journal", err, false)
 	return err
 }
@@ -151,7 +200,10 @@ func (f *fleetActor) jotSubmit(m *fleetmsg.SubmitFleet, fl *fleetCall) {
 	if f.spec.Journal == nil && f.spec.JournalHome == "" {
 		return
 	}
-	fl.key = fmt.Sprintf("%s/%s-%d", f.session, m.FleetID, fl.created.UnixMilli())
+	fl.key = m.Key
+	if fl.key == "" {
+		fl.key = JournalKey(f.session, m.FleetID, fl.created)
+	}
 	sub := scheduler.Submission{}
 	for _, spec := range m.Tasks {
 		sub.Tasks = append(sub.Tasks, f.queueTask(m.FleetID, spec))

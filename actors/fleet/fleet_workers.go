@@ -356,7 +356,7 @@ func (f *fleetActor) startRemote(c actor.Context, t *runningTask, deadline time.
 	if fl := f.fleets[t.fleet]; fl != nil {
 		fl.live++
 	}
-	c.Request(t.pid, &agent.RunTurn{Input: t.spec.Prompt})
+	f.run(c, t)
 }
 
 // attemptEnded handles a proxy's answer that is not the task's end: its

@@ -53,11 +53,12 @@ type RemoteTaskSpec struct {
 // AttemptLost tells a proxy its worker was lost: the attempt ends lost.
 type AttemptLost struct{ Why string }
 
-// remoteExpired and remoteTailTimer are the proxy's own timers.
-type (
-	remoteExpired   struct{}
-	remoteTailTimer struct{}
-)
+// remoteTailTimer is the proxy's timer for the events a finished attempt
+// still owes.
+type remoteTailTimer struct{}
+
+// attemptKey is the proxy's ledger entry for its attempt at the worker.
+const attemptKey = "attempt"
 
 // remoteTask is the proxy of one attempt on a worker: to the scheduler it
 // is an executor child (RunTurn answered by exactly one TurnFinished;
@@ -83,15 +84,18 @@ type remoteTask struct {
 	next  uint64 // number of the next event expected, from 1
 	fin   *remote.Finished
 	first bool // onFirst ran
-	timer *time.Timer
 	tail  *time.Timer
+	// ledger holds the attempt: the start goes to the worker through the
+	// link, and the wait ends with the attempt's answer, the backstop, or
+	// the link's end.
+	ledger *kernel.Ledger
 }
 
 // RemoteTaskProps spawns the proxy of one attempt of a task on a worker.
 func RemoteTaskProps(sys *kernel.System, spec RemoteTaskSpec) *actor.Props {
 	log := sys.Logger().With("actor", "remote", "task", spec.Start.Spec.ID, "attempt", spec.Start.Attempt, "worker", spec.Worker)
 	return kernel.Props("remote", log, func() actor.Actor {
-		return &remoteTask{sys: sys, spec: spec, log: log, next: 1}
+		return &remoteTask{sys: sys, spec: spec, log: log, next: 1, ledger: kernel.NewLedger(sys)}
 	})
 }
 
@@ -101,6 +105,9 @@ func (p *remoteTask) attempt() int { return p.spec.Start.Attempt }
 
 // Receive implements actor.Actor.
 func (p *remoteTask) Receive(c actor.Context) {
+	if p.ledger.Receive(c, c.Message()) {
+		return
+	}
 	m, err := remote.FromWire(c.Message())
 	if err != nil {
 		p.lose(c, "undecodable message from the worker: "+err.Error())
@@ -131,8 +138,6 @@ func (p *remoteTask) Receive(c actor.Context) {
 		if p.mine(m.Task, m.Attempt) {
 			p.onFinished(c, m)
 		}
-	case *remoteExpired:
-		p.answer(c, &agent.TurnFinished{Status: event.StatusFailed, Error: fmt.Sprintf("worker %s did not end the task within %s", p.spec.Worker, p.spec.Backstop)})
 	case *remoteTailTimer:
 		if p.fin != nil {
 			p.lose(c, fmt.Sprintf("the stream from worker %s lost events %d–%d", p.spec.Worker, p.next, p.fin.Last))
@@ -149,6 +154,10 @@ func (p *remoteTask) Receive(c actor.Context) {
 			// Stopped by the scheduler's reaper before an answer: the
 			// worker kills the job.
 			p.forward(c, &remote.Cancel{Task: p.id(), Attempt: p.attempt(), Why: "killed"})
+		}
+		p.ledger.DropAll()
+		if p.asked && p.spec.Link != nil {
+			c.Unwatch(p.spec.Link) // the link outlives its attempts
 		}
 		p.stopTimers()
 	}
@@ -169,11 +178,19 @@ func (p *remoteTask) run(c actor.Context) {
 		return
 	}
 	p.replyTo, p.asked = c.Sender(), true
-	p.forward(c, &p.spec.Start)
-	if p.spec.Backstop > 0 {
-		sys, self := p.sys, c.Self()
-		p.timer = time.AfterFunc(p.spec.Backstop, func() { sys.Send(self, &remoteExpired{}) })
+	start := &LinkForward{Epoch: p.spec.Start.Epoch, Msg: &p.spec.Start, Sender: c.Self()}
+	p.ledger.Request(c, attemptKey, p.spec.Link, start, p.spec.Backstop, p.unanswered)
+}
+
+// unanswered ends an attempt the worker did not answer: past the backstop
+// it fails (the worker kept it too long), and when the link is gone it is
+// lost (the scheduler reruns or fails it).
+func (p *remoteTask) unanswered(c actor.Context, why string) {
+	if kernel.Expired(why) {
+		p.answer(c, &agent.TurnFinished{Status: event.StatusFailed, Error: fmt.Sprintf("worker %s did not end the task within %s", p.spec.Worker, p.spec.Backstop)})
+		return
 	}
+	p.lose(c, fmt.Sprintf("the link to worker %s: %s", p.spec.Worker, why))
 }
 
 // forward sends m to the worker through the link, with the proxy as the
@@ -318,6 +335,7 @@ func (p *remoteTask) answer(c actor.Context, tf *agent.TurnFinished) {
 		return
 	}
 	p.done = true
+	p.ledger.Settle(attemptKey)
 	p.stopTimers()
 	if tf.Session == "" {
 		tf.Session, tf.Task = p.spec.Start.Session, p.id()
@@ -328,9 +346,7 @@ func (p *remoteTask) answer(c actor.Context, tf *agent.TurnFinished) {
 }
 
 func (p *remoteTask) stopTimers() {
-	for _, t := range []*time.Timer{p.timer, p.tail} {
-		if t != nil {
-			t.Stop()
-		}
+	if p.tail != nil {
+		p.tail.Stop()
 	}
 }

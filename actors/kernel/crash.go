@@ -46,7 +46,8 @@ type messageStarter interface {
 }
 
 // FaultHook, when set, is called by the repair middleware around every
-// handler (after is false before it runs, true once it returned). Tests set
+// handler (after is false before it runs, true once it returned), and
+// before the repair of a crash. Tests set
 // it to inject a panic at a chosen handler; it is nil in production.
 var FaultHook atomic.Pointer[func(kind string, msg any, after bool)]
 
@@ -66,6 +67,9 @@ func WithRepair(kind string, log *slog.Logger) actor.PropsOption {
 						Reason: fmt.Sprint(r), Stack: string(debug.Stack())}
 					log.Error("actor handler panic; repairing", "actor", kind, "message", crash.Message,
 						"reason", crash.Reason, "stack", crash.Stack)
+					if h := FaultHook.Load(); h != nil {
+						(*h)(kind, crash, false) // a test may fail the repair too
+					}
 					next(c, &actor.MessageEnvelope{Header: env.Header, Message: crash, Sender: env.Sender})
 				}()
 			}

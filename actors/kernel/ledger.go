@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -31,6 +32,13 @@ type pendingRequest struct {
 	// wait ("stopped", "timed out after 5s", …).
 	fail func(c actor.Context, why string)
 }
+
+// noReplyInTime is how a wait that reached its deadline ends.
+const noReplyInTime = "got no reply in time"
+
+// Expired reports whether why, the reason a ledger gave a failed wait,
+// says it reached its deadline (rather than that the target stopped).
+func Expired(why string) bool { return strings.HasSuffix(why, noReplyInTime) }
 
 // requestExpired is the ledger's own deadline message.
 type requestExpired struct{ id string }
@@ -91,7 +99,7 @@ func (l *Ledger) Receive(c actor.Context, msg any) bool {
 	switch m := msg.(type) {
 	case *requestExpired:
 		if p, ok := l.entries[m.id]; ok {
-			l.end(c, p, "got no reply in time")
+			l.end(c, p, noReplyInTime)
 		}
 		return true
 	case *actor.Terminated:

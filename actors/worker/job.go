@@ -104,24 +104,33 @@ type job struct {
 	cancelled string
 	over      string
 	reaper    *time.Timer
+	// ledger holds the executor's turn: it ends with its TurnFinished, or
+	// failed when the executor stops without one.
+	ledger *kernel.Ledger
 }
+
+// turnKey is the job's ledger entry for its executor's turn.
+const turnKey = "turn"
 
 func jobProps(sys *kernel.System, spec jobSpec, log *slog.Logger) *actor.Props {
 	log = log.With("task", spec.task.ID, "attempt", spec.attempt, "session", spec.session)
 	return kernel.Props("job", log, func() actor.Actor {
-		return &job{sys: sys, spec: spec, log: log}
+		return &job{sys: sys, spec: spec, log: log, ledger: kernel.NewLedger(sys)}
 	})
 }
 
 // Receive implements actor.Actor.
 func (j *job) Receive(c actor.Context) {
+	if j.ledger.Receive(c, c.Message()) {
+		return
+	}
 	switch m := c.Message().(type) {
 	case *actor.Started:
 		j.begin(c)
 	case *jobBatch:
 		j.relay(c, m)
 	case *agent.TurnFinished:
-		if j.exec != nil && c.Sender() != nil && c.Sender().Equal(j.exec) && j.result == nil {
+		if j.ledger.Settle(turnKey) && j.result == nil {
 			j.ended(c, m)
 		}
 	case *jobCancel:
@@ -155,10 +164,7 @@ func (j *job) Receive(c actor.Context) {
 		}
 	case *actor.Terminated:
 		if j.exec != nil && m.Who != nil && m.Who.Equal(j.exec) {
-			j.exec = nil
-			if j.result == nil {
-				j.ended(c, &agent.TurnFinished{Status: event.StatusFailed, Error: "subagent stopped before finishing its task"})
-			}
+			j.exec = nil // its unanswered turn was the ledger's
 		}
 	case *kernel.Crashed:
 		j.repair(c, m)
@@ -198,7 +204,11 @@ func (j *job) begin(c actor.Context) {
 		ag.Provider = &fleet.MeteredProvider{Provider: ag.Provider, Meter: meter}
 	}
 	j.exec = c.Spawn(agent.ExecutorProps(j.sys, ag))
-	c.Request(j.exec, &agent.RunTurn{Input: j.spec.task.Prompt})
+	j.ledger.Request(c, turnKey, j.exec, &agent.RunTurn{Input: j.spec.task.Prompt}, 0, func(c actor.Context, _ string) {
+		if j.result == nil {
+			j.ended(c, &agent.TurnFinished{Status: event.StatusFailed, Error: "subagent stopped before finishing its task"})
+		}
+	})
 	j.self, j.parent = self, c.Parent()
 }
 
@@ -297,6 +307,7 @@ func (j *job) finished(res *agent.TurnFinished) *remote.Finished {
 // stopping ends the relay and, for a job stopped before it finished (the
 // worker stopping, a kill), still sends the attempt's end once.
 func (j *job) stopping(c actor.Context) {
+	j.ledger.DropAll()
 	if j.reaper != nil {
 		j.reaper.Stop()
 	}
@@ -345,14 +356,13 @@ func (j *job) repair(c actor.Context, m *kernel.Crashed) {
 		return
 	}
 	if lost, ok := m.Lost.(*agent.TurnFinished); ok && j.result == nil {
+		j.ledger.Settle(turnKey)
 		j.result = lost
 	}
-	if j.exec != nil {
-		if _, alive := j.sys.ActorSystem().ProcessRegistry.GetLocal(j.exec.Id); !alive {
-			j.exec = nil
-		}
-	}
-	if j.exec == nil && j.result == nil {
+	// An executor gone without an end (its Terminated may be what was
+	// lost) fails the attempt; a turn nobody waits on any more does too.
+	j.ledger.Reconcile(c)
+	if j.result == nil && !j.ledger.Pending(turnKey) {
 		j.result = &agent.TurnFinished{Status: event.StatusFailed, Error: m.Error()}
 	}
 	if j.result != nil && !j.sent {

@@ -17,6 +17,12 @@ type SubmitFleet struct {
 	// finished before, which keep their results and do not run again.
 	Key  string
 	Done map[string]event.TaskResult
+	// FromJournal says Key names the fleet in the journal whether or not
+	// it is there yet: a fleet with no records is journalled under Key as
+	// a new one, and one with records goes on from them (as ResumeFleet
+	// says). It is how a restarted scheduler takes over the fleets of the
+	// one that stopped.
+	FromJournal bool
 }
 
 // CancelFleet stops a fleet: queued tasks end cancelled, running ones are

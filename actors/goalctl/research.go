@@ -1,4 +1,4 @@
-package actors
+package goalctl
 
 import (
 	"fmt"
@@ -15,12 +15,12 @@ import (
 	"reasonix/core/text"
 )
 
-// researchNotes is an AutoResearch goal's directory of notes, written by
+// ResearchNotes is an AutoResearch goal's directory of notes, written by
 // the host from what the goal does: a person can read where the run
 // stands at any moment, and none of it reaches the system prompt, tool
 // schemas or memory. The goal block only names the directory. A nil
-// *researchNotes writes nothing (the light strategy).
-type researchNotes struct {
+// *ResearchNotes writes nothing (the light strategy).
+type ResearchNotes struct {
 	dir  string
 	log  *slog.Logger
 	seen map[string]bool
@@ -37,9 +37,9 @@ const (
 	researchHeartbeat  = "heartbeat"
 )
 
-// openResearch opens (or, for a new goal, creates) the goal's directory
+// OpenResearch opens (or, for a new goal, creates) the goal's directory
 // under workspace/.reasonix/autoresearch and records it in rec.
-func openResearch(workspace string, rec *goal.Record, log *slog.Logger) *researchNotes {
+func OpenResearch(workspace string, rec *goal.Record, log *slog.Logger) *ResearchNotes {
 	if rec.Research == "" {
 		name := rec.StartedAt.UTC().Format("20060102-150405") + "-" + slug(rec.Objective)
 		rec.Research = filepath.Join(workspace, ".reasonix", "autoresearch", name)
@@ -48,7 +48,7 @@ func openResearch(workspace string, rec *goal.Record, log *slog.Logger) *researc
 		log.Error("autoresearch dir", "err", err)
 		return nil
 	}
-	return &researchNotes{dir: rec.Research, log: log, seen: map[string]bool{}}
+	return &ResearchNotes{dir: rec.Research, log: log, seen: map[string]bool{}}
 }
 
 // slug is a short file-name form of the objective.
@@ -75,7 +75,9 @@ func slug(s string) string {
 	return b.String()
 }
 
-func (n *researchNotes) started(rec *goal.Record, resumed bool) {
+// Started records the goal's start, or its resumption, and creates the
+// notes of a new goal.
+func (n *ResearchNotes) Started(rec *goal.Record, resumed bool) {
 	if n == nil {
 		return
 	}
@@ -95,9 +97,9 @@ func (n *researchNotes) started(rec *goal.Record, resumed bool) {
 	n.heartbeat(rec)
 }
 
-// tool records a successful call as a direction tried, once per exact
+// Tool records a successful call as a direction tried, once per exact
 // call.
-func (n *researchNotes) tool(m *event.ToolFinished, key string) {
+func (n *ResearchNotes) Tool(m *event.ToolFinished, key string) {
 	if n == nil || m.IsError || key == "" || m.Tool == goal.ToolGoal || m.Tool == goal.ToolTodo || n.seen[key] {
 		return
 	}
@@ -106,7 +108,9 @@ func (n *researchNotes) tool(m *event.ToolFinished, key string) {
 	n.append(researchDirections, fmt.Sprintf("- %s %s\n", tool, text.OneLine(args, 160)))
 }
 
-func (n *researchNotes) round(rec *goal.Record, status string, v goal.Verdict) {
+// Round records one goal turn's end: its status, the tokens so far, the
+// lease's verdict, the summary as a finding and the todo list as the plan.
+func (n *ResearchNotes) Round(rec *goal.Record, status string, v goal.Verdict) {
 	if n == nil {
 		return
 	}
@@ -119,7 +123,8 @@ func (n *researchNotes) round(rec *goal.Record, status string, v goal.Verdict) {
 	n.heartbeat(rec)
 }
 
-func (n *researchNotes) ended(rec *goal.Record) {
+// Ended records that the goal ended.
+func (n *ResearchNotes) Ended(rec *goal.Record) {
 	if n == nil {
 		return
 	}
@@ -131,20 +136,20 @@ func (n *researchNotes) ended(rec *goal.Record) {
 	n.heartbeat(rec)
 }
 
-func (n *researchNotes) heartbeat(rec *goal.Record) {
+func (n *ResearchNotes) heartbeat(rec *goal.Record) {
 	n.write(researchHeartbeat, fmt.Sprintf("%s %s turn %d\n", time.Now().UTC().Format(time.RFC3339), rec.Status, rec.Turns))
 }
 
 // write replaces a whole file atomically, so a reader never sees half of
 // it.
-func (n *researchNotes) write(name, body string) {
+func (n *ResearchNotes) write(name, body string) {
 	if err := atomicfile.Write(filepath.Join(n.dir, name), []byte(body), 0o644); err != nil {
 		n.log.Warn("autoresearch note", "file", name, "err", err)
 	}
 }
 
 // append adds whole lines to a log file.
-func (n *researchNotes) append(name, line string) {
+func (n *ResearchNotes) append(name, line string) {
 	f, err := os.OpenFile(filepath.Join(n.dir, name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err == nil {
 		_, err = f.WriteString(line)

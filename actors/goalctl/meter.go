@@ -1,4 +1,4 @@
-package actors
+package goalctl
 
 import (
 	"fmt"
@@ -10,14 +10,14 @@ import (
 	"reasonix/core/provider"
 )
 
-// goalMeter is a goal's step budget, shared by the goal controller and the
+// Meter is a goal's step budget, shared by the goal controller and the
 // executor it runs. Armed for a goal turn, it holds the turn to what is
 // left of the goal's token and time budgets, and runs the progress lease
 // over the turn's tool-call rounds: the round that brings the
 // reassessment nudge, or runs the lease out, ends the turn, and the
 // controller reads the lease back when the turn is over. Disarmed (between
 // goal turns, and for ordinary turns) it stops nothing.
-type goalMeter struct {
+type Meter struct {
 	mu sync.Mutex
 	// box holds the todo list, whose completions count as progress.
 	box *agent.GoalBox
@@ -38,16 +38,25 @@ type goalMeter struct {
 	verdict goal.Verdict
 }
 
-func newGoalMeter(now func() time.Time) *goalMeter {
+// NewMeter is a disarmed meter reading the clock through now (nil:
+// time.Now).
+func NewMeter(now func() time.Time) *Meter {
 	if now == nil {
 		now = time.Now
 	}
-	return &goalMeter{now: now}
+	return &Meter{now: now}
 }
 
-// arm opens a goal turn of rec, whose run began at started with base of
+// Watch makes box's todo completions count as progress.
+func (m *Meter) Watch(box *agent.GoalBox) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.box = box
+}
+
+// Arm opens a goal turn of rec, whose run began at started with base of
 // the goal's time already used.
-func (m *goalMeter) arm(rec *goal.Record, base time.Duration, started time.Time) {
+func (m *Meter) Arm(rec *goal.Record, base time.Duration, started time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.armed, m.limits = true, rec.Limits
@@ -58,23 +67,24 @@ func (m *goalMeter) arm(rec *goal.Record, base time.Duration, started time.Time)
 	m.rounds, m.verdict = 0, goal.Idle
 }
 
-// disarm closes the goal turn and returns the lease as the turn left it,
+// Disarm closes the goal turn and returns the lease as the turn left it,
 // how many tool-call rounds the turn had and the lease's last verdict.
-func (m *goalMeter) disarm() (goal.Lease, int, goal.Verdict) {
+func (m *Meter) Disarm() (goal.Lease, int, goal.Verdict) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.armed = false
 	return m.lease, m.rounds, m.verdict
 }
 
-func (m *goalMeter) Spend(tokens int) {
+// Spend counts tokens the turn used.
+func (m *Meter) Spend(tokens int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.spent += tokens
 }
 
 // Exhausted checks tokens and time; turns are counted between goal turns.
-func (m *goalMeter) Exhausted() string {
+func (m *Meter) Exhausted() string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.armed {
@@ -86,7 +96,7 @@ func (m *goalMeter) Exhausted() string {
 // Round closes one tool-call round. Its acts are its successful calls
 // other than goal and todo, by tool and arguments, and the todo list's
 // completed items; a round with one not seen before renews the lease.
-func (m *goalMeter) Round(calls []provider.ToolCall, results []*agent.ToolResult) string {
+func (m *Meter) Round(calls []provider.ToolCall, results []*agent.ToolResult) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.armed {
