@@ -108,7 +108,7 @@ func (m *model) slashItems(prefix string) []menuItem {
 		add(b.Name, b.Description)
 	}
 	for _, c := range m.commands.custom {
-		add(c.name, c.description)
+		add(c.Name, c.Description)
 	}
 	for _, p := range m.commands.prompts {
 		add(p.Command(), p.Prompt.Description)

@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"reasonix/actors/event"
+	"reasonix/core/command"
 	"reasonix/core/prompt"
 )
 
@@ -166,13 +167,14 @@ func (m *model) prompt(shown, text string) tea.Cmd {
 		return nil
 	}
 	m.commit(renderPrompt(shown, m.width))
-	m.outgoing = append(m.outgoing, outgoing{text: text, ready: !strings.Contains(text, "@")})
+	_, custom := m.customCommand(text)
+	m.outgoing = append(m.outgoing, outgoing{text: text, ready: !custom && !strings.Contains(text, "@")})
 	if m.outgoing[len(m.outgoing)-1].ready {
 		m.drain()
 		return nil
 	}
 	m.nextOut++
-	id, gen, root, sh := m.nextOut, m.gen, m.opts.Cwd, m.sh
+	id, gen, root, sh, cmds := m.nextOut, m.gen, m.opts.Cwd, m.sh, m.commands.custom
 	m.outgoing[len(m.outgoing)-1].id = id
 	return func() tea.Msg {
 		ctx, end, ok := sh.begin(expandTimeout)
@@ -180,9 +182,19 @@ func (m *model) prompt(shown, text string) tea.Cmd {
 			return nil
 		}
 		defer end()
-		text, notices := prompt.Expand(ctx, root, nil, text)
+		text, notices := prompt.Expand(ctx, root, cmds, text)
 		return promptReadyMsg{gen: gen, id: id, text: text, notices: notices}
 	}
+}
+
+// customCommand reports whether text runs one of the chat's custom
+// commands.
+func (m *model) customCommand(text string) (command.Command, bool) {
+	name, _, ok := command.Split(text)
+	if !ok {
+		return command.Command{}, false
+	}
+	return command.Find(m.commands.custom, name)
 }
 
 // outgoing is a prompt on its way to the session: prompts go out in the

@@ -253,6 +253,39 @@ func TestRunExpandsReferences(t *testing.T) {
 	}
 }
 
+// TestRunCustomCommandReferences: a custom command is rendered where the
+// other frontends render it, so the @path its template names reaches the
+// model as the file's content, and its arguments are filled in.
+func TestRunCustomCommandReferences(t *testing.T) {
+	srv := providertest.Start(t)
+	srv.Push(providertest.Turn{Text: "digested **it**"})
+	o, _ := liveOpener(t, srv)
+	dir := filepath.Join(o.Cwd, ".reasonix", "commands")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "digest.md"), []byte("Digest @notes.txt for $ARGUMENTS.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(o.Cwd, "notes.txt"), []byte("content-only-in-the-file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := startRun(t, o)
+	waitOutput(t, r.out, "· session ")
+	r.typeKeys(t, "/help\r")
+	waitOutput(t, r.out, "/digest")
+	r.typeKeys(t, "/digest the team\r")
+	waitOutput(t, r.out, "digested it")
+	r.quit(t)
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if user := reqs[0].LastUser(); !strings.Contains(user, "content-only-in-the-file") || !strings.Contains(user, "Digest @notes.txt for the team.") {
+		t.Errorf("the prompt sent was %q", user)
+	}
+}
+
 // TestRunSetsEffort: /effort LEVEL changes the reasoning effort of the
 // session's next request, and the chat says so.
 func TestRunSetsEffort(t *testing.T) {

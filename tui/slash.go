@@ -11,16 +11,11 @@ import (
 	"reasonix/core/command"
 )
 
-// customCommand is a user or project command: a Markdown template sent as
-// the next prompt.
-type customCommand struct {
-	name, description, argHint, source string
-	render                             func(args string) string
-}
-
 // commandSet is every slash command beyond the built-ins.
 type commandSet struct {
-	custom  []customCommand
+	// custom are the user's and the project's commands: offered for
+	// completion and rendered, when one is sent, by prompt.Expand.
+	custom  []command.Command
 	prompts []event.MCPPromptRef
 	// resources are the MCP resources for @ completion.
 	resources []event.MCPResourceRef
@@ -33,36 +28,22 @@ func (c *commandSet) setMCP(st *event.MCPStatus) {
 	c.resources = st.Resources()
 }
 
-func (c *commandSet) find(name string) (customCommand, bool) {
-	for _, cc := range c.custom {
-		if cc.name == name {
-			return cc, true
-		}
-	}
-	return customCommand{}, false
-}
-
 // commandsMsg answers loadCommands.
 type commandsMsg struct {
 	gen      int
-	custom   []customCommand
+	custom   []command.Command
 	problems []string
 }
 
 // loadCustom reads the custom commands of the user's and the project's
 // commands directories.
-func loadCustom(home, cwd string) ([]customCommand, []string) {
+func loadCustom(home, cwd string) ([]command.Command, []string) {
 	cmds, problems := command.Load(command.Dirs(home, cwd)...)
-	out := make([]customCommand, 0, len(cmds))
-	for _, c := range cmds {
-		out = append(out, customCommand{name: c.Name, description: c.Description, argHint: c.ArgumentHint,
-			source: c.Source, render: c.Render})
-	}
 	var msgs []string
 	for _, p := range problems {
 		msgs = append(msgs, p.String())
 	}
-	return out, msgs
+	return cmds, msgs
 }
 
 func (m *model) loadCommands() tea.Cmd {
@@ -175,8 +156,9 @@ func (m *model) slash(input string) tea.Cmd {
 	case "quit", "exit":
 		return m.quitNow()
 	}
-	if cc, ok := m.commands.find(name); ok {
-		return m.prompt(input, cc.render(args))
+	if _, ok := command.Find(m.commands.custom, name); ok {
+		// Rendered, with its @ references, where every frontend does it.
+		return m.prompt(input, input)
 	}
 	if strings.HasPrefix(name, "mcp__") {
 		// The session renders MCP prompts itself (and says so if the
@@ -223,7 +205,7 @@ func (m *model) helpText() string {
 	if len(m.commands.custom) > 0 {
 		b.WriteString(headingStyle.Render("Custom commands") + "\n")
 		for _, c := range m.commands.custom {
-			fmt.Fprintf(&b, "  /%s %s %s\n", c.name, c.argHint, dimStyle.Render(c.description+" ("+c.source+")"))
+			fmt.Fprintf(&b, "  /%s %s %s\n", c.Name, c.ArgumentHint, dimStyle.Render(c.Description+" ("+c.Source+")"))
 		}
 	}
 	if len(m.commands.prompts) > 0 {

@@ -125,7 +125,7 @@ func runChat(f *cmdutil.Factory, opts *ChatOptions) error {
 			return err
 		}
 	}
-	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, f.Env)
 	defer closeLog()
 	// Anything that logs through the standard library's default logger
 	// would write on the TUI's screen; it goes to the log file instead.

@@ -107,7 +107,7 @@ func runConfigPath(f *cmdutil.Factory, opts *ConfigPathOptions) error {
 	if err != nil {
 		return err
 	}
-	home, err := cmdutil.ReasonixHome(f)
+	home, err := f.Home()
 	if err != nil {
 		return err
 	}

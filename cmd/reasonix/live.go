@@ -59,7 +59,7 @@ func openLive(f *cmdutil.Factory, g cmdutil.GlobalOptions, req liveRequest, logg
 		PlannerModel:   req.PlannerModel,
 		Logger:         logger,
 		Client:         cmdutil.MCPClient(f),
-		Getenv:         cmdutil.EnvOf(f),
+		Getenv:         f.Env,
 	})
 	if err != nil {
 		return nil, warnings(), err

@@ -168,7 +168,7 @@ func runRun(f *cmdutil.Factory, opts *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, f.Env)
 	defer closeLog()
 	resume, err := openResume(f, cfg, cwd, opts)
 	if err != nil {
@@ -191,7 +191,7 @@ func runRun(f *cmdutil.Factory, opts *RunOptions) error {
 		PlanApprove:     opts.ApprovePlan,
 		Logger:          logger,
 		Client:          cmdutil.MCPClient(f),
-		Getenv:          cmdutil.EnvOf(f),
+		Getenv:          f.Env,
 	})
 	if err != nil {
 		return err

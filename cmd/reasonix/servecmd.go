@@ -218,7 +218,7 @@ func runServe(f *cmdutil.Factory, o *ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, f.Env)
 	defer closeLog()
 
 	g := o.GlobalOptions

@@ -60,7 +60,7 @@ lines of that file are kept.`,
 }
 
 func runSetup(f *cmdutil.Factory, opts *SetupOptions) error {
-	home, err := cmdutil.ReasonixHome(f)
+	home, err := f.Home()
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func runSetup(f *cmdutil.Factory, opts *SetupOptions) error {
 			return err
 		}
 		fmt.Fprintf(f.Stdout, "Saved %s to %s (readable only by you).\n", prov.APIKeyEnv, envPath)
-	case prov.APIKeyEnv != "" && cmdutil.EnvOf(f)(prov.APIKeyEnv) == "":
+	case prov.APIKeyEnv != "" && f.Env(prov.APIKeyEnv) == "":
 		fmt.Fprintf(f.Stdout, "%s is not set: export it, or add %s=<key> to %s.\n", prov.APIKeyEnv, prov.APIKeyEnv, envPath)
 	}
 	fmt.Fprintln(f.Stdout, "Next: run `reasonix doctor` to check the setup.")

@@ -210,7 +210,7 @@ func runSubagentTask(f *cmdutil.Factory, opts *SubagentOptions) error {
 	if err != nil {
 		return &cmdutil.UsageError{Err: err}
 	}
-	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, f.Env)
 	defer closeLog()
 	b, err := cmdutil.BuildSession(cfg, assemble.BuildOptions{
 		Cwd:            cwd,
@@ -223,7 +223,7 @@ func runSubagentTask(f *cmdutil.Factory, opts *SubagentOptions) error {
 		MaxSteps:       opts.MaxSteps,
 		Logger:         logger,
 		Client:         cmdutil.MCPClient(f),
-		Getenv:         cmdutil.EnvOf(f),
+		Getenv:         f.Env,
 	})
 	if err != nil {
 		return err

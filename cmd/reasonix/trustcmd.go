@@ -64,7 +64,7 @@ func runTrust(f *cmdutil.Factory, opts *TrustOptions) error {
 	if err != nil {
 		return err
 	}
-	home, err := cmdutil.ReasonixHome(f)
+	home, err := f.Home()
 	if err != nil {
 		return err
 	}

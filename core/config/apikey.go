@@ -23,7 +23,11 @@ func (c *Config) APIKey(p ProviderConfig, home string) (string, error) {
 	if p.APIKeyEnv == "" {
 		return "", nil
 	}
-	if v := os.Getenv(p.APIKeyEnv); v != "" {
+	getenv := c.getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if v := getenv(p.APIKeyEnv); v != "" {
 		return v, nil
 	}
 	if home == "" {

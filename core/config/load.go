@@ -33,6 +33,9 @@ type Options struct {
 	// only tighten: the keys it could loosen with are left out and listed
 	// in Config.Untrusted.
 	TrustProject bool
+	// Getenv reads the environment for the home and the API keys; nil
+	// means os.Getenv.
+	Getenv func(string) string
 }
 
 // SourceDefault is the Sources value of a built-in setting.
@@ -42,9 +45,13 @@ const SourceDefault = "default"
 // package doc), validates the result and returns it. Missing user and
 // project files are skipped; a missing explicit file is an error.
 func Load(opts Options) (*Config, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	home := opts.Home
 	if home == "" {
-		h, err := Home()
+		h, err := HomeFrom(getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -66,6 +73,7 @@ func Load(opts Options) (*Config, error) {
 	m := newMerger(home)
 	m.trustProject = opts.TrustProject
 	m.cfg.ProjectTrusted = opts.TrustProject
+	m.cfg.getenv = getenv
 	if err := m.applyText(layerDefault, SourceDefault, builtinTOML); err != nil {
 		return nil, fmt.Errorf("built-in defaults: %w", err)
 	}

@@ -18,7 +18,12 @@ const ProjectFileName = "reasonix.toml"
 // sessions and archives: $REASONIX_HOME when set, %AppData%\reasonix on
 // Windows and ~/.reasonix elsewhere. It does not create the directory.
 func Home() (string, error) {
-	return home(runtime.GOOS, os.Getenv, os.UserHomeDir)
+	return HomeFrom(os.Getenv)
+}
+
+// HomeFrom is Home with the environment read through getenv.
+func HomeFrom(getenv func(string) string) (string, error) {
+	return home(runtime.GOOS, getenv, os.UserHomeDir)
 }
 
 func home(goos string, getenv func(string) string, userHome func() (string, error)) (string, error) {

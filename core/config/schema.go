@@ -45,6 +45,8 @@ type Config struct {
 
 	// Home is the Reasonix home directory the config was loaded for.
 	Home string `toml:"-"`
+	// getenv reads the environment for API keys (Options.Getenv).
+	getenv func(string) string
 	// Files lists the files that were read, lowest precedence first.
 	Files []string `toml:"-"`
 	// ProjectFile is the project reasonix.toml that was read, or "" when

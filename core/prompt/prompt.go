@@ -19,10 +19,9 @@ import (
 
 // Expand renders input with cmds (a custom command it names) and attaches
 // its @path references, resolved against root. The notices say what could
-// not be read; the turn goes on without it. With cmds nil only the
-// references are attached: a frontend that rendered the command itself
-// (the chat, which offers its commands for completion) expands the same
-// way from there.
+// not be read; the turn goes on without it. The chat passes the commands
+// it loaded for completion, so what it offers is what runs; the others use
+// an Expander.
 func Expand(ctx context.Context, root string, cmds []command.Command, input string) (string, []string) {
 	if name, args, ok := command.Split(input); ok {
 		c, found := command.Find(cmds, name)

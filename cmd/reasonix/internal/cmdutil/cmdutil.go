@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"reasonix/core/config"
+
 	"github.com/spf13/cobra"
 )
 
@@ -21,12 +23,15 @@ const (
 )
 
 // Factory carries what every command needs from the process, so commands can
-// be built and tested without touching globals.
+// be built and tested without touching globals. What it resolves (the
+// home) it resolves on first use, through Getenv, so a command that never
+// asks pays nothing and a test's environment is the only one read.
 type Factory struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	// Getenv reads the environment; tests substitute their own.
+	// Getenv reads the environment; tests substitute their own. Nil
+	// reads the process environment.
 	Getenv func(string) string
 	// Version is the build version.
 	Version string
@@ -34,6 +39,29 @@ type Factory struct {
 	// of printing it: a frontend that owns the terminal (the chat, serve)
 	// shows them itself.
 	Notes *[]string
+
+	// home and homeErr are Home's answer once it was asked.
+	home     string
+	homeErr  error
+	homeDone bool
+}
+
+// Env reads the environment variable name through Getenv.
+func (f *Factory) Env(name string) string {
+	if f.Getenv != nil {
+		return f.Getenv(name)
+	}
+	return os.Getenv(name)
+}
+
+// Home is the Reasonix home, resolved on first use: REASONIX_HOME when
+// set, else the platform default (config.Home), read through Getenv.
+func (f *Factory) Home() (string, error) {
+	if !f.homeDone {
+		f.home, f.homeErr = config.HomeFrom(f.Env)
+		f.homeDone = true
+	}
+	return f.home, f.homeErr
 }
 
 // Warn reports a problem that does not stop the command.
@@ -112,15 +140,6 @@ func NotifyStop() (sigs <-chan os.Signal, stop func()) {
 // StopContext is a context cancelled by the first stop signal.
 func StopContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), stopSignals...)
-}
-
-// EnvOf is the Factory's environment reader, or the process environment
-// when a test Factory leaves it unset.
-func EnvOf(f *Factory) func(string) string {
-	if f.Getenv != nil {
-		return f.Getenv
-	}
-	return os.Getenv
 }
 
 // NoArgs refuses positional arguments as a usage error (exit 2), which

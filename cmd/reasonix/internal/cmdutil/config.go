@@ -57,7 +57,7 @@ func (g *GlobalOptions) Workdir() (string, error) {
 // a usage error (exit 2): nothing can run on a config we do not
 // understand.
 func LoadConfig(f *Factory, g *GlobalOptions, cwd string) (*config.Config, error) {
-	home, err := ReasonixHome(f)
+	home, err := f.Home()
 	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("config: %w", err)}
 	}
@@ -65,7 +65,7 @@ func LoadConfig(f *Factory, g *GlobalOptions, cwd string) (*config.Config, error
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(config.Options{Home: home, ProjectDir: cwd, File: g.ConfigFile, TrustProject: trusted})
+	cfg, err := config.Load(config.Options{Home: home, ProjectDir: cwd, File: g.ConfigFile, TrustProject: trusted, Getenv: f.Env})
 	if err != nil {
 		return nil, &UsageError{Err: fmt.Errorf("config: %w", err)}
 	}
@@ -184,14 +184,4 @@ var ErrNoPrompt = errors.New("no prompt: pass it as an argument or on stdin")
 func Exists(path string) bool {
 	_, err := os.Lstat(path)
 	return !errors.Is(err, fs.ErrNotExist)
-}
-
-// ReasonixHome returns the Reasonix home, reading REASONIX_HOME through the
-// Factory so tests need not change the process environment; without it the
-// platform default of config.Home applies.
-func ReasonixHome(f *Factory) (string, error) {
-	if h := EnvOf(f)(config.HomeEnv); h != "" {
-		return h, nil
-	}
-	return config.Home()
 }

@@ -143,7 +143,7 @@ func runDoctor(ctx context.Context, f *cmdutil.Factory, opts *DoctorOptions) err
 	if err != nil {
 		return err
 	}
-	home, err := cmdutil.ReasonixHome(f)
+	home, err := f.Home()
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (d *Doctor) checkAPIKey() check {
 		c.Detail = fmt.Sprintf("provider %q needs no key (api_key_env is empty)", p.Name)
 		return c
 	}
-	if v := cmdutil.EnvOf(d.f)(name); v != "" {
+	if v := d.f.Env(name); v != "" {
 		d.key, d.keyOK = v, true
 		c.Detail = name + " from the environment"
 		return c

@@ -391,7 +391,7 @@ func FleetResume(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, op
 	if err != nil {
 		return err
 	}
-	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, f.Env)
 	defer closeLog()
 	var res *fleetmsg.FleetResult
 	if len(rf.Submit.Done) == len(rf.Submit.Tasks) {
@@ -403,7 +403,7 @@ func FleetResume(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, op
 		// buildSession closes the store when it fails, Built.Close when
 		// it does not.
 		owned = false
-		b, err := cmdutil.BuildSession(cfg, assemble.BuildOptions{Cwd: cwd, Logger: logger, Client: cmdutil.MCPClient(f), Getenv: cmdutil.EnvOf(f),
+		b, err := cmdutil.BuildSession(cfg, assemble.BuildOptions{Cwd: cwd, Logger: logger, Client: cmdutil.MCPClient(f), Getenv: f.Env,
 			Resume: &assemble.Resume{ID: parent.id, Transcript: parent.store}})
 		if err != nil {
 			return err

@@ -32,7 +32,7 @@ var McpElicitations = []string{mcpconn.ElicitDecline, mcpconn.ElicitDefaults}
 // resolveMCP is actors.ResolveMCP with the Factory's environment; a bad
 // declaration or grant file is a usage error (exit 2).
 func resolveMCP(f *cmdutil.Factory, cfg *config.Config, cwd string, trustProject bool) (*assemble.MCPServers, error) {
-	set, err := assemble.ResolveMCP(cfg, cwd, trustProject, cmdutil.EnvOf(f))
+	set, err := assemble.ResolveMCP(cfg, cwd, trustProject, f.Env)
 	if err != nil {
 		return nil, cmdutil.AsUsage(err)
 	}

@@ -120,7 +120,7 @@ func (m *mcpContext) oauthHandler(f *cmdutil.Factory, c mcp.ServerConfig, o *MCP
 		}
 	}
 	if secretEnv != "" {
-		cfg.ClientSecret = cmdutil.EnvOf(f)(secretEnv)
+		cfg.ClientSecret = f.Env(secretEnv)
 		if cfg.ClientSecret == "" {
 			return nil, cmdutil.UsageErrorf("mcp server %q: the OAuth client secret variable %s is not set", c.Name, secretEnv)
 		}

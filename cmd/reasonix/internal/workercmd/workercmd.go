@@ -234,7 +234,7 @@ func runWorker(f *cmdutil.Factory, o *WorkerOptions) error {
 	if err != nil {
 		return err
 	}
-	logger, closeLog := cmdutil.OpenLogger(cfg.Home, cmdutil.EnvOf(f))
+	logger, closeLog := cmdutil.OpenLogger(cfg.Home, f.Env)
 	defer closeLog()
 
 	sys := kernel.NewSystem(logger)

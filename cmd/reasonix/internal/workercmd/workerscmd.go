@@ -225,7 +225,7 @@ type tokenLookup struct {
 // environment first, then [remote] token_file (which must not be readable
 // by others).
 func LookupWorkerToken(f *cmdutil.Factory, cfg *config.Config) tokenLookup {
-	env, file := cmdutil.EnvOf(f), cfg.Remote.TokenFile
+	env, file := f.Env, cfg.Remote.TokenFile
 	tok, err := config.WorkerTokenFrom(env, file)
 	switch {
 	case err != nil:
