@@ -122,36 +122,15 @@ func TestFleetJournalAndResume(t *testing.T) {
 	}
 }
 
-// killSchedulerAt arms a fault that kills the scheduler for good: its
-// handler of the n-th subagent answer panics, and so does the repair of
-// that panic, so the supervisor stops it. It reports when the repair's
-// panic fired. It sets the process-wide hook, so its tests do not run in
-// parallel.
+// killSchedulerAt arms a fault that kills the scheduler for good at its
+// n-th subagent answer (see killActorAt).
 func killSchedulerAt(t *testing.T, n int32) <-chan struct{} {
 	t.Helper()
 	var answers atomic.Int32
-	var inRepair atomic.Bool
-	killed := make(chan struct{})
-	hook := func(kind string, msg any, after bool) {
-		if kind != "scheduler" || after {
-			return
-		}
-		switch msg.(type) {
-		case *agent.TurnFinished:
-			if answers.Add(1) == n {
-				inRepair.Store(true)
-				panic("injected fault in the scheduler")
-			}
-		case *kernel.Crashed:
-			if inRepair.CompareAndSwap(true, false) {
-				close(killed)
-				panic("injected fault in the scheduler's repair")
-			}
-		}
-	}
-	kernel.FaultHook.Store(&hook)
-	t.Cleanup(func() { kernel.FaultHook.Store(nil) })
-	return killed
+	return killActorAt(t, "scheduler", func(msg any) bool {
+		_, ok := msg.(*agent.TurnFinished)
+		return ok && answers.Add(1) == n
+	})
 }
 
 // TestDeadSchedulerRestartsFromItsJournal: a scheduler whose repair itself
@@ -226,5 +205,32 @@ func TestDeadSchedulerWithoutJournal(t *testing.T) {
 	kernel.FaultHook.Store(nil)
 	if done, _ := h.turn("fan out again"); done.Status != event.StatusOK || !strings.Contains(done.Text, "2 tasks: 2 ok") {
 		t.Fatalf("second turn, on the restarted scheduler: %+v", done)
+	}
+}
+
+// TestSubagentThatStopsFailsItsTask: a subagent whose executor stops
+// without answering (its handler and its repair both fail) fails its task
+// through the scheduler's ledger, with the reason; its sibling's answer
+// stands and the fleet's result has both.
+func TestSubagentThatStopsFailsItsTask(t *testing.T) {
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 2, MaxWriters: 1, Root: "/ws"},
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				return providertest.Turn{Text: "answer to " + req.FirstUser()}
+			}
+			if len(toolMessages(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(2, nil)}}
+			}
+			return providertest.Turn{Text: "parent read: " + toolMessages(req)[0].Content}
+		})}})
+	killed := killActorAt(t, "executor", func(msg any) bool {
+		m, ok := msg.(*agent.RunTurn)
+		return ok && m.Input == "task 1"
+	})
+	done, _ := h.turn("fan out")
+	<-killed
+	if done.Status != event.StatusOK || !strings.Contains(done.Text, "2 tasks: 1 ok, 1 failed") ||
+		!strings.Contains(done.Text, "subagent stopped before finishing its task") {
+		t.Fatalf("parent turn: %+v", done)
 	}
 }

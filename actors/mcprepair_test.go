@@ -378,3 +378,34 @@ func TestMCPDestructiveAsksEveryTime(t *testing.T) {
 		t.Errorf("tool results = %+v", tm)
 	}
 }
+
+// TestHeldTurnFetchOfAStoppedConnection: a connection actor that stops
+// while it reads a held turn's @reference (its handler and the repair of
+// that both fail) does not hold the turn: the session's ledger ends the
+// fetch, the reference becomes a notice, and the prompt goes to the model
+// without it.
+func TestHeldTurnFetchOfAStoppedConnection(t *testing.T) {
+	h := newMCPHarness(t, testSpec(t, scripted(t, "t", "serve", nil)))
+	h.waitServer("t", event.MCPReady)
+	killed := killActorAt(t, "mcp", func(msg any) bool {
+		_, ok := msg.(*mcpconn.ReadMCPResource)
+		return ok
+	})
+	h.srv.Push(providertest.Turn{Text: "ok"})
+	done := h.turn("summarise @t:test://hello")
+	<-killed
+	if done.Status != event.StatusOK {
+		t.Fatalf("turn = %+v", done)
+	}
+	reqs := h.srv.Requests()
+	if got := reqs[len(reqs)-1].LastUser(); got != "summarise @t:test://hello" {
+		t.Errorf("user message = %q, want the prompt without the resource", got)
+	}
+	var noticed bool
+	for _, n := range seenOf[*event.Notice](h) {
+		noticed = noticed || strings.Contains(n.Message, "could not read @t:test://hello: the connection actor") && strings.Contains(n.Message, "stopped")
+	}
+	if !noticed {
+		t.Errorf("no notice for the reference: %+v", seenOf[*event.Notice](h))
+	}
+}

@@ -30,6 +30,37 @@ func InjectPanic(t *testing.T, kind, msgType string, after bool) *kernel.Fault {
 	return f
 }
 
+// killActorAt arms a fault that kills an actor of kind for good: its
+// handler of the first message hit accepts panics, and so does the repair
+// of that panic, so its supervisor stops it. It reports when the repair's
+// panic fired. It sets the process-wide hook, so its tests do not run in
+// parallel.
+func killActorAt(t *testing.T, kind string, hit func(msg any) bool) <-chan struct{} {
+	t.Helper()
+	var armed, inRepair atomic.Bool
+	armed.Store(true)
+	killed := make(chan struct{})
+	hook := func(k string, msg any, after bool) {
+		if k != kind || after {
+			return
+		}
+		if _, repairing := msg.(*kernel.Crashed); repairing {
+			if inRepair.CompareAndSwap(true, false) {
+				close(killed)
+				panic("injected fault in the repair of " + kind)
+			}
+			return
+		}
+		if armed.Load() && hit(msg) && armed.CompareAndSwap(true, false) {
+			inRepair.Store(true)
+			panic(fmt.Sprintf("injected fault in %s at %T", kind, msg))
+		}
+	}
+	kernel.FaultHook.Store(&hook)
+	t.Cleanup(func() { kernel.FaultHook.Store(nil) })
+	return killed
+}
+
 // checkPaired fails the test unless every assistant tool call in the
 // request has exactly one tool result before the next assistant message.
 func checkPaired(t *testing.T, req providertest.Request) {
