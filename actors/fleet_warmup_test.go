@@ -13,10 +13,10 @@ import (
 // cacheFleet runs a fan-out of 16 one-turn tasks against a fake with a
 // prompt cache, each reply beginning after latency, and returns the
 // task_done events and the fleet result.
-func cacheFleet(t *testing.T, warmWait, latency time.Duration) ([]*event.TaskDone, string) {
+func cacheFleet(t *testing.T, warmWait, latency time.Duration, opts ...providertest.Option) ([]*event.TaskDone, string) {
 	t.Helper()
 	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 16, MaxWriters: 2, Root: "/ws", WarmWait: warmWait},
-		server: []providertest.Option{providertest.WithPrefixCache(), providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		server: append(opts, providertest.WithPrefixCache(), providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				return providertest.Turn{Latency: latency, Text: "answer to " + req.FirstUser()}
 			}
@@ -24,7 +24,7 @@ func cacheFleet(t *testing.T, warmWait, latency time.Duration) ([]*event.TaskDon
 				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(16, nil)}}
 			}
 			return providertest.Turn{Text: "parent done"}
-		})}})
+		}))})
 	done, evs := h.turn("fan out")
 	if done.Status != event.StatusOK {
 		t.Fatalf("parent turn: %+v", done)
@@ -41,6 +41,22 @@ func cacheFleet(t *testing.T, warmWait, latency time.Duration) ([]*event.TaskDon
 func TestFanOutWarmsThePrefixFirst(t *testing.T) {
 	t.Parallel()
 	dones, res := cacheFleet(t, 10*time.Second, 50*time.Millisecond)
+	checkWarmed(t, dones, res)
+}
+
+// TestFanOutWaitsForTheFirstToken: against a provider that sends its
+// headers while the request is queued and caches the prompt only at the
+// first token, the siblings wait for the warmer's first token, not for
+// its headers, and 15 of 16 are served from the cache.
+func TestFanOutWaitsForTheFirstToken(t *testing.T) {
+	t.Parallel()
+	dones, res := cacheFleet(t, 10*time.Second, 300*time.Millisecond, providertest.WithQueuedHeaders())
+	checkWarmed(t, dones, res)
+}
+
+// checkWarmed fails unless every task but the warmer hit the cache.
+func checkWarmed(t *testing.T, dones []*event.TaskDone, res string) {
+	t.Helper()
 	hits := 0
 	for _, d := range dones {
 		if d.Status != event.TaskOK {

@@ -167,7 +167,9 @@ func (f *fleetActor) overBudget(c actor.Context, id, what string) {
 // task's meter has seen it reach a ceiling, no further request leaves for
 // the endpoint, whatever the subagent does before its cancellation lands.
 // It also tells the scheduler when a warmer's first request got its first
-// byte: Stream returns once the endpoint's reply has begun.
+// token (onFirst): only then is its prompt prefilled and in the provider's
+// cache. Stream returning says less: a provider sends its headers, and
+// keep-alive comments, while the request is still queued.
 type MeteredProvider struct {
 	provider.Provider
 	Meter   *agent.TaskMeter
@@ -181,8 +183,53 @@ func (p *MeteredProvider) Stream(ctx context.Context, req provider.Request) (<-c
 		return nil, fmt.Errorf("task stopped at its %s budget", what)
 	}
 	ch, err := p.Provider.Stream(ctx, req)
-	if p.onFirst != nil {
-		p.once.Do(p.onFirst)
+	if p.onFirst == nil {
+		return ch, err
 	}
-	return ch, err
+	if err != nil {
+		p.once.Do(p.onFirst) // no reply is coming: nothing to wait for
+		return ch, err
+	}
+	later := true
+	p.once.Do(func() { later = false })
+	if later {
+		return ch, nil // the prefix was warmed by the first request
+	}
+	return firstToken(ctx, ch, p.onFirst), nil
+}
+
+// firstToken relays ch and calls onFirst at its first token (text,
+// reasoning or a tool call), or when it ends without one. The relay
+// goroutine ends with ch, which the provider closes when the stream ends
+// or ctx is cancelled; a reader that stopped reading after ctx ended does
+// not hold it.
+func firstToken(ctx context.Context, ch <-chan provider.Chunk, onFirst func()) <-chan provider.Chunk {
+	out := make(chan provider.Chunk, cap(ch))
+	go func() {
+		defer close(out)
+		fired := false
+		fire := func() {
+			if !fired {
+				fired = true
+				onFirst()
+			}
+		}
+		defer fire()
+		for c := range ch {
+			switch c.Type {
+			case provider.ChunkText, provider.ChunkReasoning, provider.ChunkToolCall, provider.ChunkError, provider.ChunkDone:
+				fire()
+			}
+			select {
+			case out <- c:
+			case <-ctx.Done():
+				// The reader is going away: drain ch so the provider's
+				// sender can finish, and pass nothing more on.
+				for range ch {
+				}
+				return
+			}
+		}
+	}()
+	return out
 }

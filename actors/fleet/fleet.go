@@ -43,7 +43,7 @@ type FleetSpec struct {
 	// NewAgent builds each task's agent.
 	NewAgent SubagentFactory
 	// WarmWait bounds how long a fan-out's siblings wait for the first
-	// one's first byte (see warmup); zero means DefaultWarmWait, negative
+	// one's first token (see warmup); zero means DefaultWarmWait, negative
 	// starts every sibling at once.
 	WarmWait time.Duration
 	// Journal receives the scheduler's inputs before they are applied;
@@ -855,7 +855,7 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res event.TaskResult
 		t.fence.Stop()
 	}
 	if t.warmKey != "" {
-		// A warmer that ended before its first byte frees its siblings.
+		// A warmer that ended before its first token frees its siblings.
 		defer f.warmed(c, t.fleet, t.warmKey)
 	}
 	if t.pid != nil {

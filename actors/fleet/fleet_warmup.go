@@ -9,14 +9,14 @@ import (
 )
 
 // DefaultWarmWait bounds how long the siblings of a fan-out wait for the
-// first one's first byte.
+// first one's first token.
 const DefaultWarmWait = 5 * time.Second
 
 // warmup is one shared prompt prefix of a fleet: siblings with the same
 // profile, model and tool set send byte-identical system prompts and
 // tools, so the first of them to start (the warmer) fills the provider's
-// prompt cache, and the others are held, slots taken, until its reply
-// begins, its task ends or the wait runs out. They then start together
+// prompt cache, and the others are held, slots taken, until its first
+// token arrives, its task ends or the wait runs out. They then start together
 // and read the prefix from the cache.
 type warmup struct {
 	warmer string
@@ -25,7 +25,7 @@ type warmup struct {
 	timer  *time.Timer
 }
 
-// prefixWarmed reports that a warmer's first request got its first byte
+// prefixWarmed reports that a warmer's first request got its first token
 // (or failed), so its held siblings may start.
 type prefixWarmed struct {
 	fleet, key string
@@ -53,7 +53,7 @@ func (f *fleetActor) warmWait() time.Duration {
 
 // hold decides whether an admitted task waits for its prefix to warm. The
 // first task of each prefix starts at once, as the warmer; later ones are
-// held while the warmer has not had its first byte.
+// held while the warmer has not had its first token.
 func (f *fleetActor) hold(t *runningTask, deadline time.Time) bool {
 	fl := f.fleets[t.fleet]
 	wait := f.warmWait()

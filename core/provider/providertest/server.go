@@ -29,6 +29,8 @@ type Server struct {
 	maxInFlight int
 	// prefixCache turns on the prompt cache model of WithPrefixCache.
 	prefixCache bool
+	// queuedHeaders turns on WithQueuedHeaders.
+	queuedHeaders bool
 
 	mu    sync.Mutex
 	queue []Turn
@@ -104,6 +106,16 @@ func WithMaxInFlight(n int) Option {
 // before the first of them is answered, all miss.
 func WithPrefixCache() Option {
 	return func(s *Server) { s.prefixCache = true }
+}
+
+// WithQueuedHeaders answers a streamed request the way a busy provider
+// does: the response headers and a keep-alive comment go out at once,
+// while the request is still queued, and a turn's Latency is then the
+// time to its first token. The prompt enters the cache of WithPrefixCache
+// at that first token, when its prefill is done, not when the headers
+// left. A turn with an error status still gets it before any header.
+func WithQueuedHeaders() Option {
+	return func(s *Server) { s.queuedHeaders = true }
 }
 
 // New starts a fake on a free loopback port. The caller must Close it.
@@ -296,6 +308,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	req.cacheHit = s.cached(req)
+	if s.queuedHeaders && req.Stream && req.ParseError == "" && (turn.Status == 0 || turn.Status == http.StatusOK) {
+		s.streamQueued(ctx, w, turn, req)
+		return
+	}
 	if !s.wait(ctx, turn.Latency) {
 		return
 	}
@@ -329,19 +345,54 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	s.stream(ctx, w, turn, req)
 }
 
-// stream writes the turn's events, applying its fault knobs.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, turn Turn, req Request) {
+// streamQueued answers as WithQueuedHeaders says: headers and a
+// keep-alive comment first, then Latency, then the turn's events.
+func (s *Server) streamQueued(ctx context.Context, w http.ResponseWriter, turn Turn, req Request) {
+	writeStreamHeaders(w)
+	if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+		return
+	}
+	flushOf(w)()
+	if !s.wait(ctx, turn.Latency) {
+		return
+	}
+	s.cache(req)
+	if turn.Dialect == "" {
+		turn.Dialect = s.dialect
+	}
+	s.noteReasoning(turn, req)
+	s.events(ctx, w, turn, req)
+}
+
+// flushOf is w's Flush, or nothing when w cannot flush.
+func flushOf(w http.ResponseWriter) func() {
 	flusher, _ := w.(http.Flusher)
-	flush := func() {
+	return func() {
 		if flusher != nil {
 			flusher.Flush()
 		}
 	}
+}
+
+// writeStreamHeaders starts an event stream and sends its headers.
+func writeStreamHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	flush()
+	flushOf(w)()
+}
+
+// stream writes the turn's events, applying its fault knobs.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, turn Turn, req Request) {
+	writeStreamHeaders(w)
+	s.events(ctx, w, turn, req)
+}
+
+// events writes the turn's events after the headers, applying its fault
+// knobs.
+func (s *Server) events(ctx context.Context, w http.ResponseWriter, turn Turn, req Request) {
+	flush := flushOf(w)
 
 	events := renderStream(turn, req)
 	last := len(events) - 1 // index of [DONE]
