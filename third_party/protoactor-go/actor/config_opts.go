@@ -63,15 +63,7 @@ func WithMetricProviders(provider metric.MeterProvider) ConfigOption {
 	}
 }
 
-// WithDefaultPrometheusProvider sets the default prometheus provider
-func WithDefaultPrometheusProvider(port ...int) ConfigOption {
-	_port := 2222
-	if len(port) > 0 {
-		_port = port[0]
-	}
-
-	return WithMetricProviders(defaultPrometheusProvider(_port))
-}
+// reasonix: WithDefaultPrometheusProvider removed (see config.go)
 
 // WithLoggerFactory sets the logger factory to use for the actor system
 func WithLoggerFactory(factory func(system *ActorSystem) *slog.Logger) ConfigOption {
