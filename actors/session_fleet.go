@@ -182,7 +182,7 @@ func (s *sessionActor) repairFleets(c actor.Context) {
 	if s.fleetSpec == nil {
 		return
 	}
-	if s.scheduler != nil && !s.alive(s.scheduler) {
+	if s.scheduler != nil && !s.sys.Alive(s.scheduler.Id) {
 		s.restartScheduler(c)
 	}
 	for id := range s.fleets {
@@ -190,12 +190,6 @@ func (s *sessionActor) repairFleets(c actor.Context) {
 			s.askScheduler(c, id)
 		}
 	}
-}
-
-// alive reports whether pid is a running actor of this process.
-func (s *sessionActor) alive(pid *actor.PID) bool {
-	_, ok := s.sys.ActorSystem().ProcessRegistry.GetLocal(pid.Id)
-	return ok
 }
 
 // failedFleet is the result of a fleet none of whose tasks ran to an end.

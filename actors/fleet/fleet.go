@@ -594,7 +594,7 @@ func (f *fleetActor) repair(c actor.Context, m *kernel.Crashed) {
 	// those that had are counted as stopped.
 	f.ledger.Reconcile(c)
 	for pidID := range f.stopping {
-		if !f.alive(pidID) {
+		if !f.sys.Alive(pidID) {
 			f.onStopped(c, &actor.Terminated{Who: actor.NewPID(c.Self().Address, pidID)})
 		}
 	}
@@ -754,12 +754,6 @@ func (f *fleetActor) grace() time.Duration {
 		return f.spec.Grace
 	}
 	return 10 * time.Second
-}
-
-// alive reports whether the actor with PID id pidID is still running.
-func (f *fleetActor) alive(pidID string) bool {
-	_, ok := f.sys.ActorSystem().ProcessRegistry.GetLocal(pidID)
-	return ok
 }
 
 func (f *fleetActor) cancelFleet(c actor.Context, id string) {

@@ -165,6 +165,5 @@ func (l *Ledger) alive(pid *actor.PID) bool {
 	if pid == nil {
 		return false
 	}
-	_, ok := l.sys.ActorSystem().ProcessRegistry.GetLocal(pid.Id)
-	return ok
+	return l.sys.Alive(pid.Id)
 }

@@ -70,6 +70,14 @@ func (s *System) Endpoint() Endpoint {
 // extend it (a remote endpoint, a registry lookup).
 func (s *System) ActorSystem() *actor.ActorSystem { return s.as }
 
+// Alive reports whether the actor with PID id is running in this process.
+// A repair asks it of the actors whose Terminated may be the very message
+// that was lost.
+func (s *System) Alive(id string) bool {
+	_, ok := s.as.ProcessRegistry.GetLocal(id)
+	return ok
+}
+
 // NewSystem starts an actor system whose library logging goes to logger
 // (never to stderr, which would corrupt a TUI or `run` output).
 func NewSystem(logger *slog.Logger) *System {

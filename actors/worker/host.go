@@ -714,7 +714,7 @@ func (w *workerActor) repair(c actor.Context, m *kernel.Crashed) {
 		w.leases, w.jobs = map[string]*lease{}, map[string]*jobRef{}
 	}
 	for id, j := range w.jobs {
-		if _, ok := w.sys.ActorSystem().ProcessRegistry.GetLocal(id); !ok || j.pid == nil {
+		if !w.sys.Alive(id) || j.pid == nil {
 			delete(w.jobs, id)
 		}
 	}

@@ -16,6 +16,44 @@ import (
 )
 
 // callTool runs one tool call with args marshalled from a map.
+// toolCase is one call of a tool in a workspace and what it must give.
+type toolCase struct {
+	name    string
+	args    map[string]any
+	limits  tool.Limits
+	guard   bool
+	want    string
+	wantErr string
+}
+
+// runToolCases calls the tool newTool makes for each case, in root, with
+// the case's limits and, when it asks, a guard that hides "secret".
+func runToolCases(t *testing.T, root string, newTool func(tool.Env) tool.Tool, cases []toolCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := tool.Env{Root: root, Limits: tc.limits}
+			if tc.guard {
+				env.Guard = refuseGuard{root: root, hidden: "secret"}
+			}
+			out, err := callTool(t, newTool(env), tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Execute: %v", err)
+			}
+			if out != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", out, tc.want)
+			}
+		})
+	}
+}
+
 func callTool(t *testing.T, tl tool.Tool, args map[string]any) (string, error) {
 	t.Helper()
 	raw, err := json.Marshal(args)
@@ -64,14 +102,7 @@ var globTree = map[string]string{
 
 func TestGlob(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name    string
-		args    map[string]any
-		limits  tool.Limits
-		guard   bool
-		want    string
-		wantErr string
-	}{
+	tests := []toolCase{
 		{
 			name: "recursive",
 			args: map[string]any{"pattern": "**/*.go"},
@@ -162,28 +193,7 @@ func TestGlob(t *testing.T) {
 		{name: "missing path", args: map[string]any{"pattern": "*", "path": "nope"}, wantErr: "glob: nope does not exist"},
 	}
 	root := testenv.Tree(t, globTree)
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			env := tool.Env{Root: root, Limits: tc.limits}
-			if tc.guard {
-				env.Guard = refuseGuard{root: root, hidden: "secret"}
-			}
-			out, err := callTool(t, &glob{env: env}, tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Execute: %v", err)
-			}
-			if out != tc.want {
-				t.Errorf("got:\n%s\nwant:\n%s", out, tc.want)
-			}
-		})
-	}
+	runToolCases(t, root, func(env tool.Env) tool.Tool { return &glob{env: env} }, tests)
 }
 
 func TestGlobSymlinkNotFollowed(t *testing.T) {

@@ -41,14 +41,7 @@ var grepTree = map[string]string{
 func TestGrep(t *testing.T) {
 	t.Parallel()
 	root := testenv.Tree(t, grepTree)
-	tests := []struct {
-		name    string
-		args    map[string]any
-		limits  tool.Limits
-		guard   bool
-		want    string
-		wantErr string
-	}{
+	tests := []toolCase{
 		{
 			name: "literal text in path order",
 			args: map[string]any{"pattern": "func main"},
@@ -183,28 +176,7 @@ func TestGrep(t *testing.T) {
 		{name: "negative max results", args: map[string]any{"pattern": "x", "max_results": -1}, wantErr: "grep: max_results must be 1 or more"},
 		{name: "missing pattern", args: map[string]any{}, wantErr: `grep: "pattern" is required`},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			env := tool.Env{Root: root, Limits: tc.limits}
-			if tc.guard {
-				env.Guard = refuseGuard{root: root, hidden: "secret"}
-			}
-			out, err := callTool(t, &grep{env: env}, tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Execute: %v", err)
-			}
-			if out != tc.want {
-				t.Errorf("got:\n%s\nwant:\n%s", out, tc.want)
-			}
-		})
-	}
+	runToolCases(t, root, func(env tool.Env) tool.Tool { return &grep{env: env} }, tests)
 }
 
 func TestGrepRefusesSpecialFiles(t *testing.T) {
