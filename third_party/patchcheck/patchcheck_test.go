@@ -21,28 +21,39 @@ import (
 	"reasonix/core/testenv"
 )
 
-// protoactor is the patched copy of github.com/asynkron/protoactor-go,
-// from this package's directory.
-var protoactor = filepath.Join("..", "protoactor-go")
+// copies are the patched trees under third_party/, from this package's
+// directory: each is one upstream module, reduced to what Reasonix
+// builds, plus its series.
+var copies = []string{
+	filepath.Join("..", "protoactor-go"), // github.com/asynkron/protoactor-go
+	filepath.Join("..", "chroma"),        // github.com/alecthomas/chroma/v2
+	filepath.Join("..", "glamour"),       // charm.land/glamour/v2
+}
 
 // marker is the comment every change to upstream code carries.
 const marker = "reasonix:"
 
-// TestProtoactorIsUpstreamPlusPatches rebuilds third_party/protoactor-go
-// from the pristine upstream module named in patches/UPSTREAM and the
+// TestCopiesAreUpstreamPlusPatches rebuilds each copy under third_party/
+// from the pristine upstream module named in its patches/UPSTREAM and the
 // series in patches/series, and fails unless the result and the copy are
 // the same files, byte for byte (PATCHES.md and patches/ are ours and left
 // out). Every hunk a patch makes in a .go file must add a line with the
 // marker, and every .go file (and go.mod) of the copy that is not
 // upstream's must contain it.
-func TestProtoactorIsUpstreamPlusPatches(t *testing.T) {
-	up := readUpstream(t, filepath.Join(protoactor, "patches", "UPSTREAM"))
+func TestCopiesAreUpstreamPlusPatches(t *testing.T) {
+	for _, dir := range copies {
+		t.Run(filepath.Base(dir), func(t *testing.T) { checkCopy(t, dir) })
+	}
+}
+
+func checkCopy(t *testing.T, copyDir string) {
+	up := readUpstream(t, filepath.Join(copyDir, "patches", "UPSTREAM"))
 	src := pristine(t, up)
 
 	work := t.TempDir()
 	copyKept(t, src, work, up.dirs)
-	for _, name := range readSeries(t, filepath.Join(protoactor, "patches", "series")) {
-		data, err := os.ReadFile(filepath.Join(protoactor, "patches", name))
+	for _, name := range readSeries(t, filepath.Join(copyDir, "patches", "series")) {
+		data, err := os.ReadFile(filepath.Join(copyDir, "patches", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,12 +73,12 @@ func TestProtoactorIsUpstreamPlusPatches(t *testing.T) {
 		}
 	}
 
-	for _, d := range compareTrees(t, work, protoactor, ours) {
-		t.Errorf("third_party/protoactor-go is not upstream plus patches/series: %s", d)
+	for _, d := range compareTrees(t, work, copyDir, ours) {
+		t.Errorf("%s is not upstream plus patches/series: %s", copyDir, d)
 	}
 
 	// The copy's own files, whether or not the series produces them.
-	walkFiles(t, protoactor, ours, func(rel string, got []byte) {
+	walkFiles(t, copyDir, ours, func(rel string, got []byte) {
 		if !strings.HasSuffix(rel, ".go") && rel != "go.mod" {
 			return
 		}
@@ -236,9 +247,9 @@ func escapePath(s string) string {
 	return b.String()
 }
 
-// copyKept copies what the copy keeps of upstream into dst: LICENSE,
-// go.mod and go.sum at the root, and in each of dirs its regular files
-// except tests (no subdirectories).
+// copyKept copies what the copy keeps of upstream into dst: LICENSE (when
+// upstream has one), go.mod and go.sum at the root, and in each of dirs
+// ("." is the root) its regular files except tests (no subdirectories).
 func copyKept(t *testing.T, src, dst string, dirs []string) {
 	t.Helper()
 	files := []string{"LICENSE", "go.mod", "go.sum"}
@@ -255,6 +266,9 @@ func copyKept(t *testing.T, src, dst string, dirs []string) {
 	}
 	for _, rel := range files {
 		data, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(rel)))
+		if rel == "LICENSE" && errors.Is(err, fs.ErrNotExist) {
+			continue // chroma's is COPYING, kept with its directory
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,9 +39,16 @@ type SliceMap struct {
 	LocalPIDs []cmap.ConcurrentMap
 }
 
+// localPIDBuckets is how many concurrent maps hold the local processes.
+// reasonix: upstream made 1024, each of 32 shards: 32,768 maps allocated
+// by every NewActorSystem, which was most of a short command's start-up.
+// Eight buckets of 32 shards are 256 locks, plenty for the few thousand
+// actors a process runs.
+const localPIDBuckets = 8
+
 func newSliceMap() *SliceMap {
 	sm := &SliceMap{}
-	sm.LocalPIDs = make([]cmap.ConcurrentMap, 1024)
+	sm.LocalPIDs = make([]cmap.ConcurrentMap, localPIDBuckets) // reasonix: was 1024
 
 	for i := 0; i < len(sm.LocalPIDs); i++ {
 		sm.LocalPIDs[i] = cmap.New()
