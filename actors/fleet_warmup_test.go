@@ -12,10 +12,12 @@ import (
 
 // cacheFleet runs a fan-out of 16 one-turn tasks against a fake with a
 // prompt cache, each reply beginning after latency, and returns the
-// task_done events and the fleet result.
+// task_done events and the fleet result. The harness's prefix is small,
+// so the size threshold is off (MinWarmPrefix -1): these tests are about
+// the wait itself.
 func cacheFleet(t *testing.T, warmWait, latency time.Duration, opts ...providertest.Option) ([]*event.TaskDone, string) {
 	t.Helper()
-	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 16, MaxWriters: 2, Root: "/ws", WarmWait: warmWait},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 16, MaxWriters: 2, Root: "/ws", WarmWait: warmWait, MinWarmPrefix: -1},
 		server: append(opts, providertest.WithPrefixCache(), providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				return providertest.Turn{Latency: latency, Text: "answer to " + req.FirstUser()}
@@ -96,7 +98,7 @@ func TestFanOutWithoutWarmupMisses(t *testing.T) {
 // siblings only for WarmWait; they end before it does.
 func TestFanOutWaitIsBounded(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 4, MaxWriters: 2, Root: "/ws", WarmWait: 100 * time.Millisecond},
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 4, MaxWriters: 2, Root: "/ws", WarmWait: 100 * time.Millisecond, MinWarmPrefix: -1},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 			if isSub(req) {
 				if req.FirstUser() == "task 1" {
@@ -120,5 +122,85 @@ func TestFanOutWaitIsBounded(t *testing.T) {
 			order = append(order, d.Task)
 		}
 		t.Errorf("task_done order %v, want the slow warmer last", order)
+	}
+}
+
+// subArrivals is how far apart in time the first requests of a fleet's
+// subagents arrived at the fake: the spread of a fan-out that was not
+// held is a few milliseconds, one that waited for its warmer at least the
+// warmer's time to its first token.
+func subArrivals(reqs []providertest.Request, fleetNo int) time.Duration {
+	var first, last time.Time
+	seen := 0
+	for _, r := range reqs {
+		if !isSub(r) || len(toolMessages(r)) > 0 || !strings.HasPrefix(r.FirstUser(), "task ") {
+			continue
+		}
+		seen++
+		if (seen-1)/16 != fleetNo {
+			continue
+		}
+		if first.IsZero() || r.Arrived.Before(first) {
+			first = r.Arrived
+		}
+		if r.Arrived.After(last) {
+			last = r.Arrived
+		}
+	}
+	return last.Sub(first)
+}
+
+// TestFanOutSkipsTheWaitForASmallPrefix: the harness's subagents send a
+// prefix far under DefaultMinWarmPrefix tokens, too small for a wait to
+// pay, so the siblings are not held: all 16 are sent before the warmer's
+// reply (a second in coming) has begun.
+func TestFanOutSkipsTheWaitForASmallPrefix(t *testing.T) {
+	t.Parallel()
+	const latency = time.Second
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 16, MaxWriters: 2, Root: "/ws", WarmWait: 10 * time.Second},
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				return providertest.Turn{Latency: latency, Text: "answer to " + req.FirstUser()}
+			}
+			if len(toolMessages(req)) == 0 {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(16, nil)}}
+			}
+			return providertest.Turn{Text: "parent done"}
+		})}})
+	if done, _ := h.turn("fan out"); done.Status != event.StatusOK {
+		t.Fatalf("parent turn: %+v", done)
+	}
+	if spread := subArrivals(h.srv.Requests(), 0); spread >= latency/2 {
+		t.Errorf("the 16 subagents' first requests arrived over %s: the siblings waited for the warmer although the prefix is small", spread)
+	}
+}
+
+// TestFanOutSkipsTheWaitWhenWarm: a second fan-out of the same subagents
+// finds its prefix answered at the endpoint moments ago (by the first
+// fan-out), so cached, and sends all 16 at once; the first waited.
+func TestFanOutSkipsTheWaitWhenWarm(t *testing.T) {
+	t.Parallel()
+	const latency = time.Second
+	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 16, MaxWriters: 2, Root: "/ws", WarmWait: 10 * time.Second, MinWarmPrefix: -1},
+		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+			if isSub(req) {
+				return providertest.Turn{Latency: latency, Text: "answer to " + req.FirstUser()}
+			}
+			if req.Last().Role == "user" {
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{fleetCall(16, nil)}}
+			}
+			return providertest.Turn{Text: "parent done"}
+		})}})
+	for i := 0; i < 2; i++ {
+		if done, _ := h.turn("fan out"); done.Status != event.StatusOK {
+			t.Fatalf("parent turn %d: %+v", i+1, done)
+		}
+	}
+	reqs := h.srv.Requests()
+	if spread := subArrivals(reqs, 0); spread < latency/2 {
+		t.Errorf("the first fan-out's requests arrived over %s: it did not wait for its warmer", spread)
+	}
+	if spread := subArrivals(reqs, 1); spread >= latency/2 {
+		t.Errorf("the second fan-out's requests arrived over %s: it waited although its prefix was just answered", spread)
 	}
 }

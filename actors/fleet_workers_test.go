@@ -18,6 +18,7 @@ import (
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/fleet/fleetmsg"
+	"reasonix/actors/fleet/link"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/core/provider"
@@ -152,7 +153,7 @@ func (r *fleetRig) spawn(session string, spec fleet.FleetSpec) {
 		return func(c actor.ReceiverContext, env *actor.MessageEnvelope) {
 			next(c, env)
 			switch env.Message.(type) {
-			case *fleet.LinkUp, *fleet.LinkLost, *fleet.WorkerNote:
+			case *link.Up, *link.Lost, *link.WorkerNote:
 				select {
 				case r.changed <- struct{}{}:
 				default: // a token is pending already
@@ -187,7 +188,7 @@ func (r *fleetRig) waitUp(names ...string) {
 		must(r.t, err)
 		up := map[string]bool{}
 		for _, w := range res.(*fleetmsg.FleetStatus).Workers {
-			up[w.Name] = w.State == fleet.WorkerUp
+			up[w.Name] = w.State == link.WorkerUp
 		}
 		all := true
 		for _, n := range names {
@@ -357,9 +358,9 @@ func TestFleetOverWorkersSurvivesALostWorker(t *testing.T) {
 	st, err := r.sys.Root().RequestFuture(r.pid, &fleetmsg.QueryFleet{}, 5*time.Second).Result()
 	must(t, err)
 	for _, w := range st.(*fleetmsg.FleetStatus).Workers {
-		want := fleet.WorkerUp
+		want := link.WorkerUp
 		if w.Name == "w2" {
-			want = fleet.WorkerLost
+			want = link.WorkerLost
 		}
 		if w.State != want || w.Running != 0 {
 			t.Errorf("worker %+v, want %s", w, want)
@@ -545,7 +546,7 @@ func TestFleetWorkerRefusalRequeues(t *testing.T) {
 // fault hook is process-wide.
 func TestFleetRepairsLostWorkerMessages(t *testing.T) {
 	t.Run("up", func(t *testing.T) {
-		fired := InjectPanic(t, "scheduler", "*fleet.LinkUp", false)
+		fired := InjectPanic(t, "scheduler", "*link.Up", false)
 		spec := fleet.FleetSpec{MaxRunning: 1, MaxWriters: 1, Root: "/ws", WarmWait: -1, RunLocal: false,
 			Heartbeat: 30 * time.Millisecond, MissLimit: 3,
 			Workers: []fleet.WorkerSpec{{Name: "w1", Address: "w1.test:7420", Capacity: 2}}}
@@ -581,7 +582,7 @@ func TestFleetRepairsLostWorkerMessages(t *testing.T) {
 				t.Fatalf("w1 started %v", on)
 			}
 		}
-		fired := InjectPanic(t, "scheduler", "*fleet.LinkLost", false)
+		fired := InjectPanic(t, "scheduler", "*link.Lost", false)
 		w1 := r.workers["w1"]
 		w1.reachable.Store(false)
 		w1.set(func(w *scriptWorker) { w.mute = true })

@@ -230,6 +230,25 @@ func (j *failingJournal) Append(_ context.Context, r journal.Record) (int64, err
 	return r.Seq, nil
 }
 
+// AppendAll takes all of rs or none: the first that breaks fills the disk.
+func (j *failingJournal) AppendAll(_ context.Context, rs []journal.Record) ([]int64, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, r := range rs {
+		if j.full || j.breaks(r) {
+			j.full = true
+			return nil, fmt.Errorf("append fleet record: %w", sqliteFullErr{})
+		}
+	}
+	seqs := make([]int64, len(rs))
+	for i, r := range rs {
+		r.Seq = int64(len(j.recs) + 1)
+		j.recs = append(j.recs, r)
+		seqs[i] = r.Seq
+	}
+	return seqs, nil
+}
+
 func (j *failingJournal) records() []journal.Record {
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	actorremote "github.com/asynkron/protoactor-go/remote"
 
 	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/link"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 )
@@ -112,7 +113,7 @@ func (w *scriptWorker) count() int {
 // linkParent stands in for the scheduler: it spawns the link and passes
 // what the link tells it to a channel.
 type linkParent struct {
-	spec fleet.LinkSpec
+	spec link.Spec
 	sys  *kernel.System
 	out  chan any
 	link *actor.PID
@@ -121,11 +122,11 @@ type linkParent struct {
 func (p *linkParent) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
-		p.link = c.Spawn(fleet.WorkerLinkProps(p.sys, p.spec))
+		p.link = c.Spawn(link.Props(p.sys, p.spec))
 		p.out <- p.link
-	case *fleet.LinkUp, *fleet.LinkLost, *fleet.WorkerNote:
+	case *link.Up, *link.Lost, *link.WorkerNote:
 		p.out <- m
-	case *fleet.LinkQuery, *fleet.LinkPosture, *actor.PoisonPill:
+	case *link.Query, *link.Posture, *actor.PoisonPill:
 		c.Forward(p.link)
 	}
 }
@@ -142,7 +143,7 @@ type linkRig struct {
 	reachable atomic.Bool
 	probes    atomic.Int32
 	probed    chan struct{}
-	spec      fleet.LinkSpec
+	spec      link.Spec
 }
 
 func newLinkRig(t *testing.T, hb time.Duration, miss int, tune func(w *scriptWorker)) *linkRig {
@@ -157,7 +158,7 @@ func newLinkRig(t *testing.T, hb time.Duration, miss int, tune func(w *scriptWor
 	wpid, err := sys.Root().SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return r.w }), "script-worker")
 	must(t, err)
 	r.wpid = wpid
-	r.spec = fleet.LinkSpec{Worker: fleet.WorkerSpec{Name: "w1", Address: "w1.test:7420", Capacity: 8, Workspace: "ws"},
+	r.spec = link.Spec{Worker: fleet.WorkerSpec{Name: "w1", Address: "w1.test:7420", Capacity: 8, Workspace: "ws"},
 		Scheduler: "sched-1", Session: "s1", Heartbeat: hb, MissLimit: miss, Target: wpid,
 		Probe: func(ctx context.Context, address string) (time.Duration, error) {
 			r.probes.Add(1)
@@ -208,14 +209,14 @@ func (r *linkRig) next(match func(any) bool) any {
 	}
 }
 
-func (r *linkRig) up() *fleet.LinkUp {
+func (r *linkRig) up() *link.Up {
 	r.t.Helper()
-	return r.next(func(m any) bool { _, ok := m.(*fleet.LinkUp); return ok }).(*fleet.LinkUp)
+	return r.next(func(m any) bool { _, ok := m.(*link.Up); return ok }).(*link.Up)
 }
 
-func (r *linkRig) lost() *fleet.LinkLost {
+func (r *linkRig) lost() *link.Lost {
 	r.t.Helper()
-	return r.next(func(m any) bool { _, ok := m.(*fleet.LinkLost); return ok }).(*fleet.LinkLost)
+	return r.next(func(m any) bool { _, ok := m.(*link.Lost); return ok }).(*link.Lost)
 }
 
 // waitReceived waits until the worker has received n messages in all.
@@ -262,19 +263,19 @@ func TestLinkUpHeartbeatsAndBye(t *testing.T) {
 	})
 	// Heartbeats answered: still up after many of them.
 	r.waitReceived(12)
-	res, err := r.sys.Root().RequestFuture(r.parent, &fleet.LinkQuery{}, 5*time.Second).Result()
+	res, err := r.sys.Root().RequestFuture(r.parent, &link.Query{}, 5*time.Second).Result()
 	must(t, err)
-	if n := res.(*fleet.WorkerNote); n.State.State != fleet.WorkerUp || n.Epoch != up.Epoch || n.State.Capacity != 2 {
+	if n := res.(*link.WorkerNote); n.State.State != link.WorkerUp || n.Epoch != up.Epoch || n.State.Capacity != 2 {
 		t.Errorf("report = %+v", n)
 	}
 	select {
 	case m := <-r.out:
-		if l, ok := m.(*fleet.LinkLost); ok {
+		if l, ok := m.(*link.Lost); ok {
 			t.Fatalf("lost while answering heartbeats: %+v", l)
 		}
 	default:
 	}
-	r.sys.Send(r.parent, &fleet.LinkPosture{Posture: "yolo"})
+	r.sys.Send(r.parent, &link.Posture{Posture: "yolo"})
 	deadline := time.After(20 * time.Second)
 	for {
 		var got []string
@@ -320,13 +321,13 @@ func testLinkRefused(t *testing.T, tune func(w *scriptWorker), why string) {
 	r := newLinkRig(t, 20*time.Millisecond, 3, tune)
 	m := r.next(func(m any) bool {
 		switch m := m.(type) {
-		case *fleet.LinkUp:
+		case *link.Up:
 			t.Fatalf("up although refused: %+v", m)
-		case *fleet.WorkerNote:
-			return m.State.State == fleet.Refused
+		case *link.WorkerNote:
+			return m.State.State == link.Refused
 		}
 		return false
-	}).(*fleet.WorkerNote)
+	}).(*link.WorkerNote)
 	if !strings.Contains(m.State.Error, why) {
 		t.Errorf("refused note = %+v", m.State)
 	}
@@ -383,14 +384,14 @@ func TestLinkHeartbeatLossAndComeback(t *testing.T) {
 	// While lost, the link probes (our own dial) but sends the worker
 	// nothing, not even a forwarded task message.
 	sent := r.w.count()
-	r.sys.Send(r.link, &fleet.LinkForward{Epoch: first.Epoch, Msg: &remote.Cancel{Task: "t", Attempt: 1}, Sender: r.parent})
+	r.sys.Send(r.link, &link.Forward{Epoch: first.Epoch, Msg: &remote.Cancel{Task: "t", Attempt: 1}, Sender: r.parent})
 	r.waitProbes(r.probes.Load() + 3)
 	if n := r.w.count(); n != sent {
 		t.Errorf("worker got %d messages while lost", n-sent)
 	}
-	res, err := r.sys.Root().RequestFuture(r.link, &fleet.LinkQuery{}, 5*time.Second).Result()
+	res, err := r.sys.Root().RequestFuture(r.link, &link.Query{}, 5*time.Second).Result()
 	must(t, err)
-	if n := res.(*fleet.WorkerNote); n.State.State != fleet.WorkerLost || n.State.Error == "" {
+	if n := res.(*link.WorkerNote); n.State.State != link.WorkerLost || n.State.Error == "" {
 		t.Errorf("report while lost = %+v", n.State)
 	}
 	// The network mends: up again, with a new epoch.

@@ -11,7 +11,7 @@ import (
 
 	"reasonix/actors/agent"
 	"reasonix/actors/event"
-	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/link"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/core/provider"
@@ -21,7 +21,7 @@ import (
 // attempt with RunTurn and passes every TurnFinished to out.
 type proxyParent struct {
 	sys  *kernel.System
-	spec fleet.RemoteTaskSpec
+	spec link.TaskSpec
 	out  chan *agent.TurnFinished
 	pid  *actor.PID
 }
@@ -29,14 +29,14 @@ type proxyParent struct {
 func (p *proxyParent) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *actor.Started:
-		p.pid = c.Spawn(fleet.RemoteTaskProps(p.sys, p.spec))
+		p.pid = c.Spawn(link.TaskProps(p.sys, p.spec))
 		c.Request(p.pid, &agent.RunTurn{Input: p.spec.Start.Spec.Prompt})
 	case *agent.TurnFinished:
 		if c.Sender() == nil || !c.Sender().Equal(p.pid) {
 			panic("TurnFinished from someone else")
 		}
 		p.out <- m
-	case *agent.CancelTurn, *fleet.AttemptLost, *agent.ApprovalResponse:
+	case *agent.CancelTurn, *link.AttemptLost, *agent.ApprovalResponse:
 		c.Send(p.pid, m)
 	case chan struct{}: // a ping: everything sent here before it is handled
 		close(m)
@@ -45,7 +45,7 @@ func (p *proxyParent) Receive(c actor.Context) {
 
 type proxyRig struct {
 	*linkRig
-	up     *fleet.LinkUp
+	up     *link.Up
 	bus    *event.Bus
 	sub    *event.Subscription
 	meter  *agent.TaskMeter
@@ -74,7 +74,7 @@ func newProxyRig(t *testing.T, backstop time.Duration, script func(r *proxyRig, 
 	r.sub = r.bus.Subscribe()
 	t.Cleanup(r.sub.Close)
 	r.meter = &agent.TaskMeter{}
-	spec := fleet.RemoteTaskSpec{Worker: "w1", Link: r.link, Meter: r.meter, Bus: r.bus, Backstop: backstop,
+	spec := link.TaskSpec{Worker: "w1", Link: r.link, Meter: r.meter, Bus: r.bus, Backstop: backstop,
 		Start: remote.Start{Epoch: r.up.Epoch, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "ws",
 			Spec: event.TaskSpec{ID: "f1.1", Prompt: "do it", Model: "asked-model"}}}
 	pp := &proxyParent{sys: r.sys, spec: spec, out: r.out}
@@ -105,7 +105,7 @@ func (r *proxyRig) noSecondAnswer() {
 	r.pingParent()
 	must(r.t, r.sys.Root().PoisonFuture(r.pp.pid).Wait())
 	r.pingParent()
-	_, err := r.sys.Root().RequestFuture(r.link, &fleet.LinkQuery{}, 5*time.Second).Result()
+	_, err := r.sys.Root().RequestFuture(r.link, &link.Query{}, 5*time.Second).Result()
 	must(r.t, err)
 	select {
 	case tf := <-r.out:
@@ -237,7 +237,7 @@ func TestProxyCancelApprovalAndLost(t *testing.T) {
 	mu.Lock()
 	remote.SendWorker(r.sys, r.sys.Root(), to, &remote.Finished{Task: start.Spec.ID, Attempt: start.Attempt, Status: event.StatusOK})
 	mu.Unlock()
-	r.sys.Send(r.parent, &fleet.AttemptLost{Why: "late"})
+	r.sys.Send(r.parent, &link.AttemptLost{Why: "late"})
 	r.noSecondAnswer()
 }
 
@@ -249,8 +249,8 @@ func TestProxyLost(t *testing.T) {
 		}
 	})
 	<-r.fromProxy
-	r.sys.Send(r.parent, &fleet.AttemptLost{Why: "worker w1 lost: no heartbeat answer for 3s"})
-	if tf := r.finished(); tf.Status != fleet.StatusWorkerLost || !strings.Contains(tf.Error, "heartbeat") {
+	r.sys.Send(r.parent, &link.AttemptLost{Why: "worker w1 lost: no heartbeat answer for 3s"})
+	if tf := r.finished(); tf.Status != link.StatusWorkerLost || !strings.Contains(tf.Error, "heartbeat") {
 		t.Errorf("answer = %+v", tf)
 	}
 	// The proxy gives the attempt up with one cancel (the link drops it
@@ -284,7 +284,7 @@ func TestProxyRefused(t *testing.T) {
 		switch {
 		case fatal && (tf.Status != event.StatusFailed || !strings.Contains(tf.Error, "unknown profile")):
 			t.Errorf("fatal refusal answered %+v", tf)
-		case !fatal && (tf.Status != fleet.StatusWorkerRefused || tf.Error != "full"):
+		case !fatal && (tf.Status != link.StatusWorkerRefused || tf.Error != "full"):
 			t.Errorf("refusal answered %+v", tf)
 		}
 		r.noSecondAnswer()
@@ -317,7 +317,7 @@ func TestProxyGapIsLost(t *testing.T) {
 		remote.SendWorker(r.sys, c, to, &remote.TaskEvents{Task: st.Spec.ID, Attempt: st.Attempt, First: 3, Items: events(r.t, &event.TextDelta{Text: "c"})})
 		remote.SendWorker(r.sys, c, to, &remote.Finished{Task: st.Spec.ID, Attempt: st.Attempt, Last: 3, Status: event.StatusOK})
 	})
-	if tf := r.finished(); tf.Status != fleet.StatusWorkerLost || !strings.Contains(tf.Error, "skipped") {
+	if tf := r.finished(); tf.Status != link.StatusWorkerLost || !strings.Contains(tf.Error, "skipped") {
 		t.Errorf("answer = %+v", tf)
 	}
 	evs := r.busEvents(2)

@@ -27,17 +27,18 @@ var layers = []struct {
 	{2, []string{"actors/event", "actors/kernel", "actors/workerpb"}},
 	{3, []string{"actors/remote", "actors/fleet/fleetmsg"}},
 	{4, []string{"actors/agent"}},
-	{5, []string{"actors/mcpconn", "actors/fleet", "actors/goalctl"}},
-	{6, []string{"actors/worker"}},
-	{7, []string{"actors"}},
-	{8, []string{"assemble"}},
-	{9, []string{"tui/panel"}},
-	{10, []string{"tui", "cmd/reasonix/internal/serve"}},
-	{11, []string{"cmd/"}},
+	{5, []string{"actors/fleet/link"}},
+	{6, []string{"actors/mcpconn", "actors/fleet", "actors/goalctl"}},
+	{7, []string{"actors/worker"}},
+	{8, []string{"actors"}},
+	{9, []string{"assemble"}},
+	{10, []string{"tui/panel"}},
+	{11, []string{"tui", "cmd/reasonix/internal/serve"}},
+	{12, []string{"cmd/"}},
 }
 
 // peers are the layers whose packages may import each other.
-var peers = map[int]bool{0: true, 11: true}
+var peers = map[int]bool{0: true, 12: true}
 
 // frontends observe sessions: of actors they may import the facade and
 // the event contract only, never the runtime's sub-packages.
@@ -207,9 +208,9 @@ func typeName(e ast.Expr) string {
 func TestRankOfPaths(t *testing.T) {
 	t.Parallel()
 	for path, want := range map[string]int{
-		"core/config": 0, "scheduler": 1, "actors/event": 2, "actors/fleet/fleetmsg": 3, "actors/fleet": 5,
-		"actors": 7, "assemble": 8, "tui": 10, "tui/panel": 9, "cmd/reasonix": 11, "cmd/reasonix/internal/serve": 10,
-		"cmd/reasonix/internal/doctor": 11, "third_party/patchcheck": -1, "actorsx": -1,
+		"core/config": 0, "scheduler": 1, "actors/event": 2, "actors/fleet/fleetmsg": 3, "actors/fleet/link": 5, "actors/fleet": 6,
+		"actors": 8, "assemble": 9, "tui": 11, "tui/panel": 10, "cmd/reasonix": 12, "cmd/reasonix/internal/serve": 11,
+		"cmd/reasonix/internal/doctor": 12, "third_party/patchcheck": -1, "actorsx": -1,
 	} {
 		if got := rank(path); got != want {
 			t.Errorf("rank(%q) = %d, want %d", path, got, want)

@@ -170,17 +170,27 @@ func (f *fleetActor) overBudget(c actor.Context, id, what string) {
 // token (onFirst): only then is its prompt prefilled and in the provider's
 // cache. Stream returning says less: a provider sends its headers, and
 // keep-alive comments, while the request is still queued.
+//
+// Waiting is skipped, and the siblings released before the first request
+// is sent, when the request's cacheable prefix is smaller than minPrefix
+// tokens (too small for the wait to pay: OpenAI caches nothing under 1024
+// tokens) or was answered at the endpoint within provider.WarmTTL (by the
+// parent's own requests or an earlier fleet's), so it is cached already.
 type MeteredProvider struct {
 	provider.Provider
-	Meter   *agent.TaskMeter
-	onFirst func()
-	once    sync.Once
+	Meter     *agent.TaskMeter
+	onFirst   func()
+	minPrefix int
+	once      sync.Once
 }
 
 // Stream refuses a request past the task's ceiling.
 func (p *MeteredProvider) Stream(ctx context.Context, req provider.Request) (<-chan provider.Chunk, error) {
 	if what := p.Meter.Exhausted(); what != "" {
 		return nil, fmt.Errorf("task stopped at its %s budget", what)
+	}
+	if p.onFirst != nil && p.noWait(req) {
+		p.once.Do(p.onFirst)
 	}
 	ch, err := p.Provider.Stream(ctx, req)
 	if p.onFirst == nil {
@@ -196,6 +206,17 @@ func (p *MeteredProvider) Stream(ctx context.Context, req provider.Request) (<-c
 		return ch, nil // the prefix was warmed by the first request
 	}
 	return firstToken(ctx, ch, p.onFirst), nil
+}
+
+// noWait reports whether req's prefix needs no warming: too small to be
+// worth it, or cached at the endpoint already.
+func (p *MeteredProvider) noWait(req provider.Request) bool {
+	key, tokens := provider.PrefixOf(req)
+	if tokens < p.minPrefix {
+		return true
+	}
+	ep, ok := p.Provider.(provider.Endpointer)
+	return ok && provider.PrefixWarm(ep.Endpoint(), key)
 }
 
 // firstToken relays ch and calls onFirst at its first token (text,

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/fleetmsg"
+	"reasonix/actors/fleet/link"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/core/journal"
@@ -46,6 +48,10 @@ type FleetSpec struct {
 	// one's first token (see warmup); zero means DefaultWarmWait, negative
 	// starts every sibling at once.
 	WarmWait time.Duration
+	// MinWarmPrefix is the size, in estimated tokens, below which a
+	// prefix is not worth waiting to warm (see MeteredProvider); zero
+	// means DefaultMinWarmPrefix, negative waits whatever the size.
+	MinWarmPrefix int
 	// Journal receives the scheduler's inputs before they are applied;
 	// when nil and JournalHome is set, the journal under that reasonix
 	// home is opened on the first fleet. Neither: fleets are not durable.
@@ -91,18 +97,8 @@ type FleetSpec struct {
 	Target func(w WorkerSpec) *actor.PID
 }
 
-// WorkerSpec is one configured worker host.
-type WorkerSpec struct {
-	Name    string
-	Address string // host:port of its `reasonix worker --listen`
-	// Capacity is how many of this scheduler's tasks it runs at once.
-	Capacity int
-	// Workspace overrides FleetSpec.Workspace for this worker.
-	Workspace string
-	// Writes are the paths (relative to Root) writers may be placed
-	// there for; empty: readers only; ".": any writer.
-	Writes []string
-}
+// WorkerSpec is one configured worker host (see link.WorkerSpec).
+type WorkerSpec = link.WorkerSpec
 
 // fleetActor is the scheduler actor: it owns every subagent task of a
 // session. It feeds the pure scheduler.Queue with events and applies its
@@ -215,6 +211,10 @@ type runningTask struct {
 	held         bool
 	heldDeadline time.Time
 	warmKey      string
+	// prep is a held local task prepared while it waits (its agent built,
+	// its budget allotted), so that its release costs only the journal
+	// and the spawn.
+	prep *prepared
 	// node is the worker the current attempt is placed on ("" for this
 	// process), epoch that worker's link epoch, attempt its number.
 	node    string
@@ -267,11 +267,11 @@ func (f *fleetActor) handle(c actor.Context) {
 		if m.Who == nil || !f.onLinkStopped(c, m.Who) {
 			f.onStopped(c, m)
 		}
-	case *LinkUp:
+	case *link.Up:
 		f.onWorkerUp(c, m)
-	case *LinkLost:
+	case *link.Lost:
 		f.onWorkerLost(c, m)
-	case *WorkerNote:
+	case *link.WorkerNote:
 		f.onWorkerNote(c, m)
 	case *requeueWriter:
 		f.onRequeueWriter(c, m)
@@ -307,7 +307,7 @@ func (f *fleetActor) handle(c actor.Context) {
 			}
 		}
 		for _, name := range f.nodeOrder {
-			c.Send(f.nodes[name].link, &LinkPosture{Posture: m.Posture})
+			c.Send(f.nodes[name].link, &link.Posture{Posture: m.Posture})
 		}
 	case *kernel.Crashed:
 		f.repair(c, m)
@@ -400,30 +400,88 @@ func (f *fleetActor) admit(c actor.Context) {
 	if len(f.unsettled) > 0 && time.Now().Before(f.settleBy) {
 		return // workersSettled, or the last link's first report, admits
 	}
+	var batch []toStart
 	for _, s := range f.q.Next(time.Now()) {
 		t := f.tasks[s.Task.ID]
 		if t == nil {
 			continue
 		}
 		t.node, t.attempt = s.Node, s.Attempt
-		if !f.hold(t, s.Deadline) {
-			f.start(c, t, s.Deadline)
+		if !f.hold(c, t, s.Deadline) {
+			batch = append(batch, toStart{t, s.Deadline})
 		}
 	}
+	f.startAll(c, batch, nil)
 	f.armTimer()
+}
+
+// toStart is an admitted task to start, with its deadline.
+type toStart struct {
+	t        *runningTask
+	deadline time.Time
 }
 
 // start builds and spawns the subagent of an admitted task.
 func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) {
+	f.startAll(c, []toStart{{t, deadline}}, nil)
+}
+
+// prepared is a local task between its preparation and its spawn: its
+// agent built and its budget allotted, its start record not yet in the
+// journal.
+type prepared struct {
+	t  *runningTask
+	ag agent.AgentSpec
+}
+
+// startAll starts admitted tasks together: it builds each one's subagent
+// (those in ready are built already), journals all their starts in one
+// synced transaction (one sync for a wave of 64, not 64), and only then
+// spawns them, so no subagent runs before its start is durable. A task
+// whose start the journal refuses never starts.
+func (f *fleetActor) startAll(c actor.Context, batch []toStart, ready []*prepared) {
+	for _, b := range batch {
+		if p := f.prepare(c, b.t, b.deadline); p != nil {
+			ready = append(ready, p)
+		}
+	}
+	if len(ready) == 0 {
+		return
+	}
+	refused := f.jotStarts(ready)
+	for _, p := range ready {
+		if refused[p.t.fleet] {
+			// A start the journal does not hold never happens.
+			p.discard()
+			f.finishTask(c, p.t.spec.ID, event.TaskResult{TaskID: p.t.spec.ID, Status: event.TaskFailed, Error: "not started"})
+			continue
+		}
+		f.launch(c, p)
+	}
+}
+
+// discard undoes a preparation whose task will not start: its transcript
+// is closed and the task no longer counts as running.
+func (p *prepared) discard() {
+	if cl, ok := p.ag.Transcript.(interface{ Close() error }); ok {
+		_ = cl.Close()
+	}
+	p.t.meter, p.t.prep = nil, nil
+}
+
+// prepare builds an admitted task's agent and allots its budget; nil when
+// the task started remotely or ended already (its fleet's journal broken,
+// its agent impossible to build).
+func (f *fleetActor) prepare(c actor.Context, t *runningTask, deadline time.Time) *prepared {
 	id := t.spec.ID
 	if fl := f.fleets[t.fleet]; fl != nil && fl.journalErr != nil {
 		// Its start could not be journalled: it never starts.
 		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: "not started"})
-		return
+		return nil
 	}
 	if t.node != "" {
 		f.startRemote(c, t, deadline)
-		return
+		return nil
 	}
 	t.started, t.deadline = time.Now(), deadline
 	f.starting = id
@@ -431,7 +489,7 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	f.starting = ""
 	if err != nil {
 		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: err.Error()})
-		return
+		return nil
 	}
 	ag.Session, ag.Task = f.session, id
 	if ag.Bus == nil {
@@ -455,27 +513,74 @@ func (f *fleetActor) start(c actor.Context, t *runningTask, deadline time.Time) 
 	if t.budget.Seconds > 0 {
 		t.overAt = t.started.Add(time.Duration(t.budget.Seconds) * time.Second)
 	}
+	// The meter marks the task running for the next one's allotment.
 	sys, self := f.sys, f.self
-	if err := f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint), Attempt: laterAttempt(t.attempt)}); err != nil {
-		// A start the journal does not hold never happens.
-		if cl, ok := ag.Transcript.(interface{ Close() error }); ok {
-			_ = cl.Close()
+	t.meter = &agent.TaskMeter{Budget: t.budget, Price: price, Over: func(what string) { sys.Send(self, &TaskOverBudget{TaskID: id, what: what}) }}
+	return &prepared{t: t, ag: ag}
+}
+
+// jotStarts journals the start records of ready in one transaction and
+// returns the fleets whose journal refused them (each of those fleets
+// ends, see jot). Fleets without a journal need no record.
+func (f *fleetActor) jotStarts(ready []*prepared) map[string]bool {
+	var recs []journal.Record
+	fleets := map[string]bool{}
+	refused := map[string]bool{}
+	for _, p := range ready {
+		t := p.t
+		fl := f.fleets[t.fleet]
+		if fl == nil || fl.key == "" {
+			continue
 		}
-		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: "not started"})
-		return
+		if fl.journalErr != nil {
+			refused[t.fleet] = true
+			continue
+		}
+		data, err := json.Marshal(startRecord{Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint), Attempt: link.LaterAttempt(t.attempt)})
+		if err != nil {
+			refused[t.fleet] = true
+			f.journalFailed(t.fleet, fl, journal.KindStart, fmt.Errorf("fleet journal record %s: %w", journal.KindStart, err))
+			continue
+		}
+		recs = append(recs, journal.Record{Fleet: fl.key, Kind: journal.KindStart, Task: t.spec.ID, At: time.Now(), Data: data})
+		fleets[t.fleet] = true
+	}
+	if len(recs) == 0 {
+		return refused
+	}
+	if err := f.writeAll(recs); err != nil {
+		for fleetID := range fleets {
+			refused[fleetID] = true
+			if fl := f.fleets[fleetID]; fl != nil && fl.journalErr == nil {
+				f.journalFailed(fleetID, fl, journal.KindStart, err)
+			}
+		}
+	}
+	return refused
+}
+
+// launch spawns a prepared task's subagent, its start journalled, and
+// asks it for the task's turn.
+func (f *fleetActor) launch(c actor.Context, p *prepared) {
+	t, ag, id := p.t, p.ag, p.t.spec.ID
+	sys, self := f.sys, f.self
+	// A held task was prepared earlier: it runs from now.
+	t.started = time.Now()
+	if t.budget.Seconds > 0 {
+		t.overAt = t.started.Add(time.Duration(t.budget.Seconds) * time.Second)
 	}
 	f.spec.Saves.Watch(ag.Transcript, "transcript of task "+id, false)
-	t.meter = &agent.TaskMeter{Budget: t.budget, Price: price, Over: func(what string) { sys.Send(self, &TaskOverBudget{TaskID: id, what: what}) }}
 	ag.Meter = t.meter
 	if !t.budget.IsZero() || t.warmKey != "" {
 		mp := &MeteredProvider{Provider: ag.Provider, Meter: t.meter}
 		if key, fleetID := t.warmKey, t.fleet; key != "" {
 			mp.onFirst = func() { sys.Send(self, &prefixWarmed{fleet: fleetID, key: key}) }
+			mp.minPrefix = f.minWarmPrefix()
 		}
 		ag.Provider = mp
 	}
 	f.publish(&event.TaskStarted{Fleet: t.fleet, Model: ag.Model, Budget: budgetRef(t.budget), Endpoint: endpointStats(t.endpoint),
-		Attempt: laterAttempt(t.attempt)}, id)
+		Attempt: link.LaterAttempt(t.attempt)}, id)
 	t.pid = c.Spawn(agent.ExecutorProps(f.sys, ag))
 	f.byPID[t.pid.Id] = id
 	if fl := f.fleets[t.fleet]; fl != nil {
@@ -512,15 +617,6 @@ func (f *fleetActor) subagentLost(c actor.Context, id string, pid *actor.PID) {
 		fl.live--
 	}
 	f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: "subagent stopped before finishing its task"})
-}
-
-// laterAttempt is an attempt number as events show it: left out (zero)
-// for the first.
-func laterAttempt(n int) int {
-	if n <= 1 {
-		return 0
-	}
-	return n
 }
 
 // routeApproval passes an answer for <session>/<task>/<call> to the task's
@@ -727,6 +823,9 @@ func (f *fleetActor) stopTask(c actor.Context, id, why string) {
 	if t != nil && t.held {
 		// Held behind a warming prefix: it never started, so it ends now.
 		t.held = false
+		if t.prep != nil {
+			t.prep.discard()
+		}
 		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskCancelled, Error: why})
 		return
 	}
@@ -905,7 +1004,7 @@ func (f *fleetActor) endTask(c actor.Context, t *runningTask, res event.TaskResu
 	fl.results[res.TaskID] = res
 	ev := f.taskDone(t.fleet, res)
 	ev.Endpoint = endpointStats(t.endpoint)
-	ev.Worker, ev.Attempt = t.node, laterAttempt(t.attempt)
+	ev.Worker, ev.Attempt = t.node, link.LaterAttempt(t.attempt)
 	t.meter.Close(f.bus, ev)
 }
 
@@ -942,6 +1041,11 @@ func (f *fleetActor) maybeReply(c actor.Context, fleetID string) {
 	delete(f.fleets, fleetID)
 	if fl.replyTo != nil {
 		c.Send(fl.replyTo, out)
+	}
+	// What the fleet taught the endpoint limiters (a limit it ran into,
+	// or that it ran wide without one) is where the next fleet starts.
+	if err := provider.SaveLearned(); err != nil {
+		f.log.Warn("endpoint limits not saved", "err", err)
 	}
 }
 

@@ -21,6 +21,9 @@ import (
 // them; *journal.Journal is the durable one.
 type FleetJournal interface {
 	Append(ctx context.Context, r journal.Record) (int64, error)
+	// AppendAll writes several records in one synced transaction: all or
+	// none.
+	AppendAll(ctx context.Context, rs []journal.Record) ([]int64, error)
 	// Records are a fleet's records in order; none for a fleet never
 	// journalled.
 	Records(ctx context.Context, fleet string) ([]journal.Record, error)
@@ -157,6 +160,19 @@ func (f *fleetActor) write(key, kind, task string, data any) error {
 	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
 	defer cancel()
 	_, err = j.Append(ctx, journal.Record{Fleet: key, Kind: kind, Task: task, At: time.Now(), Data: raw})
+	return err
+}
+
+// writeAll appends records in one transaction, opening the journal first
+// if need be.
+func (f *fleetActor) writeAll(recs []journal.Record) error {
+	j, err := f.openJournal()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
+	defer cancel()
+	_, err = j.AppendAll(ctx, recs)
 	return err
 }
 

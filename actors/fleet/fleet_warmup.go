@@ -12,6 +12,23 @@ import (
 // first one's first token.
 const DefaultWarmWait = 5 * time.Second
 
+// DefaultMinWarmPrefix is the smallest prefix, in estimated tokens, worth
+// holding siblings for: OpenAI's prompt cache starts at 1024 tokens, and a
+// smaller prefix saves less prefill than the wait costs.
+const DefaultMinWarmPrefix = 1024
+
+// minWarmPrefix is the prefix size below which a warmer releases its
+// siblings at once.
+func (f *fleetActor) minWarmPrefix() int {
+	switch {
+	case f.spec.MinWarmPrefix < 0:
+		return 0
+	case f.spec.MinWarmPrefix == 0:
+		return DefaultMinWarmPrefix
+	}
+	return f.spec.MinWarmPrefix
+}
+
 // warmup is one shared prompt prefix of a fleet: siblings with the same
 // profile, model and tool set send byte-identical system prompts and
 // tools, so the first of them to start (the warmer) fills the provider's
@@ -53,8 +70,12 @@ func (f *fleetActor) warmWait() time.Duration {
 
 // hold decides whether an admitted task waits for its prefix to warm. The
 // first task of each prefix starts at once, as the warmer; later ones are
-// held while the warmer has not had its first token.
-func (f *fleetActor) hold(t *runningTask, deadline time.Time) bool {
+// held while the warmer has not had its first token, and a local one is
+// prepared meanwhile (see startAll), which takes building 63 agents off
+// the moment the warmer's first token releases them. True means the
+// caller must not start the task (it is held, or ended while being
+// prepared).
+func (f *fleetActor) hold(c actor.Context, t *runningTask, deadline time.Time) bool {
 	fl := f.fleets[t.fleet]
 	wait := f.warmWait()
 	if fl == nil || len(fl.ids) < 2 || wait == 0 {
@@ -78,6 +99,11 @@ func (f *fleetActor) hold(t *runningTask, deadline time.Time) bool {
 	if w.done {
 		return false
 	}
+	if t.node == "" {
+		if t.prep = f.prepare(c, t, deadline); t.prep == nil {
+			return true // it ended: no agent could be built for it
+		}
+	}
 	t.held, t.heldDeadline = true, deadline
 	w.held = append(w.held, t.spec.ID)
 	return true
@@ -95,13 +121,23 @@ func (f *fleetActor) warmed(c actor.Context, fleetID, key string) {
 	}
 	w.done = true
 	w.timer.Stop()
+	var (
+		batch []toStart
+		ready []*prepared
+	)
 	for _, id := range w.held {
 		if t := f.tasks[id]; t != nil && t.held {
 			t.held = false
-			f.start(c, t, t.heldDeadline)
+			if t.prep != nil {
+				ready = append(ready, t.prep)
+				t.prep = nil
+			} else {
+				batch = append(batch, toStart{t, t.heldDeadline})
+			}
 		}
 	}
 	w.held = nil
+	f.startAll(c, batch, ready)
 	f.armTimer()
 }
 

@@ -14,6 +14,7 @@ import (
 	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/fleetmsg"
+	"reasonix/actors/fleet/link"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/core/journal"
@@ -29,9 +30,9 @@ const (
 	// to cancel and kill the writer it may still run.
 	fenceMargin = 500 * time.Millisecond
 	// settleWait bounds how long a new scheduler holds its first tasks
-	// for its links' first verdicts: a probe ends within linkProbeTimeout
+	// for its links' first verdicts: a probe ends within link.ProbeTimeout
 	// and a hello is answered in milliseconds.
-	settleWait = linkProbeTimeout + time.Second
+	settleWait = link.ProbeTimeout + time.Second
 )
 
 // workersSettled ends the wait for the links' first verdicts.
@@ -138,7 +139,7 @@ func (f *fleetActor) startWorkers(c actor.Context) {
 			continue
 		}
 		n := &workerNode{spec: w,
-			state: fleetmsg.WorkerState{Name: w.Name, Address: w.Address, State: WorkerProbing, Capacity: w.Capacity, Since: time.Now()}}
+			state: fleetmsg.WorkerState{Name: w.Name, Address: w.Address, State: link.WorkerProbing, Capacity: w.Capacity, Since: time.Now()}}
 		f.nodes[w.Name] = n
 		f.nodeOrder = append(f.nodeOrder, w.Name)
 		f.spawnLink(c, n)
@@ -162,7 +163,7 @@ func (f *fleetActor) spawnLink(c actor.Context, n *workerNode) {
 	if w.Workspace == "" {
 		w.Workspace = f.workspace()
 	}
-	spec := LinkSpec{Worker: w, Scheduler: f.schedID, Session: f.session, Heartbeat: f.heartbeat(), MissLimit: f.missLimit(),
+	spec := link.Spec{Worker: w, Scheduler: f.schedID, Session: f.session, Heartbeat: f.heartbeat(), MissLimit: f.missLimit(),
 		Probe: f.spec.Probe}
 	if f.spec.Target != nil {
 		spec.Target = f.spec.Target(n.spec)
@@ -173,14 +174,14 @@ func (f *fleetActor) spawnLink(c actor.Context, n *workerNode) {
 			return remote.ProbeRemote(ctx, address, o)
 		}
 	}
-	pid, err := c.SpawnNamed(WorkerLinkProps(f.sys, spec), "link/"+w.Name)
+	pid, err := c.SpawnNamed(link.Props(f.sys, spec), "link/"+w.Name)
 	if err != nil {
-		pid = c.SpawnPrefix(WorkerLinkProps(f.sys, spec), "link/"+w.Name+"-")
+		pid = c.SpawnPrefix(link.Props(f.sys, spec), "link/"+w.Name+"-")
 	}
 	n.link = pid
 	f.links[pid.Id] = w.Name
 	if f.posture != "" {
-		c.Send(pid, &LinkPosture{Posture: f.posture})
+		c.Send(pid, &link.Posture{Posture: f.posture})
 	}
 }
 
@@ -196,7 +197,7 @@ func (f *fleetActor) workspace() string {
 }
 
 // onWorkerUp puts a worker's slots in the queue and admits what fits.
-func (f *fleetActor) onWorkerUp(c actor.Context, m *LinkUp) {
+func (f *fleetActor) onWorkerUp(c actor.Context, m *link.Up) {
 	n := f.nodes[m.Name]
 	if n == nil {
 		return
@@ -205,10 +206,10 @@ func (f *fleetActor) onWorkerUp(c actor.Context, m *LinkUp) {
 	if n.up && n.epoch != m.Epoch {
 		// A new epoch without the loss of the old one (a lost message):
 		// the old epoch's attempts are lost.
-		f.onWorkerLost(c, &LinkLost{name: m.Name, Epoch: n.epoch, Why: "the link opened a new epoch"})
+		f.onWorkerLost(c, &link.Lost{Name: m.Name, Epoch: n.epoch, Why: "the link opened a new epoch"})
 	}
 	n.up, n.epoch, n.target, n.full = true, m.Epoch, m.Target, false
-	n.state.State, n.state.Since, n.state.Error, n.state.Capacity = WorkerUp, time.Now(), "", m.Capacity
+	n.state.State, n.state.Since, n.state.Error, n.state.Capacity = link.WorkerUp, time.Now(), "", m.Capacity
 	f.setNode(n)
 	f.admit(c)
 }
@@ -223,22 +224,22 @@ func (f *fleetActor) setNode(n *workerNode) {
 
 // onWorkerLost takes a worker out of placement; every attempt there of
 // that epoch is lost, and its proxy answers for it.
-func (f *fleetActor) onWorkerLost(c actor.Context, m *LinkLost) {
-	n := f.nodes[m.name]
+func (f *fleetActor) onWorkerLost(c actor.Context, m *link.Lost) {
+	n := f.nodes[m.Name]
 	if n == nil || !n.up || n.epoch != m.Epoch {
 		return
 	}
 	n.up = false
-	n.state.State, n.state.Since, n.state.Error = WorkerLost, time.Now(), m.Why
+	n.state.State, n.state.Since, n.state.Error = link.WorkerLost, time.Now(), m.Why
 	f.setNode(n)
-	why := fmt.Sprintf("worker %s lost: %s", m.name, m.Why)
+	why := fmt.Sprintf("worker %s lost: %s", m.Name, m.Why)
 	for id, t := range f.tasks {
-		if t.node != m.name {
+		if t.node != m.Name {
 			continue
 		}
 		switch {
 		case t.pid != nil && t.epoch == m.Epoch:
-			c.Send(t.pid, &AttemptLost{Why: why})
+			c.Send(t.pid, &link.AttemptLost{Why: why})
 		case t.held:
 			// Placed there but held behind a warming prefix: it never
 			// started, so it goes back to the queue at once.
@@ -251,20 +252,20 @@ func (f *fleetActor) onWorkerLost(c actor.Context, m *LinkLost) {
 
 // onWorkerNote keeps the worker's state for status and clears a full
 // mark once the worker reports a free slot.
-func (f *fleetActor) onWorkerNote(c actor.Context, m *WorkerNote) {
-	n := f.nodes[m.name]
+func (f *fleetActor) onWorkerNote(c actor.Context, m *link.WorkerNote) {
+	n := f.nodes[m.Name]
 	if n == nil {
 		return
 	}
-	if f.unsettled[m.name] && (m.State.State != WorkerProbing || m.State.Error != "") {
+	if f.unsettled[m.Name] && (m.State.State != link.WorkerProbing || m.State.Error != "") {
 		// The link's first verdict: it will not be up soon.
-		delete(f.unsettled, m.name)
+		delete(f.unsettled, m.Name)
 		if len(f.unsettled) == 0 {
 			defer f.admit(c)
 		}
 	}
 	switch {
-	case m.State.State == WorkerUp && (!n.up || n.epoch != m.Epoch):
+	case m.State.State == link.WorkerUp && (!n.up || n.epoch != m.Epoch):
 		// A report after a repair: the link is up in an epoch the
 		// scheduler missed.
 		target := n.target
@@ -274,16 +275,16 @@ func (f *fleetActor) onWorkerNote(c actor.Context, m *WorkerNote) {
 				target = f.spec.Target(n.spec)
 			}
 		}
-		f.onWorkerUp(c, &LinkUp{Name: m.name, Epoch: m.Epoch, Capacity: m.State.Capacity, Target: target})
+		f.onWorkerUp(c, &link.Up{Name: m.Name, Epoch: m.Epoch, Capacity: m.State.Capacity, Target: target})
 		return
-	case m.State.State != WorkerUp && n.up:
-		f.onWorkerLost(c, &LinkLost{name: m.name, Epoch: n.epoch, Why: "its link reports it " + m.State.State})
+	case m.State.State != link.WorkerUp && n.up:
+		f.onWorkerLost(c, &link.Lost{Name: m.Name, Epoch: n.epoch, Why: "its link reports it " + m.State.State})
 	}
 	if !n.up {
 		n.state.State, n.state.Error, n.state.Since = m.State.State, m.State.Error, m.State.Since
 		return
 	}
-	if n.full && m.Epoch == n.epoch && m.free > 0 {
+	if n.full && m.Epoch == n.epoch && m.Free > 0 {
 		n.full = false
 		f.setNode(n)
 		f.admit(c)
@@ -307,7 +308,7 @@ func (f *fleetActor) onLinkStopped(c actor.Context, pid *actor.PID) bool {
 	}
 	f.log.Warn("worker link stopped; starting a new one", "worker", name)
 	if n.up {
-		f.onWorkerLost(c, &LinkLost{name: name, Epoch: n.epoch, Why: "its link stopped"})
+		f.onWorkerLost(c, &link.Lost{Name: name, Epoch: n.epoch, Why: "its link stopped"})
 	}
 	f.spawnLink(c, n)
 	return true
@@ -329,7 +330,7 @@ func (f *fleetActor) startRemote(c actor.Context, t *runningTask, deadline time.
 		t.overAt = t.started.Add(time.Duration(t.budget.Seconds) * time.Second)
 	}
 	sys, self := f.sys, f.self
-	f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Worker: t.node, Attempt: laterAttempt(t.attempt)})
+	f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Worker: t.node, Attempt: link.LaterAttempt(t.attempt)})
 	t.meter = &agent.TaskMeter{Budget: t.budget, Over: func(what string) { sys.Send(self, &TaskOverBudget{TaskID: id, what: what}) }}
 	spec := t.spec
 	spec.Budget, spec.FleetBudget = t.budget, event.Budget{}
@@ -337,19 +338,19 @@ func (f *fleetActor) startRemote(c actor.Context, t *runningTask, deadline time.
 	if ws == "" {
 		ws = f.workspace()
 	}
-	rs := RemoteTaskSpec{Worker: t.node, Link: n.link, Meter: t.meter, Bus: f.bus, budget: budgetRef(t.budget),
+	rs := link.TaskSpec{Worker: t.node, Link: n.link, Meter: t.meter, Bus: f.bus, Budget: budgetRef(t.budget),
 		Start: remote.Start{Epoch: n.epoch, Attempt: t.attempt, Session: f.session, Fleet: t.fleet, Workspace: ws, Spec: spec,
 			Posture: f.posture, Interactive: f.spec.Interactive}}
 	if f.spec.TaskTimeout > 0 {
 		rs.Backstop = f.spec.TaskTimeout + 2*f.grace() + f.lease() + f.heartbeat()
 	}
 	if key, fleetID := t.warmKey, t.fleet; key != "" {
-		rs.onFirst = func() { sys.Send(self, &prefixWarmed{fleet: fleetID, key: key}) }
+		rs.OnFirst = func() { sys.Send(self, &prefixWarmed{fleet: fleetID, key: key}) }
 	}
 	name := fmt.Sprintf("remote/%s#%d", id, t.attempt)
-	pid, err := c.SpawnNamed(RemoteTaskProps(f.sys, rs), name)
+	pid, err := c.SpawnNamed(link.TaskProps(f.sys, rs), name)
 	if err != nil {
-		pid = c.SpawnPrefix(RemoteTaskProps(f.sys, rs), name+"-")
+		pid = c.SpawnPrefix(link.TaskProps(f.sys, rs), name+"-")
 	}
 	t.pid = pid
 	f.byPID[t.pid.Id] = id
@@ -363,10 +364,10 @@ func (f *fleetActor) startRemote(c actor.Context, t *runningTask, deadline time.
 // worker was lost or refused the attempt. It reports whether it did.
 func (f *fleetActor) attemptEnded(c actor.Context, id string, m *agent.TurnFinished) bool {
 	t := f.tasks[id]
-	if t == nil || (m.Status != StatusWorkerLost && m.Status != StatusWorkerRefused) {
+	if t == nil || (m.Status != link.StatusWorkerLost && m.Status != link.StatusWorkerRefused) {
 		return false
 	}
-	if m.Status == StatusWorkerRefused {
+	if m.Status == link.StatusWorkerRefused {
 		if n := f.nodes[t.node]; n != nil && n.up && !n.full && n.epoch == t.epoch {
 			// The worker's count wins over ours: no more tasks there
 			// until it reports a free slot.
@@ -500,7 +501,7 @@ func (f *fleetActor) workersStatus(snap scheduler.Snapshot) []fleetmsg.WorkerSta
 func (f *fleetActor) askLinks(c actor.Context) {
 	for _, name := range f.nodeOrder {
 		if n := f.nodes[name]; n != nil && n.link != nil {
-			c.Request(n.link, &LinkQuery{})
+			c.Request(n.link, &link.Query{})
 		}
 	}
 }

@@ -127,37 +127,61 @@ func (j *Journal) Close() error {
 // Append writes r as the fleet's next record, in one transaction that is
 // synced before Append returns, and returns its sequence number.
 func (j *Journal) Append(ctx context.Context, r Record) (int64, error) {
-	if r.Fleet == "" || r.Kind == "" {
-		return 0, errors.New("append fleet record: fleet and kind are required")
+	seqs, err := j.AppendAll(ctx, []Record{r})
+	if err != nil {
+		return 0, err
 	}
-	// A payload that is not JSON would read back as damage (Check).
-	if len(r.Data) > 0 && !json.Valid(r.Data) {
-		return 0, fmt.Errorf("append fleet record: %s of fleet %s: %w", r.Kind, r.Fleet, ErrNotJSON)
-	}
-	if r.At.IsZero() {
-		r.At = time.Now()
+	return seqs[0], nil
+}
+
+// AppendAll writes rs, each as the next record of its fleet, in order, in
+// one transaction that is synced before it returns: all of them or none.
+// It returns their sequence numbers. One sync for many records is what
+// lets a scheduler start a whole wave of tasks at the cost of one.
+func (j *Journal) AppendAll(ctx context.Context, rs []Record) ([]int64, error) {
+	for i := range rs {
+		r := &rs[i]
+		if r.Fleet == "" || r.Kind == "" {
+			return nil, errors.New("append fleet record: fleet and kind are required")
+		}
+		// A payload that is not JSON would read back as damage (Check).
+		if len(r.Data) > 0 && !json.Valid(r.Data) {
+			return nil, fmt.Errorf("append fleet record: %s of fleet %s: %w", r.Kind, r.Fleet, ErrNotJSON)
+		}
+		if r.At.IsZero() {
+			r.At = time.Now()
+		}
 	}
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("append fleet record: %w", err)
+		return nil, fmt.Errorf("append fleet record: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	var seq int64
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM records WHERE fleet = ?`, r.Fleet).Scan(&seq); err != nil {
-		return 0, fmt.Errorf("append fleet record: %w", err)
-	}
-	var data any
-	if len(r.Data) > 0 {
-		data = string(r.Data)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO records (fleet, seq, kind, task, at, data) VALUES (?, ?, ?, ?, ?, ?)`,
-		r.Fleet, seq, r.Kind, r.Task, r.At.UnixNano(), data); err != nil {
-		return 0, fmt.Errorf("append fleet record: %w", err)
+	next := map[string]int64{}
+	seqs := make([]int64, len(rs))
+	for i, r := range rs {
+		seq, ok := next[r.Fleet]
+		if !ok {
+			if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM records WHERE fleet = ?`, r.Fleet).Scan(&seq); err != nil {
+				return nil, fmt.Errorf("append fleet record: %w", err)
+			}
+		}
+		seq++
+		next[r.Fleet] = seq
+		var data any
+		if len(r.Data) > 0 {
+			data = string(r.Data)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO records (fleet, seq, kind, task, at, data) VALUES (?, ?, ?, ?, ?, ?)`,
+			r.Fleet, seq, r.Kind, r.Task, r.At.UnixNano(), data); err != nil {
+			return nil, fmt.Errorf("append fleet record: %w", err)
+		}
+		seqs[i] = seq
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("append fleet record: %w", err)
+		return nil, fmt.Errorf("append fleet record: %w", err)
 	}
-	return seq, nil
+	return seqs, nil
 }
 
 // Records returns a fleet's records in order.

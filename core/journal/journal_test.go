@@ -112,3 +112,46 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+// TestAppendAll: a batch continues each fleet's sequence, in order, and a
+// batch with one bad record writes none of them.
+func TestAppendAll(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	j, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := j.Append(ctx, Record{Fleet: "s/f1", Kind: KindSubmit}); err != nil {
+		t.Fatal(err)
+	}
+	seqs, err := j.AppendAll(ctx, []Record{
+		{Fleet: "s/f1", Kind: KindStart, Task: "f1.1"},
+		{Fleet: "s/f2", Kind: KindSubmit},
+		{Fleet: "s/f1", Kind: KindStart, Task: "f1.2"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(seqs) != "[2 1 3]" {
+		t.Errorf("sequence numbers %v, want [2 1 3]", seqs)
+	}
+	if _, err := j.AppendAll(ctx, []Record{
+		{Fleet: "s/f1", Kind: KindStart, Task: "f1.3"},
+		{Fleet: "s/f1", Kind: KindFinish, Task: "f1.1", Data: json.RawMessage(`{not json`)},
+	}); err == nil {
+		t.Fatal("a batch with a record that is not JSON was written")
+	}
+	recs, err := j.Records(ctx, "s/f1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, fmt.Sprintf("%d:%s:%s", r.Seq, r.Kind, r.Task))
+	}
+	if want := "[1:submit: 2:start:f1.1 3:start:f1.2]"; fmt.Sprint(got) != want {
+		t.Errorf("records %v, want %s", got, want)
+	}
+}

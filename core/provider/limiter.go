@@ -13,7 +13,7 @@ import (
 // away at most the difference instead of a whole fleet's first burst.
 const (
 	DefaultMaxInFlight = 64
-	InitialWindow      = 32
+	InitialWindow      = 16
 	// maxProbeShift bounds how far repeated losses at the same level
 	// stretch the wait before the next probe (2^6 windows of successes).
 	maxProbeShift = 6
@@ -70,6 +70,13 @@ type Limiter struct {
 	// throttled counts Throttled outcomes, decreases the halvings.
 	throttled int64
 	decreases int64
+	// peakClean is the highest level at which a request succeeded, and
+	// store the learned-limits file the limiter started from (learned.go).
+	peakClean int
+	store     string
+	// okAt and refusedAt count successes and refusals by the level each
+	// request was admitted at (index capped at max), for learnedLimit.
+	okAt, refusedAt []int
 }
 
 type waiter struct {
@@ -172,6 +179,7 @@ func (l *Limiter) done(s *Slot, out Outcome, ttfb time.Duration) {
 	switch out {
 	case Throttled:
 		l.throttled++
+		l.count(&l.refusedAt, s.level)
 		again := l.edge > 0
 		// The lowest level turned away is the best guess of the limit,
 		// whichever reply of a burst arrives first.
@@ -189,6 +197,8 @@ func (l *Limiter) done(s *Slot, out Outcome, ttfb time.Duration) {
 			}
 		}
 	case Succeeded:
+		l.peakClean = max(l.peakClean, s.level)
+		l.count(&l.okAt, s.level)
 		slow := false
 		if ttfb > 0 {
 			slow = l.avgTTF > 0 && ttfb > 2*l.avgTTF
@@ -218,6 +228,33 @@ func (l *Limiter) done(s *Slot, out Outcome, ttfb time.Duration) {
 		l.window = min(l.window, l.max)
 	}
 	l.wakeLocked()
+}
+
+// count adds one to (*at)[level], the slice grown to the ceiling on first
+// use and levels past it counted at it.
+func (l *Limiter) count(at *[]int, level int) {
+	if *at == nil {
+		*at = make([]int, l.max+1)
+	}
+	(*at)[min(max(level, 0), len(*at)-1)]++
+}
+
+// learnedLimit is the highest level at which the endpoint accepted more
+// requests than it turned away, and at least two: what it takes, read
+// from many requests rather than from the one lowest refusal, which a
+// request that is ending (gone for the endpoint, still counted here) can
+// put far below the limit. Zero when no level qualifies. l.mu is held.
+func (l *Limiter) learnedLimit() int {
+	for lv := len(l.okAt) - 1; lv > 0; lv-- {
+		refused := 0
+		if lv < len(l.refusedAt) {
+			refused = l.refusedAt[lv]
+		}
+		if l.okAt[lv] >= 2 && l.okAt[lv] > refused {
+			return lv
+		}
+	}
+	return 0
 }
 
 // LimiterStats is a snapshot of one endpoint's limiter.
@@ -253,13 +290,23 @@ var (
 // creating it with ceiling max on first use (a later, different max
 // raises or lowers the ceiling). Every provider instance that talks to
 // the endpoint shares it, which is what makes the main session, a
-// planner and all subagents back off together.
+// planner and all subagents back off together. After UseLearned, a new
+// limiter starts from what earlier processes learned of the endpoint.
 func EndpointLimiter(endpoint string, max int) *Limiter {
 	limMu.Lock()
 	defer limMu.Unlock()
 	l, ok := limiters[endpoint]
 	if !ok {
 		l = NewLimiter(max)
+		if rec, path := learnedFor(endpoint); path != "" {
+			l.store = path
+			l.window, l.recover, l.edge = startFrom(rec, time.Since(rec.Updated), l.max)
+			if l.edge > 0 {
+				// A known limit: the first probe past it waits two
+				// windows of successes, not one.
+				l.shift = 1
+			}
+		}
 		limiters[endpoint] = l
 		return l
 	}

@@ -69,6 +69,9 @@ type Provider struct {
 	// sendReasoning is false for endpoints that reject reasoning_content
 	// in request messages.
 	sendReasoning bool
+	// prefix keys requests by their cacheable prefix, so that an answered
+	// one marks it warm at the endpoint (provider.NoteAnswered).
+	prefix provider.PrefixMemo
 }
 
 // New builds a Provider from cfg. The chat URL is cfg.ChatURL, or
@@ -151,6 +154,7 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) (<-chan pro
 	if err != nil {
 		return nil, err
 	}
+	att.prefix, _ = p.prefix.Of(req)
 	ch := make(chan provider.Chunk, chanBuffer)
 	go p.pump(ctx, resp, att, ch)
 	return ch, nil
@@ -167,6 +171,8 @@ type attempt struct {
 	// exchange ends; ttfb is how long the headers took.
 	slot *provider.Slot
 	ttfb time.Duration
+	// prefix is the request's prefix key (provider.PrefixOf).
+	prefix string
 }
 
 func (a *attempt) stop() {
@@ -336,6 +342,7 @@ func (p *Provider) pump(ctx context.Context, resp *http.Response, att *attempt, 
 	term := p.read(ctx, resp, att, ch)
 	if term.Type == provider.ChunkDone {
 		att.slot.Done(provider.Succeeded, att.ttfb)
+		provider.NoteAnswered(p.chatURL, att.prefix)
 	} else {
 		att.slot.Done(provider.Neutral, 0)
 	}

@@ -32,6 +32,9 @@ type Request struct {
 
 	// cacheHit is the prompt tokens WithPrefixCache found cached.
 	cacheHit int
+	// tools is the request's tools array as sent, part of every cached
+	// prefix.
+	tools json.RawMessage
 }
 
 // Message is the parsed view of one request message. Content joins the text
@@ -120,6 +123,12 @@ func (r *Request) parse() {
 	r.ReasoningEffort = w.ReasoningEffort
 	for _, t := range w.Tools {
 		r.Tools = append(r.Tools, t.Function.Name)
+	}
+	var raw struct {
+		Tools json.RawMessage `json:"tools"`
+	}
+	if json.Unmarshal(r.Body, &raw) == nil {
+		r.tools = raw.Tools
 	}
 	for _, m := range w.Messages {
 		pm := Message{

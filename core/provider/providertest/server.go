@@ -540,11 +540,13 @@ func (s *Server) next(req Request) (Turn, bool) {
 }
 
 // prefixKeys returns the hash and token size of each prompt prefix of req:
-// the tool names and model with the first k messages, k = 1..n.
+// the model and the tools (which a provider renders before the messages,
+// so every prefix holds them) with the first k messages, k = 1..n.
 func prefixKeys(req Request) ([][sha256.Size]byte, []int) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%q %q", req.Model, req.Tools)
-	size := 0
+	fmt.Fprintf(h, "%q %q ", req.Model, req.Tools)
+	h.Write(req.tools)
+	size := len(req.tools)
 	var keys [][sha256.Size]byte
 	var sizes []int
 	for _, m := range req.Messages {

@@ -13,6 +13,7 @@ import (
 	"reasonix/assemble"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
+	"reasonix/core/provider"
 	"reasonix/core/trust"
 )
 
@@ -78,6 +79,9 @@ func LoadConfig(f *Factory, g *GlobalOptions, cwd string) (*config.Config, error
 	for _, n := range UntrustedNotices(cfg, cwd) {
 		f.Notice(n)
 	}
+	// Endpoint limiters start from what earlier runs learned of their
+	// endpoint's concurrency limit; the scheduler saves it after a fleet.
+	provider.UseLearned(filepath.Join(home, filepath.FromSlash(provider.LearnedFile)))
 	return cfg, nil
 }
 

@@ -1,4 +1,4 @@
-package fleet
+package link
 
 import (
 	"context"
@@ -28,14 +28,28 @@ const (
 // slowly once the worker has refused us, since a refusal (another
 // protocol, another workspace, draining) changes only when someone acts.
 const (
-	linkProbeTimeout   = 2 * time.Second
+	// ProbeTimeout bounds one probe of a worker's address.
+	ProbeTimeout       = 2 * time.Second
 	linkBackoffMin     = 250 * time.Millisecond
 	linkBackoffMax     = 10 * time.Second
 	linkRefusedBackoff = 10 * time.Second
 )
 
-// LinkSpec configures the link to one worker.
-type LinkSpec struct {
+// WorkerSpec is one configured worker host.
+type WorkerSpec struct {
+	Name    string
+	Address string // host:port of its `reasonix worker --listen`
+	// Capacity is how many of this scheduler's tasks it runs at once.
+	Capacity int
+	// Workspace overrides FleetSpec.Workspace for this worker.
+	Workspace string
+	// Writes are the paths (relative to Root) writers may be placed
+	// there for; empty: readers only; ".": any writer.
+	Writes []string
+}
+
+// Spec configures the link to one worker.
+type Spec struct {
 	Worker WorkerSpec
 	// Scheduler is this scheduler process's id (a worker keeps one lease
 	// per scheduler), Session the parent session, for the worker's logs.
@@ -55,18 +69,18 @@ type LinkSpec struct {
 
 // The link tells its parent (the scheduler) about the worker with these.
 
-// LinkUp says the link's worker accepted a new epoch and takes tasks.
-type LinkUp struct {
+// Up says the link's worker accepted a new epoch and takes tasks.
+type Up struct {
 	Name     string
 	Epoch    uint64
 	Capacity int
 	Target   *actor.PID
 }
 
-// LinkLost says the worker of that epoch is gone: every attempt placed
+// Lost says the worker of that epoch is gone: every attempt placed
 // there in that epoch is lost.
-type LinkLost struct {
-	name  string
+type Lost struct {
+	Name  string
 	Epoch uint64
 	Why   string
 }
@@ -74,32 +88,32 @@ type LinkLost struct {
 // WorkerNote reports a change that is neither up nor lost: a failed probe,
 // a refusal, or the worker's load from a heartbeat answer.
 type WorkerNote struct {
-	name  string
+	Name  string
 	Epoch uint64
 	State fleetmsg.WorkerState
-	// free is the worker's own count of free slots (from a heartbeat
+	// Free is the worker's own count of free slots (from a heartbeat
 	// answer); -1 when the note carries none.
-	free int
+	Free int
 }
 
-// LinkQuery asks a link for its state; the reply is a *workerNote, and
+// Query asks a link for its state; the reply is a *workerNote, and
 // the scheduler reconciles its view of the node with it.
-type LinkQuery struct{}
+type Query struct{}
 
-// LinkForward asks the link to send msg to its worker with sender as the
+// Forward asks the link to send msg to its worker with sender as the
 // sender (so the answers go to sender, a task's proxy). The link drops it
 // when the worker is not up in that epoch: nothing is ever sent to a
 // worker believed lost, because protoactor would dial it again, leak a
 // connection per failed dial and hold its endpoint for ten seconds.
-type LinkForward struct {
+type Forward struct {
 	Epoch  uint64
 	Msg    any
 	Sender *actor.PID
 }
 
-// LinkPosture sets the posture of every task of the scheduler on the
+// Posture sets the posture of every task of the scheduler on the
 // worker, now and after each new epoch.
-type LinkPosture struct{ Posture string }
+type Posture struct{ Posture string }
 
 // Internal messages of the link.
 type (
@@ -125,7 +139,7 @@ const (
 // with heartbeats, and tells the scheduler when the worker is up or lost.
 type workerLink struct {
 	sys  *kernel.System
-	spec LinkSpec
+	spec Spec
 	log  *slog.Logger
 
 	self   *actor.PID
@@ -149,8 +163,8 @@ type workerLink struct {
 	posture  string
 }
 
-// WorkerLinkProps spawns the link to one worker host.
-func WorkerLinkProps(sys *kernel.System, spec LinkSpec) *actor.Props {
+// Props spawns the link to one worker host.
+func Props(sys *kernel.System, spec Spec) *actor.Props {
 	log := sys.Logger().With("actor", "link", "worker", spec.Worker.Name)
 	return kernel.Props("link", log, func() actor.Actor {
 		return &workerLink{sys: sys, spec: spec, log: log}
@@ -190,7 +204,7 @@ func (l *workerLink) Receive(c actor.Context) {
 		if l.phase == phaseUp || l.phase == phaseHello {
 			l.lose(c, "connection to the worker closed", false)
 		}
-	case *LinkForward:
+	case *Forward:
 		if l.phase != phaseUp || m.Epoch != l.epoch {
 			l.log.Debug("dropped a message for a worker that is not up", "type", fmt.Sprintf("%T", m.Msg))
 			return
@@ -201,12 +215,12 @@ func (l *workerLink) Receive(c actor.Context) {
 			return
 		}
 		c.RequestWithCustomSender(l.target, w, m.Sender)
-	case *LinkPosture:
+	case *Posture:
 		l.posture = m.Posture
 		if l.phase == phaseUp {
 			remote.SendWorker(l.sys, c, l.target, &remote.Posture{Epoch: l.epoch, Posture: l.posture})
 		}
-	case *LinkQuery:
+	case *Query:
 		c.Respond(l.report())
 	case *kernel.Crashed:
 		if l.sub == nil { // Started itself crashed
@@ -255,7 +269,7 @@ func (l *workerLink) probe(c actor.Context) {
 		l.probed(c, &linkProbed{gen: l.gen})
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), linkProbeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), ProbeTimeout)
 	l.cancel = cancel
 	sys, self, gen, addr, probe := l.sys, l.self, l.gen, l.spec.Worker.Address, l.spec.Probe
 	sys.Go(func() {
@@ -316,7 +330,7 @@ func (l *workerLink) welcome(c actor.Context, m *remote.Welcome) {
 	}
 	c.Watch(l.target)
 	l.log.Info("worker up", "epoch", l.epoch, "capacity", l.capacity, "boot", m.Boot)
-	c.Send(c.Parent(), &LinkUp{Name: l.spec.Worker.Name, Epoch: l.epoch, Capacity: l.capacity, Target: l.target})
+	c.Send(c.Parent(), &Up{Name: l.spec.Worker.Name, Epoch: l.epoch, Capacity: l.capacity, Target: l.target})
 	if l.posture != "" {
 		remote.SendWorker(l.sys, c, l.target, &remote.Posture{Epoch: l.epoch, Posture: l.posture})
 	}
@@ -366,7 +380,7 @@ func (l *workerLink) lose(c actor.Context, why string, dropEndpoint bool) {
 	}
 	l.log.Warn("worker lost", "epoch", l.epoch, "why", why)
 	if wasUp {
-		c.Send(c.Parent(), &LinkLost{name: l.spec.Worker.Name, Epoch: l.epoch, Why: why})
+		c.Send(c.Parent(), &Lost{Name: l.spec.Worker.Name, Epoch: l.epoch, Why: why})
 	}
 	l.retry(c, l.nextBackoff())
 }
@@ -436,12 +450,12 @@ func (l *workerLink) view() fleetmsg.WorkerState {
 }
 
 func (l *workerLink) report() *WorkerNote {
-	return &WorkerNote{name: l.spec.Worker.Name, Epoch: l.epoch, State: l.view(), free: -1}
+	return &WorkerNote{Name: l.spec.Worker.Name, Epoch: l.epoch, State: l.view(), Free: -1}
 }
 
 func (l *workerLink) note(c actor.Context, free int) {
 	n := l.report()
-	n.free = free
+	n.Free = free
 	c.Send(c.Parent(), n)
 }
 

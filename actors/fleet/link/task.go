@@ -1,4 +1,4 @@
-package fleet
+package link
 
 import (
 	"fmt"
@@ -30,9 +30,9 @@ const (
 // order, so a missing one means the stream broke.
 const remoteTail = time.Second
 
-// RemoteTaskSpec configures the proxy of one attempt of a task placed on a
+// TaskSpec configures the proxy of one attempt of a task placed on a
 // worker.
-type RemoteTaskSpec struct {
+type TaskSpec struct {
 	Worker string
 	Link   *actor.PID
 	// start is the attempt as the worker gets it (epoch and attempt
@@ -40,14 +40,14 @@ type RemoteTaskSpec struct {
 	Start remote.Start
 	Meter *agent.TaskMeter
 	Bus   *event.Bus
-	// budget is shown on the task_started the proxy publishes.
-	budget *event.Budget
+	// Budget is shown on the task_started the proxy publishes.
+	Budget *event.Budget
 	// backstop answers for the attempt when nothing else did within it
 	// (task timeout + grace + loss detection); zero for none.
 	Backstop time.Duration
-	// onFirst runs once, at the attempt's first relayed model output (the
+	// OnFirst runs once, at the attempt's first relayed model output (the
 	// fleet's prompt-prefix warm-up).
-	onFirst func()
+	OnFirst func()
 }
 
 // AttemptLost tells a proxy its worker was lost: the attempt ends lost.
@@ -69,7 +69,7 @@ const attemptKey = "attempt"
 // once the worker is not up.
 type remoteTask struct {
 	sys  *kernel.System
-	spec RemoteTaskSpec
+	spec TaskSpec
 	log  *slog.Logger
 
 	replyTo  *actor.PID
@@ -91,8 +91,8 @@ type remoteTask struct {
 	ledger *kernel.Ledger
 }
 
-// RemoteTaskProps spawns the proxy of one attempt of a task on a worker.
-func RemoteTaskProps(sys *kernel.System, spec RemoteTaskSpec) *actor.Props {
+// TaskProps spawns the proxy of one attempt of a task on a worker.
+func TaskProps(sys *kernel.System, spec TaskSpec) *actor.Props {
 	log := sys.Logger().With("actor", "remote", "task", spec.Start.Spec.ID, "attempt", spec.Start.Attempt, "worker", spec.Worker)
 	return kernel.Props("remote", log, func() actor.Actor {
 		return &remoteTask{sys: sys, spec: spec, log: log, next: 1, ledger: kernel.NewLedger(sys)}
@@ -178,7 +178,7 @@ func (p *remoteTask) run(c actor.Context) {
 		return
 	}
 	p.replyTo, p.asked = c.Sender(), true
-	start := &LinkForward{Epoch: p.spec.Start.Epoch, Msg: &p.spec.Start, Sender: c.Self()}
+	start := &Forward{Epoch: p.spec.Start.Epoch, Msg: &p.spec.Start, Sender: c.Self()}
 	p.ledger.Request(c, attemptKey, p.spec.Link, start, p.spec.Backstop, p.unanswered)
 }
 
@@ -200,7 +200,7 @@ func (p *remoteTask) forward(c actor.Context, m any) {
 	if p.lost || p.spec.Link == nil {
 		return
 	}
-	c.Send(p.spec.Link, &LinkForward{Epoch: p.spec.Start.Epoch, Msg: m, Sender: c.Self()})
+	c.Send(p.spec.Link, &Forward{Epoch: p.spec.Start.Epoch, Msg: m, Sender: c.Self()})
 }
 
 func (p *remoteTask) accept(c actor.Context, m *remote.Accepted) {
@@ -218,8 +218,8 @@ func (p *remoteTask) accept(c actor.Context, m *remote.Accepted) {
 	}
 	// The scheduler leaves a remote task's task_started to the proxy:
 	// only the worker knows the model it resolved.
-	p.relay(&event.TaskStarted{Fleet: p.spec.Start.Fleet, Model: model, Budget: p.spec.budget, Worker: p.spec.Worker,
-		Attempt: laterAttempt(p.attempt())})
+	p.relay(&event.TaskStarted{Fleet: p.spec.Start.Fleet, Model: model, Budget: p.spec.Budget, Worker: p.spec.Worker,
+		Attempt: LaterAttempt(p.attempt())})
 	early := p.early
 	p.early = nil
 	for _, e := range early {
@@ -263,9 +263,9 @@ func (p *remoteTask) onEvents(c actor.Context, m *remote.TaskEvents) {
 		}
 		p.next++
 		p.relay(ev)
-		if !p.first && p.spec.onFirst != nil && modelOutput(ev) {
+		if !p.first && p.spec.OnFirst != nil && modelOutput(ev) {
 			p.first = true
-			p.spec.onFirst()
+			p.spec.OnFirst()
 		}
 	}
 	if p.fin != nil && p.next > p.fin.Last {
@@ -349,4 +349,13 @@ func (p *remoteTask) stopTimers() {
 	if p.tail != nil {
 		p.tail.Stop()
 	}
+}
+
+// LaterAttempt is an attempt number as events show it: left out (zero)
+// for the first.
+func LaterAttempt(n int) int {
+	if n <= 1 {
+		return 0
+	}
+	return n
 }
