@@ -106,16 +106,26 @@ func BenchmarkAgentLoop(b *testing.B) {
 }
 
 // BenchmarkProviderBaseline sends the same 50 requests per round straight
-// through the provider, with no actors and no tools: the floor that
-// BenchmarkAgentLoop is compared against.
+// through the provider (the same model, messages and read_file schema),
+// with no actors and no tool runs: the floor that BenchmarkAgentLoop is
+// compared against.
 func BenchmarkProviderBaseline(b *testing.B) {
 	srv := providertest.Start(b, providertest.WithResponder(loopResponder))
 	p := benchProvider(b, srv)
+	tools, err := tool.NewBuiltins(tool.Env{Root: b.TempDir()}, []string{"read_file"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg, err := tool.NewRegistry(tools...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	schemas := reg.Schemas()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		history := []provider.Message{{Role: provider.RoleSystem, Content: "sys"}, {Role: provider.RoleUser, Content: "go"}}
 		for step := 0; step < benchSteps; step++ {
-			ch, err := p.Stream(context.Background(), provider.Request{Messages: history})
+			ch, err := p.Stream(context.Background(), provider.Request{Model: "fake-model", Messages: history, Tools: schemas})
 			if err != nil {
 				b.Fatal(err)
 			}

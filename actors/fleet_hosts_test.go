@@ -30,9 +30,11 @@ import (
 func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 	t.Parallel()
 	var held atomic.Bool
+	stalled := make(chan struct{})
 	srv := providertest.Start(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 		// The first attempt of the held task stalls; its rerun answers.
 		if strings.HasPrefix(req.FirstUser(), "hold") && held.CompareAndSwap(false, true) {
+			close(stalled)
 			return providertest.Turn{Stall: true}
 		}
 		return providertest.Turn{Text: "answer to " + req.FirstUser()}
@@ -118,6 +120,13 @@ func TestFleetOnRealWorkerHostsOverLoopback(t *testing.T) {
 		if s, ok := e.(*event.TaskStarted); ok && s.Task == "f1.3" {
 			lost = s.Worker
 		}
+	}
+	// Its request must have reached the model before the worker goes:
+	// a worker's request borrows its slot from the scheduler first.
+	select {
+	case <-stalled:
+	case <-ctx.Done():
+		t.Fatal("the held task's request never reached the model")
 	}
 	switch lost {
 	case "w1":

@@ -24,7 +24,7 @@ import (
 // harness is one quiet actor system with one session against the model
 // fake.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	srv  *providertest.Server
 	sys  *kernel.System
 	bus  *event.Bus
@@ -62,7 +62,7 @@ type harnessOpts struct {
 	planMode bool
 }
 
-func newHarness(t *testing.T, o harnessOpts) *harness {
+func newHarness(t testing.TB, o harnessOpts) *harness {
 	t.Helper()
 	srv := providertest.Start(t, o.server...)
 	p := fakeProvider(t, srv)
@@ -233,7 +233,7 @@ func must(t *testing.T, err error) {
 // fakeProvider is the OpenAI-compatible client of srv for one test, on a
 // transport of its own that cleanup closes, so idle keep-alive
 // connections never look like leaked goroutines; it never retries.
-func fakeProvider(t *testing.T, srv *providertest.Server) provider.Provider {
+func fakeProvider(t testing.TB, srv *providertest.Server) provider.Provider {
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)

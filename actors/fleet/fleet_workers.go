@@ -340,7 +340,7 @@ func (f *fleetActor) startRemote(c actor.Context, t *runningTask, deadline time.
 	}
 	rs := link.TaskSpec{Worker: t.node, Link: n.link, Meter: t.meter, Bus: f.bus, Budget: budgetRef(t.budget),
 		Start: remote.Start{Epoch: n.epoch, Attempt: t.attempt, Session: f.session, Fleet: t.fleet, Workspace: ws, Spec: spec,
-			Posture: f.posture, Interactive: f.spec.Interactive}}
+			Posture: f.posture, Interactive: f.spec.Interactive, LendWindow: true}}
 	if f.spec.TaskTimeout > 0 {
 		rs.Backstop = f.spec.TaskTimeout + 2*f.grace() + f.lease() + f.heartbeat()
 	}

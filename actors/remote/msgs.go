@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"time"
+
 	"reasonix/actors/event"
 	"reasonix/core/provider"
 )
@@ -92,6 +94,47 @@ type Start struct {
 	Posture string
 	// Interactive says the parent has a frontend that answers approvals.
 	Interactive bool
+	// LendWindow says the scheduler lends slots of its endpoint windows
+	// to the attempt: the worker borrows each model request's slot with a
+	// SlotAsk instead of using a window of its own.
+	LendWindow bool
+}
+
+// SlotAsk asks the scheduler, through the attempt's proxy, for one slot of
+// its window of Endpoint for a model request of the attempt. Key is the
+// API key's fingerprint (provider.KeyFingerprint); ID is the worker's,
+// unique within the attempt.
+type SlotAsk struct {
+	Task     string
+	Attempt  int
+	ID       uint64
+	Endpoint string
+	Key      string
+}
+
+// SlotGrant answers the SlotAsk of the same ID once the scheduler's window
+// admits the request. Refused, when set, says why the scheduler lends no
+// slot (another key): the worker uses its own window for that endpoint.
+type SlotGrant struct {
+	Task    string
+	Attempt int
+	ID      uint64
+	Refused string
+}
+
+// SlotDone gives back the slot of the SlotAsk of the same ID, granted or
+// still waiting, with the request's outcome and time to first byte, which
+// the scheduler's window learns from as from a request of its own. Next,
+// when not zero, asks ahead for the attempt's next request on the same
+// endpoint and key under that ID: granted at once if the window has room
+// (so the next request does not wait for a round trip), else not at all.
+type SlotDone struct {
+	Task    string
+	Attempt int
+	ID      uint64
+	Outcome provider.Outcome
+	TTFB    time.Duration
+	Next    uint64
 }
 
 // workerAccepted says the worker built the task's agent and started it.

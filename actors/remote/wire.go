@@ -3,6 +3,7 @@ package remote
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -108,7 +109,21 @@ func taskToWire(m any) (w any, ok bool) {
 				Spec:        taskSpecToWire(m.Spec),
 				Posture:     m.Posture,
 				Interactive: m.Interactive,
+				LendWindow:  m.LendWindow,
 			}
+		}
+	case *SlotAsk:
+		if m != nil {
+			w = &workerpb.SlotAsk{Task: m.Task, Attempt: int64(m.Attempt), Id: m.ID, Endpoint: m.Endpoint, Key: m.Key}
+		}
+	case *SlotGrant:
+		if m != nil {
+			w = &workerpb.SlotGrant{Task: m.Task, Attempt: int64(m.Attempt), Id: m.ID, Refused: m.Refused}
+		}
+	case *SlotDone:
+		if m != nil {
+			w = &workerpb.SlotDone{Task: m.Task, Attempt: int64(m.Attempt), Id: m.ID, Outcome: outcomeToWire(m.Outcome),
+				TtfbUs: m.TTFB.Microseconds(), Next: m.Next}
 		}
 	case *Accepted:
 		if m != nil {
@@ -217,7 +232,15 @@ func FromWire(m any) (any, error) {
 			Spec:        taskSpecFromWire(w.GetSpec()),
 			Posture:     w.GetPosture(),
 			Interactive: w.GetInteractive(),
+			LendWindow:  w.GetLendWindow(),
 		}, nil
+	case *workerpb.SlotAsk:
+		return &SlotAsk{Task: w.GetTask(), Attempt: int(w.GetAttempt()), ID: w.GetId(), Endpoint: w.GetEndpoint(), Key: w.GetKey()}, nil
+	case *workerpb.SlotGrant:
+		return &SlotGrant{Task: w.GetTask(), Attempt: int(w.GetAttempt()), ID: w.GetId(), Refused: w.GetRefused()}, nil
+	case *workerpb.SlotDone:
+		return &SlotDone{Task: w.GetTask(), Attempt: int(w.GetAttempt()), ID: w.GetId(), Outcome: outcomeFromWire(w.GetOutcome()),
+			TTFB: time.Duration(w.GetTtfbUs()) * time.Microsecond, Next: w.GetNext()}, nil
 	case *workerpb.Accepted:
 		a := &Accepted{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Model: w.GetModel()}
 		if p := w.GetPrice(); p != nil {
@@ -260,6 +283,29 @@ func FromWire(m any) (any, error) {
 		return &Bye{Epoch: w.GetEpoch(), Why: w.GetWhy()}, nil
 	}
 	return m, nil
+}
+
+// outcomeToWire and outcomeFromWire fix the numbers of a slot's outcome
+// on the wire, whatever the order of provider's constants; a number this
+// side does not know is neutral.
+func outcomeToWire(o provider.Outcome) int64 {
+	switch o {
+	case provider.Succeeded:
+		return 1
+	case provider.Throttled:
+		return 2
+	}
+	return 0
+}
+
+func outcomeFromWire(n int64) provider.Outcome {
+	switch n {
+	case 1:
+		return provider.Succeeded
+	case 2:
+		return provider.Throttled
+	}
+	return provider.Neutral
 }
 
 func taskSpecToWire(s event.TaskSpec) *workerpb.TaskSpec {

@@ -259,6 +259,10 @@ func (w *workerActor) Receive(c actor.Context) {
 		if j := w.route(c, m.Task, m.Attempt); j != nil {
 			c.Send(j.pid, &agent.ApprovalResponse{RequestID: m.RequestID, Choice: m.Choice, Rule: m.Rule})
 		}
+	case *remote.SlotGrant:
+		if j := w.route(c, m.Task, m.Attempt); j != nil {
+			c.Send(j.pid, m)
+		}
 	case *remote.Posture:
 		w.posture(c, m)
 	case *remote.Bye:
@@ -556,7 +560,7 @@ func (w *workerActor) start(c actor.Context, m *remote.Start) {
 	w.reply(c, &remote.Accepted{Task: task, Attempt: attempt, Model: agent.Model, Price: price})
 	silenced := &atomic.Bool{}
 	spec := jobSpec{task: m.Spec, attempt: attempt, session: m.Session, agent: agent, proxy: proxy,
-		posture: posture, grace: w.spec.Grace, price: price, silenced: silenced}
+		posture: posture, grace: w.spec.Grace, price: price, silenced: silenced, lend: m.LendWindow}
 	pid := c.SpawnPrefix(jobProps(w.sys, spec, w.log), "job/"+task+"#"+strconv.Itoa(attempt)+"/")
 	w.jobs[pid.Id] = &jobRef{pid: pid, lease: l.key, epoch: m.Epoch, task: task, attempt: attempt, proxy: proxy, silenced: silenced}
 	w.log.Info("task started", "task", task, "attempt", attempt, "session", m.Session, "model", agent.Model)

@@ -15,6 +15,7 @@ import (
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/core/permission"
+	"reasonix/core/provider"
 )
 
 // Batching of a job's events: a batch closes at jobBatchItems events or
@@ -41,6 +42,8 @@ type jobSpec struct {
 	// silenced, set by the worker, says the scheduler gave the attempt
 	// up: nothing more goes to the proxy.
 	silenced *atomic.Bool
+	// lend says the scheduler lends its endpoint windows (window.go).
+	lend bool
 }
 
 // jobCancel stops a job's attempt. quiet says its scheduler has given the
@@ -107,6 +110,9 @@ type job struct {
 	// ledger holds the executor's turn: it ends with its TurnFinished, or
 	// failed when the executor stops without one.
 	ledger *kernel.Ledger
+	// lender borrows the attempt's endpoint slots from the scheduler;
+	// nil when the scheduler lends none.
+	lender *borrowed
 }
 
 // turnKey is the job's ledger entry for its executor's turn.
@@ -121,7 +127,7 @@ func jobProps(sys *kernel.System, spec jobSpec, log *slog.Logger) *actor.Props {
 
 // Receive implements actor.Actor.
 func (j *job) Receive(c actor.Context) {
-	if j.ledger.Receive(c, c.Message()) {
+	if j.ledger.Receive(c, c.Message()) || j.onSlot(c, c.Message()) {
 		return
 	}
 	switch m := c.Message().(type) {
@@ -202,6 +208,10 @@ func (j *job) begin(c actor.Context) {
 	ag.Meter = meter
 	if !j.spec.task.Budget.IsZero() {
 		ag.Provider = &fleet.MeteredProvider{Provider: ag.Provider, Meter: meter}
+	}
+	if j.spec.lend {
+		j.lender = newBorrowed(sys, self)
+		ag.Provider = provider.Lending(ag.Provider, j.lender)
 	}
 	j.exec = c.Spawn(agent.ExecutorProps(j.sys, ag))
 	j.ledger.Request(c, turnKey, j.exec, &agent.RunTurn{Input: j.spec.task.Prompt}, 0, func(c actor.Context, _ string) {
@@ -308,6 +318,9 @@ func (j *job) finished(res *agent.TurnFinished) *remote.Finished {
 // worker stopping, a kill), still sends the attempt's end once.
 func (j *job) stopping(c actor.Context) {
 	j.ledger.DropAll()
+	if j.lender != nil {
+		j.lender.close()
+	}
 	if j.reaper != nil {
 		j.reaper.Stop()
 	}

@@ -527,15 +527,18 @@ func (x *TaskSpec) GetFleetBudget() *Budget {
 
 // Start asks a worker to run one attempt of a task.
 type Start struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Attempt       int64                  `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	Session       string                 `protobuf:"bytes,3,opt,name=session,proto3" json:"session,omitempty"`
-	Fleet         string                 `protobuf:"bytes,4,opt,name=fleet,proto3" json:"fleet,omitempty"`
-	Workspace     string                 `protobuf:"bytes,5,opt,name=workspace,proto3" json:"workspace,omitempty"`
-	Spec          *TaskSpec              `protobuf:"bytes,6,opt,name=spec,proto3" json:"spec,omitempty"`
-	Posture       string                 `protobuf:"bytes,7,opt,name=posture,proto3" json:"posture,omitempty"`
-	Interactive   bool                   `protobuf:"varint,8,opt,name=interactive,proto3" json:"interactive,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Epoch       uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Attempt     int64                  `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Session     string                 `protobuf:"bytes,3,opt,name=session,proto3" json:"session,omitempty"`
+	Fleet       string                 `protobuf:"bytes,4,opt,name=fleet,proto3" json:"fleet,omitempty"`
+	Workspace   string                 `protobuf:"bytes,5,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Spec        *TaskSpec              `protobuf:"bytes,6,opt,name=spec,proto3" json:"spec,omitempty"`
+	Posture     string                 `protobuf:"bytes,7,opt,name=posture,proto3" json:"posture,omitempty"`
+	Interactive bool                   `protobuf:"varint,8,opt,name=interactive,proto3" json:"interactive,omitempty"`
+	// lend_window says the scheduler lends slots of its endpoint windows:
+	// the worker may send SlotAsk and SlotDone for this attempt.
+	LendWindow    bool `protobuf:"varint,9,opt,name=lend_window,json=lendWindow,proto3" json:"lend_window,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -622,6 +625,13 @@ func (x *Start) GetPosture() string {
 func (x *Start) GetInteractive() bool {
 	if x != nil {
 		return x.Interactive
+	}
+	return false
+}
+
+func (x *Start) GetLendWindow() bool {
+	if x != nil {
+		return x.LendWindow
 	}
 	return false
 }
@@ -1389,6 +1399,245 @@ func (x *Bye) GetWhy() string {
 	return ""
 }
 
+// SlotAsk asks the scheduler for a slot of its window of an endpoint, for
+// one model request of the attempt. key is the API key's fingerprint.
+// Sent only for an attempt whose Start had lend_window set.
+type SlotAsk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          string                 `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	Attempt       int64                  `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Id            uint64                 `protobuf:"varint,3,opt,name=id,proto3" json:"id,omitempty"`
+	Endpoint      string                 `protobuf:"bytes,4,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	Key           string                 `protobuf:"bytes,5,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SlotAsk) Reset() {
+	*x = SlotAsk{}
+	mi := &file_actors_workerpb_worker_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SlotAsk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SlotAsk) ProtoMessage() {}
+
+func (x *SlotAsk) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_workerpb_worker_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SlotAsk.ProtoReflect.Descriptor instead.
+func (*SlotAsk) Descriptor() ([]byte, []int) {
+	return file_actors_workerpb_worker_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SlotAsk) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *SlotAsk) GetAttempt() int64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *SlotAsk) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *SlotAsk) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+func (x *SlotAsk) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+// SlotGrant answers the SlotAsk of the same id once the window admits the
+// request; refused, when set, says the scheduler keeps no window for that
+// endpoint and key, and the worker uses its own.
+type SlotGrant struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          string                 `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	Attempt       int64                  `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Id            uint64                 `protobuf:"varint,3,opt,name=id,proto3" json:"id,omitempty"`
+	Refused       string                 `protobuf:"bytes,4,opt,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SlotGrant) Reset() {
+	*x = SlotGrant{}
+	mi := &file_actors_workerpb_worker_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SlotGrant) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SlotGrant) ProtoMessage() {}
+
+func (x *SlotGrant) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_workerpb_worker_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SlotGrant.ProtoReflect.Descriptor instead.
+func (*SlotGrant) Descriptor() ([]byte, []int) {
+	return file_actors_workerpb_worker_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SlotGrant) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *SlotGrant) GetAttempt() int64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *SlotGrant) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *SlotGrant) GetRefused() string {
+	if x != nil {
+		return x.Refused
+	}
+	return ""
+}
+
+// SlotDone gives back the slot of a SlotAsk (granted or still waiting)
+// with the request's outcome: 0 neutral, 1 succeeded, 2 throttled. next,
+// when set, asks ahead for the attempt's next request on the same
+// endpoint under that id: the scheduler grants it at once if its window
+// has room, and says nothing otherwise.
+type SlotDone struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Task          string                 `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	Attempt       int64                  `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Id            uint64                 `protobuf:"varint,3,opt,name=id,proto3" json:"id,omitempty"`
+	Outcome       int64                  `protobuf:"varint,4,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	TtfbUs        int64                  `protobuf:"varint,5,opt,name=ttfb_us,json=ttfbUs,proto3" json:"ttfb_us,omitempty"`
+	Next          uint64                 `protobuf:"varint,6,opt,name=next,proto3" json:"next,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SlotDone) Reset() {
+	*x = SlotDone{}
+	mi := &file_actors_workerpb_worker_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SlotDone) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SlotDone) ProtoMessage() {}
+
+func (x *SlotDone) ProtoReflect() protoreflect.Message {
+	mi := &file_actors_workerpb_worker_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SlotDone.ProtoReflect.Descriptor instead.
+func (*SlotDone) Descriptor() ([]byte, []int) {
+	return file_actors_workerpb_worker_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SlotDone) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *SlotDone) GetAttempt() int64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *SlotDone) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *SlotDone) GetOutcome() int64 {
+	if x != nil {
+		return x.Outcome
+	}
+	return 0
+}
+
+func (x *SlotDone) GetTtfbUs() int64 {
+	if x != nil {
+		return x.TtfbUs
+	}
+	return 0
+}
+
+func (x *SlotDone) GetNext() uint64 {
+	if x != nil {
+		return x.Next
+	}
+	return 0
+}
+
 var File_actors_workerpb_worker_proto protoreflect.FileDescriptor
 
 const file_actors_workerpb_worker_proto_rawDesc = "" +
@@ -1435,7 +1684,7 @@ const file_actors_workerpb_worker_proto_rawDesc = "" +
 	"\x05model\x18\x06 \x01(\tR\x05model\x12\x16\n" +
 	"\x06effort\x18\a \x01(\tR\x06effort\x122\n" +
 	"\x06budget\x18\b \x01(\v2\x1a.reasonix.worker.v1.BudgetR\x06budget\x12=\n" +
-	"\ffleet_budget\x18\t \x01(\v2\x1a.reasonix.worker.v1.BudgetR\vfleetBudget\"\xf3\x01\n" +
+	"\ffleet_budget\x18\t \x01(\v2\x1a.reasonix.worker.v1.BudgetR\vfleetBudget\"\x94\x02\n" +
 	"\x05Start\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\x03R\aattempt\x12\x18\n" +
@@ -1444,7 +1693,9 @@ const file_actors_workerpb_worker_proto_rawDesc = "" +
 	"\tworkspace\x18\x05 \x01(\tR\tworkspace\x120\n" +
 	"\x04spec\x18\x06 \x01(\v2\x1c.reasonix.worker.v1.TaskSpecR\x04spec\x12\x18\n" +
 	"\aposture\x18\a \x01(\tR\aposture\x12 \n" +
-	"\vinteractive\x18\b \x01(\bR\vinteractive\"R\n" +
+	"\vinteractive\x18\b \x01(\bR\vinteractive\x12\x1f\n" +
+	"\vlend_window\x18\t \x01(\bR\n" +
+	"lendWindow\"R\n" +
 	"\x05Price\x12\x14\n" +
 	"\x05input\x18\x01 \x01(\x01R\x05input\x12\x1b\n" +
 	"\tcache_hit\x18\x02 \x01(\x01R\bcacheHit\x12\x16\n" +
@@ -1502,7 +1753,25 @@ const file_actors_workerpb_worker_proto_rawDesc = "" +
 	"\aposture\x18\x02 \x01(\tR\aposture\"-\n" +
 	"\x03Bye\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x10\n" +
-	"\x03why\x18\x02 \x01(\tR\x03whyB\x1aZ\x18reasonix/actors/workerpbb\x06proto3"
+	"\x03why\x18\x02 \x01(\tR\x03why\"u\n" +
+	"\aSlotAsk\x12\x12\n" +
+	"\x04task\x18\x01 \x01(\tR\x04task\x12\x18\n" +
+	"\aattempt\x18\x02 \x01(\x03R\aattempt\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\x04R\x02id\x12\x1a\n" +
+	"\bendpoint\x18\x04 \x01(\tR\bendpoint\x12\x10\n" +
+	"\x03key\x18\x05 \x01(\tR\x03key\"c\n" +
+	"\tSlotGrant\x12\x12\n" +
+	"\x04task\x18\x01 \x01(\tR\x04task\x12\x18\n" +
+	"\aattempt\x18\x02 \x01(\x03R\aattempt\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\x04R\x02id\x12\x18\n" +
+	"\arefused\x18\x04 \x01(\tR\arefused\"\x8f\x01\n" +
+	"\bSlotDone\x12\x12\n" +
+	"\x04task\x18\x01 \x01(\tR\x04task\x12\x18\n" +
+	"\aattempt\x18\x02 \x01(\x03R\aattempt\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\x04R\x02id\x12\x18\n" +
+	"\aoutcome\x18\x04 \x01(\x03R\aoutcome\x12\x17\n" +
+	"\attfb_us\x18\x05 \x01(\x03R\x06ttfbUs\x12\x12\n" +
+	"\x04next\x18\x06 \x01(\x04R\x04nextB\x1aZ\x18reasonix/actors/workerpbb\x06proto3"
 
 var (
 	file_actors_workerpb_worker_proto_rawDescOnce sync.Once
@@ -1516,7 +1785,7 @@ func file_actors_workerpb_worker_proto_rawDescGZIP() []byte {
 	return file_actors_workerpb_worker_proto_rawDescData
 }
 
-var file_actors_workerpb_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_actors_workerpb_worker_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_actors_workerpb_worker_proto_goTypes = []any{
 	(*Hello)(nil),        // 0: reasonix.worker.v1.Hello
 	(*Welcome)(nil),      // 1: reasonix.worker.v1.Welcome
@@ -1536,6 +1805,9 @@ var file_actors_workerpb_worker_proto_goTypes = []any{
 	(*Approval)(nil),     // 15: reasonix.worker.v1.Approval
 	(*Posture)(nil),      // 16: reasonix.worker.v1.Posture
 	(*Bye)(nil),          // 17: reasonix.worker.v1.Bye
+	(*SlotAsk)(nil),      // 18: reasonix.worker.v1.SlotAsk
+	(*SlotGrant)(nil),    // 19: reasonix.worker.v1.SlotGrant
+	(*SlotDone)(nil),     // 20: reasonix.worker.v1.SlotDone
 }
 var file_actors_workerpb_worker_proto_depIdxs = []int32{
 	4,  // 0: reasonix.worker.v1.TaskSpec.budget:type_name -> reasonix.worker.v1.Budget
@@ -1562,7 +1834,7 @@ func file_actors_workerpb_worker_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_actors_workerpb_worker_proto_rawDesc), len(file_actors_workerpb_worker_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

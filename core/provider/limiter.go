@@ -77,6 +77,11 @@ type Limiter struct {
 	// okAt and refusedAt count successes and refusals by the level each
 	// request was admitted at (index capped at max), for learnedLimit.
 	okAt, refusedAt []int
+	// endpoint is the key the limiter is registered under (empty for
+	// one made by NewLimiter), and keys the API key fingerprints of the
+	// providers that use it (lender.go).
+	endpoint string
+	keys     map[string]bool
 }
 
 type waiter struct {
@@ -101,10 +106,24 @@ type Slot struct {
 	// level is the number in flight once this slot was admitted.
 	level int
 	once  sync.Once
+	// remote, when set, gives back a slot borrowed from another
+	// process's window (Lender) instead of this limiter's.
+	remote func(Outcome, time.Duration)
 }
 
 // Acquire waits until the window admits one more request or ctx ends.
 func (l *Limiter) Acquire(ctx context.Context) (*Slot, error) {
+	return l.AcquireAs(ctx, "")
+}
+
+// AcquireAs is Acquire for a provider whose API key has fingerprint key
+// (KeyFingerprint). When ctx carries a Lender (WithLender) that keeps a
+// window for the endpoint and key, the slot is borrowed from it and this
+// limiter is left alone.
+func (l *Limiter) AcquireAs(ctx context.Context, key string) (*Slot, error) {
+	if s, ok, err := l.borrow(ctx, key); ok || err != nil {
+		return s, err
+	}
 	l.mu.Lock()
 	if len(l.waiters) == 0 && l.inFlight < l.window {
 		s := l.admitLocked()
@@ -167,6 +186,10 @@ func (l *Limiter) wakeLocked() {
 // the first are ignored.
 func (s *Slot) Done(out Outcome, ttfb time.Duration) {
 	if s == nil {
+		return
+	}
+	if s.remote != nil {
+		s.once.Do(func() { s.remote(out, ttfb) })
 		return
 	}
 	s.once.Do(func() { s.l.done(s, out, ttfb) })
@@ -298,6 +321,7 @@ func EndpointLimiter(endpoint string, max int) *Limiter {
 	l, ok := limiters[endpoint]
 	if !ok {
 		l = NewLimiter(max)
+		l.endpoint = endpoint
 		if rec, path := learnedFor(endpoint); path != "" {
 			l.store = path
 			l.window, l.recover, l.edge = startFrom(rec, time.Since(rec.Updated), l.max)

@@ -89,6 +89,8 @@ type remoteTask struct {
 	// link, and the wait ends with the attempt's answer, the backstop, or
 	// the link's end.
 	ledger *kernel.Ledger
+	// lent holds the endpoint slots the attempt borrowed (window.go).
+	lent *lent
 }
 
 // TaskProps spawns the proxy of one attempt of a task on a worker.
@@ -138,6 +140,16 @@ func (p *remoteTask) Receive(c actor.Context) {
 		if p.mine(m.Task, m.Attempt) {
 			p.onFinished(c, m)
 		}
+	case *remote.SlotAsk:
+		if m.Task == p.id() && m.Attempt == p.attempt() {
+			p.onSlotAsk(c, m)
+		}
+	case *slotAdmitted:
+		p.onSlotAdmitted(c, m)
+	case *remote.SlotDone:
+		if m.Task == p.id() && m.Attempt == p.attempt() {
+			p.onSlotDone(c, m)
+		}
 	case *remoteTailTimer:
 		if p.fin != nil {
 			p.lose(c, fmt.Sprintf("the stream from worker %s lost events %d–%d", p.spec.Worker, p.next, p.fin.Last))
@@ -156,6 +168,7 @@ func (p *remoteTask) Receive(c actor.Context) {
 			p.forward(c, &remote.Cancel{Task: p.id(), Attempt: p.attempt(), Why: "killed"})
 		}
 		p.ledger.DropAll()
+		p.releaseSlots()
 		if p.asked && p.spec.Link != nil {
 			c.Unwatch(p.spec.Link) // the link outlives its attempts
 		}
@@ -337,6 +350,7 @@ func (p *remoteTask) answer(c actor.Context, tf *agent.TurnFinished) {
 	p.done = true
 	p.ledger.Settle(attemptKey)
 	p.stopTimers()
+	p.releaseSlots()
 	if tf.Session == "" {
 		tf.Session, tf.Task = p.spec.Start.Session, p.id()
 	}

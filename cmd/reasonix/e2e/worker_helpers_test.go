@@ -50,6 +50,10 @@ type rig struct {
 	mu     sync.Mutex
 	pgids  []int // every process group the rig started
 	byName map[string]*rigProc
+	// sameURL configures workers started from now on with the parent's
+	// URL of the fake instead of their own (nodeURL): one endpoint, as
+	// real workers on one provider have.
+	sameURL bool
 }
 
 // rigProc is a process of the rig: the parent run or a worker.
@@ -188,7 +192,11 @@ func (r *rig) startWorkerServing(name string, capacity int, token, workspace str
 	if err := os.CopyFS(checkout, os.DirFS(r.e.work)); err != nil {
 		r.t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(fakeConfig(r.nodeURL(name), "")), 0o600); err != nil {
+	url := r.nodeURL(name)
+	if r.sameURL {
+		url = r.nodeURL("")
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(fakeConfig(url, "")), 0o600); err != nil {
 		r.t.Fatal(err)
 	}
 	p := r.launchWorker(name, capacity, token, "127.0.0.1:0", home, checkout, workspace)

@@ -66,6 +66,9 @@ type Provider struct {
 	clk        clock
 	gate       *gate
 	lim        *provider.Limiter
+	// keyID is the API key's fingerprint (provider.KeyFingerprint), by
+	// which a worker borrows from its scheduler's window for the same key.
+	keyID string
 	// sendReasoning is false for endpoints that reject reasoning_content
 	// in request messages.
 	sendReasoning bool
@@ -105,7 +108,9 @@ func newProvider(cfg provider.Config, clk clock, gates *gateSet) (*Provider, err
 		gate:          gates.get(chatURL),
 		lim:           provider.EndpointLimiter(chatURL, cfg.MaxInFlight),
 		sendReasoning: !cfg.OmitReasoning,
+		keyID:         provider.KeyFingerprint(cfg.APIKey),
 	}
+	p.lim.NoteKey(p.keyID)
 	if p.client == nil {
 		p.client = defaultClient
 	}
@@ -187,7 +192,7 @@ func (p *Provider) admit(ctx context.Context) (*provider.Slot, error) {
 		if err := p.gate.wait(ctx, p.clk); err != nil {
 			return nil, err
 		}
-		slot, err := p.lim.Acquire(ctx)
+		slot, err := p.lim.AcquireAs(ctx, p.keyID)
 		if err != nil {
 			return nil, err
 		}
