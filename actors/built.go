@@ -19,6 +19,9 @@ type Built struct {
 	// Warnings are problems that do not stop the session, for the
 	// frontend to show (a profile naming a tool that is not enabled).
 	Warnings []string
+	// Instructions are the project instruction files in the system
+	// prompt (session.LoadInstructions), for /status.
+	Instructions []string
 	// Transcript is the session's transcript store.
 	Transcript *session.Store
 	// Planner is the planner's transcript in a two-model run, else nil.

@@ -145,6 +145,13 @@ func Build(cfg *config.Config, o BuildOptions) (*actors.Built, error) {
 	}
 	b.Warnings = warns
 	envp := probeEnvironment(cfg, o.Cwd)
+	// A resumed conversation keeps the system prompt it was started with
+	// (its prefix stays byte for byte); new subagents get today's files.
+	instr := session.LoadInstructions(o.Cwd, cfg.Home)
+	if o.Resume == nil {
+		b.Warnings = append(b.Warnings, instr.Notices()...)
+		b.Instructions = instr.Paths()
+	}
 	model := res.Provider.Name + "/" + res.Model
 
 	id, transcript, history, err := sessionTranscript(cfg, o, model)
@@ -160,7 +167,7 @@ func Build(cfg *config.Config, o BuildOptions) (*actors.Built, error) {
 			Provider:        prov,
 			Model:           res.Model,
 			Tools:           reg,
-			System:          session.SystemPrompt(base, envp),
+			System:          session.SystemPrompt(base, envp, instr.Block()),
 			History:         history,
 			MaxSteps:        o.MaxSteps,
 			GuardSteps:      cfg.Agent.MaxSteps,
@@ -185,7 +192,7 @@ func Build(cfg *config.Config, o BuildOptions) (*actors.Built, error) {
 	}
 	if o.Profile == nil {
 		d := &subagents{cfg: cfg, cwd: o.Cwd, parent: id, model: res, prov: prov, sb: sb, perms: perms,
-			env: envp, logger: logger, sessions: session.ProjectDir(cfg.Home, o.Cwd)}
+			env: envp, instr: instr.Block(), logger: logger, sessions: session.ProjectDir(cfg.Home, o.Cwd)}
 		if err := addPlannerAndFleet(b, o, d, base); err != nil {
 			return nil, err
 		}
@@ -268,7 +275,7 @@ func addPlannerAndFleet(b *actors.Built, o BuildOptions, d *subagents, base stri
 		ref = d.cfg.Agent.PlannerModel
 	}
 	var err error
-	if b.Spec.Planner, b.Planner, err = buildPlanner(d.cfg, o, ref, d.model, d.sb, d.parent, base, d.env, d.perms); err != nil {
+	if b.Spec.Planner, b.Planner, err = buildPlanner(d.cfg, o, ref, d.model, d.sb, d.parent, base, d.env, d.instr, d.perms); err != nil {
 		return errors.Join(err, closeIfNew(b, o))
 	}
 	if b.Spec.Planner != nil {

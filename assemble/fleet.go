@@ -31,14 +31,17 @@ import (
 // subagent shares with its parent, and the providers opened for models
 // other than the parent's.
 type subagents struct {
-	cfg      *config.Config
-	cwd      string
-	parent   string // the parent session id
-	model    config.Resolved
-	prov     provider.Provider
-	sb       *sandbox.Sandbox
-	perms    agent.Permissions
-	env      *session.Environment
+	cfg    *config.Config
+	cwd    string
+	parent string // the parent session id
+	model  config.Resolved
+	prov   provider.Provider
+	sb     *sandbox.Sandbox
+	perms  agent.Permissions
+	env    *session.Environment
+	// instr is the workspace's project instructions block
+	// (session.LoadInstructions), for every subagent's system prompt.
+	instr    string
 	logger   *slog.Logger
 	sessions string // transcript directory
 
@@ -169,7 +172,7 @@ func (d *subagents) AgentFor(owner agent.TaskOwner, spec event.TaskSpec) (agent.
 		Provider:     prov,
 		Model:        res.Model,
 		Tools:        reg,
-		System:       session.SystemPrompt(prof.SystemPrompt(), d.env),
+		System:       session.SystemPrompt(prof.SystemPrompt(), d.env, d.instr),
 		GuardSteps:   d.cfg.Agent.MaxSteps,
 		LoopRepeats:  agent.LoopRepeats,
 		ToolTimeout:  DefaultToolTimeout,
@@ -248,7 +251,7 @@ func newWorkerAgents(cfg *config.Config, cwd string, logger *slog.Logger) (*suba
 	// only: the worker's checkout and its config are its operator's.
 	perms.ProjectFile = ""
 	return &subagents{cfg: cfg, cwd: cwd, model: res, prov: prov, sb: sb, perms: perms,
-		env: probeEnvironment(cfg, cwd), logger: logger, sessions: session.ProjectDir(cfg.Home, cwd),
+		env: probeEnvironment(cfg, cwd), instr: session.LoadInstructions(cwd, cfg.Home).Block(), logger: logger, sessions: session.ProjectDir(cfg.Home, cwd),
 		grants: map[string]*permission.Grants{}}, nil
 }
 

@@ -33,7 +33,7 @@ const DefaultPlanRounds = 3
 // planner_model) resolves to another model than exec, and nil when it
 // does not: one model plans its own work. Its conversation has its own
 // transcript, <id>-planner.jsonl beside the session's, resumed with it.
-func buildPlanner(cfg *config.Config, o BuildOptions, ref string, exec config.Resolved, sb *sandbox.Sandbox, id, base string, envp *session.Environment, perms agent.Permissions) (*actors.PlannerSpec, *session.Store, error) {
+func buildPlanner(cfg *config.Config, o BuildOptions, ref string, exec config.Resolved, sb *sandbox.Sandbox, id, base string, envp *session.Environment, instr string, perms agent.Permissions) (*actors.PlannerSpec, *session.Store, error) {
 	if ref == "" {
 		return nil, nil, nil
 	}
@@ -81,7 +81,7 @@ func buildPlanner(cfg *config.Config, o BuildOptions, ref string, exec config.Re
 		Provider:    prov,
 		Model:       res.Model,
 		Tools:       reg,
-		System:      session.SystemPrompt(base+"\n\n"+plannerRole, envp),
+		System:      session.SystemPrompt(base+"\n\n"+plannerRole, envp, instr),
 		History:     history,
 		MaxSteps:    o.MaxSteps,
 		GuardSteps:  cfg.Agent.MaxSteps,

@@ -188,6 +188,9 @@ type status struct {
 	total   provider.Usage
 	running bool
 	queued  int
+	// instructions are the project instruction files in the session's
+	// system prompt.
+	instructions []string
 }
 
 func newModel(o Options, sh *shared) *model {
@@ -453,6 +456,7 @@ func (m *model) opened(msg openedMsg) tea.Cmd {
 	b := m.live.Built()
 	m.status.model = b.Model.Provider.Name + "/" + b.Model.Model
 	m.status.effort = b.Effort
+	m.status.instructions = b.Instructions
 	if p := string(b.Spec.Agent.Permissions.Posture); p != "" {
 		m.status.posture = p
 	}

@@ -42,6 +42,9 @@ type Options struct {
 	Sessions func() ([]session.Summary, error)
 	// Models lists model references for /model.
 	Models []string
+	// CheckModel, when set, says whether /model NAME can open: a name it
+	// refuses leaves the session as it is, with the choices shown.
+	CheckModel func(ref string) error
 	// Logger receives everything the TUI has to say outside the screen.
 	Logger *slog.Logger
 	// Input and Output are the terminal; nil means the process's.

@@ -115,19 +115,12 @@ func (m *model) slash(input string) tea.Cmd {
 		}
 		return nil
 	case "model":
-		if args == "" {
-			m.commit(m.modelsText())
-			return nil
-		}
-		req := OpenRequest{Model: args}
-		if m.live != nil {
-			// The conversation goes on with the other model.
-			req.Resume = m.live.ID()
-		}
-		m.notice("info", "switching to "+args)
-		return m.switchSession(req)
+		return m.switchModel(args)
 	case "mcp":
 		return m.listMCP()
+	case "status":
+		m.commit(m.statusText())
+		return nil
 	case "resume":
 		if args != "" {
 			return m.switchSession(OpenRequest{Resume: args})
@@ -231,6 +224,63 @@ var keyHelp = [][2]string{
 	{"ctrl+f", "focus the fleet panel (esc leaves it)"},
 	{"tab, ↑/↓", "move in and take from the autocomplete menu"},
 	{"y s a n", "approval: once, session, always, deny"},
+}
+
+// switchModel is /model: the list, or the conversation reopened on
+// another model.
+func (m *model) switchModel(args string) tea.Cmd {
+	if args == "" {
+		m.commit(m.modelsText())
+		return nil
+	}
+	if m.opts.CheckModel != nil {
+		// Checked before the session is closed for the switch: a
+		// name that cannot open keeps the conversation where it is.
+		if err := m.opts.CheckModel(args); err != nil {
+			m.notice("error", "/model "+args+": "+err.Error())
+			return nil
+		}
+	}
+	req := OpenRequest{Model: args}
+	if m.live != nil {
+		// The conversation goes on with the other model.
+		req.Resume = m.live.ID()
+	}
+	m.notice("info", "switching to "+args)
+	return m.switchSession(req)
+}
+
+// statusText is /status: the session, its model and settings, what it has
+// used, and the project instruction files in its system prompt.
+func (m *model) statusText() string {
+	var b strings.Builder
+	b.WriteString(headingStyle.Render("Status") + "\n")
+	row := func(k, v string) { fmt.Fprintf(&b, "  %-13s %s\n", k, v) }
+	id := "none open"
+	if m.live != nil {
+		id = m.live.ID()
+	}
+	row("session", id)
+	row("model", m.status.model)
+	row("posture", m.status.posture)
+	effort := m.status.effort
+	if effort == "" {
+		effort = "the model's default"
+	}
+	row("effort", effort)
+	u := m.status.total
+	row("tokens", fmt.Sprintf("%d in (%d from cache), %d out", u.PromptTokens, u.CacheHitTokens, u.CompletionTokens))
+	if len(m.status.instructions) == 0 {
+		row("instructions", dimStyle.Render("none (AGENTS.md, CLAUDE.md or REASONIX.md in the workspace, its parents up to the repository root, or the home)"))
+	}
+	for i, p := range m.status.instructions {
+		k := ""
+		if i == 0 {
+			k = "instructions"
+		}
+		row(k, p)
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func (m *model) modelsText() string {

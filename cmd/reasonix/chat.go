@@ -163,9 +163,13 @@ func runChat(f *cmdutil.Factory, opts *ChatOptions) error {
 		Home:     cfg.Home,
 		Sessions: func() ([]session.Summary, error) { return session.List(sessionsDir) },
 		Models:   modelRefs(cfg),
-		Logger:   logger,
-		Input:    f.Stdin,
-		Output:   f.Stdout,
+		CheckModel: func(ref string) error {
+			_, err := cfg.ResolveModel(ref)
+			return err
+		},
+		Logger: logger,
+		Input:  f.Stdin,
+		Output: f.Stdout,
 	}
 	logger.Info("chat started", "cwd", cwd, "session", first.ID())
 	err = runUntilSignal(logger, func(ctx context.Context) error { return tui.Run(ctx, o) })

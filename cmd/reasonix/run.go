@@ -197,6 +197,9 @@ func runRun(f *cmdutil.Factory, opts *RunOptions) error {
 		return err
 	}
 	defer b.Close()
+	for _, w := range b.Warnings {
+		f.Warn(w)
+	}
 	b.Spec.Agent.Logger.Info("run started", "model", b.Model.Provider.Name+"/"+b.Model.Model, "cwd", cwd,
 		"transcript", b.Transcript.Path())
 

@@ -62,6 +62,7 @@ var Builtins = []Builtin{
 	{Name: "posture", Args: "[ask|auto|yolo]", Description: "Show or set how tool calls are approved"},
 	{Name: "quit", Description: "Leave the chat"},
 	{Name: "resume", Args: "[id]", Description: "Resume a saved session"},
+	{Name: "status", Description: "Show the session: model, posture, effort, usage and the project instructions it read"},
 }
 
 // IsBuiltin reports whether name is a built-in command.

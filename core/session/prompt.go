@@ -101,11 +101,17 @@ func (e Environment) Summary() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// SystemPrompt joins the base prompt and, when given, the environment
-// summary.
-func SystemPrompt(base string, env *Environment) string {
+// SystemPrompt joins the base prompt, the non-empty blocks (the project
+// instructions, Instructions.Block) and, when given, the environment
+// summary. All of it is fixed for the session, so the prompt cache holds.
+func SystemPrompt(base string, env *Environment, blocks ...string) string {
 	if strings.TrimSpace(base) == "" {
 		base = DefaultSystemPrompt
+	}
+	for _, b := range blocks {
+		if b != "" {
+			base += "\n\n" + b
+		}
 	}
 	if env == nil {
 		return base

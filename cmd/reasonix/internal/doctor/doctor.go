@@ -160,6 +160,7 @@ func runDoctor(ctx context.Context, f *cmdutil.Factory, opts *DoctorOptions) err
 		d.checkTools(),
 		d.checkLog(),
 		d.checkSessions(),
+		d.checkInstructions(),
 	}
 	checks = append(checks, d.checkWorkers(ctx)...)
 	var warned, failed int
@@ -475,6 +476,27 @@ func (d *Doctor) checkSessions() check {
 		}
 	}
 	return check{name: "sessions", Detail: fmt.Sprintf("%s (%s)", dir, plural(n, "transcript"))}
+}
+
+// checkInstructions lists the project instruction files a new session
+// puts in its system prompt, with what was cut or skipped.
+func (d *Doctor) checkInstructions() check {
+	c := check{name: "project"}
+	in := session.LoadInstructions(d.cwd, d.home)
+	c.Notes = in.Notices()
+	if len(c.Notes) > 0 {
+		c.Status = CheckWarn
+	}
+	if len(in.Files) == 0 {
+		c.Detail = "no instructions (" + session.AgentsFile + ", " + session.ClaudeFile + " or " + session.ReasonixFile + ")"
+		return c
+	}
+	size := 0
+	for _, f := range in.Files {
+		size += len(f.Text)
+	}
+	c.Detail = fmt.Sprintf("instructions from %s (%.1f of %d KiB)", strings.Join(in.Paths(), ", "), float64(size)/1024, session.MaxInstructionBytes>>10)
+	return c
 }
 
 func (d *Doctor) goos() string {

@@ -22,6 +22,9 @@ type renderer struct {
 	stdout, stderr io.Writer
 	endsNewline    bool
 	wroteText      bool
+	// apart says a model step ended since the last text: the next
+	// answer's text is another message, set off by a blank line.
+	apart bool
 }
 
 func newRenderer(format string, stdout, stderr io.Writer) *renderer {
@@ -50,12 +53,26 @@ func (r *renderer) text(ev event.Event) {
 		if e.Task != "" || e.Text == "" || e.Role == event.RolePlanner {
 			return
 		}
+		if r.apart && r.wroteText {
+			sep := "\n\n"
+			if r.endsNewline {
+				sep = "\n"
+			}
+			fmt.Fprint(r.stdout, sep)
+		}
+		r.apart = false
 		fmt.Fprint(r.stdout, e.Text)
 		r.wroteText = true
 		r.endsNewline = strings.HasSuffix(e.Text, "\n")
 	case *event.ToolStarted:
 		if e.Task == "" {
+			r.apart = true
 			fmt.Fprintf(r.stderr, "• %s %s\n", e.Tool, text.OneLine(e.Args, 120))
+		}
+	case *event.UsageReported, *event.TurnStarted:
+		// The end of a model request, or a new turn (a goal's next).
+		if ev.EventMeta().Task == "" {
+			r.apart = true
 		}
 	case *event.ToolFinished:
 		if e.Task == "" && e.IsError {

@@ -38,3 +38,34 @@ func TestRendererSaysWhatWasNotSaved(t *testing.T) {
 		})
 	}
 }
+
+// TestRendererSeparatesMessages: in text output the answer of each model
+// request is its own paragraph: a blank line comes between the text of one
+// step and the next, never inside one, and a subagent's text stays out.
+func TestRendererSeparatesMessages(t *testing.T) {
+	t.Parallel()
+	var stdout, stderr bytes.Buffer
+	r := newRenderer("text", &stdout, &stderr)
+	for _, ev := range []event.Event{
+		&event.TurnStarted{},
+		&event.TextDelta{Text: "I'll create "},
+		&event.TextDelta{Text: "the file."},
+		&event.UsageReported{},
+		&event.ToolStarted{Tool: "write_file", Args: `{"path":"out.txt"}`},
+		&event.ToolFinished{Tool: "write_file"},
+		&event.TextDelta{Meta: event.Meta{Task: "f1.1"}, Text: "a subagent"},
+		&event.TextDelta{Text: "I wrote **out.txt** for you.\n"},
+		&event.UsageReported{},
+		&event.TurnStarted{},
+		&event.TextDelta{Text: "Next turn."},
+	} {
+		r.event(ev)
+	}
+	if err := r.finish(&event.TurnDone{Status: event.StatusOK}, "t.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	want := "I'll create the file.\n\nI wrote **out.txt** for you.\n\nNext turn.\n"
+	if stdout.String() != want {
+		t.Fatalf("stdout = %q, want %q", stdout.String(), want)
+	}
+}
