@@ -116,10 +116,15 @@ func (m *model) applyStream(ev event.Event) bool {
 func (m *model) applyTurn(ev event.Event) bool {
 	switch e := ev.(type) {
 	case *event.SessionStarted:
+		if m.earlier != nil {
+			m.drawEarlier(m.earlier)
+			m.earlier = nil
+		}
 		m.notice("info", fmt.Sprintf("session %s · %s · %s", e.Session, e.Model, e.Cwd))
 	case *event.UsageReported:
 		m.status.total = e.Total
 	case *event.TurnStarted:
+		m.started(e.Prompt)
 		m.status.running = true
 		m.status.queued = max(m.status.queued-1, 0)
 	case *event.PromptQueued:
@@ -136,7 +141,12 @@ func (m *model) applyTurn(ev event.Event) bool {
 			m.notice("warn", "turn cancelled")
 		default:
 			m.notice("error", turnEnded(e))
+			if m.turnShown != "" && m.composer.Value() == "" {
+				m.restore(m.turnShown)
+				m.notice("info", "the prompt is back in the input box")
+			}
 		}
+		m.turnShown = ""
 	case *event.PostureChanged:
 		m.status.posture = e.Posture
 		m.notice("info", "posture: "+e.Posture)

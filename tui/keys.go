@@ -41,7 +41,7 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 				m.notice("info", "cancelling task "+cancel)
 			}
 		}
-		if handled || (s != "shift+tab" && s != "ctrl+r") {
+		if handled || (s != "shift+tab" && s != "ctrl+o") {
 			// The focused panel owns the keys; only the chat's own
 			// shortcuts reach past it.
 			return nil
@@ -50,8 +50,11 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	switch s {
 	case "shift+tab":
 		return m.setPosture(next(postures, m.status.posture))
-	case "ctrl+r":
+	case "ctrl+o":
 		m.chat.showReasoning = !m.chat.showReasoning
+		return nil
+	case "ctrl+r":
+		m.modal = &searchModal{}
 		return nil
 	case "ctrl+f":
 		if m.fleet.Len() > 0 {
@@ -76,8 +79,18 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
-	if s == "enter" {
+	switch s {
+	case "enter":
 		return m.submit()
+	case "up", "down":
+		if m.recall(s == "up") {
+			return nil
+		}
+	case "esc":
+		// Esc stops a running turn, as Ctrl-C does.
+		if m.status.running && m.live != nil {
+			return m.interrupt()
+		}
 	}
 	before := m.composer.Value()
 	var cmd tea.Cmd
@@ -148,10 +161,11 @@ func (m *model) submit() tea.Cmd {
 	m.composer.Reset()
 	m.complete.close()
 	m.layout()
+	save := m.remember(input)
 	if strings.HasPrefix(input, "/") {
-		return m.slash(input)
+		return tea.Batch(save, m.slash(input))
 	}
-	return m.prompt(input, input)
+	return tea.Batch(save, m.prompt(input, input))
 }
 
 // prompt shows shown as the user's message and sends text as a turn once
@@ -163,12 +177,13 @@ func (m *model) prompt(shown, text string) tea.Cmd {
 			m.early = append(m.early, [2]string{shown, text})
 			return nil
 		}
-		m.notice("warn", "no session is open")
+		m.notice("warn", "no session is open: the prompt is back in the input box")
+		m.restore(shown)
 		return nil
 	}
 	m.commit(renderPrompt(shown, m.width))
 	_, custom := m.customCommand(text)
-	m.outgoing = append(m.outgoing, outgoing{text: text, ready: !custom && !strings.Contains(text, "@")})
+	m.outgoing = append(m.outgoing, outgoing{text: text, shown: shown, ready: !custom && !strings.Contains(text, "@")})
 	if m.outgoing[len(m.outgoing)-1].ready {
 		m.drain()
 		return nil
@@ -201,9 +216,9 @@ func (m *model) customCommand(text string) (command.Command, bool) {
 // order they were sent, so one waiting for its @ references holds back
 // those typed after it.
 type outgoing struct {
-	id    int
-	text  string
-	ready bool
+	id          int
+	text, shown string
+	ready       bool
 }
 
 // expanded fills in a prompt whose references are read and sends what is
@@ -224,8 +239,32 @@ func (m *model) expanded(msg promptReadyMsg) {
 func (m *model) drain() {
 	for len(m.outgoing) > 0 && m.outgoing[0].ready {
 		m.send(m.outgoing[0].text)
+		m.sent = append(m.sent, [2]string{m.outgoing[0].text, m.outgoing[0].shown})
 		m.outgoing = m.outgoing[1:]
 	}
+}
+
+// started notes which typed prompt the turn that began runs, so a failure
+// can give it back.
+func (m *model) started(prompt string) {
+	m.turnShown = ""
+	for i, p := range m.sent {
+		if p[0] == prompt {
+			m.turnShown = p[1]
+			m.sent = m.sent[i+1:]
+			return
+		}
+	}
+}
+
+// restore puts text back in an empty composer.
+func (m *model) restore(text string) {
+	if text == "" || m.composer.Value() != "" {
+		return
+	}
+	m.composer.SetValue(text)
+	m.composer.MoveToEnd()
+	m.layout()
 }
 
 // switchSession closes the current session (saving its transcript) and

@@ -15,6 +15,7 @@ import (
 	"reasonix/actors"
 	"reasonix/actors/event"
 	"reasonix/core/provider"
+	"reasonix/core/session"
 )
 
 // Timeouts of the work the model hands to commands. None of it runs on
@@ -166,6 +167,12 @@ type model struct {
 	modal     modal
 
 	commands commandSet
+	// hist is the prompt history; turnShown what the user typed for the
+	// running turn, put back in the composer if the turn fails; sent the
+	// prompts sent and not yet started (text as sent, as typed).
+	hist      history
+	turnShown string
+	sent      [][2]string
 
 	// quitArmed is set by a Ctrl-C on an idle prompt; the next one quits.
 	quitArmed bool
@@ -175,6 +182,11 @@ type model struct {
 	// terminal in order.
 	outbox   []string
 	printing bool
+	// earlier is a resumed conversation's history, drawn with the
+	// session's first event (drawEarlier); linewise makes the next flush
+	// print a line at a time, as it may come before the first frame.
+	earlier  []provider.Message
+	linewise bool
 
 	// cmdCount counts the commands Update returned, for the idle test.
 	cmdCount int
@@ -210,6 +222,13 @@ func newModel(o Options, sh *shared) *model {
 		menu:     newMenu(),
 	}
 	m.fleet, m.goal = newFleet(m.clock), newGoal(m.clock)
+	if o.PromptsFile != "" {
+		items, err := session.LoadPrompts(o.PromptsFile)
+		if err != nil {
+			logger.Warn("prompt history", "err", err)
+		}
+		m.hist = newHistory(items)
+	}
 	m.chat.showReasoning = false
 	m.status.posture = o.Initial.PermissionMode
 	if m.status.posture == "" {
@@ -347,6 +366,17 @@ func (m *model) flush() tea.Cmd {
 	text := strings.Join(m.outbox, "\n")
 	m.outbox = nil
 	m.printing = true
+	if m.linewise {
+		// Printed before the renderer has flushed a frame, a print of
+		// several lines keeps only its first (it knows no screen height
+		// yet); a line at a time stacks right either way.
+		m.linewise = false
+		var cmds []tea.Cmd
+		for _, line := range strings.Split(text, "\n") {
+			cmds = append(cmds, tea.Println(line))
+		}
+		return tea.Sequence(append(cmds, func() tea.Msg { return printedMsg{} })...)
+	}
 	return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
 }
 
@@ -463,6 +493,11 @@ func (m *model) opened(msg openedMsg) tea.Cmd {
 	m.status.total = provider.Usage{}
 	for _, w := range b.Warnings {
 		m.notice("warn", w)
+	}
+	if m.req.Continue || (m.req.Resume != "" && m.req.Model == "") {
+		// Continued or resumed, not a model switch (whose conversation is
+		// on the screen already): show where it left off.
+		m.earlier = b.Spec.Agent.History
 	}
 	// The bus is the session's own and fresh: replaying it from the start
 	// shows everything the session has said, session_started included.

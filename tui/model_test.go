@@ -276,7 +276,7 @@ func TestAtCompletion(t *testing.T) {
 	}
 }
 
-// TestReasoningToggle: ctrl+r shows the reasoning being streamed, and the
+// TestReasoningToggle: ctrl+o shows the reasoning being streamed, and the
 // next finished stretch is printed in full.
 func TestReasoningToggle(t *testing.T) {
 	m := testModel(t, 80, 24)
@@ -284,9 +284,9 @@ func TestReasoningToggle(t *testing.T) {
 	if strings.Contains(frame(m), "considering") {
 		t.Error("hidden reasoning is shown")
 	}
-	press(m, "ctrl+r")
+	press(m, "ctrl+o")
 	if !strings.Contains(frame(m), "considering the options") {
-		t.Error("ctrl+r does not show the reasoning")
+		t.Error("ctrl+o does not show the reasoning")
 	}
 	feed(m, &event.TextDelta{Meta: meta(2), Text: "answer"})
 	if last := ansi.Strip(m.chat.history[len(m.chat.history)-1]); !strings.Contains(last, "considering the options") {

@@ -76,7 +76,7 @@ func renderPrompt(s string, width int) string {
 // one line saying it was there when reasoning is hidden.
 func renderReasoning(s string, show bool, width int) string {
 	if !show {
-		return reasonStyle.Render(fmt.Sprintf("✻ thought (%d words; ctrl+r shows reasoning)", len(strings.Fields(s))))
+		return reasonStyle.Render(fmt.Sprintf("✻ thought (%d words; ctrl+o shows reasoning)", len(strings.Fields(s))))
 	}
 	return reasonStyle.Render("✻ " + wrap(s, width-2))
 }

@@ -42,6 +42,9 @@ type Options struct {
 	Sessions func() ([]session.Summary, error)
 	// Models lists model references for /model.
 	Models []string
+	// PromptsFile is the workspace's prompt history
+	// (session.PromptsPath) for ↑/↓ and Ctrl-R; empty keeps none.
+	PromptsFile string
 	// CheckModel, when set, says whether /model NAME can open: a name it
 	// refuses leaves the session as it is, with the choices shown.
 	CheckModel func(ref string) error

@@ -117,7 +117,7 @@ func (m *model) liveChat(rows int) string {
 		if c.showReasoning {
 			lines = append(lines, strings.Split(reasonStyle.Render(wrap("✻ "+c.reasoning.String(), m.width-2)), "\n")...)
 		} else {
-			lines = append(lines, reasonStyle.Render("✻ thinking… (ctrl+r shows reasoning)"))
+			lines = append(lines, reasonStyle.Render("✻ thinking… (ctrl+o shows reasoning)"))
 		}
 	}
 	if c.answer.Len() > 0 {
@@ -185,7 +185,7 @@ func (m *model) statusLine() string {
 		}
 	}
 	line := strings.Join(nonEmpty(parts), " · ")
-	hint := "shift+tab posture · ctrl+r reasoning"
+	hint := "shift+tab posture · ctrl+o reasoning · ctrl+r search"
 	if m.fleet.Len() > 0 {
 		hint += " · ctrl+f fleet"
 	}

@@ -158,11 +158,12 @@ func runChat(f *cmdutil.Factory, opts *ChatOptions) error {
 			}
 			return open(ctx, req)
 		},
-		Initial:  initial,
-		Cwd:      cwd,
-		Home:     cfg.Home,
-		Sessions: func() ([]session.Summary, error) { return session.List(sessionsDir) },
-		Models:   modelRefs(cfg),
+		Initial:     initial,
+		Cwd:         cwd,
+		Home:        cfg.Home,
+		Sessions:    func() ([]session.Summary, error) { return session.List(sessionsDir) },
+		Models:      modelRefs(cfg),
+		PromptsFile: session.PromptsPath(cfg.Home, cwd),
 		CheckModel: func(ref string) error {
 			_, err := cfg.ResolveModel(ref)
 			return err

@@ -48,3 +48,46 @@ func TestE2ETUIInstructionsStatusAndModel(t *testing.T) {
 		t.Errorf("transcripts = %v, want one session", ts)
 	}
 }
+
+// TestE2ETUIPromptHistoryEscAndFailedPrompt, in a real terminal: ↑ in a
+// new chat recalls the prompt typed in the previous one (the history is the
+// workspace's, kept in the home); Esc stops a streaming answer; a prompt
+// whose turn fails comes back into the input box.
+func TestE2ETUIPromptHistoryEscAndFailedPrompt(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	e.srv.Push(providertest.Turn{Text: "noted"})
+	m := openTUI(t, e)
+	m.send("remember the parser bug")
+	m.waitText("noted")
+	m.quit()
+
+	// Each request is answered before the next one is asked for: the
+	// streaming one stalls until Esc cancels it.
+	e.srv.Push(
+		providertest.Turn{Text: "remembered again"},
+		providertest.Turn{Text: "a long answer that keeps streaming and streaming", ChunkBytes: 8, FaultAfterEvents: 3, Stall: true},
+		providertest.Turn{Status: 400},
+	)
+	m = openTUI(t, e)
+	m.keys("Up")
+	m.waitFor("the previous chat's prompt in the input box", func(s string) bool {
+		return strings.Contains(s, "› remember the parser bug")
+	})
+	m.keys("Enter")
+	m.waitText("remembered again")
+	if got := lastRequest(t, e).LastUser(); got != "remember the parser bug" {
+		t.Errorf("the recalled prompt reached the model as %q", got)
+	}
+
+	m.send("tell me a story")
+	m.waitFor("the answer streaming", func(s string) bool { return strings.Contains(s, "a long an") })
+	m.keys("Escape")
+	m.waitText("turn cancelled")
+
+	m.send("this one fails")
+	m.waitText("the prompt is back in the input box")
+	m.waitFor("the failed prompt in the input box", func(s string) bool { return strings.Contains(s, "› this one fails") })
+	m.keys("C-c") // clears the input box
+	m.quit()
+}

@@ -143,8 +143,9 @@ func TestE2ETUIOpenErrors(t *testing.T) {
 var sessionLine = regexp.MustCompile(`· session (\S+) · `)
 
 // TestE2ETUIContinue: a chat quit and started again with -c, or with
-// --resume and the session's id, continues the same session: the model's
-// next request carries the first chat's conversation.
+// --resume and the session's id, continues the same session: it opens
+// with the earlier conversation drawn, and the model's next request
+// carries it.
 func TestE2ETUIContinue(t *testing.T) {
 	t.Parallel()
 	for _, how := range []string{"continue", "resume"} {
@@ -166,6 +167,8 @@ func TestE2ETUIContinue(t *testing.T) {
 				args = []string{"--resume", id[1]}
 			}
 			again := openTUI(t, e, args...)
+			// The earlier conversation is drawn where the chat opens.
+			again.waitText("earlier in this session:", "› remember seven", "Noted: seven.", "── continued ──")
 			opened := again.waitFor("the session line", sessionLine.MatchString)
 			if got := sessionLine.FindStringSubmatch(opened); got[1] != id[1] {
 				t.Errorf("the second chat opened session %v, want %s", got, id[1])
