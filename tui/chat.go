@@ -104,6 +104,9 @@ func (m *model) applyStream(ev event.Event) bool {
 		}
 		c.tools = slices.DeleteFunc(c.tools, func(t *toolCard) bool { return t.callID == e.CallID })
 		m.commit(renderToolDone(e, args, m.width))
+		if e.Tool == "bash" && e.Task == "" {
+			m.lastOutput = e.Output
+		}
 	default:
 		return false
 	}
@@ -116,10 +119,6 @@ func (m *model) applyStream(ev event.Event) bool {
 func (m *model) applyTurn(ev event.Event) bool {
 	switch e := ev.(type) {
 	case *event.SessionStarted:
-		if m.earlier != nil {
-			m.drawEarlier(m.earlier)
-			m.earlier = nil
-		}
 		m.notice("info", fmt.Sprintf("session %s · %s · %s", e.Session, e.Model, e.Cwd))
 	case *event.UsageReported:
 		m.status.total = e.Total

@@ -56,6 +56,13 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+r":
 		m.modal = &searchModal{}
 		return nil
+	case "ctrl+e":
+		if m.lastOutput == "" {
+			m.notice("info", "no command output yet")
+			return nil
+		}
+		m.commit(dimStyle.Render("output of the last command:") + "\n" + strings.TrimRight(m.lastOutput, "\n"))
+		return nil
 	case "ctrl+f":
 		if m.fleet.Len() > 0 {
 			m.fleet.Focus()

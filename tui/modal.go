@@ -63,8 +63,11 @@ func (approvalModal) view(m *model, width int) string {
 		who = "Task " + a.Task
 	}
 	fmt.Fprintf(&b, "%s wants to run %s\n", who, toolStyle.Render(a.Tool))
-	if subj := toolSubject(a.Tool, a.Args); subj != "" {
+	if subj := toolSubject(a.Tool, a.Args); subj != "" && !delegation(a.Tool) {
 		b.WriteString("  " + wrap(subj, width-2) + "\n")
+	}
+	if d := approvalDetail(a, width, m.height-12); d != "" {
+		b.WriteString(d + "\n")
 	}
 	if a.Reason != "" {
 		b.WriteString(dimStyle.Render(wrap(a.Reason, width)) + "\n")

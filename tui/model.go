@@ -172,7 +172,9 @@ type model struct {
 	// prompts sent and not yet started (text as sent, as typed).
 	hist      history
 	turnShown string
-	sent      [][2]string
+	// lastOutput is the last bash call's whole output, for ctrl+e.
+	lastOutput string
+	sent       [][2]string
 
 	// quitArmed is set by a Ctrl-C on an idle prompt; the next one quits.
 	quitArmed bool
@@ -182,10 +184,8 @@ type model struct {
 	// terminal in order.
 	outbox   []string
 	printing bool
-	// earlier is a resumed conversation's history, drawn with the
-	// session's first event (drawEarlier); linewise makes the next flush
-	// print a line at a time, as it may come before the first frame.
-	earlier  []provider.Message
+	// linewise makes the next flush print a line at a time: a resumed
+	// conversation is drawn when it opens, before the first frame.
 	linewise bool
 
 	// cmdCount counts the commands Update returned, for the idle test.
@@ -497,7 +497,7 @@ func (m *model) opened(msg openedMsg) tea.Cmd {
 	if m.req.Continue || (m.req.Resume != "" && m.req.Model == "") {
 		// Continued or resumed, not a model switch (whose conversation is
 		// on the screen already): show where it left off.
-		m.earlier = b.Spec.Agent.History
+		m.drawEarlier(b.Spec.Agent.History)
 	}
 	// The bus is the session's own and fresh: replaying it from the start
 	// shows everything the session has said, session_started included.

@@ -118,8 +118,33 @@ func renderToolDone(e *event.ToolFinished, args string, width int) string {
 	line := cardLine(mark, e.Tool, toolSubject(e.Tool, args), dimStyle.Render(duration(time.Duration(e.DurationMS)*time.Millisecond)), width)
 	if e.IsError {
 		line += "\n  " + errStyle.Render(ansi.Truncate(oneLine(e.Output, 400), max(width-4, 10), "…"))
+		return line
+	}
+	if e.Tool == "bash" {
+		line += outputHead(e.Output, width)
 	}
 	return line
+}
+
+// outputHeadLines is how much of a command's output its card shows.
+const outputHeadLines = 4
+
+// outputHead is the first lines of a command's output under its card,
+// dimmed, with a count of the rest and the key that prints it whole.
+func outputHead(out string, width int) string {
+	out = strings.TrimRight(out, "\n")
+	if strings.TrimSpace(out) == "" {
+		return ""
+	}
+	lines := strings.Split(out, "\n")
+	var b strings.Builder
+	for _, l := range lines[:min(len(lines), outputHeadLines)] {
+		b.WriteString("\n  " + dimStyle.Render("│ "+ansi.Truncate(l, max(width-6, 10), "…")))
+	}
+	if rest := len(lines) - outputHeadLines; rest > 0 {
+		b.WriteString("\n  " + dimStyle.Render(fmt.Sprintf("│ … %d more lines (ctrl+e prints the whole output)", rest)))
+	}
+	return b.String()
 }
 
 // cardLine is "● tool  subject  detail", the subject cut to fit.

@@ -286,6 +286,8 @@ func (e *executor) Receive(c actor.Context) {
 		e.spec.Effort = m.Effort
 	case *approvalExpired:
 		e.onApprovalExpired(c, m)
+	case *previewReady:
+		e.onPreviewReady(m)
 	case *journaled:
 		e.onJournaled(c, m)
 	case *foldDone:
@@ -641,8 +643,8 @@ func (e *executor) dispatch(c actor.Context, i int) {
 		t.pending++
 		e.publish(&event.ToolWaiting{CallID: call.ID, Tool: call.Name, Args: call.Arguments, RequestID: id})
 		t.approvalOnce[id] = g.Once
-		e.publish(&event.ApprovalRequested{RequestID: id, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
-			Reason: g.Reason, Suggestions: g.Suggest, OnceOnly: g.Once})
+		e.askApproval(c, &event.ApprovalRequested{RequestID: id, CallID: call.ID, Tool: call.Name, Args: call.Arguments,
+			Reason: g.Reason, Suggestions: g.Suggest, OnceOnly: g.Once}, tl)
 		if d := e.spec.ApprovalTimeout; d > 0 {
 			sys, self := e.sys, c.Self()
 			t.approvalTimers[id] = time.AfterFunc(d, func() { sys.Send(self, &approvalExpired{requestID: id}) })

@@ -143,6 +143,9 @@ type ApprovalRequested struct {
 	// OnceOnly says the answer covers this call alone: "session" and
 	// "always" are taken as "once", so a frontend offers allow or deny.
 	OnceOnly bool `json:"once_only,omitempty"`
+	// Preview shows what the call would change, when its tool can tell
+	// (a unified diff for write_file, edit_file and multi_edit).
+	Preview string `json:"preview,omitempty"`
 }
 
 // ApprovalResolved closes an ApprovalRequested, whichever way it ended: the

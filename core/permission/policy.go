@@ -172,12 +172,18 @@ func (v Verdict) Reason() string {
 		return "read-only tool allowed by default"
 	default:
 		if v.Relaxed {
+			if v.Detail != "" {
+				return fmt.Sprintf("no rule matched; %s, allowed by the %s posture", v.Detail, v.Posture)
+			}
 			return fmt.Sprintf("no rule matched; writer allowed by the %s posture", v.Posture)
 		}
 		switch v.Decision {
 		case Deny:
 			return "no rule allows this call and permission mode is deny"
 		case Ask:
+			if v.Detail != "" {
+				return "no rule matched; " + v.Detail + ", but shell commands require approval"
+			}
 			return "no rule matched; writers require approval"
 		default:
 			return "no rule matched; permission mode allows writers"
@@ -272,6 +278,10 @@ func (p Policy) explain(posture Posture, toolName string, readOnly bool, args js
 		return v
 	}
 	v.Decision, v.Source = p.Mode, FromMode
+	if toolFamily[toolName] == familyBash && c.args.Command != "" && c.bash().ReadsOnly() {
+		// Labelled, not allowed: what it reads may still be private.
+		v.Detail = "the command only reads"
+	}
 	if v.Decision == Ask && posture != PostureAsk {
 		v.Decision, v.Relaxed = Allow, true
 	}

@@ -361,8 +361,13 @@ func TestVerdictReason(t *testing.T) {
 		{"ask waived", PostureYolo, "bash", false, cmd("git push"), FromAsk, "ask rule Bash(git push:*) waived by the yolo posture"},
 		{"allow", PostureAsk, "bash", false, cmd("go test"), FromAllow, "allowed by rule Bash(go test:*)"},
 		{"reader", PostureAsk, "grep", true, nil, FromReadOnly, "read-only tool allowed by default"},
-		{"mode", PostureAsk, "bash", false, cmd("ls"), FromMode, "no rule matched; writers require approval"},
-		{"mode relaxed", PostureAuto, "bash", false, cmd("ls"), FromMode, "no rule matched; writer allowed by the auto posture"},
+		{"mode", PostureAsk, "bash", false, cmd("make"), FromMode, "no rule matched; writers require approval"},
+		{"mode relaxed", PostureAuto, "bash", false, cmd("make"), FromMode, "no rule matched; writer allowed by the auto posture"},
+		{"mode reader", PostureAsk, "bash", false, cmd("ls -la"), FromMode, "no rule matched; the command only reads, but shell commands require approval"},
+		{"mode reader relaxed", PostureAuto, "bash", false, cmd("git status"), FromMode, "no rule matched; the command only reads, allowed by the auto posture"},
+		{"mode find -delete", PostureAsk, "bash", false, cmd("find . -name x -delete"), FromMode, "no rule matched; writers require approval"},
+		{"mode redirect", PostureAsk, "bash", false, cmd("ls > out.txt"), FromMode, "no rule matched; writers require approval"},
+		{"mode git push", PostureAsk, "bash", false, cmd("git push"), FromAsk, "ask rule Bash(git push:*) requires approval"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,6 +22,14 @@ type Tool interface {
 	Execute(ctx context.Context, args json.RawMessage) (string, error)
 }
 
+// Previewer is a tool that can show what a call would change without
+// changing anything: a unified diff for a file write or edit. An approval
+// shows it, so the person sees what they allow. Preview resolves and
+// checks paths as Execute does; an error means no preview, not a refusal.
+type Previewer interface {
+	Preview(ctx context.Context, args json.RawMessage) (string, error)
+}
+
 // PathGuard confines what file tools may touch. The sandbox package provides
 // the real one; Open allows everything under the filesystem.
 type PathGuard interface {

@@ -5,6 +5,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -90,4 +91,47 @@ func TestE2ETUIPromptHistoryEscAndFailedPrompt(t *testing.T) {
 	m.waitFor("the failed prompt in the input box", func(s string) bool { return strings.Contains(s, "› this one fails") })
 	m.keys("C-c") // clears the input box
 	m.quit()
+}
+
+// TestE2ETUIApprovalsShowWhatTheyApprove, in a real terminal: a write's
+// approval shows the new file's lines, an edit's a diff of the change, and
+// `ls -la` is labelled as a command that only reads (TestApprovalShowsTasks
+// covers a fleet's).
+func TestE2ETUIApprovalsShowWhatTheyApprove(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if isSubagent(req) {
+			return providertest.Turn{Text: "sub done"}
+		}
+		switch len(toolResults(req)) {
+		case 0:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "w", Name: "write_file",
+				Arguments: `{"path":"notes.md","content":"first line of the note\nsecond line\n"}`}}}
+		case 1:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "e", Name: "edit_file",
+				Arguments: `{"path":"main.go","old_string":"println(\"hi\")","new_string":"println(\"bye\")"}`}}}
+		case 2:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "b", Name: "bash", Arguments: `{"command":"ls -la"}`}}}
+		}
+		return providertest.Turn{Text: "all done"}
+	}))
+	if err := os.WriteFile(filepath.Join(e.work, "main.go"), []byte("package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := openTUI(t, e)
+	m.send("make the changes")
+	m.waitText("write_file", "+++ b/notes.md", "+first line of the note", "+second line")
+	m.typeText("y")
+	m.waitFor("the edit's diff", func(s string) bool {
+		return strings.Contains(s, "edit_file") && strings.Contains(s, "--- a/main.go") &&
+			regexp.MustCompile(`-\s+println\("hi"\)`).MatchString(s) && regexp.MustCompile(`\+\s+println\("bye"\)`).MatchString(s)
+	})
+	m.typeText("y")
+	m.waitText("ls -la", "the command only reads")
+	m.typeText("y")
+	m.waitText("all done")
+	m.quit()
+	if b, err := os.ReadFile(filepath.Join(e.work, "main.go")); err != nil || !strings.Contains(string(b), "bye") {
+		t.Errorf("main.go after the approved edit: %q, %v", b, err)
+	}
 }
