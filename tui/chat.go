@@ -44,6 +44,13 @@ func (m *model) apply(ev event.Event) tea.Cmd {
 	// The panels see every event: they pick their tasks' and goals' own.
 	m.fleet.Apply(ev)
 	m.goal.Apply(ev)
+	if d, ok := ev.(*event.TaskDone); ok {
+		// A fleet whose last task ended folds to one line in the
+		// scrollback; the next one gets a panel of its own.
+		if line, folded := m.fleet.FoldDone(d.Fleet); folded {
+			m.commit(headingStyle.Render("▣ ") + line)
+		}
+	}
 	if meta := metaOf(ev); meta.Task != "" {
 		m.applyTask(ev)
 		return nil
@@ -69,6 +76,10 @@ func (m *model) applyTask(ev event.Event) {
 // calls into the live region; it reports whether ev was one of them.
 func (m *model) applyStream(ev event.Event) bool {
 	c := &m.chat
+	switch ev.(type) {
+	case *event.TextDelta, *event.ReasoningDelta, *event.ToolStarted:
+		m.retry = "" // the answer has begun
+	}
 	switch e := ev.(type) {
 	case *event.TextDelta:
 		if e.Role == event.RolePlanner {
@@ -105,7 +116,7 @@ func (m *model) applyStream(ev event.Event) bool {
 		c.tools = slices.DeleteFunc(c.tools, func(t *toolCard) bool { return t.callID == e.CallID })
 		m.commit(renderToolDone(e, args, m.width))
 		if e.Tool == "bash" && e.Task == "" {
-			m.lastOutput = e.Output
+			m.lastOutput, m.lastOutputOf = e.Output, "output of the last command:"
 		}
 	default:
 		return false
@@ -139,13 +150,15 @@ func (m *model) applyTurn(ev event.Event) bool {
 		case event.StatusCancelled:
 			m.notice("warn", "turn cancelled")
 		default:
-			m.notice("error", turnEnded(e))
+			if e.Error == "" || e.Error != m.shownError {
+				m.notice("error", turnEnded(e))
+			}
 			if m.turnShown != "" && m.composer.Value() == "" {
 				m.restore(m.turnShown)
 				m.notice("info", "the prompt is back in the input box")
 			}
 		}
-		m.turnShown = ""
+		m.turnShown, m.shownError, m.retry = "", "", ""
 	case *event.PostureChanged:
 		m.status.posture = e.Posture
 		m.notice("info", "posture: "+e.Posture)
@@ -173,7 +186,20 @@ func (m *model) applyProgress(ev event.Event) bool {
 	case *event.Notice:
 		m.notice(e.Level, e.Message)
 	case *event.ErrorOccurred:
-		m.notice("error", e.Message)
+		m.retry = ""
+		msg := e.Message
+		if e.Detail != "" && e.Task == "" {
+			m.lastOutput, m.lastOutputOf = e.Detail, "the endpoint's reply:"
+			msg += " (ctrl+e shows the reply)"
+		}
+		if e.Task == "" {
+			m.shownError = e.Message
+		}
+		m.notice("error", msg)
+	case *event.Retrying:
+		if e.Task == "" {
+			m.retry = fmt.Sprintf("%s — retrying in %s, attempt %d of %d", e.Reason, duration(time.Duration(e.DelayMS)*time.Millisecond), e.Attempt, e.MaxAttempts)
+		}
 	case *event.CompactionStarted:
 		m.notice("info", fmt.Sprintf("compacting: folding %d older messages (%s tokens)", e.Messages, tokens(e.Tokens)))
 	case *event.Compacted:

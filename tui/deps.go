@@ -21,6 +21,9 @@ type fleetPanel interface {
 	Focused() bool
 	Focus()
 	Blur()
+	// FoldDone takes a fleet whose tasks have all ended out of the panel
+	// and says what it came to in one line.
+	FoldDone(fleet string) (summary string, ok bool)
 }
 
 // goalPanel shows the active goal.

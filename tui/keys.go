@@ -58,10 +58,10 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case "ctrl+e":
 		if m.lastOutput == "" {
-			m.notice("info", "no command output yet")
+			m.notice("info", "no command output or error reply yet")
 			return nil
 		}
-		m.commit(dimStyle.Render("output of the last command:") + "\n" + strings.TrimRight(m.lastOutput, "\n"))
+		m.commit(dimStyle.Render(m.lastOutputOf) + "\n" + strings.TrimRight(m.lastOutput, "\n"))
 		return nil
 	case "ctrl+f":
 		if m.fleet.Len() > 0 {

@@ -172,8 +172,13 @@ type model struct {
 	// prompts sent and not yet started (text as sent, as typed).
 	hist      history
 	turnShown string
-	// lastOutput is the last bash call's whole output, for ctrl+e.
-	lastOutput string
+	// lastOutput is the last bash call's whole output or the last
+	// error's raw reply, for ctrl+e, and lastOutputOf says which.
+	lastOutput, lastOutputOf string
+	// retry is the transient line of a request being retried; shownError
+	// the error of the running turn already shown, so its end does not
+	// say it again.
+	retry, shownError string
 	sent       [][2]string
 
 	// quitArmed is set by a Ctrl-C on an idle prompt; the next one quits.

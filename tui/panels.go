@@ -31,6 +31,11 @@ func (f fleetAdapter) Key(k tea.KeyPressMsg) (bool, string) {
 	return handled, act.CancelTask
 }
 
+func (f fleetAdapter) FoldDone(fleet string) (string, bool) {
+	s, ok := f.Fleet.FoldDone(fleet)
+	return s.String(), ok
+}
+
 type menuAdapter struct{ m *panel.Menu }
 
 func (a menuAdapter) SetItems(items []menuItem) {

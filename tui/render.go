@@ -160,6 +160,17 @@ func cardLine(mark, tool, subject, detail string, width int) string {
 // toolSubject is what a call is about, from its arguments: the command,
 // path, pattern or URL when it has one, else its arguments on one line.
 func toolSubject(tool, args string) string {
+	if delegation(tool) {
+		if lines := taskLines(args, 1000); len(lines) > 1 {
+			// "16 tasks: task 1 · task 2 · …", not the call's JSON.
+			prompts := make([]string, 0, len(lines)-1)
+			for _, l := range lines[1:] {
+				_, p, _ := strings.Cut(l, ". ")
+				prompts = append(prompts, p)
+			}
+			return oneLine(lines[0]+" "+strings.Join(prompts, " · "), 200)
+		}
+	}
 	var fields map[string]any
 	if json.Unmarshal([]byte(args), &fields) == nil {
 		for _, k := range []string{"command", "path", "file_path", "pattern", "query", "url", "description", "prompt"} {

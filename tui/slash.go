@@ -223,7 +223,7 @@ var keyHelp = [][2]string{
 	{"↑/↓", "earlier and later prompts (this workspace, every session)"},
 	{"ctrl+r", "search the prompts typed here"},
 	{"ctrl+o", "show or hide reasoning"},
-	{"ctrl+e", "print the last command's whole output"},
+	{"ctrl+e", "print the last command's whole output, or the last error's raw reply"},
 	{"esc", "stop the running turn (or close a menu)"},
 	{"ctrl+f", "focus the fleet panel (esc leaves it)"},
 	{"tab, ↑/↓", "move in and take from the autocomplete menu"},

@@ -21,8 +21,13 @@ const (
 	partStatus   = "status"
 )
 
-// fleetRows is the most rows the fleet panel takes.
-const fleetRows = 10
+// fleetRows is the fewest rows the fleet panel takes when it has more
+// tasks than that; fleetLeaves the rows it leaves to the rest of the
+// screen when it takes more.
+const (
+	fleetRows   = 10
+	fleetLeaves = 12
+)
 
 // menuRows is the most rows the autocomplete menu takes.
 const menuRows = 8
@@ -43,11 +48,9 @@ func (m *model) hideComposer() bool { return m.activeModal() != nil }
 func (m *model) bottomRows() []bottomPart {
 	var parts []bottomPart
 	if m.fleet.Len() > 0 {
-		rows := fleetRows
-		if m.fleet.Focused() {
-			// Focused, it may take half the screen to browse.
-			rows = max(fleetRows, m.height/2)
-		}
+		// As many task rows as the screen has room for, leaving the
+		// composer, the status line and a few lines of the answer.
+		rows := max(fleetRows, m.height-fleetLeaves)
 		parts = append(parts, bottomPart{partFleet, m.fleet.View(m.width, min(m.fleet.Len()+2, rows))})
 	}
 	if m.goal.Active() {
@@ -132,6 +135,9 @@ func (m *model) liveChat(rows int) string {
 	}
 	if m.opening {
 		lines = append(lines, dimStyle.Render("opening session…"))
+	}
+	if m.retry != "" {
+		lines = append(lines, warnStyle.Render("↻ "+m.retry))
 	}
 	if len(lines) > rows {
 		lines = lines[len(lines)-rows:]

@@ -288,6 +288,10 @@ func (e *executor) Receive(c actor.Context) {
 		e.onApprovalExpired(c, m)
 	case *previewReady:
 		e.onPreviewReady(m)
+	case *retryNoted:
+		if e.turn != nil && m.epoch == e.epoch && e.turn.streaming {
+			e.publish(&event.Retrying{Attempt: m.n.Attempt, MaxAttempts: m.n.Of, DelayMS: m.n.Delay.Milliseconds(), Reason: m.n.Reason})
+		}
 	case *journaled:
 		e.onJournaled(c, m)
 	case *foldDone:
@@ -443,6 +447,8 @@ func (e *executor) request(c actor.Context) {
 		ReasoningEffort: e.spec.Effort,
 	}
 	self, p := c.Self(), e.spec.Provider
+	sys := e.sys
+	ctx = provider.WithRetryNotice(ctx, func(n provider.RetryNotice) { sys.Send(self, &retryNoted{epoch: epoch, n: n}) })
 	e.sys.Go(func() {
 		defer e.sys.Send(self, &streamClosed{epoch: epoch})
 		ch, err := p.Stream(ctx, req)
@@ -494,11 +500,11 @@ func (e *executor) onChunk(c actor.Context, m *StreamChunk) {
 			e.endTurn(c, event.StatusCancelled, "")
 			return
 		}
-		msg := "model request failed"
+		msg, detail := "model request failed", ""
 		if ch.Err != nil {
-			msg = ch.Err.Error()
+			msg, detail = ch.Err.Error(), provider.DetailOf(ch.Err)
 		}
-		e.publish(&event.ErrorOccurred{Message: msg})
+		e.publish(&event.ErrorOccurred{Message: msg, Detail: detail})
 		e.endTurn(c, event.StatusFailed, msg)
 	}
 }

@@ -79,6 +79,13 @@ type streamClosed struct {
 	epoch int
 }
 
+// retryNoted is the provider's word that the request of that epoch is
+// about to be retried (provider.WithRetryNotice).
+type retryNoted struct {
+	epoch int
+	n     provider.RetryNotice
+}
+
 // ApprovalResponse answers an ApprovalRequested event. Choice is one of
 // the Approve constants; Rule is the scope granted for "session" and
 // "always" (empty: the narrowest suggestion).

@@ -24,6 +24,7 @@ var eventTypes = map[string]func() Event{
 	(*UsageReported)(nil).Kind():        func() Event { return new(UsageReported) },
 	(*Notice)(nil).Kind():               func() Event { return new(Notice) },
 	(*ErrorOccurred)(nil).Kind():        func() Event { return new(ErrorOccurred) },
+	(*Retrying)(nil).Kind():             func() Event { return new(Retrying) },
 	(*TurnDone)(nil).Kind():             func() Event { return new(TurnDone) },
 	(*TaskRequeued)(nil).Kind():         func() Event { return new(TaskRequeued) },
 	(*ApprovalRequested)(nil).Kind():    func() Event { return new(ApprovalRequested) },

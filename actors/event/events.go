@@ -105,10 +105,24 @@ type Notice struct {
 	Message string `json:"message"`
 }
 
-// ErrorOccurred reports a failure the user should see.
+// ErrorOccurred reports a failure the user should see. Message says it in
+// words; Detail, when set, is what lies behind it for whoever asks (a
+// provider's raw reply body).
 type ErrorOccurred struct {
 	Meta
 	Message string `json:"message"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// Retrying says a model request failed and is about to be sent again:
+// attempt Attempt of at most MaxAttempts, after DelayMS, because of
+// Reason ("429 Too Many Requests"). It is news until the answer starts.
+type Retrying struct {
+	Meta
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"max_attempts"`
+	DelayMS     int64  `json:"delay_ms"`
+	Reason      string `json:"reason"`
 }
 
 // Turn statuses, shared by TurnDone and TurnFinished.
@@ -270,6 +284,7 @@ func (*ToolFinished) Kind() string   { return "tool_finished" }
 func (*UsageReported) Kind() string  { return "usage" }
 func (*Notice) Kind() string         { return "notice" }
 func (*ErrorOccurred) Kind() string  { return "error" }
+func (*Retrying) Kind() string       { return "retrying" }
 func (*TurnDone) Kind() string       { return "turn_done" }
 func (*ApprovalRequested) Kind() string {
 	return "approval_requested"

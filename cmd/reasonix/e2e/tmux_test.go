@@ -63,6 +63,12 @@ type tmuxTerm struct {
 // after the pane starts.
 func startTUI(t *testing.T, e *e2e, args ...string) *tmuxTerm {
 	t.Helper()
+	return startTUISized(t, e, 120, 40, args...)
+}
+
+// startTUISized is startTUI on a terminal of width × height.
+func startTUISized(t *testing.T, e *e2e, width, height int, args ...string) *tmuxTerm {
+	t.Helper()
 	path := testenv.Need(t, "tmux")
 	dir := t.TempDir()
 	m := &tmuxTerm{
@@ -77,7 +83,7 @@ func startTUI(t *testing.T, e *e2e, args ...string) *tmuxTerm {
 	}
 	t.Cleanup(m.kill)
 	script := fmt.Sprintf(`"$0" "$@" 2>%s; echo $? >%s.tmp && mv %[2]s.tmp %[2]s`, shellQuote(m.stderr), shellQuote(m.status))
-	cmdline := append([]string{"new-session", "-d", "-s", m.target, "-x", "120", "-y", "40", "-c", e.work, "--", "sh", "-c", script, e2eBinary}, args...)
+	cmdline := append([]string{"new-session", "-d", "-s", m.target, "-x", strconv.Itoa(width), "-y", strconv.Itoa(height), "-c", e.work, "--", "sh", "-c", script, e2eBinary}, args...)
 	// The pane stays when the shell ends, so the screen can still be
 	// shown; options set in the same command list as the session take
 	// effect before that.

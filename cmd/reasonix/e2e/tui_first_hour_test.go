@@ -135,3 +135,37 @@ func TestE2ETUIApprovalsShowWhatTheyApprove(t *testing.T) {
 		t.Errorf("main.go after the approved edit: %q, %v", b, err)
 	}
 }
+
+// TestE2ETUIRetriesAndErrorsInWords, in a real terminal: a refused request
+// that is retried shows one transient line saying so while it waits, gone
+// once the answer streams; an error is shown once, in words (the message
+// of the endpoint's error object, not its JSON), and ctrl+e prints the
+// raw reply.
+func TestE2ETUIRetriesAndErrorsInWords(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	e.srv.Push(
+		providertest.Turn{Status: 429, RetryAfter: "2"},
+		providertest.Turn{Text: "answered after the retry"},
+		providertest.Turn{Status: 400, Body: `{"error":{"message":"Model Not Exist","type":"invalid_request_error","code":"model_not_found"}}`},
+	)
+	m := openTUI(t, e)
+	m.send("first question")
+	m.waitText("429 Too Many Requests — retrying in 2.0s, attempt 2 of")
+	s := m.waitText("answered after the retry")
+	if strings.Contains(s, "retrying in") {
+		t.Errorf("the retry line stayed after the answer:\n%s", s)
+	}
+	m.send("second question")
+	s = m.waitText("status 400 Bad Request: Model Not Exist", "ctrl+e shows the reply")
+	if n := strings.Count(s, "Model Not Exist"); n != 1 {
+		t.Errorf("the error is shown %d times, want once:\n%s", n, s)
+	}
+	if strings.Contains(s, `"invalid_request_error"`) {
+		t.Errorf("the error shows the raw JSON:\n%s", s)
+	}
+	m.keys("C-c") // the failed prompt came back into the input box
+	m.keys("C-e")
+	m.waitText("the endpoint's reply:", `"code":"model_not_found"`)
+	m.quit()
+}

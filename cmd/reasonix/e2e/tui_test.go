@@ -40,10 +40,16 @@ const (
 // input. Keys sent before that would reach a terminal not yet in raw mode.
 func openTUI(t *testing.T, e *e2e, args ...string) *tmuxTerm {
 	t.Helper()
+	return openTUISized(t, e, 120, 40, args...)
+}
+
+// openTUISized is openTUI on a terminal of width × height.
+func openTUISized(t *testing.T, e *e2e, width, height int, args ...string) *tmuxTerm {
+	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("the chat is tested in tmux")
 	}
-	m := startTUI(t, e, args...)
+	m := startTUISized(t, e, width, height, args...)
 	m.waitFor("the chat to start", func(s string) bool { return strings.Contains(s, tuiReady) && strings.Contains(s, tuiIdle) })
 	return m
 }
@@ -354,11 +360,11 @@ func fleetRows(screen string, rows map[int]string) {
 	}
 }
 
-// TestE2ETUIFleetPanel: a 16-task fleet, allowed with y, shows in the
-// fleet panel and all 16 end there: the header counts 16 done, and
-// walking the panel's rows (it shows a page of them) finds every task ok.
-// The parent's answer to the fleet is held back until then, so the panel
-// is looked at while its turn still runs.
+// TestE2ETUIFleetPanel: a 16-task fleet, allowed with y, shows all 16 of
+// its rows at once on a 160×50 terminal while its tasks run (each held
+// until the test has seen them all); walking the focused panel selects
+// each; once the last task ends the panel folds to one summary line in the
+// scrollback, and a second fleet gets a panel of its own.
 func TestE2ETUIFleetPanel(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
@@ -367,54 +373,58 @@ func TestE2ETUIFleetPanel(t *testing.T) {
 	t.Cleanup(free)
 	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 		if isSubagent(req) {
-			return providertest.Turn{Text: "done with " + req.FirstUser(), ChunkDelay: 10 * time.Millisecond}
+			if strings.Contains(req.FirstUser(), "second") {
+				return providertest.Turn{Text: "second done"}
+			}
+			select {
+			case <-release:
+			case <-time.After(tuiWait):
+			}
+			return providertest.Turn{Text: "done with " + req.FirstUser()}
 		}
-		if len(toolResults(req)) == 0 {
+		switch len(toolResults(req)) {
+		case 0:
 			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(16, nil)}}}
+		case 1:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "two", Name: "fleet", Arguments: `{"tasks":[{"prompt":"second fleet a"},{"prompt":"second fleet b"}]}`}}}
 		}
-		select {
-		case <-release:
-		case <-time.After(tuiWait):
-		}
-		return providertest.Turn{Text: "All sixteen tasks came back."}
+		return providertest.Turn{Text: "Both fleets came back."}
 	}))
-	m := openTUI(t, e)
+	e.writeConfig("\n[agent]\nmax_subagent_concurrency = 16\n")
+	m := openTUISized(t, e, 160, 50)
 	m.send("fan out")
 	// A fleet can write, so under the default posture it is asked first.
 	m.waitFor("the fleet's approval", func(s string) bool {
-		return strings.Contains(s, "wants to run fleet") && strings.Contains(s, "[y] Allow once")
+		return strings.Contains(s, "wants to run fleet") && strings.Contains(s, "16 tasks:") && strings.Contains(s, "[y] Allow once")
 	})
 	m.typeText("y")
 	const header = "Fleet  16 tasks"
-	m.waitFor("the fleet panel", func(s string) bool { return strings.Contains(s, header) })
-	final := m.waitFor("all 16 tasks done", func(s string) bool {
-		return strings.Contains(s, header) && strings.Contains(s, "0 running · 0 queued · 16 done · 0 failed")
+	running := m.waitFor("16 rows of running tasks", func(s string) bool {
+		rows := map[int]string{}
+		fleetRows(s, rows)
+		return strings.Contains(s, header) && len(rows) == 16
 	})
-	t.Logf("the fleet panel:\n%s", final)
-	// The panel shows a page of rows; focused, it walks them one by one.
-	rows := map[int]string{}
-	fleetRows(final, rows)
+	t.Logf("the fleet panel:\n%s", running)
 	m.keys("C-f")
 	for i := 2; i <= 16; i++ {
 		m.keys("Down")
-		fleetRows(m.waitFor(fmt.Sprintf("row %d selected", i), func(s string) bool {
+		m.waitFor(fmt.Sprintf("row %d selected", i), func(s string) bool {
 			return strings.Contains(s, fmt.Sprintf("[%d/16]", i))
-		}), rows)
+		})
 	}
-	for i := 1; i <= 16; i++ {
-		if rows[i] != "ok" {
-			t.Errorf("task f1.%d: row state %q, want ok", i, rows[i])
-		}
-	}
-	// A terminal cannot tell Esc from the start of the next key's escape
-	// sequence until a moment has passed, so its effect is waited for.
 	m.keys("Escape")
 	m.waitFor("the panel left", func(s string) bool { return !strings.Contains(s, "esc leave") })
 	free()
-	m.waitText("All sixteen tasks came back.")
+	m.waitText("fleet f1: 16 tasks, 16 ok")
+	m.waitFor("the second fleet's approval", func(s string) bool { return strings.Contains(s, "2. second fleet b") })
+	m.typeText("y")
+	s := m.waitText("Both fleets came back.", "fleet f2: 2 tasks, 2 ok")
+	if strings.Contains(s, header) {
+		t.Errorf("the first fleet's panel is still drawn after it folded:\n%s", s)
+	}
 	res := toolResults(lastRequest(t, e))
-	if len(res) != 1 || !strings.HasPrefix(res[0].Content, "16 tasks: 16 ok") {
-		t.Errorf("the parent's fleet result = %+v", res)
+	if len(res) != 2 || !strings.HasPrefix(res[0].Content, "16 tasks: 16 ok") {
+		t.Errorf("the parent's fleet results = %+v", res)
 	}
 	m.quit()
 }

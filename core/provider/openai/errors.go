@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -36,13 +37,44 @@ type StatusError struct {
 	RetryAfter time.Duration
 }
 
-// Error names the status and quotes the body excerpt.
+// Error names the status and says what the endpoint said: the message of
+// an OpenAI-style error object ({"error":{"message":…}}), else the body
+// excerpt. Detail keeps the raw excerpt.
 func (e *StatusError) Error() string {
 	msg := fmt.Sprintf("status %d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	if e.Body != "" {
-		msg += ": " + e.Body
+	if said := bodyMessage(e.Body); said != "" {
+		msg += ": " + said
 	}
 	return msg
+}
+
+// Detail is the reply's raw body excerpt.
+func (e *StatusError) Detail() string { return e.Body }
+
+// bodyMessage is the human part of an error reply: error.message (or a
+// top-level message) of a JSON body, else the body itself.
+func bodyMessage(body string) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal([]byte(body), &v) != nil {
+		return body
+	}
+	var inner struct {
+		Message string `json:"message"`
+	}
+	if len(v.Error) > 0 && json.Unmarshal(v.Error, &inner) == nil && inner.Message != "" {
+		return inner.Message
+	}
+	var plain string
+	if len(v.Error) > 0 && json.Unmarshal(v.Error, &plain) == nil && plain != "" {
+		return plain
+	}
+	if v.Message != "" {
+		return v.Message
+	}
+	return body
 }
 
 // excerpt trims b to at most n bytes on a character boundary and makes it

@@ -264,6 +264,11 @@ func (p *Provider) send(ctx context.Context, body []byte) (*http.Response, *atte
 			}
 			return nil, nil, fmt.Errorf("chat request: %w", err)
 		}
+		wait := delay
+		if se, ok := errors.AsType[*StatusError](err); ok && se.RetryAfter > wait {
+			wait = se.RetryAfter
+		}
+		provider.NotifyRetry(ctx, provider.RetryNotice{Attempt: try + 2, Of: p.maxRetries + 1, Delay: wait, Reason: retryReason(err)})
 		if delay > 0 {
 			if err := p.clk.sleep(ctx, delay); err != nil {
 				return nil, nil, fmt.Errorf("chat request: %w", err)
@@ -415,4 +420,13 @@ func deliver(ctx context.Context, ch chan provider.Chunk, term provider.Chunk) {
 		default:
 		}
 	}
+}
+
+// retryReason is why an attempt failed, as a short phrase: the status line
+// of a refusal, else the error.
+func retryReason(err error) string {
+	if se, ok := errors.AsType[*StatusError](err); ok {
+		return fmt.Sprintf("%d %s", se.StatusCode, http.StatusText(se.StatusCode))
+	}
+	return err.Error()
 }

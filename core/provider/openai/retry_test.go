@@ -125,8 +125,11 @@ func TestRetryStatus(t *testing.T) {
 			if len(se.Body) > bodyExcerptBytes || se.Body == "" {
 				t.Errorf("body excerpt has %d bytes, want 1..%d", len(se.Body), bodyExcerptBytes)
 			}
-			if !strings.Contains(err.Error(), se.Body[:min(len(se.Body), 20)]) {
-				t.Errorf("error %q does not quote the body", err)
+			if said := bodyMessage(se.Body); !strings.Contains(err.Error(), said[:min(len(said), 20)]) {
+				t.Errorf("error %q does not say what the endpoint said (%q)", err, said)
+			}
+			if se.Detail() != se.Body {
+				t.Errorf("Detail() = %q, want the raw body %q", se.Detail(), se.Body)
 			}
 		})
 	}
@@ -481,5 +484,22 @@ func TestListModels(t *testing.T) {
 	}
 	if _, err := ListModels(context.Background(), provider.Config{ChatURL: "https://proxy/custom"}); err == nil {
 		t.Fatal("no models URL derivable, yet no error")
+	}
+}
+
+// TestStatusErrorInWords: an OpenAI-style error body is reported by its
+// message, not as JSON; anything else as the excerpt it is.
+func TestStatusErrorInWords(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"error":{"message":"Insufficient Balance","type":"unknown_error","param":null,"code":"invalid_request_error"}}`: "status 402 Payment Required: Insufficient Balance",
+		`{"error":"model not found"}`: "status 402 Payment Required: model not found",
+		`{"message":"slow down"}`:     "status 402 Payment Required: slow down",
+		`<html>gateway</html>`:        "status 402 Payment Required: <html>gateway</html>",
+		``:                            "status 402 Payment Required",
+	} {
+		se := &StatusError{StatusCode: 402, Body: body}
+		if se.Error() != want {
+			t.Errorf("body %q: %q, want %q", body, se.Error(), want)
+		}
 	}
 }
