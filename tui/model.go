@@ -179,7 +179,7 @@ type model struct {
 	// the error of the running turn already shown, so its end does not
 	// say it again.
 	retry, shownError string
-	sent       [][2]string
+	sent              [][2]string
 
 	// quitArmed is set by a Ctrl-C on an idle prompt; the next one quits.
 	quitArmed bool
