@@ -118,6 +118,9 @@ func (m *model) applyStream(ev event.Event) bool {
 		if e.Tool == "bash" && e.Task == "" {
 			m.lastOutput, m.lastOutputOf = e.Output, "output of the last command:"
 		}
+		if e.Tool == "exit_plan_mode" && !e.IsError {
+			m.status.plan = false // the plan is approved: the agent carries it out
+		}
 	default:
 		return false
 	}

@@ -208,6 +208,8 @@ type status struct {
 	// instructions are the project instruction files in the session's
 	// system prompt.
 	instructions []string
+	// plan says the session is in plan mode, no plan approved yet.
+	plan bool
 }
 
 func newModel(o Options, sh *shared) *model {
@@ -499,9 +501,10 @@ func (m *model) opened(msg openedMsg) tea.Cmd {
 	for _, w := range b.Warnings {
 		m.notice("warn", w)
 	}
-	if m.req.Continue || (m.req.Resume != "" && m.req.Model == "") {
-		// Continued or resumed, not a model switch (whose conversation is
-		// on the screen already): show where it left off.
+	m.status.plan = b.Spec.Agent.PlanMode
+	if (m.req.Continue || m.req.Resume != "") && !m.req.Switch {
+		// Continued or resumed, not a switch (whose conversation is on
+		// the screen already): show where it left off.
 		m.drawEarlier(b.Spec.Agent.History)
 	}
 	// The bus is the session's own and fresh: replaying it from the start

@@ -25,6 +25,12 @@ type OpenRequest struct {
 	// PermissionMode is the starting posture (ask, auto, yolo); empty
 	// means the configured one.
 	PermissionMode string
+	// Plan opens the session in plan mode: read-only research, then a
+	// plan to approve before anything changes.
+	Plan bool
+	// Switch says the request reopens the conversation on the screen
+	// (/model, /plan): nothing of it is drawn again.
+	Switch bool
 }
 
 // Options configures Run.

@@ -205,7 +205,7 @@ func TestRunSwitchesSessions(t *testing.T) {
 	want := []OpenRequest{
 		{PermissionMode: "auto"},
 		{PermissionMode: "auto"},
-		{Model: "other-model", Resume: (*opened)[1].ID(), PermissionMode: "auto"},
+		{Model: "other-model", Resume: (*opened)[1].ID(), PermissionMode: "auto", Switch: true},
 	}
 	if len(*reqs) != len(want) {
 		t.Fatalf("open requests %+v, want %+v", *reqs, want)

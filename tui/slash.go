@@ -121,6 +121,8 @@ func (m *model) slash(input string) tea.Cmd {
 	case "status":
 		m.commit(m.statusText())
 		return nil
+	case "plan":
+		return m.enterPlanMode()
 	case "resume":
 		if args != "" {
 			return m.switchSession(OpenRequest{Resume: args})
@@ -245,13 +247,29 @@ func (m *model) switchModel(args string) tea.Cmd {
 			return nil
 		}
 	}
-	req := OpenRequest{Model: args}
+	req := OpenRequest{Model: args, Switch: true}
 	if m.live != nil {
 		// The conversation goes on with the other model.
 		req.Resume = m.live.ID()
 	}
 	m.notice("info", "switching to "+args)
 	return m.switchSession(req)
+}
+
+// enterPlanMode is /plan: the conversation reopens in plan mode, so the
+// next turns research read-only and present a plan to approve before
+// anything changes.
+func (m *model) enterPlanMode() tea.Cmd {
+	if m.status.plan {
+		m.notice("info", "already in plan mode: the agent presents a plan to approve before it changes anything")
+		return nil
+	}
+	if m.live == nil {
+		m.notice("warn", "no session is open")
+		return nil
+	}
+	m.notice("info", "plan mode: the agent researches with read-only tools and presents a plan; nothing changes until you approve it")
+	return m.switchSession(OpenRequest{Model: m.req.Model, Resume: m.live.ID(), Plan: true, Switch: true})
 }
 
 // statusText is /status: the session, its model and settings, what it has

@@ -149,6 +149,9 @@ func (m *model) liveChat(rows int) string {
 func (m *model) statusLine() string {
 	s := m.status
 	parts := []string{s.model, "posture " + s.posture}
+	if s.plan {
+		parts = append(parts, "plan mode")
+	}
 	if s.total.PromptTokens > 0 || s.total.CompletionTokens > 0 {
 		u := fmt.Sprintf("↑%s ↓%s", tokens(s.total.PromptTokens), tokens(s.total.CompletionTokens))
 		if hit := cacheHitPct(s.total.CacheHitTokens, s.total.CacheMissTokens, s.total.PromptTokens); hit >= 0 {

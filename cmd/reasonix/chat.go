@@ -138,6 +138,7 @@ func runChat(f *cmdutil.Factory, opts *ChatOptions) error {
 			Continue:       req.Continue,
 			Resume:         req.Resume,
 			PermissionMode: req.PermissionMode,
+			PlanMode:       req.Plan,
 		}, logger)
 	}
 	initial := tui.OpenRequest{Model: opts.Model, Continue: opts.Continue, Resume: opts.Resume, PermissionMode: opts.PermissionMode}

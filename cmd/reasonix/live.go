@@ -26,6 +26,8 @@ type liveRequest struct {
 	Deny []string
 	// PlannerModel overrides agent.planner_model.
 	PlannerModel string
+	// PlanMode opens the session in plan mode.
+	PlanMode bool
 }
 
 // openLive builds and starts an interactive session: a frontend answers
@@ -57,6 +59,7 @@ func openLive(f *cmdutil.Factory, g cmdutil.GlobalOptions, req liveRequest, logg
 		Deny:           req.Deny,
 		Interactive:    true,
 		PlannerModel:   req.PlannerModel,
+		PlanMode:       req.PlanMode,
 		Logger:         logger,
 		Client:         cmdutil.MCPClient(f),
 		Getenv:         f.Env,

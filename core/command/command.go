@@ -59,6 +59,7 @@ var Builtins = []Builtin{
 	{Name: "mcp", Description: "Show the MCP servers, their tools, prompts and resources"},
 	{Name: "model", Args: "[name]", Description: "Show or switch the model"},
 	{Name: "new", Description: "Start a new session; the current one is saved for resume"},
+	{Name: "plan", Description: "Plan first: research read-only and present a plan to approve before anything changes"},
 	{Name: "posture", Args: "[ask|auto|yolo]", Description: "Show or set how tool calls are approved"},
 	{Name: "quit", Description: "Leave the chat"},
 	{Name: "resume", Args: "[id]", Description: "Resume a saved session"},

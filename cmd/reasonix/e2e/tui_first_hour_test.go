@@ -169,3 +169,51 @@ func TestE2ETUIRetriesAndErrorsInWords(t *testing.T) {
 	m.waitText("the endpoint's reply:", `"code":"model_not_found"`)
 	m.quit()
 }
+
+// TestE2ETUIPlanMode, in a real terminal: /plan reopens the conversation
+// in plan mode; a write the model tries before its plan is approved is
+// blocked without being asked, the plan is shown for approval, and once it
+// is approved the same write is made, as part of the approved plan.
+func TestE2ETUIPlanMode(t *testing.T) {
+	t.Parallel()
+	write := providertest.ToolCall{Name: "write_file", Arguments: `{"path":"plan.txt","content":"carried out\n"}`}
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		switch n := len(toolResults(req)); {
+		case req.LastUser() == "hello" && n == 0:
+			return providertest.Turn{Text: "hi"}
+		case n == 0:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{write}}
+		case n == 1:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "exit_plan_mode", Arguments: `{"plan":"1. write plan.txt"}`}}}
+		case n == 2:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{write}}
+		}
+		return providertest.Turn{Text: "plan carried out"}
+	}))
+	m := openTUI(t, e)
+	m.send("hello")
+	m.waitText("hi")
+	m.send("/plan")
+	m.waitFor("plan mode on the status line", func(s string) bool { return strings.Contains(s, "plan mode") && strings.Contains(s, tuiIdle) })
+	m.send("write the plan file")
+	m.waitText("1. write plan.txt", "approve this plan")
+	if _, err := os.Stat(filepath.Join(e.work, "plan.txt")); !os.IsNotExist(err) {
+		t.Fatalf("plan.txt exists before the plan was approved (%v)", err)
+	}
+	reqs := e.srv.Requests()
+	if res := toolResults(reqs[len(reqs)-1]); len(res) != 1 || !strings.Contains(res[0].Content, "plan mode") {
+		t.Errorf("the write before the plan was not blocked by plan mode: %+v", res)
+	}
+	if reqs[len(reqs)-1].Messages[1].Content != "hello" {
+		t.Errorf("/plan did not keep the conversation: %+v", reqs[len(reqs)-1].Messages[:2])
+	}
+	m.typeText("y")
+	s := m.waitText("plan carried out")
+	if strings.Contains(s, "plan mode ·") {
+		t.Errorf("the status line still says plan mode after the plan was approved:\n%s", s)
+	}
+	if b, err := os.ReadFile(filepath.Join(e.work, "plan.txt")); err != nil || string(b) != "carried out\n" {
+		t.Errorf("plan.txt after the approved plan: %q, %v", b, err)
+	}
+	m.quit()
+}
