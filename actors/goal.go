@@ -64,7 +64,7 @@ type goalController struct {
 	agent agent.AgentSpec
 	spec  GoalSpec
 	inner *actor.Props
-	box   *agent.GoalBox
+	box   *goalctl.GoalBox
 	log   *slog.Logger
 	child *actor.PID
 	// ledger holds the running turn's request to the child.
@@ -133,7 +133,7 @@ func goalProps(sys *kernel.System, ag agent.AgentSpec, spec GoalSpec, inner *act
 	if log == nil {
 		log = sys.Logger()
 	}
-	box := &agent.GoalBox{}
+	box := &goalctl.GoalBox{}
 	meter, _ := ag.Budget.(*goalctl.Meter)
 	if meter == nil {
 		meter = goalctl.NewMeter(spec.Now)
@@ -163,8 +163,8 @@ func goalProps(sys *kernel.System, ag agent.AgentSpec, spec GoalSpec, inner *act
 
 // GoalTools are the tools a goal gives the model, sharing box with the
 // controller.
-func GoalTools(box *agent.GoalBox) []tool.Tool {
-	return []tool.Tool{&agent.GoalTool{Box: box}, &agent.TodoTool{Box: box}}
+func GoalTools(box *goalctl.GoalBox) []tool.Tool {
+	return []tool.Tool{&goalctl.GoalTool{Box: box}, &goalctl.TodoTool{Box: box}}
 }
 
 // Receive implements actor.Actor.

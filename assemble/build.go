@@ -18,6 +18,7 @@ import (
 	"reasonix/core/config"
 	"reasonix/core/mcp"
 	"reasonix/core/mcp/oauth"
+	"reasonix/core/memory"
 	"reasonix/core/permission"
 	"reasonix/core/provider"
 	"reasonix/core/sandbox"
@@ -167,7 +168,7 @@ func Build(cfg *config.Config, o BuildOptions) (*actors.Built, error) {
 			Provider:        prov,
 			Model:           res.Model,
 			Tools:           reg,
-			System:          session.SystemPrompt(base, envp, instr.Block()),
+			System:          session.SystemPrompt(base, envp, instr.Block(), skillIndex(cfg, o, logger), memoryIndex(cfg, o, reg)),
 			History:         history,
 			MaxSteps:        o.MaxSteps,
 			GuardSteps:      cfg.Agent.MaxSteps,
@@ -517,6 +518,28 @@ func systemPromptText(cfg *config.Config, cwd string) (string, error) {
 		return "", setupErrorf("agent.system_prompt_file: %w", err)
 	}
 	return string(data), nil
+}
+
+// skillIndex is the skills and profiles block of a main session's system
+// prompt (skill.Index); a profile's own run gets none.
+func skillIndex(cfg *config.Config, o BuildOptions, logger *slog.Logger) string {
+	if o.Profile != nil {
+		return ""
+	}
+	st, warns := skill.Load(SkillOptions(cfg, o.Cwd))
+	for _, w := range warns {
+		logger.Warn("skill skipped", "warning", w.String())
+	}
+	return skill.Index(st)
+}
+
+// memoryIndex is the saved memories' titles for the system prompt, when
+// the session has the memory tool to read them.
+func memoryIndex(cfg *config.Config, o BuildOptions, reg *tool.Registry) string {
+	if _, ok := reg.Get("memory"); !ok || o.Profile != nil {
+		return ""
+	}
+	return memory.NewStore(o.Cwd, cfg.Home).Index()
 }
 
 // probeEnvironment describes the machine for the system prompt, or

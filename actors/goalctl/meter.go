@@ -20,7 +20,7 @@ import (
 type Meter struct {
 	mu sync.Mutex
 	// box holds the todo list, whose completions count as progress.
-	box *agent.GoalBox
+	box *GoalBox
 	now func() time.Time
 
 	armed  bool
@@ -48,7 +48,7 @@ func NewMeter(now func() time.Time) *Meter {
 }
 
 // Watch makes box's todo completions count as progress.
-func (m *Meter) Watch(box *agent.GoalBox) {
+func (m *Meter) Watch(box *GoalBox) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.box = box

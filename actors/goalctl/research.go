@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/core/atomicfile"
 	"reasonix/core/goal"
@@ -119,7 +118,7 @@ func (n *ResearchNotes) Round(rec *goal.Record, status string, v goal.Verdict) {
 	if rec.Summary != "" {
 		n.append(researchFindings, fmt.Sprintf("- turn %d: %s\n", rec.Turns, text.OneLine(rec.Summary, 500)))
 	}
-	n.write(researchPlan, "# Plan\n\n"+agent.RenderTodo(rec.Todo))
+	n.write(researchPlan, "# Plan\n\n"+RenderTodo(rec.Todo))
 	n.heartbeat(rec)
 }
 

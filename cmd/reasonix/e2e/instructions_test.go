@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"reasonix/core/provider/providertest"
+	"reasonix/core/testenv"
 )
 
 // TestE2EProjectInstructions: a headless run puts the workspace's
@@ -83,4 +84,36 @@ func TestE2EProjectInstructions(t *testing.T) {
 			t.Errorf("no warning about the skipped file:\n%s", r.stderr)
 		}
 	})
+}
+
+// TestE2ESkillsAndMemoriesInThePrompt: a new session's system prompt lists
+// the skills and subagent profiles the model may use on its own (with their
+// descriptions) and the titles of the saved memories; a profile whose
+// invocation is manual is left out, and no memory body is in it.
+func TestE2ESkillsAndMemoriesInThePrompt(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, providertest.WithResponder(func(providertest.Request) providertest.Turn {
+		return providertest.Turn{Text: "ok"}
+	}))
+	testenv.WriteTree(t, e.work, map[string]string{
+		".reasonix/skills/release-notes/SKILL.md": "---\nname: release-notes\ndescription: Write release notes from the git log\n---\nSteps.\n",
+		".reasonix/skills/auditor/SKILL.md":       "---\nname: auditor\ndescription: Audit the code for security bugs\nrunAs: subagent\n---\nYou audit.\n",
+		".reasonix/skills/secret-ops/SKILL.md":    "---\nname: secret-ops\ndescription: Only when the user asks\nrunAs: subagent\ninvocation: manual\n---\nOps.\n",
+		".reasonix/memory/db-host.md":             "---\nname: db-host\ndescription: Where the staging database lives\nscope: project\n---\nbody-that-must-not-be-in-the-prompt\n",
+	})
+	if r := e.run("run", "hello"); r.code != 0 {
+		t.Fatalf("run failed:\n%s", r)
+	}
+	sys := e.srv.Requests()[0].Messages[0].Content
+	for _, want := range []string{"release-notes: Write release notes from the git log", "auditor (subagent profile): Audit the code for security bugs",
+		"project/db-host: Where the staging database lives"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("the system prompt lacks %q:\n%s", want, sys)
+		}
+	}
+	for _, not := range []string{"secret-ops", "body-that-must-not-be-in-the-prompt"} {
+		if strings.Contains(sys, not) {
+			t.Errorf("the system prompt holds %q:\n%s", not, sys)
+		}
+	}
 }
