@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"reasonix/cmd/reasonix/internal/cmdutil"
@@ -37,7 +38,9 @@ func NewCmdSetup(f *cmdutil.Factory, runF func(*SetupOptions) error) *cobra.Comm
 		Short: "Write the default user config and optionally save an API key",
 		Long: `Write the default configuration to the user config file in the Reasonix home
 ($REASONIX_HOME, else ~/.reasonix or %AppData%\reasonix), creating the directory.
-An existing config is never replaced unless --force is given.
+An existing config is kept (run setup again to add a key) unless --force is
+given. On a terminal, when the provider's key is set neither in the
+environment nor in <home>/.env, setup asks for it (without echoing it).
 
 With --api-key-stdin the first line of standard input is saved as the provider's
 key (DEEPSEEK_API_KEY for deepseek) in <home>/.env, readable only by you. Other
@@ -83,12 +86,23 @@ func runSetup(f *cmdutil.Factory, opts *SetupOptions) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return fmt.Errorf("create reasonix home: %w", err)
 	}
-	if err := writeConfigFile(cfgPath, []byte(config.DefaultTOML), opts.Force); err != nil {
+	switch err := writeConfigFile(cfgPath, []byte(config.DefaultTOML), opts.Force); {
+	case errors.Is(err, fs.ErrExist):
+		// Setup is run again to add a key, or to check: the user's config
+		// stays as it is.
+		fmt.Fprintf(f.Stdout, "Kept your config at %s (--force replaces it with the default config).\n", cfgPath)
+	case err != nil:
 		return err
+	default:
+		fmt.Fprintf(f.Stdout, "Wrote the default config to %s (model %s/%s).\n", cfgPath, prov.Name, prov.DefaultModel())
 	}
-	fmt.Fprintf(f.Stdout, "Wrote the default config to %s (model %s/%s).\n", cfgPath, prov.Name, prov.DefaultModel())
 
 	envPath := config.DotEnvPath(home)
+	if key == "" && prov.APIKeyEnv != "" && !keyKnown(f, envPath, prov.APIKeyEnv) {
+		if key, err = askAPIKey(f, prov.APIKeyEnv); err != nil {
+			return err
+		}
+	}
 	switch {
 	case key != "":
 		if err := config.SaveAPIKey(home, prov.APIKeyEnv, key); err != nil {
@@ -100,6 +114,46 @@ func runSetup(f *cmdutil.Factory, opts *SetupOptions) error {
 	}
 	fmt.Fprintln(f.Stdout, "Next: run `reasonix doctor` to check the setup.")
 	return nil
+}
+
+// keyKnown reports whether the key is set in the environment or in the
+// home's .env file already.
+func keyKnown(f *cmdutil.Factory, envPath, name string) bool {
+	if f.Env(name) != "" {
+		return true
+	}
+	vals, err := config.ReadDotEnv(envPath)
+	return err == nil && vals[name] != ""
+}
+
+// askAPIKey asks for the key on the terminal, without echoing it, when
+// standard input is one; "" when it is not or the user pressed Enter.
+func askAPIKey(f *cmdutil.Factory, name string) (string, error) {
+	in, ok := f.Stdin.(*os.File)
+	if !ok || !term.IsTerminal(in.Fd()) {
+		return "", nil
+	}
+	fmt.Fprintf(f.Stderr, "Paste your %s (it is not shown; Enter skips): ", name)
+	b, err := term.ReadPassword(in.Fd())
+	fmt.Fprintln(f.Stderr)
+	if err != nil {
+		return "", fmt.Errorf("read api key: %w", err)
+	}
+	key := strings.TrimSpace(string(b))
+	if key == "" {
+		return "", nil
+	}
+	if badKey(key) {
+		return "", cmdutil.UsageErrorf("the key contains a space, control character, quote or backslash; paste the key alone")
+	}
+	return key, nil
+}
+
+// badKey reports a key the .env reader would not give back unchanged.
+func badKey(key string) bool {
+	return strings.IndexFunc(key, func(r rune) bool {
+		return r <= ' ' || r == 0x7f || r == '"' || r == '\'' || r == '\\'
+	}) >= 0
 }
 
 // defaultProvider returns the provider called name from config.DefaultTOML,
@@ -136,9 +190,7 @@ func readAPIKey(f *cmdutil.Factory, name string) (string, error) {
 	if key == "" {
 		return "", cmdutil.UsageErrorf("--api-key-stdin: no key on stdin")
 	}
-	if i := strings.IndexFunc(key, func(r rune) bool {
-		return r <= ' ' || r == 0x7f || r == '"' || r == '\'' || r == '\\'
-	}); i >= 0 {
+	if badKey(key) {
 		return "", cmdutil.UsageErrorf("--api-key-stdin: the key contains a space, control character, quote or backslash; pass the key alone")
 	}
 	return key, nil
@@ -157,7 +209,7 @@ func writeConfigFile(path string, data []byte, force bool) error {
 	}
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		return cmdutil.UsageErrorf("%s already exists; pass --force to replace it with the default config", path)
+		return fmt.Errorf("%s: %w", path, fs.ErrExist)
 	}
 	if err != nil {
 		return fmt.Errorf("write config: %w", err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -216,4 +217,45 @@ func TestE2ETUIPlanMode(t *testing.T) {
 		t.Errorf("plan.txt after the approved plan: %q, %v", b, err)
 	}
 	m.quit()
+}
+
+// TestE2ESetupAsksForTheKey, in a real terminal: `reasonix setup` on a home
+// that has a config but no key keeps the config, asks for the key without
+// echoing it, and saves it in <home>/.env; run again, it asks nothing.
+func TestE2ESetupAsksForTheKey(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	e.env = slices.DeleteFunc(slices.Clone(e.env), func(s string) bool { return strings.HasPrefix(s, "FAKE_API_KEY=") })
+	e.writeConfig("")
+	before, err := os.ReadFile(filepath.Join(e.home, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// setup saves the key under the default provider's variable.
+	m := startTUI(t, e, "setup")
+	m.waitText("Kept your config at")
+	// The question goes to stderr, which the harness keeps in a file.
+	m.waitOn(m.stderrText, "the question for the key", func(s string) bool { return strings.Contains(s, "Paste your DEEPSEEK_API_KEY") })
+	m.typeText("sk-typed-in-setup")
+	if s := m.screen(); strings.Contains(s, "sk-typed-in-setup") {
+		t.Errorf("the key is echoed:\n%s", s)
+	}
+	m.keys("Enter")
+	if code := m.waitExit(); code != 0 {
+		t.Fatalf("setup exit %d:\n%s", code, m.screen())
+	}
+	env, err := os.ReadFile(filepath.Join(e.home, ".env"))
+	if err != nil || string(env) != "DEEPSEEK_API_KEY=sk-typed-in-setup\n" {
+		t.Fatalf(".env = %q, %v", env, err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(e.home, "config.toml")); string(after) != string(before) {
+		t.Errorf("setup changed the existing config")
+	}
+	again := startTUI(t, e, "setup")
+	if code := again.waitExit(); code != 0 {
+		t.Fatalf("second setup exit %d:\n%s", code, again.screen())
+	}
+	if s := again.stderrText(); strings.Contains(s, "Paste your") {
+		t.Errorf("setup asked again for a key it has:\n%s", s)
+	}
 }
