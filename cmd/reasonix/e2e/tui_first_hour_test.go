@@ -123,10 +123,11 @@ func TestE2ETUIApprovalsShowWhatTheyApprove(t *testing.T) {
 	m.send("make the changes")
 	m.waitText("write_file", "+++ b/notes.md", "+first line of the note", "+second line")
 	m.typeText("y")
-	m.waitFor("the edit's diff", func(s string) bool {
+	diff := m.waitFor("the edit's diff", func(s string) bool {
 		return strings.Contains(s, "edit_file") && strings.Contains(s, "--- a/main.go") &&
 			regexp.MustCompile(`-\s+println\("hi"\)`).MatchString(s) && regexp.MustCompile(`\+\s+println\("bye"\)`).MatchString(s)
 	})
+	t.Logf("the edit's approval:\n%s", diff)
 	m.typeText("y")
 	m.waitText("ls -la", "the command only reads")
 	m.typeText("y")
