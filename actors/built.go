@@ -22,6 +22,9 @@ type Built struct {
 	// Instructions are the project instruction files in the system
 	// prompt (session.LoadInstructions), for /status.
 	Instructions []string
+	// Profiles names the subagent profiles a frontend may run with
+	// /<profile> task.
+	Profiles []string
 	// Transcript is the session's transcript store.
 	Transcript *session.Store
 	// Planner is the planner's transcript in a two-model run, else nil.

@@ -146,6 +146,8 @@ func Build(cfg *config.Config, o BuildOptions) (*actors.Built, error) {
 	}
 	b.Warnings = warns
 	envp := probeEnvironment(cfg, o.Cwd)
+	skills, profiles := skillIndex(cfg, o, logger)
+	b.Profiles = profiles
 	// A resumed conversation keeps the system prompt it was started with
 	// (its prefix stays byte for byte); new subagents get today's files.
 	instr := session.LoadInstructions(o.Cwd, cfg.Home)
@@ -168,7 +170,7 @@ func Build(cfg *config.Config, o BuildOptions) (*actors.Built, error) {
 			Provider:        prov,
 			Model:           res.Model,
 			Tools:           reg,
-			System:          session.SystemPrompt(base, envp, instr.Block(), skillIndex(cfg, o, logger), memoryIndex(cfg, o, reg)),
+			System:          session.SystemPrompt(base, envp, instr.Block(), skills, memoryIndex(cfg, o, reg)),
 			History:         history,
 			MaxSteps:        o.MaxSteps,
 			GuardSteps:      cfg.Agent.MaxSteps,
@@ -521,16 +523,22 @@ func systemPromptText(cfg *config.Config, cwd string) (string, error) {
 }
 
 // skillIndex is the skills and profiles block of a main session's system
-// prompt (skill.Index); a profile's own run gets none.
-func skillIndex(cfg *config.Config, o BuildOptions, logger *slog.Logger) string {
+// prompt (skill.Index) and the names of every subagent profile, manual
+// ones included, for the frontends' /<profile> task; a profile's own run
+// gets neither.
+func skillIndex(cfg *config.Config, o BuildOptions, logger *slog.Logger) (string, []string) {
 	if o.Profile != nil {
-		return ""
+		return "", nil
 	}
 	st, warns := skill.Load(SkillOptions(cfg, o.Cwd))
 	for _, w := range warns {
 		logger.Warn("skill skipped", "warning", w.String())
 	}
-	return skill.Index(st)
+	var names []string
+	for _, p := range st.Profiles() {
+		names = append(names, p.Name)
+	}
+	return skill.Index(st), names
 }
 
 // memoryIndex is the saved memories' titles for the system prompt, when

@@ -53,8 +53,9 @@ func diffLine(l string) string {
 // a line.
 func taskLines(args string, width int) []string {
 	var call struct {
-		Prompt string `json:"prompt"`
-		Tasks  []struct {
+		Prompt  string `json:"prompt"`
+		Profile string `json:"profile"`
+		Tasks   []struct {
 			Name    string `json:"name"`
 			Prompt  string `json:"prompt"`
 			Profile string `json:"profile"`
@@ -64,7 +65,11 @@ func taskLines(args string, width int) []string {
 		return nil
 	}
 	if call.Prompt != "" && len(call.Tasks) == 0 {
-		return []string{ansi.Truncate("1 task: "+oneLine(call.Prompt, 400), max(width-4, 10), "…")}
+		label := "1 task: "
+		if call.Profile != "" {
+			label += "[" + call.Profile + "] "
+		}
+		return []string{ansi.Truncate(label+oneLine(call.Prompt, 400), max(width-4, 10), "…")}
 	}
 	out := []string{fmt.Sprintf("%d tasks:", len(call.Tasks))}
 	for i, t := range call.Tasks {

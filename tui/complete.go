@@ -113,6 +113,9 @@ func (m *model) slashItems(prefix string) []menuItem {
 	for _, p := range m.commands.prompts {
 		add(p.Command(), p.Prompt.Description)
 	}
+	for _, p := range m.status.profiles {
+		add(p, "run a task as a subagent with this profile")
+	}
 	return items
 }
 

@@ -210,6 +210,8 @@ type status struct {
 	instructions []string
 	// plan says the session is in plan mode, no plan approved yet.
 	plan bool
+	// profiles are the subagent profiles /<profile> task runs.
+	profiles []string
 }
 
 func newModel(o Options, sh *shared) *model {
@@ -494,6 +496,7 @@ func (m *model) opened(msg openedMsg) tea.Cmd {
 	m.status.model = b.Model.Provider.Name + "/" + b.Model.Model
 	m.status.effort = b.Effort
 	m.status.instructions = b.Instructions
+	m.status.profiles = b.Profiles
 	if p := string(b.Spec.Agent.Permissions.Posture); p != "" {
 		m.status.posture = p
 	}

@@ -160,8 +160,22 @@ func (m *model) slash(input string) tea.Cmd {
 		// server or prompt is unknown).
 		return m.prompt(input, input)
 	}
+	if slices.Contains(m.status.profiles, name) {
+		return m.runProfile(input, name, args)
+	}
 	m.notice("error", fmt.Sprintf("unknown command /%s (see /help)", name))
 	return nil
+}
+
+// runProfile is /<profile> task: the task goes to the model as a request
+// to run it through the task tool with that profile, which the model may
+// not discover on its own (a manual profile is not in its index).
+func (m *model) runProfile(input, name, task string) tea.Cmd {
+	if task == "" {
+		m.notice("info", fmt.Sprintf("usage: /%s <task>: runs the task as a subagent with the %s profile", name, name))
+		return nil
+	}
+	return m.prompt(input, fmt.Sprintf("Run this task with the task tool, with profile %q, and give me its answer.\n\nTask: %s", name, task))
 }
 
 func (m *model) goalCommand(input, args string) tea.Cmd {
@@ -207,6 +221,12 @@ func (m *model) helpText() string {
 		b.WriteString(headingStyle.Render("MCP prompts") + "\n")
 		for _, p := range m.commands.prompts {
 			fmt.Fprintf(&b, "  /%s %s\n", p.Command(), dimStyle.Render(p.Prompt.Description))
+		}
+	}
+	if len(m.status.profiles) > 0 {
+		b.WriteString(headingStyle.Render("Subagent profiles") + "  " + dimStyle.Render("/<profile> <task> runs the task with it") + "\n")
+		for _, p := range m.status.profiles {
+			fmt.Fprintf(&b, "  /%s\n", p)
 		}
 	}
 	b.WriteString(headingStyle.Render("Keys") + "\n")

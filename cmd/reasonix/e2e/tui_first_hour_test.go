@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"reasonix/core/provider/providertest"
+	"reasonix/core/testenv"
 )
 
 // TestE2ETUIInstructionsStatusAndModel, in a real terminal: the
@@ -259,4 +260,46 @@ func TestE2ESetupAsksForTheKey(t *testing.T) {
 	if s := again.stderrText(); strings.Contains(s, "Paste your") {
 		t.Errorf("setup asked again for a key it has:\n%s", s)
 	}
+}
+
+// TestE2ETUIRunsAProfile, in a real terminal: /auditor <task> runs a
+// manual profile (one the model's skill index leaves out): the model is
+// asked to run the task with that profile, and when it does, the subagent
+// runs under the profile's own system prompt.
+func TestE2ETUIRunsAProfile(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if strings.Contains(req.Messages[0].Content, "You are the auditor profile.") {
+			return providertest.Turn{Text: "audited: no bugs"}
+		}
+		if len(toolResults(req)) == 0 {
+			if !strings.Contains(req.LastUser(), `profile "auditor"`) {
+				return providertest.Turn{Text: "not asked for the profile"}
+			}
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "task", Arguments: `{"prompt":"check the parser","profile":"auditor"}`}}}
+		}
+		return providertest.Turn{Text: "the auditor found no bugs"}
+	}))
+	testenv.WriteTree(t, e.work, map[string]string{
+		".reasonix/skills/auditor/SKILL.md": "---\nname: auditor\ndescription: Audit for security bugs\nrunAs: subagent\ninvocation: manual\ntools: [read_file, grep]\n---\nYou are the auditor profile.\n",
+	})
+	m := openTUI(t, e)
+	m.send("/auditor check the parser")
+	m.waitText("1 task: [auditor] check the parser")
+	m.typeText("y")
+	m.waitText("the auditor found no bugs")
+	ran := false
+	for _, r := range e.srv.Requests() {
+		ran = ran || strings.Contains(r.Messages[0].Content, "You are the auditor profile.")
+	}
+	if !ran {
+		t.Error("no request ran under the auditor profile's system prompt")
+	}
+	if res := toolResults(lastRequest(t, e)); len(res) != 1 || !strings.Contains(res[0].Content, "audited: no bugs") {
+		t.Errorf("the parent did not get the auditor's answer: %+v", res)
+	}
+	if sys := e.srv.Requests()[0].Messages[0].Content; strings.Contains(sys, "auditor") {
+		t.Errorf("a manual profile is in the model's index:\n%s", sys)
+	}
+	m.quit()
 }
