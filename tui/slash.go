@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -123,6 +125,8 @@ func (m *model) slash(input string) tea.Cmd {
 		return nil
 	case "plan":
 		return m.enterPlanMode()
+	case "init":
+		return m.initAgents(input)
 	case "resume":
 		if args != "" {
 			return m.switchSession(OpenRequest{Resume: args})
@@ -290,6 +294,31 @@ func (m *model) enterPlanMode() tea.Cmd {
 	}
 	m.notice("info", "plan mode: the agent researches with read-only tools and presents a plan; nothing changes until you approve it")
 	return m.switchSession(OpenRequest{Model: m.req.Model, Resume: m.live.ID(), Plan: true, Switch: true})
+}
+
+// initPrompt is what /init asks of the model, in plan mode: the file it
+// proposes is its plan, so nothing is written before the user approves it,
+// whatever the posture.
+const initPrompt = `Survey this repository with read-only tools (ls, glob, grep, read_file): its layout, languages, build, test and lint commands, and the conventions its code and docs follow. Then present, as your plan with exit_plan_mode, the complete text of a starter AGENTS.md for agents working here: what the project is, how to build and test it, the layout, the conventions to keep, and what to avoid. Keep it short and specific to this repository. Once the plan is approved, write it to AGENTS.md at the repository root with write_file.`
+
+// initAgents is /init: the conversation reopens in plan mode and the model
+// is asked to survey the repository and propose a starter AGENTS.md.
+func (m *model) initAgents(input string) tea.Cmd {
+	if m.live == nil {
+		m.notice("warn", "no session is open")
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(m.opts.Cwd, "AGENTS.md")); err == nil {
+		m.notice("info", "AGENTS.md exists already; ask for the changes you want in it instead")
+		return nil
+	}
+	var open tea.Cmd
+	if !m.status.plan {
+		open = m.enterPlanMode()
+	}
+	// Typed while the session reopens, the prompt goes out once it is
+	// open, in plan mode.
+	return tea.Batch(open, m.prompt(input, initPrompt))
 }
 
 // statusText is /status: the session, its model and settings, what it has

@@ -56,6 +56,7 @@ var Builtins = []Builtin{
 	{Name: "effort", Args: "[low|medium|high|max]", Description: "Show or set the reasoning effort"},
 	{Name: "goal", Args: "[--research|--simple] <objective> | clear", Description: "Work on an objective autonomously, or clear the active goal"},
 	{Name: "help", Description: "List the commands"},
+	{Name: "init", Description: "Survey the repository read-only and propose a starter AGENTS.md to approve"},
 	{Name: "mcp", Description: "Show the MCP servers, their tools, prompts and resources"},
 	{Name: "model", Args: "[name]", Description: "Show or switch the model"},
 	{Name: "new", Description: "Start a new session; the current one is saved for resume"},

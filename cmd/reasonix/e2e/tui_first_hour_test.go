@@ -303,3 +303,37 @@ func TestE2ETUIRunsAProfile(t *testing.T) {
 	}
 	m.quit()
 }
+
+// TestE2ETUIInit, in a real terminal: /init puts the chat in plan mode and
+// asks the model to survey the repository and propose a starter AGENTS.md;
+// nothing is written until the proposal is approved, then the file is.
+func TestE2ETUIInit(t *testing.T) {
+	t.Parallel()
+	const agents = "# Agents\n\nRun go test ./... before you answer.\n"
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		switch len(toolResults(req)) {
+		case 0:
+			if !strings.Contains(req.LastUser(), "starter AGENTS.md") {
+				return providertest.Turn{Text: "not an init request"}
+			}
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "ls", Arguments: `{}`}}}
+		case 1:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "exit_plan_mode", Arguments: `{"plan":"AGENTS.md:\n\n# Agents\n\nRun go test ./... before you answer."}`}}}
+		case 2:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "write_file", Arguments: `{"path":"AGENTS.md","content":"# Agents\n\nRun go test ./... before you answer.\n"}`}}}
+		}
+		return providertest.Turn{Text: "wrote AGENTS.md"}
+	}))
+	m := openTUI(t, e)
+	m.send("/init")
+	m.waitText("Run go test ./... before you answer.", "approve this plan")
+	if _, err := os.Stat(filepath.Join(e.work, "AGENTS.md")); !os.IsNotExist(err) {
+		t.Fatalf("AGENTS.md exists before the proposal was approved (%v)", err)
+	}
+	m.typeText("y")
+	m.waitText("wrote AGENTS.md")
+	if b, err := os.ReadFile(filepath.Join(e.work, "AGENTS.md")); err != nil || string(b) != agents {
+		t.Errorf("AGENTS.md = %q, %v", b, err)
+	}
+	m.quit()
+}
