@@ -8,73 +8,10 @@ import (
 	"reasonix/core/session"
 )
 
-// history is the workspace's prompt history for ↑/↓ and Ctrl-R: what was
-// typed in this chat and earlier ones (Options.PromptsFile), oldest first.
-type history struct {
-	items []string
-	// pos is the entry ↑/↓ shows, len(items) when not browsing; draft is
-	// what the composer held when browsing began.
-	pos   int
-	draft string
-}
-
-func newHistory(items []string) history { return history{items: items, pos: len(items)} }
-
-// add records a submitted input and ends browsing; it reports whether it
-// is new (not the same as the last one), so worth saving.
-func (h *history) add(text string) bool {
-	h.pos = len(h.items)
-	if n := len(h.items); n > 0 && h.items[n-1] == text {
-		return false
-	}
-	h.items = append(h.items, text)
-	h.pos = len(h.items)
-	return true
-}
-
-// older and newer step through the history; ok is false at either end.
-func (h *history) older(current string) (string, bool) {
-	if h.pos == 0 {
-		return "", false
-	}
-	if h.pos == len(h.items) {
-		h.draft = current
-	}
-	h.pos--
-	return h.items[h.pos], true
-}
-
-func (h *history) newer() (string, bool) {
-	if h.pos >= len(h.items) {
-		return "", false
-	}
-	h.pos++
-	if h.pos == len(h.items) {
-		return h.draft, true
-	}
-	return h.items[h.pos], true
-}
-
-// matches are the distinct entries holding query (any case), newest first.
-func (h *history) matches(query string) []string {
-	q := strings.ToLower(query)
-	seen := map[string]bool{}
-	var out []string
-	for i := len(h.items) - 1; i >= 0; i-- {
-		it := h.items[i]
-		if seen[it] || !strings.Contains(strings.ToLower(it), q) {
-			continue
-		}
-		seen[it] = true
-		out = append(out, it)
-	}
-	return out
-}
-
 // remember adds a submitted input to the history and saves it off the
 // update loop.
 func (m *model) remember(input string) tea.Cmd {
-	if !m.hist.add(input) || m.opts.PromptsFile == "" {
+	if !m.hist.Add(input) || m.opts.PromptsFile == "" {
 		return nil
 	}
 	path, log := m.opts.PromptsFile, m.logger
@@ -94,9 +31,9 @@ func (m *model) recall(up bool) bool {
 	var ok bool
 	switch {
 	case up && m.composer.Line() == 0:
-		text, ok = m.hist.older(m.composer.Value())
+		text, ok = m.hist.Older(m.composer.Value())
 	case !up && m.composer.Line() == m.composer.LineCount()-1:
-		text, ok = m.hist.newer()
+		text, ok = m.hist.Newer()
 	}
 	if !ok {
 		return false
@@ -117,7 +54,7 @@ type searchModal struct {
 func (s *searchModal) view(m *model, width int) string {
 	var b strings.Builder
 	b.WriteString(headingStyle.Render("Search prompts") + " " + s.query + "▏\n")
-	found := m.hist.matches(s.query)
+	found := m.hist.Matches(s.query)
 	if len(found) == 0 {
 		b.WriteString(dimStyle.Render("no prompt holds that") + "\n")
 	}
@@ -136,7 +73,7 @@ func (s *searchModal) view(m *model, width int) string {
 }
 
 func (s *searchModal) key(m *model, k tea.KeyPressMsg) (tea.Cmd, bool) {
-	found := m.hist.matches(s.query)
+	found := m.hist.Matches(s.query)
 	switch k.String() {
 	case "esc", "ctrl+c":
 		return nil, true

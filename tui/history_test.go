@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"reasonix/core/session"
+	"reasonix/tui/panel"
 )
 
 // TestHistoryRecallAndSearch: ↑ walks back through the saved prompts and
@@ -26,7 +27,7 @@ func TestHistoryRecallAndSearch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.hist = newHistory(items)
+	m.hist = panel.NewHistory(items)
 
 	m.composer.SetValue("half typed")
 	press(m, "up")

@@ -16,6 +16,7 @@ import (
 	"reasonix/actors/event"
 	"reasonix/core/provider"
 	"reasonix/core/session"
+	"reasonix/tui/panel"
 )
 
 // Timeouts of the work the model hands to commands. None of it runs on
@@ -170,7 +171,7 @@ type model struct {
 	// hist is the prompt history; turnShown what the user typed for the
 	// running turn, put back in the composer if the turn fails; sent the
 	// prompts sent and not yet started (text as sent, as typed).
-	hist      history
+	hist      panel.History
 	turnShown string
 	// lastOutput is the last bash call's whole output or the last
 	// error's raw reply, for ctrl+e, and lastOutputOf says which.
@@ -236,7 +237,7 @@ func newModel(o Options, sh *shared) *model {
 		if err != nil {
 			logger.Warn("prompt history", "err", err)
 		}
-		m.hist = newHistory(items)
+		m.hist = panel.NewHistory(items)
 	}
 	m.chat.showReasoning = false
 	m.status.posture = o.Initial.PermissionMode
