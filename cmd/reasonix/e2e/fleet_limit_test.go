@@ -20,10 +20,16 @@ const fleetLatency = 100 * time.Millisecond
 // limitedFleet is a fake that accepts n requests at once and a responder
 // where the parent fans out 64 tasks and each subagent takes three turns.
 func limitedFleet(t testing.TB, n int) *e2e {
-	return newE2E(t, providertest.WithMaxInFlight(n), providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+	return newE2E(t, providertest.WithMaxInFlight(n), providertest.WithResponder(fanOut(64)))
+}
+
+// fanOut is a responder where the parent fans out a fleet of tasks tasks
+// and each subagent takes three turns of fleetLatency (ls, glob, answer).
+func fanOut(tasks int) func(providertest.Request) providertest.Turn {
+	return func(req providertest.Request) providertest.Turn {
 		if !isSubagent(req) {
 			if len(toolResults(req)) == 0 {
-				return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(64, nil)}}}
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(tasks, nil)}}}
 			}
 			return providertest.Turn{Text: "parent summarised the fleet"}
 		}
@@ -34,7 +40,7 @@ func limitedFleet(t testing.TB, n int) *e2e {
 			return providertest.Turn{Latency: fleetLatency, ToolCalls: []providertest.ToolCall{{Name: "glob", Arguments: `{"pattern":"*"}`}}}
 		}
 		return providertest.Turn{Latency: fleetLatency, Text: "done with " + req.FirstUser()}
-	}))
+	}
 }
 
 // fleet429Bound is the documented ceiling on 429s for a first 64-task

@@ -29,21 +29,7 @@ func TestE2EWorkersShareTheEndpointWindow(t *testing.T) {
 	t.Parallel()
 	const tasks = 48
 	r := newRig(t, map[string]string{"README.md": "a checkout\n", "src/main.go": "package main\n"},
-		providertest.WithMaxInFlight(8), providertest.WithResponder(func(req providertest.Request) providertest.Turn {
-			if !isSubagent(req) {
-				if len(toolResults(req)) == 0 {
-					return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "fleet", Arguments: fleetArgs(tasks, nil)}}}
-				}
-				return providertest.Turn{Text: "parent summarised the fleet"}
-			}
-			switch len(toolResults(req)) {
-			case 0:
-				return providertest.Turn{Latency: fleetLatency, ToolCalls: []providertest.ToolCall{{Name: "ls", Arguments: `{}`}}}
-			case 1:
-				return providertest.Turn{Latency: fleetLatency, ToolCalls: []providertest.ToolCall{{Name: "glob", Arguments: `{"pattern":"*"}`}}}
-			}
-			return providertest.Turn{Latency: fleetLatency, Text: "done with " + req.FirstUser()}
-		}))
+		providertest.WithMaxInFlight(8), providertest.WithResponder(fanOut(tasks)))
 	r.sameURL = true
 	var entries []workerEntry
 	for i := 1; i <= 3; i++ {
