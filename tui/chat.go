@@ -9,7 +9,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"reasonix/actors/event"
-	"reasonix/core/mcp"
 )
 
 // chat is the conversation as the screen holds it: finished blocks go to
@@ -240,12 +239,8 @@ func (m *model) applyMCP(ev event.Event) tea.Cmd {
 		}
 		return m.queryMCP()
 	case *event.ElicitationRequested:
-		// Forms are not drawn here yet: decline, so the server is not left
-		// waiting, and say so.
-		m.notice("warn", fmt.Sprintf("mcp %s asked for input (%s); the chat cannot show forms yet, declined", e.Server, oneLine(e.Message, 80)))
-		if m.live != nil {
-			_ = m.live.Session().Do(&event.ElicitationCmd{ID: e.RequestID, Action: mcp.ElicitDecline})
-		}
+		// Drawn as a form over the composer, after any approval.
+		m.forms = append(m.forms, newForm(e))
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ var postures = []string{"ask", "auto", "yolo"}
 // keyboard, then the chat's own keys, then the composer.
 func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
-	if s == "ctrl+c" {
+	if s == "ctrl+c" && (len(m.approvals) > 0 || len(m.forms) == 0) {
 		return m.interrupt()
 	}
 	m.quitArmed = false

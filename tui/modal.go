@@ -24,6 +24,9 @@ func (m *model) activeModal() modal {
 	if len(m.approvals) > 0 {
 		return approvalModal{}
 	}
+	if len(m.forms) > 0 {
+		return m.forms[0]
+	}
 	return m.modal
 }
 

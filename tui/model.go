@@ -166,6 +166,9 @@ type model struct {
 	approvals []*event.ApprovalRequested
 	approval  approvalChoice
 	modal     modal
+	// forms are MCP elicitation requests waiting for an answer, first
+	// shown first.
+	forms []*formModal
 
 	commands commandSet
 	// hist is the prompt history; turnShown what the user typed for the
@@ -421,7 +424,7 @@ func (m *model) open(req OpenRequest, old *actors.Live) tea.Cmd {
 	m.outgoing = nil
 	m.opening = true
 	m.req = req
-	m.approvals = nil
+	m.approvals, m.forms = nil, nil
 	m.modal = nil
 	m.status.running, m.status.queued = false, 0
 	m.fleet, m.goal = newFleet(m.clock), newGoal(m.clock)

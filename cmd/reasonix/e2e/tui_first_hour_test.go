@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"reasonix/core/mcp/mcptest"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/testenv"
 )
@@ -334,6 +336,39 @@ func TestE2ETUIInit(t *testing.T) {
 	m.waitText("wrote AGENTS.md")
 	if b, err := os.ReadFile(filepath.Join(e.work, "AGENTS.md")); err != nil || string(b) != agents {
 		t.Errorf("AGENTS.md = %q, %v", b, err)
+	}
+	m.quit()
+}
+
+// TestE2ETUIElicitationForm, in a real terminal against
+// @modelcontextprotocol/server-everything: its elicitation request is drawn
+// as a form from the request's schema, the user fills the required field
+// and sends it, and the tool's result carries what was typed.
+func TestE2ETUIElicitationForm(t *testing.T) {
+	t.Parallel()
+	node, script := mcptest.Everything(t)
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if len(toolResults(req)) == 0 {
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{Name: "mcp__everything__trigger-elicitation-request", Arguments: `{}`}}}
+		}
+		return providertest.Turn{Text: "the form came back"}
+	}))
+	e.writeConfig(fmt.Sprintf("\n[[plugins]]\nname = \"everything\"\ncommand = %q\nargs = [%q, \"stdio\"]\n", node, script))
+	m := openTUI(t, e)
+	m.send("ask me")
+	s := m.waitFor("the form or its approval", func(s string) bool {
+		return strings.Contains(s, "MCP server everything asks:") || strings.Contains(s, "[y] Allow once")
+	})
+	if !strings.Contains(s, "MCP server everything asks:") {
+		m.typeText("y")
+	}
+	m.waitText("MCP server everything asks:", "String*:", "‹ Superman ›")
+	m.typeText("Ada Lovelace")
+	m.keys("Enter")
+	m.waitText("mcp everything: accept", "the form came back")
+	res := toolResults(lastRequest(t, e))
+	if len(res) != 1 || !strings.Contains(res[0].Content, "Ada Lovelace") {
+		t.Errorf("the tool's result does not carry the form's answer: %+v", res)
 	}
 	m.quit()
 }
