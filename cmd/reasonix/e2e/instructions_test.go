@@ -117,3 +117,23 @@ func TestE2ESkillsAndMemoriesInThePrompt(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ETextOutputSeparatesMessages: a headless run's text output puts a
+// blank line between the answers of successive model requests, instead of
+// gluing them into one line.
+func TestE2ETextOutputSeparatesMessages(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if len(toolResults(req)) == 0 {
+			return providertest.Turn{Text: "I'll create the file.", ToolCalls: []providertest.ToolCall{{Name: "write_file", Arguments: `{"path":"out.txt","content":"x"}`}}}
+		}
+		return providertest.Turn{Text: "I wrote **out.txt** for you."}
+	}))
+	r := e.run("run", "--permission-mode", "yolo", "write out.txt")
+	if r.code != 0 {
+		t.Fatalf("run failed:\n%s", r)
+	}
+	if want := "I'll create the file.\n\nI wrote **out.txt** for you.\n"; r.stdout != want {
+		t.Errorf("stdout = %q, want %q", r.stdout, want)
+	}
+}

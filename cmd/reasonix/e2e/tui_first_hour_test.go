@@ -372,3 +372,25 @@ func TestE2ETUIElicitationForm(t *testing.T) {
 	}
 	m.quit()
 }
+
+// TestE2ETUIClaudeMdAlone, in a real terminal: a workspace with only a
+// CLAUDE.md has it in the first request's system message, and /status
+// lists it.
+func TestE2ETUIClaudeMdAlone(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t)
+	claude := filepath.Join(e.work, "CLAUDE.md")
+	if err := os.WriteFile(claude, []byte("Prefer table-driven tests."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Push(providertest.Turn{Text: "noted"})
+	m := openTUI(t, e)
+	m.send("hello")
+	m.waitText("noted")
+	if sys := e.srv.Requests()[0].Messages[0].Content; !strings.Contains(sys, "Prefer table-driven tests.") {
+		t.Errorf("the system message lacks CLAUDE.md:\n%s", sys)
+	}
+	m.send("/status")
+	m.waitText("instructions", claude)
+	m.quit()
+}
