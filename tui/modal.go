@@ -8,6 +8,7 @@ import (
 
 	"reasonix/actors/event"
 	"reasonix/core/session"
+	"reasonix/tui/panel"
 )
 
 // modal is an overlay that owns the keyboard while it is open; the
@@ -66,10 +67,10 @@ func (approvalModal) view(m *model, width int) string {
 		who = "Task " + a.Task
 	}
 	fmt.Fprintf(&b, "%s wants to run %s\n", who, toolStyle.Render(a.Tool))
-	if subj := toolSubject(a.Tool, a.Args); subj != "" && !delegation(a.Tool) {
+	if subj := toolSubject(a.Tool, a.Args); subj != "" && !panel.Delegation(a.Tool) {
 		b.WriteString("  " + wrap(subj, width-2) + "\n")
 	}
-	if d := approvalDetail(a, width, m.height-12); d != "" {
+	if d := panel.ApprovalDetail(a, width, m.height-12); d != "" {
 		b.WriteString(d + "\n")
 	}
 	if a.Reason != "" {

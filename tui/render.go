@@ -14,6 +14,7 @@ import (
 
 	"reasonix/actors/event"
 	"reasonix/core/text"
+	"reasonix/tui/panel"
 )
 
 // Styles of the chat. Colours are the terminal's 16 so they follow its
@@ -160,8 +161,8 @@ func cardLine(mark, tool, subject, detail string, width int) string {
 // toolSubject is what a call is about, from its arguments: the command,
 // path, pattern or URL when it has one, else its arguments on one line.
 func toolSubject(tool, args string) string {
-	if delegation(tool) {
-		if lines := taskLines(args, 1000); len(lines) > 1 {
+	if panel.Delegation(tool) {
+		if lines := panel.TaskLines(args, 1000); len(lines) > 1 {
 			// "16 tasks: task 1 · task 2 · …", not the call's JSON.
 			prompts := make([]string, 0, len(lines)-1)
 			for _, l := range lines[1:] {

@@ -1,4 +1,4 @@
-package tui
+package panel
 
 import (
 	"encoding/json"
@@ -10,18 +10,18 @@ import (
 	"reasonix/actors/event"
 )
 
-// approvalDetail is what an approval shows of the call beyond its subject:
+// ApprovalDetail is what an approval shows of the call beyond its subject:
 // the diff of a file write or edit (the request's preview), the tasks of
 // a delegation. At most rows lines; the rest is counted.
-func approvalDetail(a *event.ApprovalRequested, width, rows int) string {
+func ApprovalDetail(a *event.ApprovalRequested, width, rows int) string {
 	var lines []string
 	switch {
 	case a.Preview != "":
 		for _, l := range strings.Split(a.Preview, "\n") {
 			lines = append(lines, diffLine(ansi.Truncate(l, max(width-4, 10), "…")))
 		}
-	case delegation(a.Tool):
-		lines = taskLines(a.Args, width)
+	case Delegation(a.Tool):
+		lines = TaskLines(a.Args, width)
 	}
 	if len(lines) == 0 {
 		return ""
@@ -29,7 +29,7 @@ func approvalDetail(a *event.ApprovalRequested, width, rows int) string {
 	rows = max(rows, 3)
 	if len(lines) > rows {
 		more := len(lines) - rows + 1
-		lines = append(lines[:rows-1], dimStyle.Render(fmt.Sprintf("… %d more lines", more)))
+		lines = append(lines[:rows-1], styleFaint.Render(fmt.Sprintf("… %d more lines", more)))
 	}
 	return "  " + strings.Join(lines, "\n  ")
 }
@@ -38,20 +38,20 @@ func approvalDetail(a *event.ApprovalRequested, width, rows int) string {
 func diffLine(l string) string {
 	switch {
 	case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-		return dimStyle.Render(l)
+		return styleFaint.Render(l)
 	case strings.HasPrefix(l, "+"):
-		return okStyle.Render(l)
+		return styleOK.Render(l)
 	case strings.HasPrefix(l, "-"):
-		return errStyle.Render(l)
+		return styleFailed.Render(l)
 	case strings.HasPrefix(l, "@@"):
-		return toolStyle.Render(l)
+		return styleRunning.Render(l)
 	}
 	return l
 }
 
-// taskLines lists a delegation's tasks: how many, and each one's prompt on
+// TaskLines lists a delegation's tasks: how many, and each one's prompt on
 // a line.
-func taskLines(args string, width int) []string {
+func TaskLines(args string, width int) []string {
 	var call struct {
 		Prompt  string `json:"prompt"`
 		Profile string `json:"profile"`
@@ -69,7 +69,7 @@ func taskLines(args string, width int) []string {
 		if call.Profile != "" {
 			label += "[" + call.Profile + "] "
 		}
-		return []string{ansi.Truncate(label+oneLine(call.Prompt, 400), max(width-4, 10), "…")}
+		return []string{ansi.Truncate(label+clean(call.Prompt), max(width-4, 10), "…")}
 	}
 	out := []string{fmt.Sprintf("%d tasks:", len(call.Tasks))}
 	for i, t := range call.Tasks {
@@ -77,13 +77,13 @@ func taskLines(args string, width int) []string {
 		if t.Profile != "" {
 			label += "[" + t.Profile + "] "
 		}
-		out = append(out, ansi.Truncate(label+oneLine(t.Prompt, 400), max(width-4, 10), "…"))
+		out = append(out, ansi.Truncate(label+clean(t.Prompt), max(width-4, 10), "…"))
 	}
 	return out
 }
 
-// delegation reports the tools that hand work to subagents; their
+// Delegation reports the tools that hand work to subagents; their
 // arguments are shown as the tasks they start, not as JSON.
-func delegation(tool string) bool {
+func Delegation(tool string) bool {
 	return tool == "fleet" || tool == "parallel_tasks" || tool == "task"
 }
