@@ -23,6 +23,9 @@ type commandSet struct {
 	resources []event.MCPResourceRef
 	// reported remembers the load problems already shown.
 	reported map[string]bool
+	// loaded says the custom commands have been read once; helpWaits
+	// that /help came before, and is shown when they are.
+	loaded, helpWaits bool
 }
 
 func (c *commandSet) setMCP(st *event.MCPStatus) {
@@ -58,6 +61,15 @@ func (m *model) loadCommands() tea.Cmd {
 
 func (m *model) commandsLoaded(msg commandsMsg) tea.Cmd {
 	m.commands.custom = msg.custom
+	m.commands.loaded = true
+	if m.commands.helpWaits {
+		m.commands.helpWaits = false
+		m.commit(m.helpText())
+	}
+	if m.complete.open && m.complete.kind == '/' {
+		// The menu was opened before the commands were read.
+		m.refreshCompletion()
+	}
 	if m.commands.reported == nil {
 		m.commands.reported = map[string]bool{}
 	}
@@ -81,6 +93,12 @@ func (m *model) slash(input string) tea.Cmd {
 	args = strings.TrimSpace(args)
 	switch name {
 	case "help", "?":
+		if m.live != nil && !m.commands.loaded {
+			// Typed right at the start: shown once the custom commands
+			// are read, so the list is whole.
+			m.commands.helpWaits = true
+			return nil
+		}
 		m.commit(m.helpText())
 		return nil
 	case "new":
