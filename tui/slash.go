@@ -93,13 +93,7 @@ func (m *model) slash(input string) tea.Cmd {
 	args = strings.TrimSpace(args)
 	switch name {
 	case "help", "?":
-		if m.live != nil && !m.commands.loaded {
-			// Typed right at the start: shown once the custom commands
-			// are read, so the list is whole.
-			m.commands.helpWaits = true
-			return nil
-		}
-		m.commit(m.helpText())
+		m.showHelp()
 		return nil
 	case "new":
 		m.commit(renderPrompt(input, m.width))
@@ -225,6 +219,16 @@ func (m *model) goalCommand(input, args string) tea.Cmd {
 		m.notice("error", err.Error())
 	}
 	return nil
+}
+
+// showHelp prints /help; typed right at the start, before the custom
+// commands are read, it is shown once they are, so the list is whole.
+func (m *model) showHelp() {
+	if m.live != nil && !m.commands.loaded {
+		m.commands.helpWaits = true
+		return
+	}
+	m.commit(m.helpText())
 }
 
 func (m *model) helpText() string {
