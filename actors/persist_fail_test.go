@@ -383,6 +383,12 @@ func TestPanicWhileATurnIsSaved(t *testing.T) {
 			srv, _, sub, sess := transcriptSession(t, &fullTranscript{})
 			srv.Push(providertest.Turn{Text: "first"}, providertest.Turn{Text: "second"})
 			done, evs := waitTurn(t, sub, sess, "one")
+			// The turn's end is published inside the very handler an
+			// after-fault follows: wait for the fault before clearing it.
+			select {
+			case <-fired.Done:
+			case <-time.After(10 * time.Second):
+			}
 			kernel.FaultHook.Store(nil)
 			if !fired.Load() {
 				t.Fatal("the fault never fired")
