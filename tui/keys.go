@@ -246,7 +246,9 @@ func (m *model) expanded(msg promptReadyMsg) {
 func (m *model) drain() {
 	for len(m.outgoing) > 0 && m.outgoing[0].ready {
 		m.send(m.outgoing[0].text)
-		m.sent = append(m.sent, [2]string{m.outgoing[0].text, m.outgoing[0].shown})
+		// A prompt the session turned away never starts a turn: only
+		// the last few are kept for started to match.
+		m.sent = append(m.sent[max(len(m.sent)-15, 0):], [2]string{m.outgoing[0].text, m.outgoing[0].shown})
 		m.outgoing = m.outgoing[1:]
 	}
 }

@@ -11,8 +11,8 @@ import (
 	"reasonix/core/tool"
 )
 
-// previewTimeout bounds the work of an approval's preview (a file read and
-// a diff): past it the request goes out without one.
+// previewTimeout bounds the wait for an approval's preview (a file read
+// and a diff): past it the request goes out without one.
 const previewTimeout = 2 * time.Second
 
 // previewReady carries an approval request with its preview back to the
@@ -33,16 +33,23 @@ func (e *executor) askApproval(c actor.Context, req *event.ApprovalRequested, tl
 		return
 	}
 	sys, self, args := e.sys, c.Self(), json.RawMessage(req.Args)
+	// Whichever comes first, the preview or the timer, sends the one
+	// previewReady: a slow diff never holds the question back.
+	ctx, cancel := context.WithTimeout(context.Background(), previewTimeout)
+	timer := time.AfterFunc(previewTimeout, func() { sys.Send(self, &previewReady{req: req}) })
 	sys.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), previewTimeout)
 		defer cancel()
 		text, err := pv.Preview(ctx, args)
-		if err != nil || ctx.Err() != nil {
+		if err != nil {
 			text = ""
 		}
-		sys.Send(self, &previewReady{req: req, text: text})
+		if timer.Stop() {
+			sys.Send(self, &previewReady{req: req, text: text})
+		}
 	}, func(any, []byte) {
-		sys.Send(self, &previewReady{req: req})
+		if timer.Stop() {
+			sys.Send(self, &previewReady{req: req})
+		}
 	})
 }
 

@@ -68,18 +68,6 @@ func (p *lending) Stream(ctx context.Context, req Request) (<-chan Chunk, error)
 // Unwrap returns the wrapped provider.
 func (p *lending) Unwrap() Provider { return p.Provider }
 
-// Lend admits a request borrowed by another process on this window: key
-// is the borrower's API key fingerprint. ok is false when the window is
-// bound to another key, and then the borrower keeps its own window. The
-// returned slot's Done takes the borrower's outcome.
-func (l *Limiter) Lend(ctx context.Context, key string) (s *Slot, ok bool, err error) {
-	if !l.KnowsKey(key) {
-		return nil, false, nil
-	}
-	s, err = l.Acquire(ctx)
-	return s, err == nil, err
-}
-
 // KnowsKey reports whether a borrower with key may share this window: a
 // window no local provider has claimed for a key is shared by whoever
 // borrows first.

@@ -26,6 +26,8 @@ type Tool interface {
 // changing anything: a unified diff for a file write or edit. An approval
 // shows it, so the person sees what they allow. Preview resolves and
 // checks paths as Execute does; an error means no preview, not a refusal.
+// It must return once ctx ends: past its time the approval goes out
+// without it.
 type Previewer interface {
 	Preview(ctx context.Context, args json.RawMessage) (string, error)
 }

@@ -39,7 +39,6 @@ type lentFrom struct {
 type slotAdmitted struct {
 	id   uint64
 	slot *provider.Slot
-	ok   bool
 	err  error
 }
 
@@ -77,8 +76,8 @@ func (p *remoteTask) onSlotAsk(c actor.Context, m *remote.SlotAsk) {
 	w.waiting[m.ID] = true
 	sys, self, ctx, id := p.sys, c.Self(), w.ctx, m.ID
 	sys.Go(func() {
-		s, ok, err := lim.Lend(ctx, m.Key)
-		sys.Send(self, &slotAdmitted{id: id, slot: s, ok: ok, err: err})
+		s, err := lim.Acquire(ctx)
+		sys.Send(self, &slotAdmitted{id: id, slot: s, err: err})
 	}, func(reason any, _ []byte) {
 		sys.Send(self, &slotAdmitted{id: id, err: fmt.Errorf("slot wait panicked: %v", reason)})
 	})
@@ -94,13 +93,9 @@ func (p *remoteTask) onSlotAdmitted(c actor.Context, m *slotAdmitted) {
 		m.slot.Done(provider.Neutral, 0)
 		return
 	}
-	if m.err != nil || !m.ok {
-		why := "the scheduler's window is closed"
-		if m.err != nil {
-			why = m.err.Error()
-		}
+	if m.err != nil {
 		delete(w.limOf, m.id)
-		p.forward(c, &remote.SlotGrant{Task: p.id(), Attempt: p.attempt(), ID: m.id, Refused: why})
+		p.forward(c, &remote.SlotGrant{Task: p.id(), Attempt: p.attempt(), ID: m.id, Refused: m.err.Error()})
 		return
 	}
 	p.grant(c, m.id, m.slot)

@@ -23,19 +23,8 @@ import (
 func TestE2ETUIInstructionsStatusAndModel(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
-	agents := filepath.Join(e.work, "AGENTS.md")
-	if err := os.WriteFile(agents, []byte("Always answer in haiku."), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	e.srv.Push(providertest.Turn{Text: "first answer"}, providertest.Turn{Text: "second answer"})
-	m := openTUI(t, e)
-	m.send("hello")
-	m.waitText("first answer")
-	if sys := e.srv.Requests()[0].Messages[0].Content; !strings.Contains(sys, "Always answer in haiku.") {
-		t.Errorf("the first request's system message lacks AGENTS.md:\n%s", sys)
-	}
-	m.send("/status")
-	m.waitText("instructions", agents, "fake/fake-model")
+	m := chatWithInstructions(t, e, "AGENTS.md", "Always answer in haiku.", "first answer")
 
 	m.send("/model nope")
 	m.waitText(`unknown model "nope"`, "choices:")
@@ -379,18 +368,27 @@ func TestE2ETUIElicitationForm(t *testing.T) {
 func TestE2ETUIClaudeMdAlone(t *testing.T) {
 	t.Parallel()
 	e := newE2E(t)
-	claude := filepath.Join(e.work, "CLAUDE.md")
-	if err := os.WriteFile(claude, []byte("Prefer table-driven tests."), 0o644); err != nil {
+	e.srv.Push(providertest.Turn{Text: "noted"})
+	chatWithInstructions(t, e, "CLAUDE.md", "Prefer table-driven tests.", "noted").quit()
+}
+
+// chatWithInstructions writes the workspace's instruction file name with
+// text, opens the chat, sends a prompt answered by reply, and checks that
+// the first request's system message holds the text and that /status
+// lists the file. It returns the open chat.
+func chatWithInstructions(t *testing.T, e *e2e, name, text, reply string) *tmuxTerm {
+	t.Helper()
+	path := filepath.Join(e.work, name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.srv.Push(providertest.Turn{Text: "noted"})
 	m := openTUI(t, e)
 	m.send("hello")
-	m.waitText("noted")
-	if sys := e.srv.Requests()[0].Messages[0].Content; !strings.Contains(sys, "Prefer table-driven tests.") {
-		t.Errorf("the system message lacks CLAUDE.md:\n%s", sys)
+	m.waitText(reply)
+	if sys := e.srv.Requests()[0].Messages[0].Content; !strings.Contains(sys, text) {
+		t.Errorf("the first request's system message lacks %s:\n%s", name, sys)
 	}
 	m.send("/status")
-	m.waitText("instructions", claude)
-	m.quit()
+	m.waitText("instructions", path, "fake/fake-model")
+	return m
 }
