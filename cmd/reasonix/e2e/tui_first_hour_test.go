@@ -146,7 +146,11 @@ func TestE2ETUIRetriesAndErrorsInWords(t *testing.T) {
 	m := openTUI(t, e)
 	m.send("first question")
 	m.waitText("429 Too Many Requests — retrying in 2.0s, attempt 2 of")
-	s := m.waitText("answered after the retry")
+	// The answer is printed into the scrollback at once and the live
+	// region redrawn on the next frame: look once the chat is idle.
+	s := m.waitFor("the answer, the chat idle", func(s string) bool {
+		return strings.Contains(s, "answered after the retry") && strings.Contains(s, tuiIdle)
+	})
 	if strings.Contains(s, "retrying in") {
 		t.Errorf("the retry line stayed after the answer:\n%s", s)
 	}
@@ -202,7 +206,9 @@ func TestE2ETUIPlanMode(t *testing.T) {
 		t.Errorf("/plan did not keep the conversation: %+v", reqs[len(reqs)-1].Messages[:2])
 	}
 	m.typeText("y")
-	s := m.waitText("plan carried out")
+	s := m.waitFor("the plan carried out, the chat idle", func(s string) bool {
+		return strings.Contains(s, "plan carried out") && strings.Contains(s, tuiIdle)
+	})
 	if strings.Contains(s, "plan mode ·") {
 		t.Errorf("the status line still says plan mode after the plan was approved:\n%s", s)
 	}

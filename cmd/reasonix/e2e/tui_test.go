@@ -418,7 +418,9 @@ func TestE2ETUIFleetPanel(t *testing.T) {
 	m.waitText("fleet f1: 16 tasks, 16 ok")
 	m.waitFor("the second fleet's approval", func(s string) bool { return strings.Contains(s, "2. second fleet b") })
 	m.typeText("y")
-	s := m.waitText("Both fleets came back.", "fleet f2: 2 tasks, 2 ok")
+	s := m.waitFor("both fleets back, the chat idle", func(s string) bool {
+		return strings.Contains(s, "Both fleets came back.") && strings.Contains(s, "fleet f2: 2 tasks, 2 ok") && strings.Contains(s, tuiIdle)
+	})
 	if strings.Contains(s, header) {
 		t.Errorf("the first fleet's panel is still drawn after it folded:\n%s", s)
 	}
