@@ -94,3 +94,6 @@ replace github.com/alecthomas/chroma/v2 => ./third_party/chroma
 
 // No bluemonday, and autolink patterns compiled on first use (third_party/glamour/PATCHES.md).
 replace charm.land/glamour/v2 => ./third_party/glamour
+
+// An inline frame that follows the terminal's rewrap on a resize (third_party/bubbletea/PATCHES.md).
+replace charm.land/bubbletea/v2 => ./third_party/bubbletea

@@ -9,13 +9,18 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"reasonix/actors/event"
+	"reasonix/tui/panel"
 )
 
 // chat is the conversation as the screen holds it: finished blocks go to
 // the scrollback (history remembers them), the answer and reasoning being
 // streamed and the tool calls still running stay in the live region.
 type chat struct {
+	// history is the blocks printed, as printed; redraw draws each again
+	// at a width; trimmed says older ones were let go (maxHistory).
 	history []string
+	redraw  []func(width int) string
+	trimmed bool
 
 	// answer is the main session's answer since the last block boundary
 	// (a tool call, the turn's end); it is shown as plain text while it
@@ -113,7 +118,7 @@ func (m *model) applyStream(ev event.Event) bool {
 			args = t.args
 		}
 		c.tools = slices.DeleteFunc(c.tools, func(t *toolCard) bool { return t.callID == e.CallID })
-		m.commit(renderToolDone(e, args, m.width))
+		m.commitAt(func(w int) string { return renderToolDone(e, args, w) })
 		if e.Tool == "bash" && e.Task == "" {
 			m.lastOutput, m.lastOutputOf = e.Output, "output of the last command:"
 		}
@@ -203,16 +208,16 @@ func (m *model) applyProgress(ev event.Event) bool {
 			m.retry = fmt.Sprintf("%s — retrying in %s, attempt %d of %d", e.Reason, duration(time.Duration(e.DelayMS)*time.Millisecond), e.Attempt, e.MaxAttempts)
 		}
 	case *event.CompactionStarted:
-		m.notice("info", fmt.Sprintf("compacting: folding %d older messages (%s tokens)", e.Messages, tokens(e.Tokens)))
+		m.notice("info", fmt.Sprintf("compacting: folding %d older messages (%s tokens)", e.Messages, panel.FormatTokens(e.Tokens)))
 	case *event.Compacted:
 		m.notice("info", fmt.Sprintf("compacted (%s, %s): %s → %s tokens of %s", e.Tier, e.Trigger,
-			tokens(e.TokensBefore), tokens(e.TokensAfter), tokens(e.Window)))
+			panel.FormatTokens(e.TokensBefore), panel.FormatTokens(e.TokensAfter), panel.FormatTokens(e.Window)))
 	case *event.PlanReady:
 		m.chat.flushAll(m)
-		m.commit(renderPlan(fmt.Sprintf("Plan (round %d)", e.Round), e.Plan, m.width))
+		m.commitAt(func(w int) string { return renderPlan(fmt.Sprintf("Plan (round %d)", e.Round), e.Plan, w) })
 	case *event.PlanProposed:
 		m.chat.flushAll(m)
-		m.commit(renderPlan("Proposed plan", e.Plan, m.width))
+		m.commitAt(func(w int) string { return renderPlan("Proposed plan", e.Plan, w) })
 	case *event.PlanStep:
 		m.notice("info", fmt.Sprintf("step %s done %s", e.Step, e.Summary))
 	case *event.GoalStarted:
@@ -268,7 +273,8 @@ func (c *chat) flushReasoning(m *model) {
 	text := strings.TrimSpace(c.reasoning.String())
 	c.reasoning.Reset()
 	if text != "" {
-		m.commit(renderReasoning(text, c.showReasoning, m.width))
+		show := c.showReasoning // as shown now, whatever ctrl+o does later
+		m.commitAt(func(w int) string { return renderReasoning(text, show, w) })
 	}
 }
 
@@ -279,7 +285,7 @@ func (c *chat) flushText(m *model) {
 	text := strings.TrimSpace(c.answer.String())
 	c.answer.Reset()
 	if text != "" {
-		m.commit(renderMarkdown(text, m.width))
+		m.commitAt(func(w int) string { return renderMarkdown(text, w) })
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"reasonix/core/provider"
+	"reasonix/tui/panel"
 )
 
 // earlierTurns is how many of a resumed conversation's last turns are drawn
@@ -39,13 +40,15 @@ func (m *model) drawEarlier(history []provider.Message) {
 	for _, msg := range history[start:] {
 		switch msg.Role {
 		case provider.RoleUser:
-			m.commit(renderPrompt(msg.Content, m.width))
+			m.commitAt(func(w int) string { return renderPrompt(msg.Content, w) })
 		case provider.RoleAssistant:
 			if t := strings.TrimSpace(msg.Content); t != "" {
-				m.commit(renderMarkdown(t, m.width))
+				m.commitAt(func(w int) string { return renderMarkdown(t, w) })
 			}
 			for _, c := range msg.ToolCalls {
-				m.commit(cardLine(dimStyle.Render("●"), c.Name, toolSubject(c.Name, c.Arguments), "", m.width))
+				m.commitAt(func(w int) string {
+					return cardLine(dimStyle.Render("●"), c.Name, panel.ToolSubject(c.Name, c.Arguments), "", w)
+				})
 			}
 		}
 	}

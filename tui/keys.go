@@ -188,7 +188,7 @@ func (m *model) prompt(shown, text string) tea.Cmd {
 		m.restore(shown)
 		return nil
 	}
-	m.commit(renderPrompt(shown, m.width))
+	m.commitAt(func(w int) string { return renderPrompt(shown, w) })
 	_, custom := m.customCommand(text)
 	m.outgoing = append(m.outgoing, outgoing{text: text, shown: shown, ready: !custom && !strings.Contains(text, "@")})
 	if m.outgoing[len(m.outgoing)-1].ready {

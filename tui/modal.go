@@ -67,7 +67,7 @@ func (approvalModal) view(m *model, width int) string {
 		who = "Task " + a.Task
 	}
 	fmt.Fprintf(&b, "%s wants to run %s\n", who, toolStyle.Render(a.Tool))
-	if subj := toolSubject(a.Tool, a.Args); subj != "" && !panel.Delegation(a.Tool) {
+	if subj := panel.ToolSubject(a.Tool, a.Args); subj != "" && !panel.Delegation(a.Tool) {
 		b.WriteString("  " + wrap(subj, width-2) + "\n")
 	}
 	if d := panel.ApprovalDetail(a, width, m.height-12); d != "" {

@@ -193,6 +193,12 @@ type model struct {
 	// terminal in order.
 	outbox   []string
 	printing bool
+	// printedWidth is the width the scrollback was last drawn at;
+	// resizeGen counts width changes, so only the last one's settling
+	// redraws; redrawWanted defers that redraw past a print on its way.
+	printedWidth int
+	resizeGen    int
+	redrawWanted bool
 	// linewise makes the next flush print a line at a time: a resumed
 	// conversation is drawn when it opens, before the first frame.
 	linewise bool
@@ -301,7 +307,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		}
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
 		m.layout()
-		return nil
+		return m.resized()
+	case resizedMsg:
+		return m.settled(msg)
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case tea.PasteMsg:
@@ -365,6 +373,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.sessionsListed(msg)
 	case printedMsg:
 		m.printing = false
+		if m.redrawWanted {
+			return m.redrawAll()
+		}
 		return nil
 	}
 	return nil
@@ -395,10 +406,19 @@ func (m *model) flush() tea.Cmd {
 
 // commit moves a finished block into the scrollback.
 func (m *model) commit(block string) {
-	block = strings.TrimRight(block, "\n")
+	m.commitAt(func(int) string { return block })
+}
+
+// commitAt moves a finished block into the scrollback, drawn by render at
+// the terminal's width; a resize draws it again at the new one.
+func (m *model) commitAt(render func(width int) string) {
+	block := strings.TrimRight(render(m.width), "\n")
 	m.chat.history = append(m.chat.history, block)
+	m.chat.redraw = append(m.chat.redraw, render)
 	if len(m.chat.history) > maxHistory {
 		m.chat.history = m.chat.history[len(m.chat.history)-maxHistory:]
+		m.chat.redraw = m.chat.redraw[len(m.chat.redraw)-maxHistory:]
+		m.chat.trimmed = true
 	}
 	m.outbox = append(m.outbox, block)
 }
@@ -409,7 +429,7 @@ const maxHistory = 500
 
 // notice prints a one-line message of the given level.
 func (m *model) notice(level, msg string) {
-	m.commit(renderNotice(level, msg, m.width))
+	m.commitAt(func(w int) string { return renderNotice(level, msg, w) })
 }
 
 // open closes the current session, if any, and opens the one req names.

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -107,7 +106,7 @@ func renderToolRunning(t *toolCard, now time.Time, width int) string {
 	} else if !t.started.IsZero() && now.After(t.started) {
 		state = "running " + duration(now.Sub(t.started))
 	}
-	return cardLine("◌", t.tool, toolSubject(t.tool, t.args), dimStyle.Render(state), width)
+	return cardLine("◌", t.tool, panel.ToolSubject(t.tool, t.args), dimStyle.Render(state), width)
 }
 
 // renderToolDone is the card of a finished call.
@@ -116,7 +115,7 @@ func renderToolDone(e *event.ToolFinished, args string, width int) string {
 	if e.IsError {
 		mark = errStyle.Render("●")
 	}
-	line := cardLine(mark, e.Tool, toolSubject(e.Tool, args), dimStyle.Render(duration(time.Duration(e.DurationMS)*time.Millisecond)), width)
+	line := cardLine(mark, e.Tool, panel.ToolSubject(e.Tool, args), dimStyle.Render(duration(time.Duration(e.DurationMS)*time.Millisecond)), width)
 	if e.IsError {
 		line += "\n  " + errStyle.Render(ansi.Truncate(oneLine(e.Output, 400), max(width-4, 10), "…"))
 		return line
@@ -158,31 +157,6 @@ func cardLine(mark, tool, subject, detail string, width int) string {
 	return head + "  " + detail
 }
 
-// toolSubject is what a call is about, from its arguments: the command,
-// path, pattern or URL when it has one, else its arguments on one line.
-func toolSubject(tool, args string) string {
-	if panel.Delegation(tool) {
-		if lines := panel.TaskLines(args, 1000); len(lines) > 1 {
-			// "16 tasks: task 1 · task 2 · …", not the call's JSON.
-			prompts := make([]string, 0, len(lines)-1)
-			for _, l := range lines[1:] {
-				_, p, _ := strings.Cut(l, ". ")
-				prompts = append(prompts, p)
-			}
-			return oneLine(lines[0]+" "+strings.Join(prompts, " · "), 200)
-		}
-	}
-	var fields map[string]any
-	if json.Unmarshal([]byte(args), &fields) == nil {
-		for _, k := range []string{"command", "path", "file_path", "pattern", "query", "url", "description", "prompt"} {
-			if v, ok := fields[k].(string); ok && v != "" {
-				return oneLine(v, 200)
-			}
-		}
-	}
-	return oneLine(args, 200)
-}
-
 // duration shows a tool's time in the precision a person reads.
 func duration(d time.Duration) string {
 	switch {
@@ -192,17 +166,6 @@ func duration(d time.Duration) string {
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
 	return d.Round(time.Second).String()
-}
-
-// tokens shows a token count compactly: 950, 12.3k, 1.2M.
-func tokens(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprint(n)
-	case n < 1_000_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1000)
-	}
-	return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
 }
 
 // oneLine flattens s to one line of at most n runes.

@@ -96,7 +96,7 @@ func (m *model) slash(input string) tea.Cmd {
 		m.showHelp()
 		return nil
 	case "new":
-		m.commit(renderPrompt(input, m.width))
+		m.commitAt(func(w int) string { return renderPrompt(input, w) })
 		return m.switchSession(OpenRequest{Model: m.req.Model})
 	case "clear":
 		m.modal = &confirmModal{
@@ -109,7 +109,7 @@ func (m *model) slash(input string) tea.Cmd {
 		return nil
 	case "compact":
 		if m.live != nil {
-			m.commit(renderPrompt(input, m.width))
+			m.commitAt(func(w int) string { return renderPrompt(input, w) })
 			if err := m.live.Session().Do(&event.CompactCmd{}); err != nil {
 				m.notice("error", err.Error())
 			}
@@ -202,7 +202,7 @@ func (m *model) goalCommand(input, args string) tea.Cmd {
 		m.notice("info", "usage: /goal [--research|--simple] <objective>, or /goal clear")
 		return nil
 	}
-	m.commit(renderPrompt(input, m.width))
+	m.commitAt(func(w int) string { return renderPrompt(input, w) })
 	var cmd event.Command
 	if args == "clear" {
 		cmd = &event.GoalClearCmd{}

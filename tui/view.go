@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"reasonix/core/text"
+	"reasonix/tui/panel"
 )
 
 // The parts of the bottom region, top to bottom.
@@ -153,7 +154,7 @@ func (m *model) statusLine() string {
 		parts = append(parts, "plan mode")
 	}
 	if s.total.PromptTokens > 0 || s.total.CompletionTokens > 0 {
-		u := fmt.Sprintf("↑%s ↓%s", tokens(s.total.PromptTokens), tokens(s.total.CompletionTokens))
+		u := fmt.Sprintf("↑%s ↓%s", panel.FormatTokens(s.total.PromptTokens), panel.FormatTokens(s.total.CompletionTokens))
 		if hit := cacheHitPct(s.total.CacheHitTokens, s.total.CacheMissTokens, s.total.PromptTokens); hit >= 0 {
 			u += fmt.Sprintf(" cache %d%%", hit)
 		}

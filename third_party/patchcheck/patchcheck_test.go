@@ -28,6 +28,7 @@ var copies = []string{
 	filepath.Join("..", "protoactor-go"), // github.com/asynkron/protoactor-go
 	filepath.Join("..", "chroma"),        // github.com/alecthomas/chroma/v2
 	filepath.Join("..", "glamour"),       // charm.land/glamour/v2
+	filepath.Join("..", "bubbletea"),     // charm.land/bubbletea/v2
 }
 
 // marker is the comment every change to upstream code carries.

@@ -605,8 +605,8 @@ func TestFormat(t *testing.T) {
 	for _, tc := range []struct {
 		got, want string
 	}{
-		{formatTokens(0), "0"}, {formatTokens(999), "999"}, {formatTokens(1000), "1.0k"}, {formatTokens(12_345), "12.3k"},
-		{formatTokens(412_345), "412k"}, {formatTokens(2_000_000), "2.0M"}, {formatTokens(250_000_000), "250M"},
+		{FormatTokens(0), "0"}, {FormatTokens(999), "999"}, {FormatTokens(1000), "1.0k"}, {FormatTokens(12_345), "12.3k"},
+		{FormatTokens(412_345), "412k"}, {FormatTokens(2_000_000), "2.0M"}, {FormatTokens(250_000_000), "250M"},
 		{formatDuration(0), "0s"}, {formatDuration(59 * time.Second), "59s"}, {formatDuration(61 * time.Second), "1m01s"},
 		{formatDuration(3600 * time.Second), "1h00m"}, {formatDuration(-time.Second), "0s"},
 		{fit("abcdef", 4), "abc…"}, {fit("abc", 3), "abc"}, {fit("检查检查", 5), "检查…"}, {fit("x", 0), ""},

@@ -206,7 +206,7 @@ func renderRow(t *task, width, idW int, selected bool, d time.Duration, timed bo
 	}
 	tokens, cache, el := "", "", ""
 	if t.tokens > 0 {
-		tokens = formatTokens(t.tokens)
+		tokens = FormatTokens(t.tokens)
 	}
 	if t.hasCache {
 		cache = strconv.Itoa(int(t.cachePct+0.5)) + "%"
@@ -313,7 +313,7 @@ func detailHeader(t *task, now time.Time) string {
 		parts = append(parts, t.profile)
 	}
 	if t.tokens > 0 {
-		parts = append(parts, formatTokens(t.tokens)+" tokens")
+		parts = append(parts, FormatTokens(t.tokens)+" tokens")
 	}
 	if t.hasCache {
 		parts = append(parts, strconv.Itoa(int(t.cachePct+0.5))+"% cache")
@@ -349,7 +349,7 @@ func detailInfo(t *task) string {
 	if b := t.budget; b != nil && !b.IsZero() {
 		var caps []string
 		if b.Tokens > 0 {
-			caps = append(caps, formatTokens(b.Tokens)+" tokens")
+			caps = append(caps, FormatTokens(b.Tokens)+" tokens")
 		}
 		if b.Turns > 0 {
 			caps = append(caps, strconv.Itoa(b.Turns)+" turns")

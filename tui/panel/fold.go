@@ -29,7 +29,7 @@ func (s FleetSummary) String() string {
 	}
 	line := fmt.Sprintf("fleet %s: %d tasks, %s · %s", s.Fleet, s.Tasks, strings.Join(parts, ", "), s.Wall.Round(100*time.Millisecond))
 	if s.Tokens > 0 {
-		line += fmt.Sprintf(" · %s tokens", formatTokens(s.Tokens))
+		line += fmt.Sprintf(" · %s tokens", FormatTokens(s.Tokens))
 	}
 	return line
 }

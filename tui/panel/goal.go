@@ -197,9 +197,9 @@ func (g *Goal) statusLine() string {
 		turn += "/" + strconv.Itoa(g.maxTurns)
 	}
 	parts = append(parts, turn)
-	tokens := formatTokens(g.tokens)
+	tokens := FormatTokens(g.tokens)
 	if g.maxTokens > 0 {
-		tokens += "/" + formatTokens(g.maxTokens)
+		tokens += "/" + FormatTokens(g.maxTokens)
 	}
 	parts = append(parts, tokens+" tokens")
 	if g.elapsedKnown {

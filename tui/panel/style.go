@@ -200,8 +200,8 @@ func formatDuration(d time.Duration) string {
 	}
 }
 
-// formatTokens is a token count in at most six cells: 950, 12.3k, 4.1M.
-func formatTokens(n int) string {
+// FormatTokens is a token count in at most six cells: 950, 12.3k, 4.1M.
+func FormatTokens(n int) string {
 	switch {
 	case n < 1000:
 		return itoa(int64(n))
