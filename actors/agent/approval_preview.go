@@ -34,9 +34,14 @@ func (e *executor) askApproval(c actor.Context, req *event.ApprovalRequested, tl
 	}
 	sys, self, args := e.sys, c.Self(), json.RawMessage(req.Args)
 	// Whichever comes first, the preview or the timer, sends the one
-	// previewReady: a slow diff never holds the question back.
-	ctx, cancel := context.WithTimeout(context.Background(), previewTimeout)
-	timer := time.AfterFunc(previewTimeout, func() { sys.Send(self, &previewReady{req: req}) })
+	// previewReady: a slow diff never holds the question back. The timer is
+	// the preview's only deadline: a context with a deadline of its own
+	// could end the preview first and let its late answer win the race.
+	ctx, cancel := context.WithCancel(context.Background())
+	timer := time.AfterFunc(previewTimeout, func() {
+		cancel()
+		sys.Send(self, &previewReady{req: req})
+	})
 	sys.Go(func() {
 		defer cancel()
 		text, err := pv.Preview(ctx, args)
