@@ -19,6 +19,8 @@ import (
 	"reasonix/actors/mcpconn"
 	"reasonix/core/goal"
 	"reasonix/core/permission"
+	"reasonix/core/prompt"
+	"reasonix/core/ref"
 	"reasonix/core/text"
 )
 
@@ -361,7 +363,11 @@ func (s *sessionActor) queued(m *agent.RunTurn) bool {
 // begin runs m now.
 func (s *sessionActor) begin(c actor.Context, m *agent.RunTurn, replyTo *actor.PID) {
 	s.running, s.replyTo, s.current = true, replyTo, m
-	s.publish(&event.TurnStarted{Prompt: text.OneLine(m.Input, 200)})
+	started := &event.TurnStarted{Prompt: text.OneLine(m.Input, 200)}
+	if typed, files := ref.Split(prompt.WithoutPlanNote(m.Input)); typed != m.Input {
+		started.Typed, started.Attachments = text.OneLine(typed, 200), files
+	}
+	s.publish(started)
 	if s.holdForMCP(c, m) {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 
 	"reasonix/actors/event"
 	"reasonix/core/permission"
+	"reasonix/core/prompt"
 	"reasonix/core/tool"
 )
 
@@ -20,7 +21,7 @@ const (
 )
 
 // planModeNote opens every user turn while a session plans.
-const planModeNote = "[Plan mode: research with read-only tools, then present your plan with exit_plan_mode. Nothing may be changed until the plan is approved; after approval carry it out and report each step with complete_step.]\n\n"
+const planModeNote = prompt.PlanModeNote
 
 // PlanModeTools are the tools a session in plan mode offers. Their calls
 // are handled by the executor itself, never by a tool runner.

@@ -187,6 +187,11 @@ type ToolWaiting struct {
 type TurnStarted struct {
 	Meta
 	Prompt string `json:"prompt"`
+	// Typed is the prompt as the user typed it (first 200 characters),
+	// set only when it differs from Prompt: the blocks of its @references
+	// and plan mode's note taken off. Attachments are those references.
+	Typed       string   `json:"typed,omitempty"`
+	Attachments []string `json:"attachments,omitempty"`
 }
 
 // PromptQueued reports a prompt that arrived while a turn was running; it

@@ -74,3 +74,13 @@ func (e *Expander) Expand(ctx context.Context, input string) (string, []string) 
 	text, notices := Expand(ctx, e.root, cmds, input)
 	return text, append(warnings, notices...)
 }
+
+// PlanModeNote opens every user turn of a session in plan mode (the
+// agent's executor puts it there).
+const PlanModeNote = "[Plan mode: research with read-only tools, then present your plan with exit_plan_mode. Nothing may be changed until the plan is approved; after approval carry it out and report each step with complete_step.]\n\n"
+
+// WithoutPlanNote is a user turn without the plan-mode note: what the
+// user typed, for a title or a transcript shown to them.
+func WithoutPlanNote(turn string) string {
+	return strings.TrimPrefix(turn, PlanModeNote)
+}

@@ -33,6 +33,7 @@ func (s *Server) handleCommand(w http.ResponseWriter, r *http.Request) {
 	}
 	if p, ok := cmd.(*event.PromptCmd); ok {
 		e.setTitle(p.Text)
+		s.rememberPrompt(p.Text)
 		text, notices := s.expandPrompt(r.Context(), e.live.Built().Spec.Cwd, p.Text)
 		bus := e.live.Bus()
 		for _, n := range notices {

@@ -18,7 +18,9 @@ import (
 	"reasonix/actors"
 	"reasonix/actors/event"
 	"reasonix/core/goal"
+	"reasonix/core/prompt"
 	"reasonix/core/provider"
+	"reasonix/core/ref"
 	"reasonix/core/session"
 	"reasonix/core/text"
 )
@@ -454,6 +456,9 @@ type messageJSON struct {
 	Tool   string `json:"tool,omitempty"`
 	CallID string `json:"call_id,omitempty"`
 	Args   string `json:"args,omitempty"`
+	// Attachments are the @references of a user message, whose blocks
+	// are taken off its text (ref.Split).
+	Attachments []string `json:"attachments,omitempty"`
 }
 
 // handleMessages reads the conversation back from the transcript: what a
@@ -495,7 +500,8 @@ func conversation(msgs []provider.Message) []messageJSON {
 	for _, m := range msgs {
 		switch m.Role {
 		case provider.RoleUser:
-			out = append(out, messageJSON{Role: "user", Text: m.Content})
+			typed, files := ref.Split(prompt.WithoutPlanNote(m.Content))
+			out = append(out, messageJSON{Role: "user", Text: typed, Attachments: files})
 		case provider.RoleAssistant:
 			if m.Content != "" || len(m.ToolCalls) == 0 {
 				out = append(out, messageJSON{Role: "assistant", Text: m.Content})
@@ -554,7 +560,7 @@ func firstPrompt(path string) string {
 			Message *provider.Message `json:"message"`
 		}
 		if json.Unmarshal(line, &rec) == nil && rec.Type == "message" && rec.Message != nil && rec.Message.Role == provider.RoleUser {
-			content := rec.Message.Content
+			content, _ := ref.Split(prompt.WithoutPlanNote(rec.Message.Content))
 			if objective, ok := goal.ObjectiveOf(content); ok {
 				content = "goal: " + objective
 			}

@@ -79,6 +79,12 @@ const page = {
   retry: 0,
   lags: 0, // rebuilds after a lagged event, shown as data-rebuilds on the log
   sent: [], // prompts this page sent, to show whole what turn_started shortens
+  prompts: [], // the workspace's prompt history, oldest first, for ↑/↓
+  recall: -1, // the entry ↑ shows, -1 for none
+  draft: '', // what was in the box before ↑
+  stick: true, // the log follows new output (the user has not scrolled up)
+  seenSize: '', // the log's scroll and client height when last scrolled by the page
+  opening: false, // the next draw of an opened session goes to its end
 };
 
 // sentText is the prompt this page sent that turn_started's one-line,
@@ -179,15 +185,21 @@ function when(t) {
   return today ? d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : d.toLocaleDateString();
 }
 
-$('new-session').addEventListener('click', async () => {
+// startSession opens a new session in the served workspace and waits
+// until the page shows it: the landing page's first message needs one.
+async function startSession() {
   try {
     const data = await api('POST', '/api/sessions', {});
     await loadSessions();
-    open(data.id);
+    await open(data.id);
+    return true;
   } catch (e) {
     flash('Could not start a session: ' + e.message);
+    return false;
   }
-});
+}
+
+$('new-session').addEventListener('click', () => startSession());
 
 async function resume(id) {
   try {
@@ -253,7 +265,9 @@ async function open(id, { afterLag = false } = {}) {
   closeStream();
   resetView();
   page.id = id;
+  page.stick = true;
   page.fullHistory = afterLag;
+  closePanes();
   page.st.rebuilt = afterLag;
   if (location.hash !== '#s=' + encodeURIComponent(id)) history.replaceState(null, '', '#s=' + encodeURIComponent(id));
   $('empty').hidden = true;
@@ -290,6 +304,7 @@ async function open(id, { afterLag = false } = {}) {
   }
   connect(gen, afterLag ? null : 0);
   page.st.changed.add('status');
+  page.opening = true;
   draw();
 }
 
@@ -389,6 +404,12 @@ $('composer').addEventListener('submit', async (e) => {
   // Cleared at once, as chats do; a prompt that did not go out comes back
   // unless something new was typed meanwhile.
   ta.value = '';
+  page.recall = -1;
+  remember(text);
+  if (!page.id && !(await startSession())) {
+    if (ta.value === '') ta.value = text;
+    return;
+  }
   // Remembered before it goes out: its turn_started can arrive on the
   // event stream before the POST's answer does.
   page.sent.push(text);
@@ -412,12 +433,85 @@ $('prompt').addEventListener('keydown', (e) => {
     $('composer').requestSubmit();
   }
 });
+// ↑ on the first line recalls the previous prompt of the workspace, ↓ on
+// the last goes forward again and back to what was being typed.
+$('prompt').addEventListener('keydown', (e) => {
+  if (e.isComposing || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+  const ta = e.target;
+  if (e.key === 'ArrowUp' && !ta.value.slice(0, ta.selectionStart).includes('\n')) {
+    if (page.recall + 1 >= page.prompts.length) return;
+    if (page.recall < 0) page.draft = ta.value;
+    page.recall++;
+  } else if (e.key === 'ArrowDown' && page.recall >= 0 && !ta.value.slice(ta.selectionEnd).includes('\n')) {
+    page.recall--;
+  } else {
+    return;
+  }
+  e.preventDefault();
+  ta.value = page.recall < 0 ? page.draft : page.prompts[page.prompts.length - 1 - page.recall];
+  ta.setSelectionRange(ta.value.length, ta.value.length);
+});
+$('prompt').addEventListener('input', () => {
+  page.recall = -1;
+});
+
+// remember adds a prompt sent from this page to the recall list; the
+// server adds it to the workspace's history.
+function remember(text) {
+  if (page.prompts[page.prompts.length - 1] !== text) page.prompts.push(text);
+}
+
+async function loadPrompts() {
+  try {
+    const data = await api('GET', '/api/prompts');
+    const seen = [];
+    for (const p of data.prompts || []) if (seen[seen.length - 1] !== p) seen.push(p);
+    page.prompts = seen;
+  } catch {
+    page.prompts = [];
+  }
+}
+
+// Esc cancels the running turn, as in the chat, unless it closes a pane.
+document.addEventListener('keydown', (e) => {
+  if (e.key !== 'Escape' || e.isComposing) return;
+  if (closePanes()) return;
+  if (page.id && !page.st.closed && page.st.running) {
+    e.preventDefault();
+    send({ type: 'cancel' }, 'Cancel');
+  }
+});
+
 $('prompt').addEventListener('keyup', (e) => {
   if (e.key === 'Enter') swallowBreak = false;
 });
 $('prompt').addEventListener('beforeinput', (e) => {
   if (swallowBreak && (e.inputType === 'insertLineBreak' || e.inputType === 'insertParagraph')) e.preventDefault();
 });
+
+// At a narrow width the session list and the side panels are panes over
+// the chat, opened by their buttons in the header.
+function togglePane(name) {
+  const app = $('app');
+  const other = name === 'sessions' ? 'side' : 'sessions';
+  const on = !app.classList.contains('show-' + name);
+  app.classList.toggle('show-' + name, on);
+  app.classList.remove('show-' + other);
+  $('toggle-' + name).setAttribute('aria-expanded', String(on));
+  $('toggle-' + other).setAttribute('aria-expanded', 'false');
+}
+
+function closePanes() {
+  const app = $('app');
+  const open = app.classList.contains('show-sessions') || app.classList.contains('show-side');
+  app.classList.remove('show-sessions', 'show-side');
+  $('toggle-sessions').setAttribute('aria-expanded', 'false');
+  $('toggle-side').setAttribute('aria-expanded', 'false');
+  return open;
+}
+
+$('toggle-sessions').addEventListener('click', () => togglePane('sessions'));
+$('toggle-side').addEventListener('click', () => togglePane('side'));
 
 $('cancel-turn').addEventListener('click', () => send({ type: 'cancel' }, 'Cancel'));
 $('compact').addEventListener('click', () => send({ type: 'compact' }, 'Compact'));
@@ -449,11 +543,32 @@ function nearBottom() {
 function scrollDown(force) {
   const log = $('log');
   if (force || page.stick) log.scrollTop = log.scrollHeight;
+  $('jump').hidden = force || page.stick;
+  page.seenSize = log.scrollHeight + 'x' + log.clientHeight;
 }
+
+// The log follows new output while the user is at its end; scrolled up,
+// it stays where they are and offers the way back. A scroll that comes
+// with a change of size (the window resized, content rewrapped) is the
+// browser's, not the user's: the resize observers below answer it.
+$('log').addEventListener('scroll', () => {
+  const log = $('log');
+  if (page.seenSize !== log.scrollHeight + 'x' + log.clientHeight) return;
+  page.stick = nearBottom();
+  $('jump').hidden = page.stick;
+});
+// A log that changes size (a narrower window rewraps it, a code block
+// renders) stays at its end if it was there.
+const keepEnd = new ResizeObserver(() => scrollDown(false));
+for (const id of ['log', 'items', 'history']) keepEnd.observe($(id));
+$('jump').addEventListener('click', () => {
+  page.stick = true;
+  scrollDown(true);
+  $('prompt').focus();
+});
 
 function drawNow() {
   const st = page.st;
-  page.stick = nearBottom();
   const changed = st.changed;
   st.changed = new Set();
   const byID = new Map();
@@ -471,7 +586,8 @@ function drawNow() {
   if (changed.has('mcp')) drawMCP();
   const cutoff = page.fullHistory ? page.history.length : historyCutoff(page.history, page.liveFrom, st.replayedTurns);
   if (cutoff !== page.shownCutoff) drawHistory(cutoff);
-  scrollDown(false);
+  scrollDown(page.opening);
+  page.opening = false;
 }
 
 function drawHistory(cutoff) {
@@ -481,7 +597,7 @@ function drawHistory(cutoff) {
   const calls = new Map(); // call_id -> the card its result fills in
   for (const m of page.history.slice(0, cutoff)) {
     if (m.role === 'user') {
-      box.append(h('div', { class: 'msg user', 'data-testid': 'history-user', text: m.text || '' }));
+      box.append(userMessage(m.text || '', m.attachments, 'history-user'));
     } else if (m.role === 'assistant' && m.tool) {
       const t = { call: m.call_id, tool: m.tool, args: m.args || '', subject: toolSubject(m.tool, m.args), state: 'done', decision: '', output: '', durationMS: null, progress: '' };
       const el = drawTool(null, t);
@@ -508,15 +624,23 @@ function drawHistory(cutoff) {
   }
 }
 
+// userMessage is a user's message as typed, the files and directories it
+// attached shown as chips above it.
+function userMessage(text, attachments, testid) {
+  const el = h('div', { class: 'msg user', 'data-testid': testid });
+  if (attachments && attachments.length) {
+    el.append(h('div', { class: 'chips' }, ...attachments.map((p) => h('span', { class: 'chip', 'data-testid': 'attachment', title: p, text: '@' + p }))));
+  }
+  el.append(h('div', { class: 'u-text', text }));
+  return el;
+}
+
 function drawItem(item) {
   let el = page.els.get(item.id);
   const fresh = !el;
   switch (item.kind) {
     case 'user':
-      if (fresh) {
-        el = h('div', { class: 'msg user', 'data-testid': 'user-message' });
-        el.textContent = sentText(item.text);
-      }
+      if (fresh) el = userMessage(sentText(item.text), item.attachments, 'user-message');
       break;
     case 'assistant': {
       if (fresh) {
@@ -617,8 +741,10 @@ function drawStatus() {
   }
   $('status').textContent = status;
   $('status').dataset.state = st.closed ? 'closed' : st.running ? 'running' : 'idle';
-  $('prompt').disabled = !live;
-  $('send').disabled = !live;
+  // With no session open the box takes the first message, which starts
+  // one; a closed session is resumed from the list first.
+  $('prompt').disabled = !!page.id && !live;
+  $('send').disabled = !!page.id && !live;
   $('cancel-turn').disabled = !live || !st.running;
   $('compact').disabled = !live;
   $('posture').disabled = !live;
@@ -867,7 +993,7 @@ async function boot() {
   $('login').hidden = true;
   $('app').hidden = false;
   const gen = page.gen;
-  await loadSessions();
+  await Promise.all([loadSessions(), loadPrompts()]);
   // The user may have opened or started a session meanwhile: theirs wins.
   if (gen !== page.gen || page.id) return;
   const m = /^#s=(.+)$/.exec(location.hash);
@@ -879,6 +1005,7 @@ async function boot() {
     if (live) open(live.id);
     else drawStatus();
   }
+  if (!page.id) $('prompt').focus();
 }
 
 setInterval(() => {

@@ -252,7 +252,7 @@ function foldMain(st, ev) {
       if (q >= 0) st.queued.splice(q, 1);
       if (ev.seq && ev.seq <= st.snapSeq) st.replayedTurns++;
       st.sawTurn = true;
-      add(st, 'user', { text: ev.prompt || '', role: ev.role || '' });
+      add(st, 'user', { text: ev.typed || ev.prompt || '', attachments: ev.attachments || [], role: ev.role || '' });
       st.cur = null;
       st.turnText = false;
       mark(st, 'status');
