@@ -119,10 +119,11 @@ func TestE2EBrowserLongSessionStaysInView(t *testing.T) {
 	b.noExceptions()
 }
 
-// shown is the user's message on the page: its text and its first chip.
+// shown is the user's last message on the page: its text and its first
+// chip.
 type shown struct{ Text, Chip string }
 
-const shownJS = `(() => { const m = document.querySelector('[data-testid=history-user],[data-testid=user-message]'); const c = m.querySelector('[data-testid=attachment]'); return { Text: m.textContent, Chip: c ? c.textContent : '' }; })()`
+const shownJS = `(() => { const all = document.querySelectorAll('[data-testid=history-user],[data-testid=user-message]'); const m = all[all.length - 1]; const c = m.querySelector('[data-testid=attachment]'); return { Text: m.textContent, Chip: c ? c.textContent : '' }; })()`
 
 // TestE2EBrowserLandingTakesTheFirstMessage: on a server with no session
 // the composer is ready: the first message typed, with no click, starts a

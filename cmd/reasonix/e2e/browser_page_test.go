@@ -153,6 +153,9 @@ func TestBrowserMarkdownRenders(t *testing.T) {
 		{"link", "[docs](https://go.dev/doc)", []string{`<a href="https://go.dev/doc" rel="noopener noreferrer" target="_blank">docs</a>`}},
 		{"bare url", "see https://go.dev/doc.", []string{`<a href="https://go.dev/doc" rel="noopener noreferrer" target="_blank">https://go.dev/doc</a>.`}},
 		{"quote and rule", "> q\n\n---", []string{"<blockquote><p>q</p></blockquote>", "<hr>"}},
+		{"table", "| name | n |\n|:--|--:|\n| a \\| b | **2** |\n| <b>x</b> |\n\nafter", []string{`<table><thead><tr><th class="al-left">name</th><th class="al-right">n</th></tr></thead><tbody>`,
+			`<tr><td class="al-left">a | b</td><td class="al-right"><strong>2</strong></td></tr>`, `<tr><td class="al-left">&lt;b&gt;x&lt;/b&gt;</td><td class="al-right"></td></tr></tbody></table>`, "<p>after</p>"}},
+		{"pipes without a delimiter row are text", "a | b\nc | d", []string{"<p>a | b<br>c | d</p>"}},
 		// Hostile nesting is cut off at a fixed depth instead of
 		// recursing once per marker.
 		{"deep list", strings.Repeat("- ", 3000) + "end", []string{strings.Repeat("<ul><li>", 12) + "- - ", "end</li></ul>"}},

@@ -208,6 +208,8 @@ func (s *Server) routes() http.Handler {
 	api("GET /api/sessions/{id}/fleet", s.handleFleet)
 	api("POST /api/sessions/{id}/commands", s.handleCommand)
 	api("GET /api/prompts", s.handlePrompts)
+	api("GET /api/commands", s.handleCommands)
+	api("GET /api/complete", s.handleComplete)
 	// The event stream sets its own deadlines, write by write.
 	mux.Handle("GET /api/sessions/{id}/events", s.require(http.HandlerFunc(s.handleEvents)))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {

@@ -85,6 +85,8 @@ const page = {
   stick: true, // the log follows new output (the user has not scrolled up)
   seenSize: '', // the log's scroll and client height when last scrolled by the page
   opening: false, // the next draw of an opened session goes to its end
+  commands: [], // the / menu's commands (GET /api/commands)
+  menu: { kind: '', items: [], sel: 0, start: 0, seq: 0 }, // the open / or @ menu
 };
 
 // sentText is the prompt this page sent that turn_started's one-line,
@@ -405,7 +407,12 @@ $('composer').addEventListener('submit', async (e) => {
   // unless something new was typed meanwhile.
   ta.value = '';
   page.recall = -1;
+  closeMenu();
   remember(text);
+  if (await runBuiltin(text)) {
+    ta.focus();
+    return;
+  }
   if (!page.id && !(await startSession())) {
     if (ta.value === '') ta.value = text;
     return;
@@ -454,6 +461,191 @@ $('prompt').addEventListener('keydown', (e) => {
 $('prompt').addEventListener('input', () => {
   page.recall = -1;
 });
+
+// ---- the / and @ menus -------------------------------------------------------
+
+async function loadCommands() {
+  try {
+    const data = await api('GET', '/api/commands');
+    page.commands = data.commands || [];
+  } catch {
+    page.commands = [];
+  }
+}
+
+// note shows a line from the page itself (help, what a command did).
+function note(text) {
+  const box = $('flash');
+  const el = h('div', { class: 'note', 'data-testid': 'page-note', role: 'status' }, text + ' ',
+    h('button', { type: 'button', class: 'link', 'aria-label': 'Dismiss', text: 'dismiss', onclick: () => el.remove() }));
+  box.append(el);
+  while (box.children.length > 3) box.firstChild.remove();
+}
+
+// runBuiltin runs a built-in slash command as the chat does, never as text
+// for the model; false for anything else (a custom command or an MCP
+// prompt goes to the session as a prompt, which expands or runs it).
+async function runBuiltin(text) {
+  const m = /^\/(\S+)\s*([\s\S]*)$/.exec(text.trim());
+  if (!m) return false;
+  const [, name, rest] = m;
+  const b = page.commands.find((c) => c.kind === 'builtin' && c.name === name);
+  if (!b) return false;
+  const arg = rest.trim();
+  const needSession = async () => page.id || (await startSession());
+  switch (name) {
+    case 'help':
+      note(page.commands.map((c) => '/' + c.name + (c.args ? ' ' + c.args : '') + ' — ' + c.description).join('\n'));
+      return true;
+    case 'new':
+      await startSession();
+      return true;
+    case 'compact':
+      if (await needSession()) send({ type: 'compact' }, 'Compact');
+      return true;
+    case 'posture':
+      if (!arg) note('posture: ' + (page.st.posture || 'ask') + ' (ask, auto or yolo)');
+      else if (await needSession()) send({ type: 'set_posture', posture: arg }, 'Posture change');
+      return true;
+    case 'effort':
+      if (!arg) note('effort: ' + (page.st.info.effort || "the model's default"));
+      else if (await needSession()) send({ type: 'set_effort', effort: arg }, 'Effort change');
+      return true;
+    case 'goal':
+      if (!(await needSession())) return true;
+      if (arg === 'clear') send({ type: 'goal_clear' }, 'Clearing the goal');
+      else if (arg) send({ type: 'goal', objective: arg }, 'Starting the goal');
+      else note('/goal <objective> starts a goal; /goal clear clears it');
+      return true;
+    case 'mcp':
+      togglePane('side');
+      if (!$('app').classList.contains('show-side')) togglePane('side');
+      $('mcp').scrollIntoView({ block: 'nearest' });
+      return true;
+    case 'status': {
+      const u = page.st.usage;
+      note(['session ' + (page.id || 'none'), 'model ' + (page.st.info.model || '—'), 'posture ' + (page.st.posture || 'ask'), u ? 'tokens ' + u.total_tokens : ''].filter(Boolean).join(' · '));
+      return true;
+    }
+    default:
+      note('/' + name + ' is a command of the chat (reasonix in a terminal); the page does not offer it yet.');
+      return true;
+  }
+}
+
+function closeMenu() {
+  page.menu.kind = '';
+  page.menu.items = [];
+  $('menu').hidden = true;
+  $('menu').replaceChildren();
+}
+
+function drawMenu() {
+  const ul = $('menu');
+  const m = page.menu;
+  ul.replaceChildren();
+  if (!m.kind || !m.items.length) {
+    ul.hidden = true;
+    return;
+  }
+  m.items.forEach((it, i) => {
+    const li = h('li', { role: 'option', id: 'menu-' + i, 'data-testid': 'menu-item', 'data-value': it.value, 'aria-selected': i === m.sel ? 'true' : 'false' },
+      h('span', { class: 'm-name', text: it.label }), h('span', { class: 'm-desc', text: it.detail || '' }));
+    li.addEventListener('mousedown', (e) => e.preventDefault()); // keep the focus in the box
+    li.addEventListener('click', () => {
+      m.sel = i;
+      acceptMenu();
+    });
+    ul.append(li);
+  });
+  ul.hidden = false;
+  $('prompt').setAttribute('aria-activedescendant', 'menu-' + m.sel);
+  const cur = ul.children[m.sel];
+  if (cur) cur.scrollIntoView({ block: 'nearest' });
+}
+
+// refreshMenu opens the / menu for a first word being typed and the @
+// menu for a last word that starts with @, as the chat does.
+async function refreshMenu() {
+  const ta = $('prompt');
+  const v = ta.value.slice(0, ta.selectionStart);
+  const m = page.menu;
+  const seq = ++m.seq;
+  if (v.startsWith('/') && !/\s/.test(v) && v === ta.value) {
+    const prefix = v.slice(1);
+    m.kind = '/';
+    m.start = 0;
+    m.items = page.commands.filter((c) => c.name.startsWith(prefix)).map((c) => ({ label: '/' + c.name, detail: (c.args ? c.args + ' — ' : '') + c.description, value: '/' + c.name, run: c.kind === 'builtin' && !c.args }));
+    m.sel = 0;
+    drawMenu();
+    return;
+  }
+  const i = Math.max(v.lastIndexOf(' '), v.lastIndexOf('\n'), v.lastIndexOf('\t'));
+  const word = v.slice(i + 1);
+  if (!word.startsWith('@') || word.startsWith('@"')) {
+    closeMenu();
+    return;
+  }
+  let entries = [];
+  try {
+    const data = await api('GET', '/api/complete?partial=' + encodeURIComponent(word.slice(1)));
+    entries = data.entries || [];
+  } catch {
+    entries = [];
+  }
+  if (seq !== m.seq) return; // typed on meanwhile
+  m.kind = '@';
+  m.start = i + 1;
+  m.items = entries.map((e) => ({ label: '@' + e.name, value: '@' + e.name, dir: e.dir }));
+  m.sel = 0;
+  drawMenu();
+}
+
+// acceptMenu takes the highlighted entry: a command without arguments
+// runs at once; one with arguments, a file or a directory goes into the
+// box (a directory keeps the menu open a level down).
+function acceptMenu() {
+  const m = page.menu;
+  const it = m.items[m.sel];
+  if (!it) return false;
+  const ta = $('prompt');
+  const end = ta.selectionStart;
+  if (m.kind === '/') {
+    ta.value = it.value + (it.run ? '' : ' ');
+    closeMenu();
+    if (it.run) $('composer').requestSubmit();
+    else ta.setSelectionRange(ta.value.length, ta.value.length);
+    return true;
+  }
+  const insert = it.value + (it.dir ? '' : ' ');
+  ta.value = ta.value.slice(0, m.start) + insert + ta.value.slice(end);
+  const at = m.start + insert.length;
+  ta.setSelectionRange(at, at);
+  closeMenu();
+  if (it.dir) refreshMenu();
+  return true;
+}
+
+// The menu's keys come before the box's own (Enter sends, ↑ recalls).
+$('prompt').addEventListener('keydown', (e) => {
+  const m = page.menu;
+  if (!m.kind || !m.items.length || e.isComposing) return;
+  if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+    m.sel = (m.sel + (e.key === 'ArrowDown' ? 1 : m.items.length - 1)) % m.items.length;
+    drawMenu();
+  } else if ((e.key === 'Enter' && !e.shiftKey) || e.key === 'Tab') {
+    if (e.key === 'Enter') swallowBreak = true; // as for the Enter that sends
+    acceptMenu();
+  } else if (e.key === 'Escape') {
+    closeMenu();
+  } else {
+    return;
+  }
+  e.preventDefault();
+  e.stopImmediatePropagation();
+}, true);
+$('prompt').addEventListener('input', () => refreshMenu());
+$('prompt').addEventListener('blur', () => setTimeout(() => { if (document.activeElement !== $('prompt')) closeMenu(); }, 150));
 
 // remember adds a prompt sent from this page to the recall list; the
 // server adds it to the workspace's history.
@@ -993,7 +1185,7 @@ async function boot() {
   $('login').hidden = true;
   $('app').hidden = false;
   const gen = page.gen;
-  await Promise.all([loadSessions(), loadPrompts()]);
+  await Promise.all([loadSessions(), loadPrompts(), loadCommands()]);
   // The user may have opened or started a session meanwhile: theirs wins.
   if (gen !== page.gen || page.id) return;
   const m = /^#s=(.+)$/.exec(location.hash);

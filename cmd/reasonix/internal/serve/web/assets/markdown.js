@@ -1,7 +1,7 @@
 // A small Markdown renderer for model text. Model text is untrusted: every
 // character of it is HTML-escaped before any markup is added, and the only
 // tags this module emits are fixed strings (p, br, pre, code, h1-h6, ul, ol,
-// li, blockquote, hr, strong, em, del, a). Link targets pass a scheme
+// li, blockquote, hr, strong, em, del, a, table, thead, tbody, tr, th, td). Link targets pass a scheme
 // allow-list, so the HTML it returns is safe to assign to innerHTML.
 
 const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -90,6 +90,18 @@ function indentOf(line) {
 // so hostile input cannot exhaust the stack.
 const maxDepth = 12;
 
+// A table is a header row, a delimiter row (---, :--, --:, :-:) with as
+// many cells, and the rows up to a blank line (GitHub's tables).
+const DELIM = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+// cells splits a table row on the pipes that are not escaped.
+function cells(row) {
+  let r = row.trim();
+  if (r.startsWith('|')) r = r.slice(1);
+  if (r.endsWith('|') && !r.endsWith('\\|')) r = r.slice(0, -1);
+  return r.split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|'));
+}
+
 function blocks(lines, depth = 0) {
   const out = [];
   let para = [];
@@ -128,6 +140,23 @@ function blocks(lines, depth = 0) {
       out.push('<h' + n + '>' + inline(m[2]) + '</h' + n + '>');
       i++;
       continue;
+    }
+    if (i + 1 < lines.length && line.includes('|') && DELIM.test(lines[i + 1])) {
+      const head = cells(line);
+      const aligns = cells(lines[i + 1]).map((c) => (/^:-+:$/.test(c) ? 'center' : /^-+:$/.test(c) ? 'right' : /^:-+$/.test(c) ? 'left' : ''));
+      if (aligns.length === head.length) {
+        flush();
+        const td = (tag, c, k) => '<' + tag + (aligns[k] ? ' class="al-' + aligns[k] + '"' : '') + '>' + inline(c) + '</' + tag + '>';
+        let html = '<table><thead><tr>' + head.map((c, k) => td('th', c, k)).join('') + '</tr></thead><tbody>';
+        i += 2;
+        while (i < lines.length && lines[i].trim() !== '' && lines[i].includes('|')) {
+          const row = cells(lines[i]);
+          html += '<tr>' + head.map((_, k) => td('td', row[k] || '', k)).join('') + '</tr>';
+          i++;
+        }
+        out.push(html + '</tbody></table>');
+        continue;
+      }
     }
     if (RULE.test(line)) {
       flush();
