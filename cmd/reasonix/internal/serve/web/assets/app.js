@@ -78,6 +78,7 @@ const page = {
   drawQueued: false,
   retry: 0,
   lags: 0, // rebuilds after a lagged event, shown as data-rebuilds on the log
+  taskShown: '', // the fleet task whose detail is shown
   sent: [], // prompts this page sent, to show whole what turn_started shortens
   prompts: [], // the workspace's prompt history, oldest first, for ↑/↓
   recall: -1, // the entry ↑ shows, -1 for none
@@ -250,6 +251,7 @@ function resetView() {
   page.st = newState();
   page.els.clear();
   page.rows.clear();
+  page.taskShown = '';
   page.history = [];
   page.liveFrom = undefined;
   page.shownCutoff = -1;
@@ -1085,8 +1087,24 @@ function drawFleet() {
         h('td', { class: 'f-id' }), h('td', { class: 'f-state', 'data-field': 'state' }), h('td', { 'data-field': 'profile' }), h('td', { class: 'f-tool', 'data-field': 'tool' }),
         h('td', { 'data-field': 'tokens' }), h('td', { 'data-field': 'cache' }), h('td', { 'data-field': 'elapsed' }), h('td', {}));
       page.rows.set(row.id, tr);
+      const pick = () => {
+        page.taskShown = page.taskShown === row.id ? '' : row.id;
+        drawFleet();
+      };
+      tr.tabIndex = 0;
+      tr.setAttribute('aria-label', 'Task ' + row.id + ': show its detail');
+      tr.addEventListener('click', (e) => {
+        if (!e.target.closest('button')) pick();
+      });
+      tr.addEventListener('keydown', (e) => {
+        if ((e.key === 'Enter' || e.key === ' ') && e.target === tr) {
+          e.preventDefault();
+          pick();
+        }
+      });
       body.append(tr);
     }
+    tr.classList.toggle('selected', row.id === page.taskShown);
     if (row.state === 'running') running++;
     else if (row.state === 'done') done++;
     else queued++;
@@ -1113,8 +1131,32 @@ function drawFleet() {
       c[7].append(btn);
     } else if (!cancellable && btn) btn.remove();
   }
+  drawTaskDetail(now);
   const n = page.st.tasks.size;
   $('fleet-count').textContent = n ? n + ' tasks · ' + done + ' done · ' + running + ' running · ' + queued + ' queued' : '';
+}
+
+// drawTaskDetail shows the task picked in the fleet table: its prompt,
+// state, current tool, tokens and last lines, with its cancel.
+function drawTaskDetail(now) {
+  const box = $('task-detail');
+  const row = page.taskShown && page.st.tasks.get(page.taskShown);
+  if (!row) {
+    box.hidden = true;
+    box.replaceChildren();
+    return;
+  }
+  const state = row.state === 'done' ? row.status || 'done' : row.state;
+  const facts = [state, row.profile ? 'profile ' + row.profile : '', row.tool ? 'in ' + row.tool : '', row.tools + ' tool calls', tokens(row.tokens) + ' tokens', taskElapsed(row, now), row.worker ? 'on ' + row.worker : ''].filter(Boolean).join(' · ');
+  const kids = [h('h3', { text: row.id }), h('div', { class: 'meta', 'data-testid': 'task-facts', text: facts }),
+    h('pre', { 'data-testid': 'task-prompt', text: row.prompt || '' })];
+  if (row.error) kids.push(h('div', { class: 'err', text: row.error }));
+  kids.push(h('pre', { 'data-testid': 'task-tail', text: row.tail || '(no output yet)' }));
+  if (row.state !== 'done' && !page.st.closed) {
+    kids.push(h('button', { type: 'button', 'data-testid': 'task-detail-cancel', text: 'Cancel ' + row.id, onclick: () => send({ type: 'cancel_task', id: row.id }, 'Cancelling ' + row.id) }));
+  }
+  box.replaceChildren(...kids);
+  box.hidden = false;
 }
 
 // Running tasks' clocks tick without events.

@@ -80,10 +80,17 @@ export function cut(s, n) {
   return chars.length <= n ? String(s) : chars.slice(0, n - 1).join('') + '…';
 }
 
+// tailOf keeps the last 8 lines (at most 1200 characters) of a task's
+// output.
+function tailOf(s) {
+  const lines = s.slice(-1200).split('\n');
+  return lines.slice(-8).join('\n');
+}
+
 function task(st, id) {
   let row = st.tasks.get(id);
   if (!row) {
-    row = { id: id, fleet: '', prompt: '', profile: '', writer: false, model: '', worker: '', attempt: 1, state: 'queued', status: '', error: '', tool: '', tokens: 0, cachePct: null, started: 0, durationMS: null };
+    row = { id: id, fleet: '', prompt: '', profile: '', writer: false, model: '', worker: '', attempt: 1, state: 'queued', status: '', error: '', tool: '', tokens: 0, cachePct: null, started: 0, durationMS: null, tail: '', tools: 0 };
     st.tasks.set(id, row);
   }
   mark(st, 'tasks');
@@ -217,8 +224,14 @@ function foldTask(st, ev) {
       Object.assign(row, { state: 'queued', tool: '', started: 0 });
       dropApprovals(st, ev.task);
       break;
+    case 'text_delta':
+      // The task's last lines, for its detail: what it said most lately.
+      row.tail = tailOf(row.tail + (ev.text || ''));
+      break;
     case 'tool_started':
       row.tool = ev.tool;
+      row.tools++;
+      row.tail = tailOf(row.tail + (row.tail && !row.tail.endsWith('\n') ? '\n' : '') + '● ' + ev.tool + '\n');
       break;
     case 'tool_finished':
       if (row.tool === ev.tool) row.tool = '';
