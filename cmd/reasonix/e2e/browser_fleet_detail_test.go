@@ -27,6 +27,10 @@ func TestE2EBrowserFleetRowDetail(t *testing.T) {
 	_, b := browserSignedIn(t, e)
 	b.prompt("fan out")
 	b.do("the fleet's approval", chromedp.WaitVisible(chromedp.CSS(`[data-testid=approval][data-tool=fleet]`)))
+	// It shows the tasks it would start, not the call's JSON.
+	if got := pageEval[string](b, `(() => { const c = document.querySelector('[data-testid=approval]'); return c.querySelector('[data-testid=approval-tasks-count]').textContent + [...c.querySelectorAll('[data-testid=approval-tasks] li')].map((l) => ' ' + l.textContent).join(''); })()`); got != "2 tasks: task 1 task 2" {
+		t.Errorf("the fleet's approval shows %q", got)
+	}
 	b.do("approve the fleet", chromedp.Click(chromedp.CSS(`[data-testid=approval] [data-testid=approve-once]`)))
 	b.waitJS("task 1 done, task 2 running", `document.querySelector('[data-testid=fleet-row][data-task="f1.1"]')?.dataset.status === 'ok' && document.querySelector('[data-testid=fleet-row][data-task="f1.2"]')?.dataset.state === 'running'`)
 

@@ -181,12 +181,18 @@ func TestE2EBrowserApproveAndDeny(t *testing.T) {
 	b.do("the approval", chromedp.WaitVisible(chromedp.CSS(`[data-testid=approval][data-tool=write_file]`)))
 	b.shot("approval-asked")
 	type card struct {
-		Args    string
-		Buttons []string
+		Args, Preview, Added string
+		Buttons              []string
 	}
-	c := pageEval[card](b, `(() => { const c = document.querySelector('[data-testid=approval]'); return { Args: c.querySelector('[data-testid=approval-args]').textContent, Buttons: [...c.querySelectorAll('button')].map((x) => x.dataset.testid) }; })()`)
+	// The write shows the new file as a diff, as the chat does; the raw
+	// arguments are folded under it.
+	b.waitJS("the write's preview", `document.querySelector('[data-testid=approval] [data-testid=approval-preview]') !== null`)
+	c := pageEval[card](b, `(() => { const c = document.querySelector('[data-testid=approval]'); const p = c.querySelector('[data-testid=approval-preview]'); return { Args: c.querySelector('[data-testid=approval-args]').textContent, Preview: p.textContent, Added: [...p.querySelectorAll('.d-add')].map((x) => x.textContent).join(''), Buttons: [...c.querySelectorAll('button')].map((x) => x.dataset.testid) }; })()`)
 	if !strings.Contains(c.Args, "approved.txt") || strings.Join(c.Buttons, ",") != "approve-once,approve-session,approve-always,approve-deny" {
 		t.Errorf("approval card = %+v", c)
+	}
+	if !strings.Contains(c.Preview, "+++ b/approved.txt") || c.Added != "+written from the browser\n" {
+		t.Errorf("the write's preview = %q, added lines %q", c.Preview, c.Added)
 	}
 	b.do("approve once", chromedp.Click(chromedp.CSS(`[data-testid=approval] [data-testid=approve-once]`)))
 	b.waitJS("the write to finish", `(() => { const c = document.querySelector('[data-testid=tool-card][data-call=w1]'); return c && c.dataset.state === 'done' && !document.querySelector('[data-testid=approval]') && document.querySelector('[data-testid=status]').dataset.state === 'idle'; })()`)

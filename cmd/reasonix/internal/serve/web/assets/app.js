@@ -970,6 +970,44 @@ function prettyArgs(args) {
   }
 }
 
+// approvalBody is what an approval shows of its call, as the chat shows
+// it: a write's or an edit's diff (the event's preview), a delegation's
+// tasks, else the arguments; the raw arguments stay one click away.
+function approvalBody(a) {
+  const raw = h('pre', { 'data-testid': 'approval-args', text: prettyArgs(a.args) });
+  if (a.preview) {
+    const pre = h('pre', { class: 'diff', 'data-testid': 'approval-preview' });
+    for (const line of a.preview.split('\n')) {
+      const cls = line.startsWith('+++') || line.startsWith('---') ? 'd-file' : line.startsWith('+') ? 'd-add' : line.startsWith('-') ? 'd-del' : line.startsWith('@@') ? 'd-hunk' : '';
+      pre.append(h('span', { class: cls, text: line + '\n' }));
+    }
+    return [pre, h('details', {}, h('summary', { class: 'meta', text: 'arguments' }), raw)];
+  }
+  const tasks = delegatedTasks(a.tool, a.args);
+  if (tasks) {
+    return [h('p', { 'data-testid': 'approval-tasks-count', text: tasks.length + (tasks.length === 1 ? ' task:' : ' tasks:') }),
+      h('ol', { class: 'tasks', 'data-testid': 'approval-tasks' }, ...tasks.map((t) => h('li', { text: cut(t, 300) }))),
+      h('details', {}, h('summary', { class: 'meta', text: 'arguments' }), raw)];
+  }
+  return [raw];
+}
+
+// delegatedTasks are the prompts of a fleet, parallel_tasks or task call,
+// or null for any other call.
+function delegatedTasks(tool, args) {
+  if (!['fleet', 'parallel_tasks', 'task'].includes(tool)) return null;
+  let v;
+  try {
+    v = JSON.parse(args);
+  } catch {
+    return null;
+  }
+  if (tool === 'task') return typeof v.prompt === 'string' ? [v.prompt] : null;
+  const list = Array.isArray(v.tasks) ? v.tasks : null;
+  if (!list) return null;
+  return list.map((t) => (typeof t === 'string' ? t : t && typeof t.prompt === 'string' ? t.prompt : JSON.stringify(t)));
+}
+
 function approvalCard(a) {
   const title = 'Allow ' + a.tool + (a.task ? ' (task ' + a.task + ')' : '') + '?';
   const hid = 'ap-' + a.request_id.replace(/[^\w-]/g, '_');
@@ -980,7 +1018,7 @@ function approvalCard(a) {
   const card = h('section', { class: 'approval', role: 'alertdialog', 'aria-labelledby': hid, 'data-testid': 'approval', 'data-request-id': a.request_id, 'data-tool': a.tool },
     h('h3', { id: hid, text: title }),
     a.reason ? h('p', { class: 'meta', 'data-testid': 'approval-reason', text: a.reason }) : null,
-    h('pre', { 'data-testid': 'approval-args', text: prettyArgs(a.args) }),
+    ...approvalBody(a),
     rule ? h('label', { class: 'meta' }, 'Remember as ', rule) : suggestions.length === 1 ? h('p', { class: 'meta', text: 'Rule: ' + suggestions[0] }) : null,
     buttons, err);
   const decisions = a.once_only ? ['once', 'deny'] : ['once', 'session', 'always', 'deny'];

@@ -161,7 +161,7 @@ export function fold(st, ev) {
   // subagent's request names its task but is answered here.
   switch (ev.type) {
     case 'approval_requested':
-      st.approvals.set(ev.request_id, { seq: ev.seq, task: ev.task || '', request_id: ev.request_id, call_id: ev.call_id, tool: ev.tool, args: ev.args, reason: ev.reason, suggestions: ev.suggestions || [], once_only: !!ev.once_only });
+      st.approvals.set(ev.request_id, { seq: ev.seq, task: ev.task || '', request_id: ev.request_id, call_id: ev.call_id, tool: ev.tool, args: ev.args, reason: ev.reason, preview: ev.preview || '', suggestions: ev.suggestions || [], once_only: !!ev.once_only });
       mark(st, 'approvals');
       return true;
     case 'approval_resolved': {
