@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
@@ -68,8 +70,47 @@ func newBrowserTab(t *testing.T) *browserTab {
 		t.Fatalf("start chromium: %v", err)
 	}
 	exceptions := chromedp.Events(ctx, runtime.ExceptionThrown)
+	// Console errors and the browser's own error entries (a CSP
+	// violation, a deprecated feature) count as the page's errors; a
+	// refused request (a 401 a test asks for) is the test's business.
+	consoleErrs := chromedp.Events(ctx, runtime.ConsoleAPICalled)
+	entries := chromedp.Events(ctx, cdplog.EntryAdded)
+	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("enable the browser log: %v", err)
+	}
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		for ev, err := range consoleErrs {
+			if err != nil {
+				return
+			}
+			if ev.Type != runtime.ConsoleAPICalledTypeError && ev.Type != runtime.ConsoleAPICalledTypeAssert {
+				continue
+			}
+			var parts []string
+			for _, a := range ev.Args {
+				parts = append(parts, strings.Trim(string(a.Value), `"`)+a.Description)
+			}
+			b.mu.Lock()
+			b.exceptions = append(b.exceptions, "console."+string(ev.Type)+": "+strings.Join(parts, " "))
+			b.mu.Unlock()
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for ev, err := range entries {
+			if err != nil {
+				return
+			}
+			if e := ev.Entry; e != nil && e.Level == cdplog.EntryLevelError && e.Source != cdplog.EntrySourceNetwork {
+				b.mu.Lock()
+				b.exceptions = append(b.exceptions, fmt.Sprintf("browser %s error: %s (%s)", e.Source, e.Text, e.URL))
+				b.mu.Unlock()
+			}
+		}
+	}()
 	go func() {
 		defer wg.Done()
 		for ev, err := range exceptions {
@@ -103,7 +144,9 @@ func pageExceptionText(d *runtime.ExceptionDetails) string {
 	return fmt.Sprintf("%s (%s:%d)", s, d.URL, d.LineNumber+1)
 }
 
-// noExceptions fails the test when the page threw anything uncaught.
+// noExceptions fails the test when the page threw anything uncaught, wrote
+// an error to the console or made the browser log one (a blocked inline
+// style, say).
 func (b *browserTab) noExceptions() {
 	b.t.Helper()
 	b.mu.Lock()
