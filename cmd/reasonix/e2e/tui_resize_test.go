@@ -3,7 +3,6 @@ package e2e
 import (
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -18,10 +17,7 @@ import (
 // ones into the scrollback, as most terminals do.
 func TestE2ETUIResizeLeavesNoCopies(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(free)
+	release, free := heldUntil(t)
 	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 		if isSubagent(req) {
 			select {
@@ -59,28 +55,17 @@ func TestE2ETUIResizeLeavesNoCopies(t *testing.T) {
 		}
 		// The selected row is as wide as the panel, the panel as the
 		// terminal: once it is, the chat has drawn at the new width.
-		m.waitOn(m.joined, "the chat drawn again at width "+strconv.Itoa(w), func(all string) bool {
+		m.waitOn(m.scrollback, "the chat drawn again at width "+strconv.Itoa(w), func(all string) bool {
 			return selectedWidth(all) == w && drawnOnce(all)
 		})
 	}
 	// Nothing is drawn late: a second look finds the same.
-	if all := m.joined(); !drawnOnce(all) {
+	if all := m.scrollback(); !drawnOnce(all) {
 		t.Errorf("after the last resize the scrollback has copies:\n%s", all)
 	}
 	free()
 	m.waitText("The fleet came back.")
 	m.quit()
-}
-
-// joined is the whole pane, scrollback and screen, with rows the terminal
-// wrapped joined and trailing blanks kept.
-func (m *tmuxTerm) joined() string {
-	m.t.Helper()
-	out, err := m.run("capture-pane", "-p", "-J", "-S", "-", "-t", m.target)
-	if err != nil {
-		m.t.Fatalf("tmux capture-pane: %v\n%s", err, out)
-	}
-	return out
 }
 
 // selectedWidth is the width of the fleet panel's selected row, -1 when

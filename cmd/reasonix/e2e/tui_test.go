@@ -360,6 +360,17 @@ func fleetRows(screen string, rows map[int]string) {
 	}
 }
 
+// heldUntil is a gate for the model fake's answers: they wait on release
+// until the test calls free, or the test ends (a handler must return
+// before the fake closes).
+func heldUntil(t *testing.T) (release <-chan struct{}, free func()) {
+	ch := make(chan struct{})
+	var once sync.Once
+	free = func() { once.Do(func() { close(ch) }) }
+	t.Cleanup(free)
+	return ch, free
+}
+
 // TestE2ETUIFleetPanel: a 16-task fleet, allowed with y, shows all 16 of
 // its rows at once on a 160×50 terminal while its tasks run (each held
 // until the test has seen them all); walking the focused panel selects
@@ -367,10 +378,7 @@ func fleetRows(screen string, rows map[int]string) {
 // scrollback, and a second fleet gets a panel of its own.
 func TestE2ETUIFleetPanel(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(free)
+	release, free := heldUntil(t)
 	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 		if isSubagent(req) {
 			if strings.Contains(req.FirstUser(), "second") {
