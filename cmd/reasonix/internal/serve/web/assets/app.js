@@ -520,7 +520,6 @@ async function runBuiltin(text) {
       else note('/goal <objective> starts a goal; /goal clear clears it');
       return true;
     case 'mcp':
-      togglePane('side');
       if (!$('app').classList.contains('show-side')) togglePane('side');
       $('mcp').scrollIntoView({ block: 'nearest' });
       return true;
