@@ -5,6 +5,7 @@
 
 import { renderMarkdown } from './markdown.js';
 import { newState, fold, historyCutoff, toolSubject, cut } from './fold.js';
+import { formFields, formContent } from './form.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -1054,24 +1055,21 @@ function drawElicitations() {
 
 function elicitationCard(e) {
   const hid = 'el-' + e.request_id.replace(/[^\w-]/g, '_');
-  const fields = [];
-  let schema = e.schema;
-  if (typeof schema === 'string') {
-    try {
-      schema = JSON.parse(schema);
-    } catch {
-      schema = null;
-    }
+  const fields = formFields(e.schema);
+  const form = h('form', { 'data-testid': 'elicitation-form' });
+  form.addEventListener('submit', (ev) => {
+    // Enter in a field accepts, as in the chat; the page never navigates.
+    ev.preventDefault();
+    answer('accept');
+  });
+  const read = [];
+  for (const f of fields) {
+    const [input, value] = fieldInput(f, hid);
+    read.push([f.name, value]);
+    form.append(input);
   }
-  const form = h('form', {});
-  const props = (schema && schema.properties) || {};
-  for (const [name, p] of Object.entries(props)) {
-    const type = p.type === 'boolean' ? 'checkbox' : p.type === 'number' || p.type === 'integer' ? 'number' : 'text';
-    const input = h('input', { type, name, 'aria-label': p.title || name, required: (schema.required || []).includes(name) && type !== 'checkbox' });
-    if (p.default !== undefined) type === 'checkbox' ? (input.checked = !!p.default) : (input.value = p.default);
-    fields.push([name, p, input]);
-    form.append(h('label', { class: 'meta' }, (p.title || name) + (p.description ? ' — ' + p.description : '') + ' ', input));
-  }
+  const error = h('p', { class: 'err', role: 'alert', 'data-testid': 'elicitation-error', hidden: true });
+  form.append(error);
   const card = h('section', { class: 'approval', role: 'alertdialog', 'aria-labelledby': hid, 'data-testid': 'elicitation', 'data-request-id': e.request_id },
     h('h3', { id: hid, text: e.server + ' asks' }),
     h('p', { text: e.message || '' }));
@@ -1089,11 +1087,11 @@ function elicitationCard(e) {
     const cmd = { type: 'elicitation', id: e.request_id, action };
     if (action === 'accept' && fields.length) {
       if (!form.reportValidity()) return;
-      cmd.content = {};
-      for (const [name, p, input] of fields) {
-        if (input.type === 'checkbox') cmd.content[name] = input.checked;
-        else if (input.value !== '') cmd.content[name] = input.type === 'number' ? Number(input.value) : input.value;
-      }
+      const got = formContent(fields, Object.fromEntries(read.map(([name, value]) => [name, value()])));
+      error.hidden = !got.error;
+      error.textContent = got.error || '';
+      if (got.error) return;
+      cmd.content = got.content;
     }
     if (await send(cmd, 'Answering ' + e.server)) {
       page.st.elicitations.delete(e.request_id);
@@ -1105,6 +1103,44 @@ function elicitationCard(e) {
     h('button', { type: 'button', 'data-testid': 'elicit-decline', text: 'Decline', onclick: () => answer('decline') }),
     h('button', { type: 'button', 'data-testid': 'elicit-cancel', text: 'Cancel', onclick: () => answer('cancel') })));
   return card;
+}
+
+// fieldInput draws one field of an elicitation form and returns it with
+// a function reading its value: its text, checked state or picked options.
+function fieldInput(f, hid) {
+  const id = hid + '-' + f.name.replace(/[^\w-]/g, '_');
+  const label = (f.title || f.name) + (f.required ? ' *' : '');
+  const desc = f.desc ? h('span', { class: 'meta', text: ' — ' + f.desc }) : null;
+  const wrap = (input) => h('div', { class: 'field', 'data-testid': 'elicitation-field', 'data-field': f.name },
+    h('label', { for: id, text: label }), desc, input);
+  if (f.kind === 'boolean') {
+    const box = h('input', { id, type: 'checkbox', name: f.name });
+    box.checked = f.def === true;
+    return [wrap(box), () => box.checked];
+  }
+  if (f.kind === 'enum') {
+    const sel = h('select', { id, name: f.name, required: f.required });
+    f.options.forEach((o, i) => sel.append(h('option', { value: o, text: f.labels[i] })));
+    if (f.options.includes(String(f.def))) sel.value = String(f.def);
+    return [wrap(sel), () => sel.value];
+  }
+  if (f.kind === 'multi') {
+    const def = Array.isArray(f.def) ? f.def.map(String) : [];
+    const boxes = f.options.map((o, i) => {
+      const box = h('input', { type: 'checkbox', name: f.name, value: o, id: id + '-' + i });
+      box.checked = def.includes(o);
+      return h('label', { class: 'choice', for: id + '-' + i }, box, ' ' + f.labels[i]);
+    });
+    const group = h('fieldset', { class: 'field', 'data-testid': 'elicitation-field', 'data-field': f.name },
+      h('legend', { text: label }), desc, ...boxes);
+    return [group, () => boxes.map((l) => l.firstChild).filter((b) => b.checked).map((b) => b.value)];
+  }
+  const type = f.kind === 'number' || f.kind === 'integer' ? 'number'
+    : { email: 'email', uri: 'url', date: 'date', 'date-time': 'datetime-local' }[f.format] || 'text';
+  const input = h('input', { id, type, name: f.name, required: f.required, autocomplete: 'off',
+    step: f.kind === 'integer' ? '1' : f.kind === 'number' ? 'any' : undefined, min: f.min, max: f.max });
+  if (f.def !== undefined && f.def !== null && typeof f.def !== 'object') input.value = String(f.def);
+  return [wrap(input), () => input.value];
 }
 
 function taskElapsed(row, now) {
