@@ -94,3 +94,34 @@ func TestE2EBrowserElicitationForm(t *testing.T) {
 	}
 	b.noExceptions()
 }
+
+// TestE2EBrowserMCPPromptMenu: once the session's MCP server is ready, the
+// page's / menu lists its prompts with their arguments, as the chat's
+// does, and one chosen from it goes to the session, which expands it: the
+// model sees the prompt's text, not the command.
+func TestE2EBrowserMCPPromptMenu(t *testing.T) {
+	node, script := mcptest.Everything(t)
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		return providertest.Turn{Text: "sunny"}
+	}))
+	e.writeConfig(fmt.Sprintf("\n[[plugins]]\nname = \"everything\"\ncommand = %q\nargs = [%q, \"stdio\"]\n", node, script))
+	_, b := browserSignedIn(t, e)
+	b.waitJS("the MCP server", `(() => { const m = document.querySelector('[data-testid=mcp-server][data-server=everything]'); return m && m.dataset.state === 'ready'; })()`)
+
+	b.do("type /mcp", chromedp.SendKeys(chromedp.CSS(`[data-testid=composer]`), "/mcp__every"))
+	b.waitJS("the prompts in the menu", `[...document.querySelectorAll('[data-testid=menu-item]')].some((i) => i.dataset.value === '/mcp__everything__args-prompt')`)
+	b.shot("mcp-prompt-menu")
+	if d := pageEval[string](b, `[...document.querySelectorAll('[data-testid=menu-item]')].find((i) => i.dataset.value === '/mcp__everything__args-prompt').textContent`); !strings.Contains(d, "<city>") {
+		t.Errorf("the menu entry %q does not show the prompt's required argument", d)
+	}
+	b.prompt("thing__args-prompt Paris")
+	b.waitJS("the answer", `[...document.querySelectorAll('[data-testid=assistant-message]')].some((m) => m.textContent.includes('sunny'))`)
+	reqs := e.srv.Requests()
+	if len(reqs) != 1 || !strings.Contains(reqs[0].LastUser(), "weather in Paris") {
+		var last string
+		if len(reqs) > 0 {
+			last = reqs[len(reqs)-1].LastUser()
+		}
+		t.Errorf("%d model requests; the last user message = %q", len(reqs), last)
+	}
+}

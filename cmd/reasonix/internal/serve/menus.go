@@ -5,29 +5,35 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"reasonix/core/command"
+	"reasonix/core/mcp"
 	"reasonix/core/ref"
 )
 
 // The page's / and @ menus offer what the chat's offer: the built-in and
-// custom commands (the session's MCP prompts the page adds from its MCP
-// state), and the entries of one workspace directory, with the chat's
-// rules (ref.Complete).
+// custom commands and the open session's MCP prompts, and the entries of
+// one workspace directory, with the chat's rules (ref.Complete).
 
 // commandJSON is one entry of the / menu.
 type commandJSON struct {
 	Name        string `json:"name"`
 	Args        string `json:"args,omitempty"`
 	Description string `json:"description"`
-	// Kind is builtin or custom.
+	// Kind is builtin, custom or mcp.
 	Kind string `json:"kind"`
 }
 
-// handleCommands is GET /api/commands: {"commands": [...], "problems": [...]},
-// the built-ins first, then the user's and the workspace's commands, read
-// again at each request (a command file edited meanwhile is what the user
-// expects to see).
+// mcpMenuTimeout bounds the session's answer about its MCP servers; the
+// menu is drawn without the prompts rather than late.
+const mcpMenuTimeout = 2 * time.Second
+
+// handleCommands is GET /api/commands[?session=ID]: {"commands": [...],
+// "problems": [...]}, the built-ins first, then the user's and the
+// workspace's commands, read again at each request (a command file edited
+// meanwhile is what the user expects to see), then the prompts of the
+// named open session's ready MCP servers.
 func (s *Server) handleCommands(w http.ResponseWriter, r *http.Request) {
 	out := []commandJSON{}
 	for _, b := range command.Builtins {
@@ -41,10 +47,36 @@ func (s *Server) handleCommands(w http.ResponseWriter, r *http.Request) {
 	for _, p := range problems {
 		msgs = append(msgs, p.String())
 	}
+	if id := r.URL.Query().Get("session"); id != "" {
+		if e := s.live(r.Context(), id); e != nil {
+			st, err := e.live.Session().MCPStatus(mcpMenuTimeout)
+			if err != nil {
+				msgs = append(msgs, "mcp prompts: "+err.Error())
+			} else {
+				for _, p := range st.MCPPrompts() {
+					out = append(out, commandJSON{Name: p.Command(), Args: promptArgs(p.Prompt), Description: p.Prompt.Description, Kind: "mcp"})
+				}
+			}
+		}
+	}
 	writeJSON(w, http.StatusOK, struct {
 		Commands []commandJSON `json:"commands"`
 		Problems []string      `json:"problems"`
 	}{out, msgs})
+}
+
+// promptArgs is an MCP prompt's usage: <name> for a required argument,
+// [name] for an optional one, in declared order.
+func promptArgs(p mcp.Prompt) string {
+	var words []string
+	for _, a := range p.Arguments {
+		if a.Required {
+			words = append(words, "<"+a.Name+">")
+		} else {
+			words = append(words, "["+a.Name+"]")
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // handleComplete is GET /api/complete?partial=P: {"entries": [{"name","dir"}]},

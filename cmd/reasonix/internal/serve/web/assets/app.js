@@ -88,6 +88,7 @@ const page = {
   seenSize: '', // the log's scroll and client height when last scrolled by the page
   opening: false, // the next draw of an opened session goes to its end
   commands: [], // the / menu's commands (GET /api/commands)
+  commandsSeq: 0, // the latest loadCommands
   menu: { kind: '', items: [], sel: 0, start: 0, seq: 0 }, // the open / or @ menu
 };
 
@@ -272,6 +273,7 @@ async function open(id, { afterLag = false } = {}) {
   page.id = id;
   page.stick = true;
   page.fullHistory = afterLag;
+  loadCommands();
   closePanes();
   page.st.rebuilt = afterLag;
   if (location.hash !== '#s=' + encodeURIComponent(id)) history.replaceState(null, '', '#s=' + encodeURIComponent(id));
@@ -467,13 +469,20 @@ $('prompt').addEventListener('input', () => {
 
 // ---- the / and @ menus -------------------------------------------------------
 
+// loadCommands reads the / menu: the built-in and custom commands, and the
+// open session's MCP prompts (read again when its servers change). A
+// slower, older answer never replaces a newer one.
 async function loadCommands() {
+  const seq = ++page.commandsSeq;
+  const q = page.id ? '?session=' + encodeURIComponent(page.id) : '';
+  let cmds = [];
   try {
-    const data = await api('GET', '/api/commands');
-    page.commands = data.commands || [];
+    const data = await api('GET', '/api/commands' + q);
+    cmds = data.commands || [];
   } catch {
-    page.commands = [];
+    // an empty menu; the next load tries again
   }
+  if (seq === page.commandsSeq) page.commands = cmds;
 }
 
 // note shows a line from the page itself (help, what a command did).
@@ -777,7 +786,10 @@ function drawNow() {
   if (changed.has('elicitations')) drawElicitations();
   if (changed.has('tasks')) drawFleet();
   if (changed.has('goal')) drawGoal();
-  if (changed.has('mcp')) drawMCP();
+  if (changed.has('mcp')) {
+    drawMCP();
+    loadCommands();
+  }
   const cutoff = page.fullHistory ? page.history.length : historyCutoff(page.history, page.liveFrom, st.replayedTurns);
   if (cutoff !== page.shownCutoff) drawHistory(cutoff);
   scrollDown(page.opening);
