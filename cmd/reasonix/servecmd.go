@@ -225,7 +225,7 @@ func runServe(f *cmdutil.Factory, o *ServeOptions) error {
 	g.Cwd = cwd
 	srv, err := serve.New(serve.Options{
 		Open: func(ctx context.Context, req serve.OpenRequest) (*actors.Live, []string, error) {
-			live, warns, err := openLive(f, g, liveRequest{Cwd: cwd, Model: req.Model, Resume: req.Resume}, logger)
+			live, warns, err := openLive(f, g, liveRequest{Cwd: cwd, Model: req.Model, Resume: req.Resume, PlanMode: req.Plan, PermissionMode: req.Posture}, logger)
 			if _, ok := errors.AsType[*cmdutil.UsageError](err); ok {
 				err = fmt.Errorf("%w: %w", serve.ErrInvalid, err)
 			}

@@ -138,7 +138,7 @@ func (h *harness) open(ctx context.Context, req OpenRequest) (*actors.Live, []st
 		h.entered <- struct{}{}
 		<-h.release
 	}
-	o := assemble.BuildOptions{Cwd: h.cwd, Model: req.Model, Interactive: true}
+	o := assemble.BuildOptions{Cwd: h.cwd, Model: req.Model, Interactive: true, PlanMode: req.Plan, PermissionMode: req.Posture}
 	if req.Resume != "" {
 		path := filepath.Join(session.ProjectDir(h.home, h.cwd), req.Resume+".jsonl")
 		hd, msgs, _, err := session.Load(path)

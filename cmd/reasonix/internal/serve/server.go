@@ -22,6 +22,12 @@ import (
 type OpenRequest struct {
 	Resume string
 	Model  string
+	// Plan opens the session in plan mode.
+	Plan bool
+	// Posture is the approval posture to start with; empty means the
+	// configured one. A session reopened in or out of plan mode keeps the
+	// posture it had.
+	Posture string
 }
 
 // ErrInvalid marks an Open failure that is the request's fault (an unknown

@@ -219,17 +219,30 @@ func (s *Server) handleOpen(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Resume string `json:"resume"`
 		Model  string `json:"model"`
+		Plan   *bool  `json:"plan"`
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxOpenBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
-		writeError(w, http.StatusBadRequest, "open session: want {} or {\"resume\":\"<id>\",\"model\":\"…\"}: "+err.Error())
+		writeError(w, http.StatusBadRequest, "open session: want {} or {\"resume\":\"<id>\",\"model\":\"…\",\"plan\":true}: "+err.Error())
 		return
 	}
 	req.Resume, req.Model = body.Resume, body.Model
+	if body.Plan != nil {
+		req.Plan = *body.Plan
+	}
 	if req.Resume != "" {
 		if e := s.live(r.Context(), req.Resume); e != nil {
-			writeJSON(w, http.StatusOK, map[string]string{"id": e.id})
+			if body.Plan == nil {
+				writeJSON(w, http.StatusOK, map[string]string{"id": e.id})
+				return
+			}
+			e, status, err := s.reopen(r.Context(), e, req)
+			if err != nil {
+				writeError(w, status, err.Error())
+				return
+			}
+			writeJSON(w, status, map[string]any{"id": e.id, "warnings": nonNil(e.warns)})
 			return
 		}
 		if !s.saved(req.Resume) {
@@ -242,11 +255,49 @@ func (s *Server) handleOpen(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, err.Error())
 		return
 	}
-	warns := e.warns
-	if warns == nil {
-		warns = []string{}
+	writeJSON(w, status, map[string]any{"id": e.id, "warnings": nonNil(e.warns)})
+}
+
+func nonNil(list []string) []string {
+	if list == nil {
+		return []string{}
 	}
-	writeJSON(w, status, map[string]any{"id": e.id, "warnings": warns})
+	return list
+}
+
+// reopen closes the open session old and resumes it as req asks (in or
+// out of plan mode), keeping its posture and title. The new entry takes
+// old's place before old is closed, so a request for the session meanwhile
+// waits for the reopened one instead of resuming the transcript itself.
+// A session with a turn running is not reopened: closing it would cancel
+// the turn.
+func (s *Server) reopen(ctx context.Context, old *entry, req OpenRequest) (*entry, int, error) {
+	snap := old.live.Snapshot()
+	if snap.Running {
+		return nil, http.StatusConflict, errors.New("a turn is running: cancel it or let it finish before switching plan mode")
+	}
+	req.Posture = posture(old.live.Built(), snap)
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil, http.StatusServiceUnavailable, errors.New("the server is shutting down")
+	}
+	if s.lives[old.id] != old {
+		s.mu.Unlock()
+		return nil, http.StatusConflict, errors.New("session " + old.id + " was closed or reopened meanwhile")
+	}
+	pending := newEntry(old.id)
+	pending.setTitle(old.getTitle())
+	s.lives[old.id] = pending
+	s.mu.Unlock()
+	if err := old.close(s.opts.CloseTimeout); err != nil {
+		s.log.Warn("serve: close session to reopen it", "session", old.id, "err", err)
+	}
+	e, status, err := s.start(ctx, req, pending)
+	if status == http.StatusCreated {
+		status = http.StatusOK
+	}
+	return e, status, err
 }
 
 // saved reports whether id is one of the workspace's saved sessions.
@@ -286,6 +337,12 @@ func (s *Server) open(ctx context.Context, req OpenRequest) (*entry, int, error)
 		s.lives[req.Resume] = pending
 		s.mu.Unlock()
 	}
+	return s.start(ctx, req, pending)
+}
+
+// start opens the session req asks for into pending, the entry already
+// registered under its id, or into a new entry when pending is nil.
+func (s *Server) start(ctx context.Context, req OpenRequest, pending *entry) (*entry, int, error) {
 	live, warns, err := s.opts.Open(ctx, req)
 	if err != nil {
 		if pending != nil {
@@ -391,7 +448,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": id, "cwd": b.Spec.Cwd, "model": modelName(b), "effort": b.Effort,
 			"transcript": b.Transcript.Path(), "live": true, "title": e.getTitle(),
-			"posture": posture(b, snap), "snapshot": snap,
+			"posture": posture(b, snap), "plan": b.Spec.Agent.PlanMode, "snapshot": snap,
 		})
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -393,4 +394,56 @@ func TestApprovalOverTheAPI(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.cwd, "x.txt")); !os.IsNotExist(err) {
 		t.Fatalf("a denied write happened: %v", err)
 	}
+}
+
+// TestPlanModeSwitch: POST /api/sessions with resume and plan reopens an
+// open session in or out of plan mode under the same id, with its
+// conversation, title and posture; it is refused while a turn runs, which
+// closing the session would cancel.
+func TestPlanModeSwitch(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{})
+	id := h.newSession()
+	h.fake.Push(providertest.Turn{Text: "hi"})
+	s := h.stream(id, "")
+	h.prompt(id, "hello there")
+	s.until("turn_done")
+	want(t, h.req("POST", "/api/sessions/"+id+"/commands", map[string]any{"type": "set_posture", "posture": "auto"}), http.StatusAccepted)
+	s.until("posture_changed")
+	s.close()
+
+	type info struct {
+		ID, Title, Posture string
+		Plan, Live         bool
+	}
+	var before info
+	decode(t, h.req("GET", "/api/sessions/"+id, nil), http.StatusOK, &before)
+	if before.Plan {
+		t.Fatalf("a new session is in plan mode: %+v", before)
+	}
+	var got struct{ ID string }
+	decode(t, h.req("POST", "/api/sessions", map[string]any{"resume": id, "plan": true}), http.StatusOK, &got)
+	if got.ID != id {
+		t.Fatalf("reopened as %q, want %q", got.ID, id)
+	}
+	var after info
+	decode(t, h.req("GET", "/api/sessions/"+id, nil), http.StatusOK, &after)
+	if !after.Plan || !after.Live || after.Posture != "auto" || after.Title != "hello there" {
+		t.Fatalf("after the switch: %+v", after)
+	}
+	h.fake.Push(providertest.Turn{Text: "planning"})
+	s = h.stream(id, "")
+	h.prompt(id, "make a plan")
+	s.until("turn_done")
+	reqs := h.fake.Requests()
+	last := reqs[len(reqs)-1]
+	if !slices.Contains(last.Tools, "exit_plan_mode") || last.Messages[1].Content != "hello there" {
+		t.Errorf("the reopened session's request: tools %v, first user message %q", last.Tools, last.Messages[1].Content)
+	}
+
+	h.fake.Push(providertest.Turn{Text: "never finished", Stall: true})
+	h.prompt(id, "stall")
+	s.until("turn_started")
+	want(t, h.req("POST", "/api/sessions", map[string]any{"resume": id, "plan": false}), http.StatusConflict)
+	s.close()
 }

@@ -206,6 +206,23 @@ async function startSession() {
 
 $('new-session').addEventListener('click', () => startSession());
 
+// setPlan switches plan mode as the chat's /plan does: the session reopens
+// in (or out of) plan mode with its conversation and posture; with no
+// session open, a new one starts in it.
+async function setPlan(on) {
+  try {
+    const data = await api('POST', '/api/sessions', page.id ? { resume: page.id, plan: on } : { plan: on });
+    note(on ? 'plan mode: the agent researches with read-only tools and presents a plan; nothing changes until you approve it'
+      : 'plan mode off: the agent may change things as the posture allows');
+    if (!page.id) await loadSessions();
+    await open(data.id || page.id);
+  } catch (e) {
+    flash('Could not switch plan mode: ' + e.message);
+  }
+}
+
+$('plan').addEventListener('click', () => setPlan(!page.st.plan));
+
 async function resume(id) {
   try {
     const data = await api('POST', '/api/sessions', { resume: id });
@@ -289,6 +306,7 @@ async function open(id, { afterLag = false } = {}) {
     }
     page.st.info = { model: info.model || '', cwd: info.cwd || '', effort: info.effort || '' };
     if (info.posture) page.st.posture = info.posture;
+    page.st.plan = !!info.plan;
     if (info.snapshot) fold(page.st, { ...info.snapshot, type: 'snapshot' });
   } catch (e) {
     if (gen !== page.gen) return;
@@ -514,6 +532,10 @@ async function runBuiltin(text) {
       return true;
     case 'compact':
       if (await needSession()) send({ type: 'compact' }, 'Compact');
+      return true;
+    case 'plan':
+      if (page.st.plan) note('already in plan mode: the agent presents a plan to approve before it changes anything');
+      else await setPlan(true);
       return true;
     case 'posture':
       if (!arg) note('posture: ' + (page.st.posture || 'ask') + ' (ask, auto or yolo)');
@@ -953,6 +975,9 @@ function drawStatus() {
   $('send').disabled = !!page.id && !live;
   $('cancel-turn').disabled = !live || !st.running;
   $('compact').disabled = !live;
+  // Switching reopens the session, which would cancel a running turn.
+  $('plan').disabled = !!page.id && (!live || st.running);
+  $('plan').setAttribute('aria-pressed', String(!!st.plan));
   $('posture').disabled = !live;
   if (st.posture) $('posture').value = st.posture;
   $('goal-input').disabled = !live;

@@ -23,6 +23,7 @@ export function newState() {
     mcp: new Map(), // server name -> latest mcp_server state
     goal: null,
     posture: '',
+    plan: false, // the session is planning: it opened in plan mode and no plan was approved since
     usage: null, // the main session's running total
     replayedTurns: 0, // main-session turn_started events at or below snapSeq
     lagged: false,
@@ -319,6 +320,10 @@ function foldMain(st, ev) {
       const out = ev.output || '';
       Object.assign(t, { output: out, isError: !!ev.is_error, durationMS: ev.duration_ms ?? null, state: out.startsWith('Blocked:') ? 'blocked' : ev.is_error ? 'error' : 'done', progress: '' });
       touch(st, t);
+      if (ev.tool === 'exit_plan_mode' && !ev.is_error) {
+        st.plan = false; // the plan is approved: the agent carries it out
+        mark(st, 'status');
+      }
       break;
     }
     case 'notice':
