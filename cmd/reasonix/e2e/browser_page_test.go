@@ -19,7 +19,7 @@ import (
 const pageWebDir = "../internal/serve/web"
 
 // pageHarness loads the page's modules without the page itself.
-const pageHarness = `<!doctype html><meta charset="utf-8"><title>harness</title><body><div id="out"></div>
+const pageHarness = `<!doctype html><meta charset="utf-8"><title>harness</title><link rel="stylesheet" href="/assets/app.css"><body><div id="out"></div>
 <script type="module">
 import * as md from '/assets/markdown.js';
 import * as fold from '/assets/fold.js';
@@ -82,7 +82,7 @@ func renderInPage(b *browserTab, src string) pageRendered {
 // and it reads back as the literal text the model wrote.
 func TestBrowserMarkdownEscapesModelText(t *testing.T) {
 	b := openPageHarness(t)
-	allowed := map[string]bool{"p": true, "br": true, "pre": true, "code": true, "strong": true, "em": true, "del": true, "a": true, "ul": true, "ol": true, "li": true, "blockquote": true, "hr": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true}
+	allowed := map[string]bool{"p": true, "br": true, "pre": true, "code": true, "span": true, "strong": true, "em": true, "del": true, "a": true, "ul": true, "ol": true, "li": true, "blockquote": true, "hr": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true}
 	allowedAttrs := map[string]bool{"href": true, "rel": true, "target": true, "class": true, "start": true}
 	cases := []struct {
 		name, src string
@@ -96,6 +96,11 @@ func TestBrowserMarkdownEscapesModelText(t *testing.T) {
 		{"inside a heading", "# <script>window.__x=true</script>", "<script>"},
 		{"inside a list", "- <img src=x onerror=\"window.__x=true\">\n- two", "<img src=x"},
 		{"inside a code block", "```html\n<img src=x onerror=\"window.__x=true\">\n```", `<img src=x onerror="window.__x=true">`},
+		{"inside a Go string", "```go\nx := \"<img src=x onerror=\\\"window.__x=true\\\">\"\n```", `<img src=x onerror=`},
+		{"span breakout in a comment", "```js\n// </span><img src=x onerror=\"window.__x=true\"><span>\nlet a = 1\n```", `</span><img src=x`},
+		{"unclosed template literal", "```ts\nconst s = `<script>window.__x=true</script>\n```", "<script>window.__x"},
+		{"python docstring", "```python\n\"\"\"<img src=x onerror=\"window.__x=true\">\n```", "<img src=x"},
+		{"a diff line", "```diff\n+<img src=x onerror=\"window.__x=true\">\n```", "+<img src=x"},
 		{"inside inline code", "`<img src=x onerror=\"window.__x=true\">`", `<img src=x onerror=`},
 		{"in a link label", `[<img src=x onerror="window.__x=true">](https://example.com)`, `<img src=x`},
 		{"javascript link", `[click](javascript:window.__x=true)`, "click"},
@@ -135,6 +140,50 @@ func TestBrowserMarkdownEscapesModelText(t *testing.T) {
 	b.noExceptions()
 }
 
+// TestBrowserCodeHighlighting: a fenced block of a known language has its
+// comments, strings, numbers and keywords in token spans the stylesheet
+// colours, its text unchanged; an unknown language stays plain.
+func TestBrowserCodeHighlighting(t *testing.T) {
+	b := openPageHarness(t)
+	type tokens struct {
+		Text   string              `json:"text"`
+		Spans  map[string][]string `json:"spans"`
+		Styled bool                `json:"styled"`
+	}
+	read := func(src string) tokens {
+		t.Helper()
+		return pageEval[tokens](b, `(() => {
+  const out = document.getElementById('out');
+  out.innerHTML = md.renderMarkdown(`+jsLiteral(src)+`);
+  const spans = {};
+  for (const s of out.querySelectorAll('code span')) (spans[s.className] ||= []).push(s.textContent);
+  const code = out.querySelector('code'), k = out.querySelector('.tok-k');
+  return { text: code.textContent, spans, styled: !!k && getComputedStyle(k).color !== getComputedStyle(code).color };
+})()`)
+	}
+	src := "func main() {\n\t// say it\n\tfmt.Println(\"hi\", 42) /* done */\n\treturn\n}"
+	got := read("```go\n" + src + "\n```")
+	if got.Text != src {
+		t.Errorf("highlighting changed the text: %q", got.Text)
+	}
+	want := map[string][]string{"tok-k": {"func", "return"}, "tok-c": {"// say it", "/* done */"}, "tok-s": {`"hi"`}, "tok-n": {"42"}}
+	for cls, w := range want {
+		if fmt.Sprint(got.Spans[cls]) != fmt.Sprint(w) {
+			t.Errorf("%s spans = %q, want %q", cls, got.Spans[cls], w)
+		}
+	}
+	if !got.Styled {
+		t.Errorf("a keyword is not coloured by the stylesheet")
+	}
+	if py := read("```py\ndef f(x):  # twice\n    return 'a' * 2\n```"); fmt.Sprint(py.Spans["tok-k"]) != "[def return]" || fmt.Sprint(py.Spans["tok-c"]) != "[# twice]" {
+		t.Errorf("python spans = %v", py.Spans)
+	}
+	if plain := read("```text\nfunc return \"x\" 42\n```"); len(plain.Spans) != 0 {
+		t.Errorf("an unknown language was highlighted: %v", plain.Spans)
+	}
+	b.noExceptions()
+}
+
 // TestBrowserMarkdownRenders checks the Markdown the page understands.
 func TestBrowserMarkdownRenders(t *testing.T) {
 	b := openPageHarness(t)
@@ -145,7 +194,7 @@ func TestBrowserMarkdownRenders(t *testing.T) {
 		{"paragraph and breaks", "one\ntwo\n\nthree", []string{"<p>one<br>two</p>", "<p>three</p>"}},
 		{"bold and italic", "**b** and *i* and _j_ and snake_case_word", []string{"<strong>b</strong>", "<em>i</em>", "<em>j</em>", "snake_case_word"}},
 		{"inline code keeps stars", "`a*b*c`", []string{"<code>a*b*c</code>"}},
-		{"code block with language", "```go\nfunc main() {}\n```", []string{`<pre><code class="lang-go">func main() {}</code></pre>`}},
+		{"code block with language", "```go\nfunc main() {}\n```", []string{`<pre><code class="lang-go"><span class="tok-k">func</span> main() {}</code></pre>`}},
 		{"unclosed fence while streaming", "```\npartial", []string{"<pre><code>partial</code></pre>"}},
 		{"headings", "# One\n### Three", []string{"<h1>One</h1>", "<h3>Three</h3>"}},
 		{"nested list", "- a\n- b\n  - c\n- d", []string{"<ul><li>a</li><li>b<ul><li>c</li></ul></li><li>d</li></ul>"}},

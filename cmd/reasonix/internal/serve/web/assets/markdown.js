@@ -1,8 +1,11 @@
 // A small Markdown renderer for model text. Model text is untrusted: every
 // character of it is HTML-escaped before any markup is added, and the only
 // tags this module emits are fixed strings (p, br, pre, code, h1-h6, ul, ol,
-// li, blockquote, hr, strong, em, del, a, table, thead, tbody, tr, th, td). Link targets pass a scheme
-// allow-list, so the HTML it returns is safe to assign to innerHTML.
+// li, blockquote, hr, strong, em, del, a, table, thead, tbody, tr, th, td,
+// and highlight.js's token spans). Link targets pass a scheme allow-list, so
+// the HTML it returns is safe to assign to innerHTML.
+
+import { highlight } from './highlight.js';
 
 const ESC = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -126,7 +129,7 @@ function blocks(lines, depth = 0) {
       }
       i++;
       const cls = lang ? ' class="lang-' + escapeHTML(lang) + '"' : '';
-      out.push('<pre><code' + cls + '>' + escapeHTML(body.join('\n')) + '</code></pre>');
+      out.push('<pre><code' + cls + '>' + highlight(body.join('\n'), lang) + '</code></pre>');
       continue;
     }
     if (line.trim() === '') {
