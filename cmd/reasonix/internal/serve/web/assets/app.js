@@ -968,6 +968,7 @@ function drawStatus() {
     if (u.prompt_tokens) status += ' · ' + ((100 * (u.cache_hit_tokens || 0)) / u.prompt_tokens).toFixed(0) + '% cache';
   }
   $('status').textContent = status;
+  $('status').title = status;
   $('status').dataset.state = st.closed ? 'closed' : st.running ? 'running' : 'idle';
   // With no session open the box takes the first message, which starts
   // one; a closed session is resumed from the list first.
