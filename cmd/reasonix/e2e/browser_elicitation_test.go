@@ -73,6 +73,14 @@ func TestE2EBrowserElicitationForm(t *testing.T) {
 	if !pageEval[bool](b, `document.querySelector('[data-testid=elicitation]') !== null`) || len(e.srv.Requests()) != 1 {
 		t.Fatalf("an empty required field sent the form")
 	}
+	// Only blanks pass the browser's own check; the form's says what is missing.
+	b.do("accept blanks",
+		chromedp.SendKeys(chromedp.CSS(`[data-field=name] input`), "   "),
+		chromedp.Click(chromedp.CSS(`[data-testid=elicit-accept]`)))
+	if msg := pageEval[string](b, `document.querySelector('[data-testid=elicitation-error]').textContent`); !strings.Contains(msg, "is required") || len(e.srv.Requests()) != 1 {
+		t.Errorf("a blank required field: error %q, %d requests; want the field named and nothing sent", msg, len(e.srv.Requests()))
+	}
+	b.do("clear", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-field=name] input').value = ''`))
 
 	b.do("fill it",
 		chromedp.SendKeys(chromedp.CSS(`[data-field=name] input`), "Ada Lovelace"),

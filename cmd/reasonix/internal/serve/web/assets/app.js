@@ -557,7 +557,7 @@ async function runBuiltin(text) {
       return true;
     case 'status': {
       const u = page.st.usage;
-      note(['session ' + (page.id || 'none'), 'model ' + (page.st.info.model || '—'), 'posture ' + (page.st.posture || 'ask'), u ? 'tokens ' + u.total_tokens : ''].filter(Boolean).join(' · '));
+      note(['session ' + (page.id || 'none'), 'model ' + (page.st.info.model || '—'), 'posture ' + (page.st.posture || 'ask'), page.st.plan ? 'plan mode' : '', u ? 'tokens ' + u.total_tokens : ''].filter(Boolean).join(' · '));
       return true;
     }
     default:
