@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/core/tool"
 )
 
@@ -26,7 +26,7 @@ func TestDelegationContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := tool.NewRegistry(agent.DelegationTools()...)
+	reg, err := tool.NewRegistry(team.DelegationTools()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/kernel"
@@ -229,15 +230,15 @@ func TestParseDelegationBudget(t *testing.T) {
 		fleet            event.Budget
 		err              string
 	}{
-		{name: "task", tool: agent.ToolTask, args: `{"prompt":"p","budget":{"tokens":100,"turns":2,"seconds":30}}`,
+		{name: "task", tool: team.ToolTask, args: `{"prompt":"p","budget":{"tokens":100,"turns":2,"seconds":30}}`,
 			want: []event.Budget{{Tokens: 100, Turns: 2, Seconds: 30}}},
-		{name: "fleet", tool: agent.ToolFleet, args: `{"budget":{"tokens":1000},"tasks":[{"prompt":"a"},{"prompt":"b","budget":{"turns":1}}]}`,
+		{name: "fleet", tool: team.ToolFleet, args: `{"budget":{"tokens":1000},"tasks":[{"prompt":"a"},{"prompt":"b","budget":{"turns":1}}]}`,
 			want: []event.Budget{{}, {Turns: 1}}, fleet: event.Budget{Tokens: 1000}},
-		{name: "negative", tool: agent.ToolTask, args: `{"prompt":"p","budget":{"turns":-1}}`, err: "positive"},
-		{name: "unknown field", tool: agent.ToolTask, args: `{"prompt":"p","budget":{"dollars":1}}`},
+		{name: "negative", tool: team.ToolTask, args: `{"prompt":"p","budget":{"turns":-1}}`, err: "positive"},
+		{name: "unknown field", tool: team.ToolTask, args: `{"prompt":"p","budget":{"dollars":1}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			specs, err := agent.ParseDelegation(tc.tool, tc.args, "f1")
+			specs, err := team.ParseDelegation(tc.tool, tc.args, "f1")
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/kernel"
@@ -94,7 +95,7 @@ func TestFleetJournalAndResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _ := fleet.FormatFleetResult(agent.ToolFleet, res)
+			out, _ := fleet.FormatFleetResult(team.ToolFleet, res)
 			want := map[string]string{"rerun": "4 tasks: 4 ok", "fail": "4 tasks: 3 ok, 1 failed"}[mode]
 			if !strings.HasPrefix(out, want) {
 				t.Fatalf("resumed result:\n%s", out)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/kernel"
@@ -245,7 +246,7 @@ func (s *subTranscript) Close() error {
 type parentTranscript struct{ rec *fleetRecorder }
 
 func (p *parentTranscript) Append(m provider.Message) error {
-	if m.Role == provider.RoleTool && m.Name == agent.ToolFleet {
+	if m.Role == provider.RoleTool && m.Name == team.ToolFleet {
 		p.rec.mu.Lock()
 		p.rec.fleetTool = append(p.rec.fleetTool, m.Content)
 		p.rec.mu.Unlock()
@@ -585,7 +586,7 @@ func checkFleetProperties(t *testing.T, sc *fleetScenario, rec *fleetRecorder, e
 			continue
 		}
 		if m.Task == "" {
-			if tf, ok := e.(*event.ToolFinished); ok && tf.Tool == agent.ToolFleet {
+			if tf, ok := e.(*event.ToolFinished); ok && tf.Tool == team.ToolFleet {
 				fleetFinished = append(fleetFinished, tf)
 			}
 			continue

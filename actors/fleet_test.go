@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/fleet/fleetmsg"
@@ -54,7 +54,7 @@ func TestFleetRunsEveryTaskAndKeepsOrder(t *testing.T) {
 	}
 	// The fleet call's card reports how long the fleet took: at least the
 	// three waves of 5 ms tasks it waited for.
-	if fin := eventsOf[*event.ToolFinished](evs); len(fin) != 1 || fin[0].Tool != agent.ToolFleet || fin[0].DurationMS < 15 {
+	if fin := eventsOf[*event.ToolFinished](evs); len(fin) != 1 || fin[0].Tool != team.ToolFleet || fin[0].DurationMS < 15 {
 		t.Errorf("fleet tool_finished = %+v", fin)
 	}
 	var parentFinal providertest.Request

@@ -60,6 +60,8 @@ type harnessOpts struct {
 	planRounds int
 	// planMode starts the session planning (AgentSpec.PlanMode).
 	planMode bool
+	// agents, when set, builds the fleet's subagent factory on the fake.
+	agents func(p provider.Provider) fleet.SubagentFactory
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -76,6 +78,9 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	timeout := o.timeout
 	if timeout == 0 {
 		timeout = 10 * time.Second
+	}
+	if o.fleet != nil && o.agents != nil {
+		o.fleet.NewAgent = o.agents(p)
 	}
 	if o.fleet != nil && o.fleet.NewAgent == nil {
 		o.fleet.NewAgent = func(spec event.TaskSpec) (agent.AgentSpec, error) {

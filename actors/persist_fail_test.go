@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/kernel"
@@ -333,7 +334,7 @@ func TestFleetJournalFailureEndsTheFleet(t *testing.T) {
 	more.Journal = again
 	res, err := fleet.RunFleet(h.sys, more, "s1", h.bus, rf.Submit, 20*time.Second)
 	must(t, err)
-	if out, _ := fleet.FormatFleetResult(agent.ToolFleet, res); !strings.HasPrefix(out, "3 tasks: 3 ok") {
+	if out, _ := fleet.FormatFleetResult(team.ToolFleet, res); !strings.HasPrefix(out, "3 tasks: 3 ok") {
 		t.Fatalf("resumed fleet:\n%s", out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/provider/providertest"
@@ -26,7 +27,7 @@ func TestDelegationWrites(t *testing.T) {
 		`{"tasks":[{"prompt":"a","write_paths":[]}],"budget":{"tokens":1000}}`: false,
 		`not json`: true,
 	} {
-		if got := agent.DelegationWrites(args); got != want {
+		if got := team.DelegationWrites(args); got != want {
 			t.Errorf("delegationWrites(%s) = %v, want %v", args, got, want)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/fleet/fleetmsg"
@@ -89,6 +90,11 @@ type sessionActor struct {
 	saveTimer *time.Timer
 	// stopping is set once the session stops: no queued prompt starts.
 	stopping bool
+	// delegator is the agent that sent the last fleet: background results
+	// and messages for "parent" go to it. wake says it asked for a turn
+	// for what came back (background_session.go).
+	delegator *actor.PID
+	wake      bool
 }
 
 // saveWait bounds how long a turn's end waits for its transcript to be
@@ -162,11 +168,14 @@ func (s *sessionActor) Receive(c actor.Context) {
 		}
 	case *fleetmsg.QueryFleet:
 		if s.scheduler == nil {
-			c.Respond(&fleetmsg.FleetStatus{})
+			c.Respond(&fleetmsg.FleetStatus{Ref: m.Ref})
 		} else {
 			c.Forward(s.scheduler)
 		}
 		s.Answer()
+	case *fleetmsg.TaskEnded, *fleetmsg.MessageToParent, *fleetmsg.SendMessage,
+		*team.BackgroundWake, *team.QueryBackground, *team.CancelBackground:
+		s.background(c, m)
 	case *agent.TurnFinished:
 		if s.ledger.Settle(turnKey) {
 			s.finish(c, m)
@@ -278,7 +287,7 @@ func (s *sessionActor) start(c actor.Context) {
 		}
 		// Delegation comes here: the session outlives a scheduler that stops.
 		a.Scheduler = c.Self()
-		for _, t := range agent.DelegationTools() {
+		for _, t := range team.DelegationTools() {
 			if err := a.Tools.Replace(t); err != nil {
 				s.sys.Logger().Error("register delegation tool", "tool", t.Name(), "err", err)
 			}
@@ -363,6 +372,13 @@ func (s *sessionActor) queued(m *agent.RunTurn) bool {
 // begin runs m now.
 func (s *sessionActor) begin(c actor.Context, m *agent.RunTurn, replyTo *actor.PID) {
 	s.running, s.replyTo, s.current = true, replyTo, m
+	if m.Wake {
+		// The executor says whether there is a turn (turn_started) or
+		// nothing left to deliver (an Idle reply, no events).
+		s.wake = false
+		s.forward(c, m)
+		return
+	}
 	started := &event.TurnStarted{Prompt: text.OneLine(m.Input, 200)}
 	if typed, files := ref.Split(prompt.WithoutPlanNote(m.Input)); typed != m.Input {
 		started.Typed, started.Attachments = text.OneLine(typed, 200), files
@@ -376,7 +392,13 @@ func (s *sessionActor) begin(c actor.Context, m *agent.RunTurn, replyTo *actor.P
 
 // next starts the first queued prompt, if any.
 func (s *sessionActor) next(c actor.Context) {
-	if s.running || s.stopping || len(s.queue) == 0 {
+	if s.running || s.stopping {
+		return
+	}
+	if len(s.queue) == 0 {
+		if s.wake && s.executor != nil {
+			s.begin(c, &agent.RunTurn{Wake: true}, nil)
+		}
 		return
 	}
 	q := s.queue[0]
@@ -507,7 +529,7 @@ func (s *sessionActor) deliver(c actor.Context, m *agent.TurnFinished) {
 		return
 	}
 	s.running = false
-	if bus := s.spec.Agent.Bus; bus != nil {
+	if bus := s.spec.Agent.Bus; bus != nil && !m.Idle {
 		bus.Publish(&event.TurnDone{
 			Meta:   event.Meta{Session: m.Session},
 			Status: m.Status,

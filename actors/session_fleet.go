@@ -86,6 +86,9 @@ func (s *sessionActor) submitFleet(c actor.Context, m *fleetmsg.SubmitFleet) {
 		sub = &cp
 	}
 	s.fleets[m.FleetID] = &fleetWait{submit: sub, replyTo: c.Sender()}
+	if c.Sender() != nil {
+		s.delegator = c.Sender()
+	}
 	s.askScheduler(c, m.FleetID)
 }
 

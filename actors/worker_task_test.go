@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/link"
 	"reasonix/actors/kernel"
@@ -48,7 +49,7 @@ type proxyRig struct {
 	up     *link.Up
 	bus    *event.Bus
 	sub    *event.Subscription
-	meter  *agent.TaskMeter
+	meter  *team.TaskMeter
 	out    chan *agent.TurnFinished
 	parent *actor.PID
 	pp     *proxyParent
@@ -73,7 +74,7 @@ func newProxyRig(t *testing.T, backstop time.Duration, script func(r *proxyRig, 
 	r.bus = event.NewBus()
 	r.sub = r.bus.Subscribe()
 	t.Cleanup(r.sub.Close)
-	r.meter = &agent.TaskMeter{}
+	r.meter = &team.TaskMeter{}
 	spec := link.TaskSpec{Worker: "w1", Link: r.link, Meter: r.meter, Bus: r.bus, Backstop: backstop,
 		Start: remote.Start{Epoch: r.up.Epoch, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "ws",
 			Spec: event.TaskSpec{ID: "f1.1", Prompt: "do it", Model: "asked-model"}}}

@@ -186,6 +186,7 @@ func Build(cfg *config.Config, o BuildOptions) (*actors.Built, error) {
 			Compaction:      CompactionPolicy(cfg, res),
 			PlanMode:        o.PlanMode,
 			PlanApprove:     o.PlanApprove,
+			NoWakeup:        !cfg.Agent.BackgroundWakeup,
 			MaxTokens:       res.MaxTokens,
 			ArchiveDir:      compact.ArchiveDir(cfg.Home),
 		},

@@ -136,21 +136,9 @@ func (d *subagents) AgentFor(owner agent.TaskOwner, spec event.TaskSpec) (agent.
 	if err != nil {
 		return agent.AgentSpec{}, err
 	}
-	id := owner.Parent + "-" + strings.ReplaceAll(spec.ID, ".", "-")
-	if owner.Attempt > 1 {
-		id += fmt.Sprintf("-a%d", owner.Attempt)
-	}
-	// A fleet resumed in place runs its interrupted tasks again under the
-	// same parent, whose earlier transcripts keep their names.
-	id = session.FreeID(d.sessions, id)
-	// Open, not Create: the file is made by the store's own goroutine, so
-	// starting 64 subagents does not queue 64 file creations here.
-	store, err := session.Open(d.sessions, session.Header{
-		ID: id, Created: time.Now().UTC(), Cwd: d.cwd, Model: res.Provider.Name + "/" + res.Model,
-		Parent: owner.Parent, Task: spec.ID,
-	})
+	store, history, err := d.transcript(owner, spec, res)
 	if err != nil {
-		return agent.AgentSpec{}, fmt.Errorf("subagent transcript: %w", err)
+		return agent.AgentSpec{}, err
 	}
 	perms := d.perms
 	perms.Delegated, perms.Interactive = true, owner.Interactive
@@ -180,12 +168,58 @@ func (d *subagents) AgentFor(owner agent.TaskOwner, spec event.TaskSpec) (agent.
 		Temperature:  d.cfg.Agent.Temperature,
 		Effort:       effort,
 		Transcript:   store,
+		History:      history,
 		Logger:       d.logger.With("task", spec.ID),
 		Permissions:  perms,
 		Compaction:   CompactionPolicy(d.cfg, res),
 		MaxTokens:    res.MaxTokens,
 		ArchiveDir:   compact.ArchiveDir(d.cfg.Home),
 	}, nil
+}
+
+// transcript opens a task's transcript: a new one of its own, or for a
+// follow-up the transcript of the agent it continues, with that
+// conversation as its history, so the follow-up's first request extends
+// the agent's last one.
+func (d *subagents) transcript(owner agent.TaskOwner, spec event.TaskSpec, res config.Resolved) (*session.Store, []provider.Message, error) {
+	if spec.Continue != "" {
+		_, msgs, _, err := session.Load(spec.Continue)
+		if err != nil {
+			return nil, nil, fmt.Errorf("continue %s: %w", spec.Of, err)
+		}
+		if len(msgs) == 0 || msgs[0].Role != provider.RoleSystem {
+			return nil, nil, fmt.Errorf("continue %s: its transcript holds no conversation", spec.Of)
+		}
+		history, added := session.Repair(msgs)
+		store, err := session.Reopen(spec.Continue)
+		if err != nil {
+			return nil, nil, fmt.Errorf("continue %s: %w", spec.Of, err)
+		}
+		for _, m := range added {
+			if err := store.Append(m); err != nil {
+				_ = store.Close()
+				return nil, nil, fmt.Errorf("continue %s: %w", spec.Of, err)
+			}
+		}
+		return store, history, nil
+	}
+	id := owner.Parent + "-" + strings.ReplaceAll(spec.ID, ".", "-")
+	if owner.Attempt > 1 {
+		id += fmt.Sprintf("-a%d", owner.Attempt)
+	}
+	// A fleet resumed in place runs its interrupted tasks again under the
+	// same parent, whose earlier transcripts keep their names.
+	id = session.FreeID(d.sessions, id)
+	// Open, not Create: the file is made by the store's own goroutine, so
+	// starting 64 subagents does not queue 64 file creations here.
+	store, err := session.Open(d.sessions, session.Header{
+		ID: id, Created: time.Now().UTC(), Cwd: d.cwd, Model: res.Provider.Name + "/" + res.Model,
+		Parent: owner.Parent, Task: spec.ID,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("subagent transcript: %w", err)
+	}
+	return store, nil, nil
 }
 
 // provider returns the provider for a model reference, reusing the

@@ -26,19 +26,20 @@ var layers = []struct {
 	{1, []string{"scheduler"}},
 	{2, []string{"actors/event", "actors/kernel", "actors/workerpb"}},
 	{3, []string{"actors/remote", "actors/fleet/fleetmsg"}},
-	{4, []string{"actors/agent"}},
-	{5, []string{"actors/fleet/link"}},
-	{6, []string{"actors/mcpconn", "actors/fleet", "actors/goalctl"}},
-	{7, []string{"actors/worker"}},
-	{8, []string{"actors"}},
-	{9, []string{"assemble"}},
-	{10, []string{"tui/panel"}},
-	{11, []string{"tui", "cmd/reasonix/internal/serve"}},
-	{12, []string{"cmd/"}},
+	{4, []string{"actors/agent/team"}},
+	{5, []string{"actors/agent"}},
+	{6, []string{"actors/fleet/link"}},
+	{7, []string{"actors/mcpconn", "actors/fleet", "actors/goalctl"}},
+	{8, []string{"actors/worker"}},
+	{9, []string{"actors"}},
+	{10, []string{"assemble"}},
+	{11, []string{"tui/panel"}},
+	{12, []string{"tui", "cmd/reasonix/internal/serve"}},
+	{13, []string{"cmd/"}},
 }
 
 // peers are the layers whose packages may import each other.
-var peers = map[int]bool{0: true, 12: true}
+var peers = map[int]bool{0: true, 13: true}
 
 // frontends observe sessions: of actors they may import the facade and
 // the event contract only, never the runtime's sub-packages.
@@ -208,9 +209,9 @@ func typeName(e ast.Expr) string {
 func TestRankOfPaths(t *testing.T) {
 	t.Parallel()
 	for path, want := range map[string]int{
-		"core/config": 0, "scheduler": 1, "actors/event": 2, "actors/fleet/fleetmsg": 3, "actors/fleet/link": 5, "actors/fleet": 6,
-		"actors": 8, "assemble": 9, "tui": 11, "tui/panel": 10, "cmd/reasonix": 12, "cmd/reasonix/internal/serve": 11,
-		"cmd/reasonix/internal/doctor": 12, "third_party/patchcheck": -1, "actorsx": -1,
+		"core/config": 0, "scheduler": 1, "actors/event": 2, "actors/fleet/fleetmsg": 3, "actors/agent/team": 4, "actors/agent": 5,
+		"actors/fleet/link": 6, "actors/fleet": 7, "actors": 9, "assemble": 10, "tui": 12, "tui/panel": 11, "cmd/reasonix": 13,
+		"cmd/reasonix/internal/serve": 12, "cmd/reasonix/internal/doctor": 13, "third_party/patchcheck": -1, "actorsx": -1,
 	} {
 		if got := rank(path); got != want {
 			t.Errorf("rank(%q) = %d, want %d", path, got, want)

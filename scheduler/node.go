@@ -166,7 +166,7 @@ func (q *Queue) place(t *task) *node {
 	bestLoc, bestFree := 0, 0
 	for _, n := range q.nodes {
 		free := n.free()
-		if free == 0 {
+		if free == 0 || t.Local && n.Name != "" {
 			continue
 		}
 		loc := 0
@@ -188,6 +188,6 @@ func (q *Queue) place(t *task) *node {
 // placeable reports whether some known node could ever take t, up or not.
 func (q *Queue) placeable(t *task) bool {
 	return slices.ContainsFunc(q.nodes, func(n *node) bool {
-		return n.Slots > 0 && (!t.Writer || n.covers(t.claims))
+		return n.Slots > 0 && (!t.Writer || n.covers(t.claims)) && (!t.Local || n.Name == "")
 	})
 }

@@ -126,6 +126,21 @@ func TestNodeRules(t *testing.T) {
 			nodeRunning{"=2", "w1=3", "w2=3"},
 			onNode{"w2", []string{"r2", "r5", "r8"}},
 		}},
+		{"a local task waits for the local node however free the workers are", wide, []step{
+			localSlots(1), worker("w1", 5),
+			rd("r1"), rd("r2"), rd("r3"), rd("r4"), rd("r5"),
+			placed{"r1@w1", "r2@w1", "r3@w1", "r4@w1", "r5@"},
+			submit{task: scheduler.Task{ID: "here", Local: true}},
+			placed(nil), // w1 has a slot free, the local node none
+			finish{id: "r5", outcome: scheduler.OutcomeFinished},
+			placed{"here@"},
+		}},
+		{"a local task is refused where this process runs nothing", wide, []step{
+			worker("w1", 3), localSlots(0),
+			submit{task: scheduler.Task{ID: "here", Local: true}, err: scheduler.ErrNoNode},
+			rd("r1"),
+			placed{"r1@w1"},
+		}},
 		{"run cap is the sum of up nodes' slots", scheduler.Config{MaxRunning: 1, Root: "/ws"}, []step{
 			worker("w1", 2), down(worker("w2", 5)),
 			rd("r1"), rd("r2"), rd("r3"), rd("r4"),

@@ -26,6 +26,9 @@ type Task struct {
 	// Timeout bounds how long the task may run once started; zero means no
 	// limit. Expired reports a task whose start plus Timeout has passed.
 	Timeout time.Duration
+	// Local keeps the task in this process (the local node): it needs
+	// something only this process has, such as a transcript to continue.
+	Local bool
 }
 
 // Start tells the caller to launch a task now. Next returns them in the

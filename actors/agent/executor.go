@@ -13,6 +13,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/kernel"
@@ -76,6 +77,13 @@ type AgentSpec struct {
 	// session, which passes them to its scheduler); nil when the session
 	// has no subagents.
 	Scheduler *actor.PID
+	// Mailer, set by the scheduler for a subagent, takes its send_message
+	// calls (the scheduler itself).
+	Mailer *actor.PID
+	// NoWakeup keeps background results for the next turn instead of
+	// asking the session for a turn of their own
+	// (agent.background_wakeup = false).
+	NoWakeup bool
 	// FailOnCrash ends the turn as failed when a tool panics, instead of
 	// letting the model carry on: subagents run unattended, so a crash
 	// must surface as a failed task.
@@ -102,7 +110,7 @@ type AgentSpec struct {
 	ArchiveDir string
 	// gate, set by the scheduler for a subagent, drops the subagent's
 	// events once its task_done is out.
-	Meter *TaskMeter
+	Meter *team.TaskMeter
 	// saves, set by the session, hears what could not be written (a
 	// compaction archive), so the turn does not end ok over it.
 	Saves *SaveLog
@@ -140,6 +148,9 @@ type executor struct {
 	// guards numbers the guards' go-on questions, so an answer to an
 	// earlier one never settles a later one.
 	guards int
+	// bg is the account of the background work and of what came back for
+	// the conversation (background.go).
+	bg *team.Book
 }
 
 // runnerRef links a running tool runner to its call.
@@ -202,8 +213,10 @@ type turn struct {
 	approvalOnce   map[string]bool
 	// fleets maps a pending delegation (fleet id) to its call index;
 	// fleetAt to when it was submitted, for its tool_finished duration.
-	fleets   map[string]int
-	fleetAt  map[string]time.Time
+	fleets  map[string]int
+	fleetAt map[string]time.Time
+	// waits are the task_wait calls waiting, by call id.
+	waits    map[string]*bgWait
 	pending  int
 	canceled bool
 	// journaling: the step's calls wait for the transcript (Barrier).
@@ -240,14 +253,14 @@ func newExecutor(sys *kernel.System, spec AgentSpec) *executor {
 		log = sys.Logger()
 	}
 	e := &executor{sys: sys, spec: spec, log: log.With("session", spec.Session, "task", spec.Task), ledger: kernel.NewLedger(sys),
-		planning: spec.PlanMode}
+		planning: spec.PlanMode, bg: team.NewBook()}
 	if len(spec.History) > 0 {
 		e.msgs = slices.Clone(spec.History)
 		// Fleet ids go on from the resumed conversation's, so a task id
 		// (and its subagent's transcript name) is never used twice.
 		for _, m := range e.msgs {
 			for _, c := range m.ToolCalls {
-				if c.Name == ToolTask || c.Name == ToolFleet || c.Name == ToolParallelTasks {
+				if c.Name == team.ToolTask || c.Name == team.ToolFleet || c.Name == team.ToolParallelTasks {
 					e.fleetSeq++
 				}
 			}
@@ -297,9 +310,39 @@ func (e *executor) Receive(c actor.Context) {
 	case *foldDone:
 		e.onFoldDone(c, m)
 	case *fleetmsg.FleetResult:
-		if e.ledger.Settle(fleetKey(m.FleetID)) {
+		if e.bg.IsFleet(m.FleetID) {
+			e.onBackgroundFleet(c, m)
+		} else if e.ledger.Settle(fleetKey(m.FleetID)) {
 			e.onFleetResult(c, m)
 		}
+	case *fleetmsg.TaskEnded:
+		if e.bg.Ended(m.Agent, m.Name, m.Result) {
+			e.backgroundChanged(c)
+		}
+	case *fleetmsg.MessageToParent:
+		e.onMessage(c, m.From, m.Name, team.MessageText(m.From, m.Name, m.Text), func() {})
+	case *team.Deliver:
+		sender := c.Sender()
+		e.onMessage(c, m.From, m.FromName, m.UserText(), func() {
+			if sender != nil {
+				c.Send(sender, &team.Undelivered{Task: e.spec.Task, Message: m})
+			}
+		})
+	case *fleetmsg.MessageSent:
+		if e.ledger.Settle(m.Ref) {
+			e.onMessageSent(c, m)
+		}
+	case *fleetmsg.FleetStatus:
+		if e.ledger.Settle(m.Ref) {
+			e.onStatus(c, m, "")
+		}
+	case *waitExpired:
+		e.onWaitExpired(c, m)
+	case *team.QueryBackground:
+		_, items := e.bg.Outstanding()
+		c.Respond(&team.BackgroundStatus{Running: e.bg.Running(), Undelivered: items})
+	case *team.CancelBackground:
+		e.cancelAllBackground(c)
 	case *kernel.Crashed:
 		e.repair(c, m)
 	case *actor.Stopping:
@@ -399,8 +442,22 @@ func (e *executor) startTurn(c actor.Context, m *RunTurn) {
 		}
 		return
 	}
+	if m.Wake {
+		if _, items := e.bg.Outstanding(); items == 0 {
+			// Delivered already (a turn ran since the wake was asked for).
+			if c.Sender() != nil {
+				c.Respond(&TurnFinished{Session: e.spec.Session, Task: e.spec.Task, Status: event.StatusOK, Idle: true})
+			}
+			return
+		}
+		e.publish(&event.TurnStarted{Wake: true})
+	}
 	e.turn = &turn{replyTo: c.Sender(), tools: e.spec.Tools.Snapshot()}
 	e.turn.schemaBytes = compact.SchemaSize(e.turn.tools.Schemas())
+	if m.Wake {
+		e.startStep(c)
+		return
+	}
 	if m.Compact {
 		// A built-in action: it changes the session, never reaches the
 		// model as a prompt.
@@ -424,6 +481,8 @@ func (e *executor) startStep(c actor.Context) {
 	t.text.Reset()
 	t.reasoning.Reset()
 	t.calls = nil
+	// A step boundary: what came back from the background goes in now.
+	e.deliverBackground()
 	if !e.maintain(c) {
 		return // a fold runs first, or the turn ended
 	}
@@ -542,6 +601,12 @@ func (e *executor) finishStep(c actor.Context) {
 		ToolCalls:        t.calls,
 	})
 	if len(t.calls) == 0 {
+		if _, items := e.bg.Outstanding(); items > 0 && !t.canceled {
+			// Something came back while the model answered: it reads it
+			// before the turn ends.
+			e.startStep(c)
+			return
+		}
 		e.endTurn(c, event.StatusOK, "")
 		return
 	}
@@ -676,7 +741,11 @@ func (e *executor) approvalID(callID string) string {
 // scheduler, anything else to a tool runner. The caller has counted it in
 // t.pending.
 func (e *executor) run(c actor.Context, i int, tl tool.Tool) {
-	if isDelegation(tl) {
+	if team.IsBackground(tl) {
+		e.runBackgroundTool(c, i)
+		return
+	}
+	if team.IsDelegation(tl) {
 		e.delegate(c, i)
 		return
 	}
@@ -698,9 +767,16 @@ func (e *executor) delegate(c actor.Context, i int) {
 	}
 	e.fleetSeq++
 	id := fmt.Sprintf("f%d", e.fleetSeq)
-	specs, err := ParseDelegation(call.Name, call.Arguments, id)
+	specs, err := team.ParseDelegation(call.Name, call.Arguments, id)
+	if err == nil {
+		err = e.bg.CheckNames(specs)
+	}
 	if err != nil {
 		fail(err.Error())
+		return
+	}
+	if team.InBackground(call.Arguments) {
+		e.delegateBackground(c, i, id, specs)
 		return
 	}
 	t.fleets[id], t.fleetAt[id] = i, time.Now()
@@ -730,7 +806,7 @@ func (e *executor) onFleetResult(c actor.Context, m *fleetmsg.FleetResult) {
 	took := time.Since(t.fleetAt[m.FleetID])
 	delete(t.fleetAt, m.FleetID)
 	call := t.calls[i]
-	out, isErr := FormatFleet(call.Name, m)
+	out, isErr := team.FormatFleet(call.Name, m)
 	t.pending--
 	e.record(&ToolResult{CallID: call.ID, Name: call.Name, Output: out, IsError: isErr, Duration: took}, i)
 	if t.pending == 0 {
@@ -992,8 +1068,13 @@ func (e *executor) cancelTurn(c actor.Context) {
 		return
 	}
 	e.cancelRunners(c)
+	waited := len(t.waits) > 0
+	e.cancelWaits(true)
 	e.cancelApprovals(c)
 	e.cancelFleets(c)
+	if waited && e.turn == t && t.pending == 0 {
+		e.nextGroup(c)
+	}
 }
 
 // cancelFleets cancels the turn's fleets; their FleetResults (with every
@@ -1068,6 +1149,7 @@ func (e *executor) abortWork(c actor.Context) {
 		e.publish(&event.ApprovalResolved{RequestID: id, CallID: callID, Decision: event.ApproveDeny, Reason: "the turn ended"})
 	}
 	t.approvals = nil
+	e.cancelWaits(false)
 	e.ledger.DropAll()
 }
 
@@ -1078,6 +1160,10 @@ func (e *executor) endTurn(c actor.Context, status, errMsg string) {
 		tm.Stop()
 	}
 	e.epoch++ // late chunks of this turn's stream are stale
+	if status == event.StatusOK {
+		// What came back in the turn's last moments gets a turn of its own.
+		defer e.backgroundChanged(c)
+	}
 	if t.replyTo != nil {
 		c.Request(t.replyTo, &TurnFinished{ // Request: the scheduler tells its subagents apart by sender
 			Session: e.spec.Session,

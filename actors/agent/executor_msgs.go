@@ -23,6 +23,9 @@ type RunTurn struct {
 	// Reject asks the session to refuse the prompt, rather than queue it,
 	// when a turn is already running.
 	Reject bool
+	// Wake makes the turn one for background results alone: no prompt,
+	// and no turn at all (TurnFinished with Idle) when nothing waits.
+	Wake bool
 }
 
 // SetPosture switches the approval posture (ask, auto or yolo) of a
@@ -63,6 +66,8 @@ type TurnFinished struct {
 	Error string
 	Steps int
 	Usage provider.Usage
+	// Idle answers a Wake turn that found nothing to deliver: no turn ran.
+	Idle bool
 }
 
 // StreamChunk carries one chunk of the current model stream from the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/core/permission"
 	"reasonix/core/prompt"
@@ -92,7 +93,7 @@ func (e *executor) planDispatch(c actor.Context, i int, tl tool.Tool) bool {
 	}
 	// Read-only subagents research for the plan; a task that may write
 	// waits for it like any writer.
-	if isDelegation(tl) && !DelegationWrites(call.Arguments) {
+	if team.IsDelegation(tl) && !team.DelegationWrites(call.Arguments) {
 		return false
 	}
 	if strings.HasPrefix(call.Name, "mcp__") {
@@ -197,27 +198,4 @@ func (e *executor) planTurnInput(input string) string {
 		return planModeNote + input
 	}
 	return input
-}
-
-// DelegationWrites says a task, fleet or parallel_tasks call gives any of
-// its tasks write_paths.
-func DelegationWrites(args string) bool {
-	var call struct {
-		WritePaths []string `json:"write_paths"`
-		Tasks      []struct {
-			WritePaths []string `json:"write_paths"`
-		} `json:"tasks"`
-	}
-	if err := json.Unmarshal([]byte(args), &call); err != nil {
-		return true // unreadable: the scheduler will refuse it anyway
-	}
-	if len(call.WritePaths) > 0 {
-		return true
-	}
-	for _, t := range call.Tasks {
-		if len(t.WritePaths) > 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"reasonix/actors/agent/team"
 	"reasonix/actors/kernel"
 	"reasonix/core/provider"
 )
@@ -16,9 +17,9 @@ func TestFleetIDsContinueAfterResume(t *testing.T) {
 	history := []provider.Message{
 		{Role: provider.RoleSystem, Content: "sys"},
 		{Role: provider.RoleUser, Content: "earlier"},
-		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "a", Name: ToolTask, Arguments: `{"prompt":"x"}`}}},
+		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "a", Name: team.ToolTask, Arguments: `{"prompt":"x"}`}}},
 		{Role: provider.RoleTool, ToolCallID: "a", Content: "done"},
-		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "b", Name: ToolFleet, Arguments: `{}`}}},
+		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "b", Name: team.ToolFleet, Arguments: `{}`}}},
 		{Role: provider.RoleTool, ToolCallID: "b", Content: "done"},
 	}
 	sys := kernel.NewSystem(nil)

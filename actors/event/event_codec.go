@@ -41,6 +41,7 @@ var eventTypes = map[string]func() Event{
 	(*PlanProposed)(nil).Kind():         func() Event { return new(PlanProposed) },
 	(*PlanStep)(nil).Kind():             func() Event { return new(PlanStep) },
 	(*TaskQueued)(nil).Kind():           func() Event { return new(TaskQueued) },
+	(*BackgroundResult)(nil).Kind():     func() Event { return new(BackgroundResult) },
 	(*TaskStarted)(nil).Kind():          func() Event { return new(TaskStarted) },
 	(*TaskDone)(nil).Kind():             func() Event { return new(TaskDone) },
 	(*Lagged)(nil).Kind():               func() Event { return new(Lagged) },

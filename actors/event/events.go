@@ -192,6 +192,9 @@ type TurnStarted struct {
 	// and plan mode's note taken off. Attachments are those references.
 	Typed       string   `json:"typed,omitempty"`
 	Attachments []string `json:"attachments,omitempty"`
+	// Wake marks a turn the session started for background results, with
+	// no prompt.
+	Wake bool `json:"wake,omitempty"`
 }
 
 // PromptQueued reports a prompt that arrived while a turn was running; it
@@ -330,6 +333,25 @@ type TaskQueued struct {
 	Prompt  string `json:"prompt"`
 	Profile string `json:"profile,omitempty"`
 	Writer  bool   `json:"writer"`
+	// Background marks a task whose parent goes on while it runs; Name is
+	// its name, and Of, for a follow-up turn (a message to an agent that
+	// had ended), the task whose conversation it continues.
+	Background bool   `json:"background,omitempty"`
+	Name       string `json:"name,omitempty"`
+	Of         string `json:"of,omitempty"`
+}
+
+// BackgroundResult reports what the parent's conversation was given
+// without waiting for it: a background task's result (Status is its task
+// status) or a message from a subagent (Status "message"), appended as a
+// user message at a step boundary. Text is what was appended, cut to
+// MaxEventOutput.
+type BackgroundResult struct {
+	Meta
+	Agent  string `json:"agent"`
+	Name   string `json:"name,omitempty"`
+	Status string `json:"status"`
+	Text   string `json:"text"`
 }
 
 // TaskStarted reports a task that got its slots and is running.
@@ -387,10 +409,13 @@ type TaskRequeued struct {
 	Reason  string `json:"reason"`
 }
 
-func (*TaskQueued) Kind() string   { return "task_queued" }
-func (*TaskStarted) Kind() string  { return "task_started" }
-func (*TaskDone) Kind() string     { return "task_done" }
-func (*TaskRequeued) Kind() string { return "task_requeued" }
+func (*TaskQueued) Kind() string { return "task_queued" }
+
+// Kind implements Event.
+func (*BackgroundResult) Kind() string { return "background_result" }
+func (*TaskStarted) Kind() string      { return "task_started" }
+func (*TaskDone) Kind() string         { return "task_done" }
+func (*TaskRequeued) Kind() string     { return "task_requeued" }
 
 // A scheduler-side event (never relayed by a worker), registered with the
 // codec here so the codec's table and the event stay side by side.

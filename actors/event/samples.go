@@ -42,7 +42,8 @@ func Samples() []Event {
 		&PromptQueued{Meta: SampleMeta(14, ""), Prompt: "then run the tests", Position: 1},
 		&PromptRejected{Meta: SampleMeta(15, ""), Prompt: "now", Reason: "a turn is already running"},
 		&PostureChanged{Meta: SampleMeta(16, ""), Posture: "auto"},
-		&TaskQueued{Meta: SampleMeta(17, "f1.1"), Fleet: "f1", Prompt: "build it", Profile: "explore", Writer: true},
+		&TaskQueued{Meta: SampleMeta(17, "f1.1+1"), Fleet: "f1.1+1", Prompt: "build it", Profile: "explore", Writer: true,
+			Background: true, Name: "builder", Of: "f1.1"},
 		&TaskStarted{Meta: SampleMeta(18, "f1.1"), Fleet: "f1", Model: "deepseek-chat", Worker: "build1", Attempt: 2},
 		&TaskDone{Meta: SampleMeta(19, "f1.1"), Fleet: "f1", Status: TaskFailed, Error: "timed out", Steps: 4, DurationMS: 1500, Usage: SampleUsage,
 			Worker: "build1", Attempt: 2},
@@ -67,6 +68,7 @@ func Samples() []Event {
 		&GoalEnded{Meta: SampleMeta(41, ""), Goal: "g20261201-120000000-s1", Status: "limit", Reason: "turn limit reached (200 turns)",
 			Summary: "four of five tests pass", Turns: 200, Tokens: 410000, ElapsedMS: 3500000},
 		&EffortChanged{Meta: SampleMeta(43, ""), Effort: "high"},
+		&BackgroundResult{Meta: SampleMeta(45, ""), Agent: "f2.1", Name: "logs", Status: TaskOK, Text: "[Background task f2.1 (logs) ok]\nthree errors"},
 		&TodoUpdated{Meta: SampleMeta(42, ""), Items: []goal.Item{{Content: "Reproduce the failure", Status: "completed"},
 			{Content: "Fix the parser", Status: "in_progress"}, {Content: "Add a regression test", Status: "in_progress", Level: 1}}},
 	}

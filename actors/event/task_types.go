@@ -28,6 +28,15 @@ type TaskSpec struct {
 	// FleetBudget is the ceiling of the whole call the task belongs to,
 	// the same on each of its tasks.
 	FleetBudget Budget
+	// Name, when set, addresses the task in send_message, unique in its
+	// session.
+	Name string
+	// Of and Continue make the task a follow-up turn of an agent that
+	// ended: Of is that task's id and Continue its transcript, whose
+	// conversation the follow-up goes on with (Prompt is the message it
+	// answers). Follow-ups run in this process.
+	Of       string
+	Continue string
 }
 
 // TaskResult is how one task ended.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/core/provider"
 )
@@ -178,7 +178,7 @@ func (f *fleetActor) overBudget(c actor.Context, id, what string) {
 // parent's own requests or an earlier fleet's), so it is cached already.
 type MeteredProvider struct {
 	provider.Provider
-	Meter     *agent.TaskMeter
+	Meter     *team.TaskMeter
 	onFirst   func()
 	minPrefix int
 	once      sync.Once

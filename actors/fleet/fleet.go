@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/fleet/link"
@@ -161,6 +162,13 @@ type fleetActor struct {
 	unsettled   map[string]bool
 	settleBy    time.Time
 	settleTimer *time.Timer
+
+	// agents are the session's agents by task id, names their ids by name
+	// (fleet_messages.go).
+	agents map[string]*agentRec
+	names  map[string]string
+	// runOf maps a follow-up's task id to its agent's.
+	runOf map[string]string
 }
 
 // fleetCall is one SubmitFleet: its tasks, their results and its budget.
@@ -182,6 +190,9 @@ type fleetCall struct {
 	// not be written; ending says the fleet is being ended for it.
 	journalErr error
 	ending     bool
+	// background says the submitter hears of each task as it ends
+	// (TaskEnded).
+	background bool
 }
 
 type runningTask struct {
@@ -196,7 +207,7 @@ type runningTask struct {
 	reaper   *time.Timer
 	// gate carries the subagent's events; closing it with task_done keeps
 	// anything later off the bus.
-	meter *agent.TaskMeter
+	meter *team.TaskMeter
 	// endpoint is the task's provider endpoint, empty when the provider
 	// has no shared limiter.
 	endpoint string
@@ -295,8 +306,14 @@ func (f *fleetActor) handle(c actor.Context) {
 			c.Stop(t.pid)
 		}
 	case *fleetmsg.QueryFleet:
-		c.Respond(f.status())
+		st := f.status()
+		st.Ref = m.Ref
+		c.Respond(st)
 		f.Answer()
+	case *fleetmsg.SendMessage:
+		f.sendMessage(c, m)
+	case *team.Undelivered:
+		f.undelivered(c, m)
 	case *agent.ApprovalResponse:
 		f.routeApproval(c, m)
 	case *agent.SetPosture:
@@ -343,12 +360,18 @@ func (f *fleetActor) publish(ev event.Event, task string) {
 }
 
 func (f *fleetActor) submit(c actor.Context, m *fleetmsg.SubmitFleet) {
+	f.submitFrom(c, m, c.Sender())
+}
+
+// submitFrom takes a fleet whose result goes to replyTo (the sender, or
+// for a follow-up the agent's submitter).
+func (f *fleetActor) submitFrom(c actor.Context, m *fleetmsg.SubmitFleet, replyTo *actor.PID) {
 	f.submitting = m
 	defer func() { f.submitting = nil }()
-	fl := &fleetCall{replyTo: c.Sender(), results: map[string]event.TaskResult{}}
+	fl := &fleetCall{replyTo: replyTo, results: map[string]event.TaskResult{}, background: m.Background}
 	if _, dup := f.fleets[m.FleetID]; dup || m.FleetID == "" {
-		if c.Sender() != nil {
-			c.Respond(&fleetmsg.FleetResult{FleetID: m.FleetID, Results: []event.TaskResult{{Status: event.TaskFailed, Error: "duplicate or empty fleet id"}}})
+		if replyTo != nil {
+			c.Send(replyTo, &fleetmsg.FleetResult{FleetID: m.FleetID, Results: []event.TaskResult{{Status: event.TaskFailed, Error: "duplicate or empty fleet id"}}})
 		}
 		return
 	}
@@ -378,12 +401,14 @@ func (f *fleetActor) submit(c actor.Context, m *fleetmsg.SubmitFleet) {
 	}
 	for _, spec := range m.Tasks {
 		fl.ids = append(fl.ids, spec.ID)
+		f.register(m.FleetID, spec, replyTo)
 		if res, done := m.Done[spec.ID]; done {
 			// Finished before the restart: its result stands as it was.
 			fl.results[spec.ID] = res
 			continue
 		}
-		f.publish(&event.TaskQueued{Fleet: m.FleetID, Prompt: text.OneLine(spec.Prompt, 200), Profile: spec.Profile, Writer: spec.Writer}, spec.ID)
+		f.publish(&event.TaskQueued{Fleet: m.FleetID, Prompt: text.OneLine(spec.Prompt, 200), Profile: spec.Profile, Writer: spec.Writer,
+			Background: m.Background, Name: spec.Name, Of: spec.Of}, spec.ID)
 		err := f.q.Submit(f.queueTask(m.FleetID, spec), now)
 		if err != nil {
 			f.end(c, m.FleetID, event.TaskResult{TaskID: spec.ID, Status: event.TaskFailed, Error: "not scheduled: " + err.Error()})
@@ -498,6 +523,13 @@ func (f *fleetActor) prepare(c actor.Context, t *runningTask, deadline time.Time
 	// A subagent runs unattended: a crashing tool fails its task
 	// instead of letting it carry on from a broken state.
 	ag.FailOnCrash = true
+	// Every subagent may write to its parent and its siblings.
+	ag.Mailer = f.self
+	if ag.Tools != nil {
+		if err := ag.Tools.Replace(team.SubagentMessageTool()); err != nil {
+			f.log.Warn("register send_message", "task", id, "err", err)
+		}
+	}
 	if f.posture != "" {
 		ag.Permissions.Posture = permission.Posture(f.posture)
 	}
@@ -515,7 +547,7 @@ func (f *fleetActor) prepare(c actor.Context, t *runningTask, deadline time.Time
 	}
 	// The meter marks the task running for the next one's allotment.
 	sys, self := f.sys, f.self
-	t.meter = &agent.TaskMeter{Budget: t.budget, Price: price, Over: func(what string) { sys.Send(self, &TaskOverBudget{TaskID: id, what: what}) }}
+	t.meter = &team.TaskMeter{Budget: t.budget, Price: price, Over: func(what string) { sys.Send(self, &TaskOverBudget{TaskID: id, what: what}) }}
 	return &prepared{t: t, ag: ag}
 }
 
@@ -587,6 +619,11 @@ func (f *fleetActor) launch(c actor.Context, p *prepared) {
 		fl.live++
 	}
 	f.run(c, t)
+	path := ""
+	if p, ok := ag.Transcript.(interface{ Path() string }); ok {
+		path = p.Path()
+	}
+	f.agentStarted(c, t, path)
 }
 
 // run asks the task's subagent, or the proxy of its remote attempt, for
@@ -715,10 +752,8 @@ func (f *fleetActor) repair(c actor.Context, m *kernel.Crashed) {
 		f.unsettled = nil // the admit below runs what waited for it
 	case *fleetmsg.CancelFleet:
 		f.cancelFleet(c, lost.FleetID)
-	case *fleetmsg.QueryFleet:
-		if m.Sender != nil && !f.Answered() {
-			c.Respond(f.status())
-		}
+	case *fleetmsg.QueryFleet, *fleetmsg.SendMessage:
+		f.answerLost(c, m)
 	}
 	// A lost reaper tick must not leave a stopping subagent running.
 	for id, t := range f.tasks {
@@ -747,6 +782,21 @@ func (f *fleetActor) repair(c actor.Context, m *kernel.Crashed) {
 	// step with the links: each link reports again.
 	f.askLinks(c)
 	f.admit(c)
+}
+
+// answerLost answers a query whose handler crashed before it answered.
+func (f *fleetActor) answerLost(c actor.Context, m *kernel.Crashed) {
+	if m.Sender == nil || f.Answered() {
+		return
+	}
+	switch lost := m.Lost.(type) {
+	case *fleetmsg.QueryFleet:
+		st := f.status()
+		st.Ref = lost.Ref
+		c.Respond(st)
+	case *fleetmsg.SendMessage:
+		c.Respond(&fleetmsg.MessageSent{Ref: lost.Ref, Error: "not delivered: " + m.Error()})
+	}
 }
 
 // repairSubmit finishes a SubmitFleet whose handling crashed part way:
@@ -930,6 +980,7 @@ func (f *fleetActor) onStopped(c actor.Context, m *actor.Terminated) {
 			fl.live--
 			f.maybeReply(c, fleetID)
 		}
+		f.agentStopped(c, m.Who.Id)
 	}
 }
 
@@ -987,6 +1038,7 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res event.TaskResult
 	f.endTask(c, t, res)
 	f.maybeReply(c, t.fleet)
 	f.admit(c)
+	f.pendingFollowUps(c, id)
 }
 
 // endTask records a started task's result; its task_done closes the
@@ -1002,6 +1054,7 @@ func (f *fleetActor) endTask(c actor.Context, t *runningTask, res event.TaskResu
 	}
 	res = f.journalResult(t.fleet, res)
 	fl.results[res.TaskID] = res
+	f.agentEnded(c, t.fleet, res)
 	ev := f.taskDone(t.fleet, res)
 	ev.Endpoint = endpointStats(t.endpoint)
 	ev.Worker, ev.Attempt = t.node, link.LaterAttempt(t.attempt)
@@ -1016,6 +1069,7 @@ func (f *fleetActor) end(c actor.Context, fleetID string, res event.TaskResult) 
 	}
 	res = f.journalResult(fleetID, res)
 	fl.results[res.TaskID] = res
+	f.agentEnded(c, fleetID, res)
 	f.publish(f.taskDone(fleetID, res), res.TaskID)
 }
 
@@ -1054,7 +1108,11 @@ func (f *fleetActor) status() *fleetmsg.FleetStatus {
 	st := &fleetmsg.FleetStatus{Queued: snap.Queued, Running: snap.Running, Writers: snap.Writers, Ended: snap.Ended,
 		Endpoints: provider.EndpointStats()}
 	for _, t := range snap.Tasks {
-		st.Tasks = append(st.Tasks, fleetmsg.TaskState{TaskID: t.ID, Fleet: t.Fleet, State: t.State.String(), Writer: t.Writer, Worker: t.Node})
+		ts := fleetmsg.TaskState{TaskID: t.ID, Fleet: t.Fleet, State: t.State.String(), Writer: t.Writer, Worker: t.Node}
+		if rt := f.tasks[t.ID]; rt != nil && rt.meter != nil {
+			ts.Tool, ts.Tokens, ts.Lines = rt.meter.Live()
+		}
+		st.Tasks = append(st.Tasks, ts)
 	}
 	if len(f.nodeOrder) > 0 {
 		st.Workers = f.workersStatus(snap)

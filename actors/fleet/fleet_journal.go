@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/kernel"
@@ -231,7 +232,8 @@ func (f *fleetActor) jotSubmit(m *fleetmsg.SubmitFleet, fl *fleetCall) {
 
 // queueTask is a task as the queue sees it.
 func (f *fleetActor) queueTask(fleetID string, spec event.TaskSpec) scheduler.Task {
-	return scheduler.Task{ID: spec.ID, Fleet: fleetID, Writer: spec.Writer, WritePaths: spec.WritePaths, Timeout: f.spec.TaskTimeout}
+	return scheduler.Task{ID: spec.ID, Fleet: fleetID, Writer: spec.Writer, WritePaths: spec.WritePaths, Timeout: f.spec.TaskTimeout,
+		Local: spec.Continue != ""}
 }
 
 // ResumedFleet is a journalled fleet rebuilt for `fleet resume`: the
@@ -324,7 +326,7 @@ func RunFleet(sys *kernel.System, spec FleetSpec, session string, bus *event.Bus
 // delegation call tool (task, fleet or parallel_tasks) reads: a summary
 // line, then every task in input order.
 func FormatFleetResult(tool string, r *fleetmsg.FleetResult) (text string, isError bool) {
-	return agent.FormatFleet(tool, r)
+	return team.FormatFleet(tool, r)
 }
 
 // CallOfFleet reports whether a delegation call with these arguments is
@@ -332,10 +334,10 @@ func FormatFleetResult(tool string, r *fleetmsg.FleetResult) (text string, isErr
 // the same order. It finds a resumed fleet's call in its parent's
 // transcript.
 func CallOfFleet(tool, args string, tasks []event.TaskSpec) bool {
-	if tool != agent.ToolTask && tool != agent.ToolFleet && tool != agent.ToolParallelTasks {
+	if tool != team.ToolTask && tool != team.ToolFleet && tool != team.ToolParallelTasks {
 		return false
 	}
-	specs, err := agent.ParseDelegation(tool, args, "f")
+	specs, err := team.ParseDelegation(tool, args, "f")
 	if err != nil || len(specs) != len(tasks) {
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/fleet/link"
@@ -331,7 +332,7 @@ func (f *fleetActor) startRemote(c actor.Context, t *runningTask, deadline time.
 	}
 	sys, self := f.sys, f.self
 	f.jot(t.fleet, journal.KindStart, id, startRecord{Budget: budgetRef(t.budget), Worker: t.node, Attempt: link.LaterAttempt(t.attempt)})
-	t.meter = &agent.TaskMeter{Budget: t.budget, Over: func(what string) { sys.Send(self, &TaskOverBudget{TaskID: id, what: what}) }}
+	t.meter = &team.TaskMeter{Budget: t.budget, Over: func(what string) { sys.Send(self, &TaskOverBudget{TaskID: id, what: what}) }}
 	spec := t.spec
 	spec.Budget, spec.FleetBudget = t.budget, event.Budget{}
 	ws := n.spec.Workspace

@@ -310,15 +310,18 @@ func outcomeFromWire(n int64) provider.Outcome {
 
 func taskSpecToWire(s event.TaskSpec) *workerpb.TaskSpec {
 	return &workerpb.TaskSpec{
-		Id:          s.ID,
-		Prompt:      s.Prompt,
-		Profile:     s.Profile,
-		Writer:      s.Writer,
-		WritePaths:  slices.Clone(s.WritePaths),
-		Model:       s.Model,
-		Effort:      s.Effort,
-		Budget:      budgetToWire(s.Budget),
-		FleetBudget: budgetToWire(s.FleetBudget),
+		Id:           s.ID,
+		Prompt:       s.Prompt,
+		Profile:      s.Profile,
+		Writer:       s.Writer,
+		WritePaths:   slices.Clone(s.WritePaths),
+		Model:        s.Model,
+		Effort:       s.Effort,
+		Budget:       budgetToWire(s.Budget),
+		FleetBudget:  budgetToWire(s.FleetBudget),
+		Name:         s.Name,
+		Of:           s.Of,
+		ContinuePath: s.Continue,
 	}
 }
 
@@ -333,6 +336,9 @@ func taskSpecFromWire(w *workerpb.TaskSpec) event.TaskSpec {
 		Effort:      w.GetEffort(),
 		Budget:      budgetFromWire(w.GetBudget()),
 		FleetBudget: budgetFromWire(w.GetFleetBudget()),
+		Name:        w.GetName(),
+		Of:          w.GetOf(),
+		Continue:    w.GetContinuePath(),
 	}
 }
 

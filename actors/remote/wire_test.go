@@ -37,7 +37,7 @@ var wireSamples = []any{
 	&Start{Epoch: 3, Attempt: 2, Session: "s1", Fleet: "f1", Workspace: "reasonix",
 		Spec: event.TaskSpec{ID: "f1.2", Prompt: "fix the parser", Profile: "general", Writer: true, WritePaths: []string{"core/ref", "docs/SPEC.md"},
 			Model: "deepseek-reasoner", Effort: "high", Budget: event.Budget{Tokens: 50000, Turns: 20, Seconds: 600, Cost: 0.25},
-			FleetBudget: event.Budget{Tokens: 200000, Turns: 80, Seconds: 1800, Cost: 1.5}},
+			FleetBudget: event.Budget{Tokens: 200000, Turns: 80, Seconds: 1800, Cost: 1.5}, Name: "parser", Of: "f1.1", Continue: "/t/s1-f1-1.jsonl"},
 		Posture: "auto", Interactive: true, LendWindow: true},
 	&SlotAsk{Task: "f1.2", Attempt: 2, ID: 7, Endpoint: "https://api.deepseek.com/chat/completions", Key: "9f86d081884c"},
 	&SlotGrant{Task: "f1.2", Attempt: 2, ID: 7, Refused: "another API key"},

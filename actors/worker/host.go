@@ -570,6 +570,11 @@ func (w *workerActor) start(c actor.Context, m *remote.Start) {
 // refusal, not the worker's crash.
 func (w *workerActor) build(ws string, owner agent.TaskOwner, spec event.TaskSpec) (agent agent.AgentSpec, err error) {
 	defer panics.Catch(&err)
+	if spec.Continue != "" {
+		// The conversation a follow-up continues is a file of the parent's
+		// host: a worker never opens a path a scheduler names.
+		return agent, errors.New("a follow-up turn runs where its agent ran, not on a worker")
+	}
 	return w.agents[ws].AgentFor(owner, spec)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/kernel"
@@ -203,7 +204,7 @@ func (j *job) begin(c actor.Context) {
 	// reached no request leaves for the endpoint, whatever happens to the
 	// messages on the way to the scheduler, whose own meter stays the
 	// authority on the task's budget.
-	meter := &agent.TaskMeter{Budget: j.spec.task.Budget, Price: j.spec.price,
+	meter := &team.TaskMeter{Budget: j.spec.task.Budget, Price: j.spec.price,
 		Over: func(what string) { sys.Send(self, &jobOverBudget{what: what}) }}
 	ag.Meter = meter
 	if !j.spec.task.Budget.IsZero() {

@@ -418,16 +418,21 @@ func (x *Budget) GetCost() float64 {
 
 // TaskSpec is one task as the scheduler submitted it.
 type TaskSpec struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Prompt        string                 `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
-	Profile       string                 `protobuf:"bytes,3,opt,name=profile,proto3" json:"profile,omitempty"`
-	Writer        bool                   `protobuf:"varint,4,opt,name=writer,proto3" json:"writer,omitempty"`
-	WritePaths    []string               `protobuf:"bytes,5,rep,name=write_paths,json=writePaths,proto3" json:"write_paths,omitempty"`
-	Model         string                 `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"`
-	Effort        string                 `protobuf:"bytes,7,opt,name=effort,proto3" json:"effort,omitempty"`
-	Budget        *Budget                `protobuf:"bytes,8,opt,name=budget,proto3" json:"budget,omitempty"`
-	FleetBudget   *Budget                `protobuf:"bytes,9,opt,name=fleet_budget,json=fleetBudget,proto3" json:"fleet_budget,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Prompt      string                 `protobuf:"bytes,2,opt,name=prompt,proto3" json:"prompt,omitempty"`
+	Profile     string                 `protobuf:"bytes,3,opt,name=profile,proto3" json:"profile,omitempty"`
+	Writer      bool                   `protobuf:"varint,4,opt,name=writer,proto3" json:"writer,omitempty"`
+	WritePaths  []string               `protobuf:"bytes,5,rep,name=write_paths,json=writePaths,proto3" json:"write_paths,omitempty"`
+	Model       string                 `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"`
+	Effort      string                 `protobuf:"bytes,7,opt,name=effort,proto3" json:"effort,omitempty"`
+	Budget      *Budget                `protobuf:"bytes,8,opt,name=budget,proto3" json:"budget,omitempty"`
+	FleetBudget *Budget                `protobuf:"bytes,9,opt,name=fleet_budget,json=fleetBudget,proto3" json:"fleet_budget,omitempty"`
+	Name        string                 `protobuf:"bytes,10,opt,name=name,proto3" json:"name,omitempty"`
+	// of and continue_path mark a follow-up turn; a worker refuses one,
+	// since the conversation it continues lives where the agent ran.
+	Of            string `protobuf:"bytes,11,opt,name=of,proto3" json:"of,omitempty"`
+	ContinuePath  string `protobuf:"bytes,12,opt,name=continue_path,json=continuePath,proto3" json:"continue_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -523,6 +528,27 @@ func (x *TaskSpec) GetFleetBudget() *Budget {
 		return x.FleetBudget
 	}
 	return nil
+}
+
+func (x *TaskSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TaskSpec) GetOf() string {
+	if x != nil {
+		return x.Of
+	}
+	return ""
+}
+
+func (x *TaskSpec) GetContinuePath() string {
+	if x != nil {
+		return x.ContinuePath
+	}
+	return ""
 }
 
 // Start asks a worker to run one attempt of a task.
@@ -1673,7 +1699,7 @@ const file_actors_workerpb_worker_proto_rawDesc = "" +
 	"\x06tokens\x18\x01 \x01(\x03R\x06tokens\x12\x14\n" +
 	"\x05turns\x18\x02 \x01(\x03R\x05turns\x12\x18\n" +
 	"\aseconds\x18\x03 \x01(\x03R\aseconds\x12\x12\n" +
-	"\x04cost\x18\x04 \x01(\x01R\x04cost\"\xa6\x02\n" +
+	"\x04cost\x18\x04 \x01(\x01R\x04cost\"\xef\x02\n" +
 	"\bTaskSpec\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12\x18\n" +
@@ -1684,7 +1710,11 @@ const file_actors_workerpb_worker_proto_rawDesc = "" +
 	"\x05model\x18\x06 \x01(\tR\x05model\x12\x16\n" +
 	"\x06effort\x18\a \x01(\tR\x06effort\x122\n" +
 	"\x06budget\x18\b \x01(\v2\x1a.reasonix.worker.v1.BudgetR\x06budget\x12=\n" +
-	"\ffleet_budget\x18\t \x01(\v2\x1a.reasonix.worker.v1.BudgetR\vfleetBudget\"\x94\x02\n" +
+	"\ffleet_budget\x18\t \x01(\v2\x1a.reasonix.worker.v1.BudgetR\vfleetBudget\x12\x12\n" +
+	"\x04name\x18\n" +
+	" \x01(\tR\x04name\x12\x0e\n" +
+	"\x02of\x18\v \x01(\tR\x02of\x12#\n" +
+	"\rcontinue_path\x18\f \x01(\tR\fcontinuePath\"\x94\x02\n" +
 	"\x05Start\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\x03R\aattempt\x12\x18\n" +

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/assemble"
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/cmd/reasonix/internal/fleetcmd"
@@ -313,7 +313,7 @@ func openResume(f *cmdutil.Factory, cfg *config.Config, cwd string, opts *RunOpt
 func reattachFleets(f *cmdutil.Factory, cfg *config.Config, cwd, parent string, msgs []provider.Message, opts *RunOptions) bool {
 	open := false
 	for _, c := range session.OpenCalls(msgs) {
-		open = open || c.Name == agent.ToolTask || c.Name == agent.ToolFleet || c.Name == agent.ToolParallelTasks
+		open = open || c.Name == team.ToolTask || c.Name == team.ToolFleet || c.Name == team.ToolParallelTasks
 	}
 	if !open {
 		return false

@@ -15,6 +15,7 @@ max_parallel_writers = 3
 task_timeout_seconds = 1800
 max_steps = 200
 resume_running = "rerun"
+background_wakeup = true
 subagent_ask = "parent"
 tool_result_snip_ratio = 0.6
 compact_ratio = 0.8

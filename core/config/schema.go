@@ -130,6 +130,10 @@ type Agent struct {
 	// ResumeRunning is what `reasonix fleet resume` does with a task that
 	// was running when its process died: "rerun" or "fail".
 	ResumeRunning string `toml:"resume_running"`
+	// BackgroundWakeup says whether background results that come while
+	// no turn runs start a turn of their own (the default); false keeps
+	// them for the next prompt.
+	BackgroundWakeup bool `toml:"background_wakeup"`
 	// ToolResultSnipRatio, CompactRatio and CompactForceRatio are the
 	// compaction tiers as fractions of the context window; each lies in
 	// (0,1] and snip <= compact <= force.

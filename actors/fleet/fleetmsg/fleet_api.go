@@ -23,6 +23,10 @@ type SubmitFleet struct {
 	// says). It is how a restarted scheduler takes over the fleets of the
 	// one that stopped.
 	FromJournal bool
+	// Background says the submitter goes on while the fleet runs: it is
+	// sent a TaskEnded as each task ends, and the FleetResult still ends
+	// the fleet.
+	Background bool
 }
 
 // CancelFleet stops a fleet: queued tasks end cancelled, running ones are
@@ -44,10 +48,15 @@ type FleetResult struct {
 
 // QueryFleet asks the scheduler for its state; the reply is a
 // *FleetStatus.
-type QueryFleet struct{}
+type QueryFleet struct {
+	// Ref is returned in the FleetStatus, to tell answers apart.
+	Ref string
+}
 
 // FleetStatus is the scheduler's state for status displays.
 type FleetStatus struct {
+	// Ref is the QueryFleet's.
+	Ref                             string
 	Queued, Running, Writers, Ended int
 	Tasks                           []TaskState
 	// Endpoints are the process's provider endpoints: each one's
@@ -83,4 +92,52 @@ type TaskState struct {
 	// Worker is the worker host running the task; empty for the local
 	// process or a task not running.
 	Worker string
+	// Tool is the tool the task called last, Tokens its input plus output
+	// tokens so far and Lines the last lines of its output (a running
+	// local task's; empty otherwise).
+	Tool   string
+	Tokens int
+	Lines  []string
+}
+
+// TaskEnded tells the submitter of a background fleet (SubmitFleet with
+// Background) that one of its tasks ended, as soon as it has, before the
+// fleet's FleetResult. Agent is the task whose conversation it was (a
+// follow-up's result names the task it continued) and Name its name.
+type TaskEnded struct {
+	FleetID string
+	Agent   string
+	Name    string
+	Result  event.TaskResult
+}
+
+// SendMessage writes to an agent of the session: To is a task id or name,
+// or "parent"; From is the sender ("parent", or the sending task's id).
+// A running agent reads the text at its next step boundary; a finished one
+// runs one more turn of its own conversation with it, whose answer comes
+// to the parent as a TaskEnded. The reply, exactly one, is a *MessageSent
+// with the same Ref.
+type SendMessage struct {
+	Ref  string
+	From string
+	To   string
+	Text string
+}
+
+// MessageSent answers SendMessage: Error says why nothing was delivered;
+// otherwise Agent is the task id the message went to and Followup, when
+// set, the id of the turn it started in a finished agent.
+type MessageSent struct {
+	Ref      string
+	Agent    string
+	Followup string
+	Error    string
+}
+
+// MessageToParent carries a subagent's send_message to "parent" from the
+// scheduler to the agent that delegated (through the session).
+type MessageToParent struct {
+	From string
+	Name string
+	Text string
 }

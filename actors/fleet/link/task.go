@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
@@ -38,7 +39,7 @@ type TaskSpec struct {
 	// start is the attempt as the worker gets it (epoch and attempt
 	// included).
 	Start remote.Start
-	Meter *agent.TaskMeter
+	Meter *team.TaskMeter
 	Bus   *event.Bus
 	// Budget is shown on the task_started the proxy publishes.
 	Budget *event.Budget

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"reasonix/actors/agent"
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/fleet/fleetmsg"
@@ -428,7 +428,7 @@ func FleetResume(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, op
 	if err := parent.answer(f, rf.Submit.Tasks, res); err != nil {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", err)
 	}
-	text, _ := fleet.FormatFleetResult(agent.ToolFleet, res)
+	text, _ := fleet.FormatFleetResult(team.ToolFleet, res)
 	_, err = fmt.Fprintln(f.Stdout, text)
 	return err
 }

@@ -1,4 +1,4 @@
-package agent
+package team
 
 import (
 	"context"
@@ -16,7 +16,8 @@ import (
 // Delegation tools hand work to subagents through the session's scheduler.
 // They are tools to the model, but the executor runs them itself: it sends
 // SubmitFleet to the scheduler and records the FleetResult as the call's
-// result, so no goroutine waits on a fleet.
+// result (or, for a background call, the ids at once), so no goroutine
+// waits on a fleet.
 const (
 	ToolTask          = "task"
 	ToolFleet         = "fleet"
@@ -48,8 +49,8 @@ func (d *delegateTool) Execute(context.Context, json.RawMessage) (string, error)
 	return "", errors.New("subagents are not available in this session")
 }
 
-// isDelegation reports whether t is one of the delegation tools.
-func isDelegation(t tool.Tool) bool {
+// IsDelegation reports whether t is one of the delegation tools.
+func IsDelegation(t tool.Tool) bool {
 	_, ok := t.(*delegateTool)
 	return ok
 }
@@ -62,7 +63,13 @@ const taskProps = `"prompt":{"type":"string","description":"Complete instruction
 	`"write_paths":{"type":"array","items":{"type":"string"},"description":"Files or directories the task may modify. Omit for a read-only task. Tasks whose paths overlap never run at the same time."},` +
 	`"model":{"type":"string","description":"Optional model for this task."},` +
 	`"effort":{"type":"string","description":"Optional reasoning effort for this task."},` +
-	`"budget":` + budgetSchema
+	`"budget":` + budgetSchema + `,` + nameProp
+
+// nameProp names a task for send_message and task_wait.
+const nameProp = `"name":{"type":"string","description":"Optional name to address the task by (send_message, task_wait), unique in the session."}`
+
+// backgroundProp makes a delegation call return at once.
+const backgroundProp = `"background":{"type":"boolean","description":"Return at once with the task ids and keep working; each task's result is added to the conversation when it ends."}`
 
 // budgetSchema describes the optional ceilings of a task or a fleet.
 const budgetSchema = `{"type":"object","additionalProperties":false,"description":"Optional ceilings. A task that reaches one stops and returns its partial answer, marked over_budget.",` +
@@ -72,28 +79,32 @@ const budgetSchema = `{"type":"object","additionalProperties":false,"description
 	`"cost":{"type":"number","minimum":0,"description":"Cost in the currency of the configured model prices; without prices it is not enforced."}}}`
 
 // DelegationTools returns the task, fleet and parallel_tasks tools for a
-// session that has a scheduler.
+// session that has a scheduler, and the tools for their background runs.
 func DelegationTools() []tool.Tool {
+	return append(delegationTools(), BackgroundTools()...)
+}
+
+func delegationTools() []tool.Tool {
 	return []tool.Tool{
 		&delegateTool{
 			name: ToolTask,
 			desc: "Run one task in a subagent: an isolated session with its own context that returns only its final answer. " +
 				"Use it for self-contained work (research, a focused change) to keep your own context small. " +
 				"Without write_paths the subagent can only read.",
-			schema: `{"type":"object","additionalProperties":false,"required":["prompt"],"properties":{` + taskProps + `}}`,
+			schema: `{"type":"object","additionalProperties":false,"required":["prompt"],"properties":{` + backgroundProp + `,` + taskProps + `}}`,
 		},
 		&delegateTool{
 			name: ToolFleet,
 			desc: fmt.Sprintf("Run 2 to %d independent tasks in parallel subagents and wait for all of them. "+
 				"The result lists every task's outcome in the order given. Give writers disjoint write_paths so they can run at once; "+
 				"a failed task does not stop the others.", MaxFleetTasks),
-			schema: fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["tasks"],"properties":{"budget":%s,"tasks":{"type":"array","minItems":2,"maxItems":%d,"description":"The tasks to run. A task without its own budget gets an even share of what is left of the fleet's.","items":{"type":"object","additionalProperties":false,"required":["prompt"],"properties":{%s}}}}}`, budgetSchema, MaxFleetTasks, taskProps),
+			schema: fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["tasks"],"properties":{`+backgroundProp+`,"budget":%s,"tasks":{"type":"array","minItems":2,"maxItems":%d,"description":"The tasks to run. A task without its own budget gets an even share of what is left of the fleet's.","items":{"type":"object","additionalProperties":false,"required":["prompt"],"properties":{%s}}}}}`, budgetSchema, MaxFleetTasks, taskProps),
 		},
 		&delegateTool{
 			name: ToolParallelTasks,
 			desc: fmt.Sprintf("Run 1 to %d read-only research tasks in parallel subagents and return their answers in order. "+
 				"The subagents can read and search but not modify anything.", MaxFleetTasks),
-			schema:   fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["tasks"],"properties":{"tasks":{"type":"array","minItems":1,"maxItems":%d,"description":"The tasks to run.","items":{"type":"object","additionalProperties":false,"required":["prompt"],"properties":{"prompt":{"type":"string","description":"Complete instructions for the subagent."},"profile":{"type":"string","description":"Optional name of a subagent profile."}}}}}}`, MaxFleetTasks),
+			schema:   fmt.Sprintf(`{"type":"object","additionalProperties":false,"required":["tasks"],"properties":{`+backgroundProp+`,"tasks":{"type":"array","minItems":1,"maxItems":%d,"description":"The tasks to run.","items":{"type":"object","additionalProperties":false,"required":["prompt"],"properties":{"prompt":{"type":"string","description":"Complete instructions for the subagent."},"profile":{"type":"string","description":"Optional name of a subagent profile."},`+nameProp+`}}}}}`, MaxFleetTasks),
 			readOnly: true,
 		},
 	}
@@ -106,6 +117,7 @@ type taskArgs struct {
 	Model      string       `json:"model"`
 	Effort     string       `json:"effort"`
 	Budget     event.Budget `json:"budget"`
+	Name       string       `json:"name"`
 }
 
 // checkBudget rejects negative ceilings.
@@ -160,7 +172,7 @@ func ParseDelegation(name, args, fleetID string) ([]event.TaskSpec, error) {
 			return nil, fmt.Errorf("%s: task %d: %w", name, i+1, err)
 		}
 		spec := event.TaskSpec{ID: fmt.Sprintf("%s.%d", fleetID, i+1), Prompt: a.Prompt, Profile: a.Profile, Model: a.Model, Effort: a.Effort,
-			Budget: a.Budget, FleetBudget: whole}
+			Budget: a.Budget, FleetBudget: whole, Name: strings.TrimSpace(a.Name)}
 		if name != ToolParallelTasks && a.WritePaths != nil {
 			spec.Writer, spec.WritePaths = true, a.WritePaths
 		}
@@ -180,12 +192,12 @@ func FormatFleet(name string, r *fleetmsg.FleetResult) (string, bool) {
 	if name == ToolTask && len(r.Results) == 1 {
 		t := r.Results[0]
 		if t.Status == event.TaskOK {
-			return capText(t.Text), false
+			return CapText(t.Text), false
 		}
 		if t.Status == event.TaskOverBudget {
-			return fmt.Sprintf("[partial answer: task %s stopped at its %s budget]\n%s", t.TaskID, t.OverBudget, capText(t.Text)), false
+			return fmt.Sprintf("[partial answer: task %s stopped at its %s budget]\n%s", t.TaskID, t.OverBudget, CapText(t.Text)), false
 		}
-		return fmt.Sprintf("Error: task %s %s: %s\n%s", t.TaskID, t.Status, t.Error, capText(t.Text)), true
+		return fmt.Sprintf("Error: task %s %s: %s\n%s", t.TaskID, t.Status, t.Error, CapText(t.Text)), true
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tasks: %d ok, %d failed, %d timed out, %d cancelled", len(r.Results),
@@ -214,17 +226,50 @@ func FormatFleet(name string, r *fleetmsg.FleetResult) (string, bool) {
 			fmt.Fprintf(&b, "Error: %s\n", t.Error)
 		}
 		if t.Text != "" {
-			b.WriteString(capText(t.Text))
+			b.WriteString(CapText(t.Text))
 			b.WriteString("\n")
 		}
 	}
 	return strings.TrimRight(b.String(), "\n"), allFailed
 }
 
-func capText(s string) string {
+// CapText cuts an answer to what the parent's context takes of it.
+func CapText(s string) string {
 	if len(s) <= maxTaskText {
 		return s
 	}
 	kept := text.Prefix(s, maxTaskText)
 	return kept + fmt.Sprintf("\n[... %d more bytes of this answer cut ...]", len(s)-len(kept))
+}
+
+// DelegationWrites says a task, fleet or parallel_tasks call gives any of
+// its tasks write_paths.
+func DelegationWrites(args string) bool {
+	var call struct {
+		WritePaths []string `json:"write_paths"`
+		Tasks      []struct {
+			WritePaths []string `json:"write_paths"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(args), &call); err != nil {
+		return true // unreadable: the scheduler will refuse it anyway
+	}
+	if len(call.WritePaths) > 0 {
+		return true
+	}
+	for _, t := range call.Tasks {
+		if len(t.WritePaths) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// InBackground says a delegation call asks to run in the background.
+func InBackground(args string) bool {
+	var a struct {
+		Background bool `json:"background"`
+	}
+	_ = json.Unmarshal([]byte(args), &a)
+	return a.Background
 }

@@ -1,6 +1,7 @@
-package agent
+package team
 
 import (
+	"strings"
 	"sync"
 
 	"reasonix/actors/event"
@@ -26,7 +27,14 @@ type TaskMeter struct {
 	usage   provider.Usage
 	// price, when known, turns usage into cost.
 	Price *event.Price
+	// tool is the last tool the task called and tail its output's last
+	// lines (the one being written last), for task_status.
+	tool string
+	tail []string
 }
+
+// liveLines is how many lines of a task's output Live keeps.
+const liveLines = 8
 
 // SetPrice sets the price that turns usage into cost (a remote task's,
 // once its worker reported its model).
@@ -43,10 +51,41 @@ func (g *TaskMeter) Publish(bus *event.Bus, ev event.Event) {
 	if g.closed {
 		return
 	}
-	if u, ok := ev.(*event.UsageReported); ok {
-		g.meter(u.Usage)
+	switch e := ev.(type) {
+	case *event.UsageReported:
+		g.meter(e.Usage)
+	case *event.ToolStarted:
+		g.tool = e.Tool
+	case *event.TextDelta:
+		g.write(e.Text)
 	}
 	bus.Publish(ev)
+}
+
+// write adds streamed text to the tail.
+func (g *TaskMeter) write(s string) {
+	parts := strings.Split(s, "\n")
+	if len(g.tail) == 0 {
+		g.tail = []string{""}
+	}
+	g.tail[len(g.tail)-1] += parts[0]
+	g.tail = append(g.tail, parts[1:]...)
+	if over := len(g.tail) - liveLines; over > 0 {
+		g.tail = append([]string(nil), g.tail[over:]...)
+	}
+}
+
+// Live returns the task's last tool, its tokens so far and the last lines
+// of its output.
+func (g *TaskMeter) Live() (tool string, tokens int, lines []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, l := range g.tail {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	return g.tool, g.usage.PromptTokens + g.usage.CompletionTokens, lines
 }
 
 // meter counts one model turn and checks the budget.
