@@ -95,6 +95,10 @@ type sessionActor struct {
 	// for what came back (background_session.go).
 	delegator *actor.PID
 	wake      bool
+	// askingWake says the delegator was asked whether a wake turn still
+	// has something to deliver; checkedWake that it said yes.
+	askingWake  bool
+	checkedWake bool
 }
 
 // saveWait bounds how long a turn's end waits for its transcript to be
@@ -174,7 +178,7 @@ func (s *sessionActor) Receive(c actor.Context) {
 		}
 		s.Answer()
 	case *fleetmsg.TaskEnded, *fleetmsg.MessageToParent, *fleetmsg.SendMessage,
-		*team.BackgroundWake, *team.QueryBackground, *team.CancelBackground:
+		*team.BackgroundWake, *team.BackgroundStatus, *team.QueryBackground, *team.CancelBackground:
 		s.background(c, m)
 	case *agent.TurnFinished:
 		if s.ledger.Settle(turnKey) {
@@ -372,6 +376,8 @@ func (s *sessionActor) queued(m *agent.RunTurn) bool {
 // begin runs m now.
 func (s *sessionActor) begin(c actor.Context, m *agent.RunTurn, replyTo *actor.PID) {
 	s.running, s.replyTo, s.current = true, replyTo, m
+	// A turn may deliver what a checked wake was for: ask again after it.
+	s.checkedWake = false
 	if m.Wake {
 		// The executor says whether there is a turn (turn_started) or
 		// nothing left to deliver (an Idle reply, no events).
@@ -396,8 +402,13 @@ func (s *sessionActor) next(c actor.Context) {
 		return
 	}
 	if len(s.queue) == 0 {
-		if s.wake && s.executor != nil {
+		switch {
+		case !s.wake || s.executor == nil || s.askingWake:
+		case s.checkedWake:
+			s.checkedWake = false
 			s.begin(c, &agent.RunTurn{Wake: true}, nil)
+		default:
+			s.askWake(c)
 		}
 		return
 	}
@@ -610,13 +621,9 @@ func (s *Session) Compact() {
 // Busy reports whether the session is running a turn or has prompts queued,
 // counting every prompt sent from this goroutine before the call.
 func (s *Session) Busy(timeout time.Duration) (bool, error) {
-	res, err := s.sys.Root().RequestFuture(s.pid, &QueryBusy{}, timeout).Result()
+	st, err := ask[BusyStatus](s, &QueryBusy{}, timeout, "session status")
 	if err != nil {
-		return false, fmt.Errorf("session status: %w", err)
-	}
-	st, ok := res.(*BusyStatus)
-	if !ok {
-		return false, fmt.Errorf("session status: unexpected reply %T", res)
+		return false, err
 	}
 	return st.Running || st.Queued > 0, nil
 }
@@ -654,15 +661,7 @@ func (s *Session) CancelTask(taskID string) {
 
 // FleetStatus asks the session's scheduler for its state.
 func (s *Session) FleetStatus(timeout time.Duration) (*fleetmsg.FleetStatus, error) {
-	res, err := s.sys.Root().RequestFuture(s.pid, &fleetmsg.QueryFleet{}, timeout).Result()
-	if err != nil {
-		return nil, fmt.Errorf("fleet status: %w", err)
-	}
-	st, ok := res.(*fleetmsg.FleetStatus)
-	if !ok {
-		return nil, fmt.Errorf("fleet status: unexpected reply %T", res)
-	}
-	return st, nil
+	return ask[fleetmsg.FleetStatus](s, &fleetmsg.QueryFleet{}, timeout, "fleet status")
 }
 
 // Approve answers an ApprovalRequested event.

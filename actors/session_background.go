@@ -44,8 +44,19 @@ func (s *sessionActor) background(c actor.Context, msg any) {
 			// to start: the results wait for its next step.
 			return
 		}
+		if s.delegator == nil {
+			s.delegator = c.Sender()
+		}
 		s.wake = true
 		s.next(c)
+	case *team.BackgroundStatus:
+		// The delegator's answer to askWake: a turn only for what is
+		// still waiting (a turn since the wake may have delivered it).
+		s.askingWake = false
+		if m.Undelivered > 0 {
+			s.wake, s.checkedWake = true, true
+			s.next(c)
+		}
 	case *team.QueryBackground:
 		if s.delegator == nil {
 			c.Respond(&team.BackgroundStatus{})
@@ -60,18 +71,33 @@ func (s *sessionActor) background(c actor.Context, msg any) {
 	}
 }
 
+// askWake asks the delegator whether anything still waits for a wake
+// turn; its answer (a BackgroundStatus) starts one, or nothing. So a wake
+// that a turn made moot never becomes a turn, and the session is busy
+// only while a turn really runs.
+func (s *sessionActor) askWake(c actor.Context) {
+	s.wake, s.askingWake = false, true
+	c.Request(s.delegator, &team.QueryBackground{})
+}
+
 // Background reports the background work of the session's delegating
 // agent: its agents still running and what it has not read yet.
 func (s *Session) Background(timeout time.Duration) (*team.BackgroundStatus, error) {
-	res, err := s.sys.Root().RequestFuture(s.pid, &team.QueryBackground{}, timeout).Result()
+	return ask[team.BackgroundStatus](s, &team.QueryBackground{}, timeout, "background status")
+}
+
+// ask sends msg to the session and waits at most timeout for its reply, a
+// *T; what names the question in errors.
+func ask[T any](s *Session, msg any, timeout time.Duration, what string) (*T, error) {
+	res, err := s.sys.Root().RequestFuture(s.pid, msg, timeout).Result()
 	if err != nil {
-		return nil, fmt.Errorf("background status: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	st, ok := res.(*team.BackgroundStatus)
+	out, ok := res.(*T)
 	if !ok {
-		return nil, fmt.Errorf("background status: unexpected reply %T", res)
+		return nil, fmt.Errorf("%s: unexpected reply %T", what, res)
 	}
-	return st, nil
+	return out, nil
 }
 
 // Wake asks for a turn that gives the conversation the background results
@@ -90,16 +116,9 @@ func (s *Session) CancelBackground() {
 // a task id or name. A running agent reads it at its next step; one that
 // finished runs one more turn with it.
 func (s *Session) SendMessage(to, text string, timeout time.Duration) (*fleetmsg.MessageSent, error) {
-	res, err := s.sys.Root().RequestFuture(s.pid, &fleetmsg.SendMessage{From: "user", To: to, Text: text}, timeout).Result()
-	if err != nil {
-		return nil, fmt.Errorf("send message: %w", err)
+	sent, err := ask[fleetmsg.MessageSent](s, &fleetmsg.SendMessage{From: "user", To: to, Text: text}, timeout, "send message")
+	if err == nil && sent.Error != "" {
+		err = fmt.Errorf("send message: %s", sent.Error)
 	}
-	sent, ok := res.(*fleetmsg.MessageSent)
-	if !ok {
-		return nil, fmt.Errorf("send message: unexpected reply %T", res)
-	}
-	if sent.Error != "" {
-		return sent, fmt.Errorf("send message: %s", sent.Error)
-	}
-	return sent, nil
+	return sent, err
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"reasonix/actors/agent"
 	"reasonix/actors/event"
@@ -53,6 +54,12 @@ func (s *Session) Do(cmd event.Command) error {
 		}
 		s.sys.Send(s.pid, &agent.RunTurn{Input: prompt + c.Objective,
 			Goal: &goal.Prompt{Action: "start", Objective: strings.TrimSpace(c.Objective), Strategy: c.Strategy}})
+	case *event.SendMessageCmd:
+		// The one command answered here: whether the agent exists and
+		// takes messages is known at once, and a frontend must hear it.
+		if _, err := s.SendMessage(c.To, c.Text, sendMessageTimeout); err != nil {
+			return err
+		}
 	case *event.GoalClearCmd:
 		// The running goal is one long turn: it is cancelled first, so the
 		// clear that is queued behind it runs at once.
@@ -63,6 +70,9 @@ func (s *Session) Do(cmd event.Command) error {
 	}
 	return nil
 }
+
+// sendMessageTimeout bounds Do's wait for a send_message's answer.
+const sendMessageTimeout = 5 * time.Second
 
 // Watch starts a viewer of this session's events on bus, the bus its
 // spec published to; Close it when the frontend goes.

@@ -43,6 +43,14 @@ type CancelTaskCmd struct {
 	ID string `json:"id"`
 }
 
+// SendMessageCmd writes Text to one of the session's agents, as the user:
+// To is a task id or name. A running agent reads it at its next step; one
+// that has finished runs one more turn of its own conversation with it.
+type SendMessageCmd struct {
+	To   string `json:"to"`
+	Text string `json:"text"`
+}
+
 // ApproveCmd answers an approval_requested, named by its request_id.
 // Decision is once, session, always or deny; Rule is the scope granted by
 // session and always (empty: the narrowest suggestion) and is refused with
@@ -102,13 +110,14 @@ func (*SetEffortCmd) Kind() string   { return "set_effort" }
 func (*CompactCmd) Kind() string     { return "compact" }
 func (*GoalCmd) Kind() string        { return "goal" }
 func (*GoalClearCmd) Kind() string   { return "goal_clear" }
+func (*SendMessageCmd) Kind() string { return "send_message" }
 
 // The values a field may take, in the order error messages list them.
 var (
 	approveDecisions  = []string{ApproveOnce, ApproveSession, ApproveAlways, ApproveDeny}
 	elicitActions     = []string{mcp.ElicitAccept, mcp.ElicitDecline, mcp.ElicitCancel}
 	commandPostures   = []string{string(permission.PostureAsk), string(permission.PostureAuto), string(permission.PostureYolo)}
-	commandKindsOrder = []string{"prompt", "cancel", "cancel_task", "approve", "elicitation", "set_posture", "set_effort", "compact", "goal", "goal_clear"}
+	commandKindsOrder = []string{"prompt", "cancel", "cancel_task", "approve", "elicitation", "set_posture", "set_effort", "compact", "goal", "goal_clear", "send_message"}
 	goalStrategies    = []string{"research", "simple"}
 )
 
@@ -145,6 +154,9 @@ var commandDecoders = map[string]struct {
 		return &GoalCmd{Objective: r.str("objective", true), Strategy: r.str("strategy", false)}
 	}},
 	"goal_clear": {nil, func(*fieldReader) Command { return &GoalClearCmd{} }},
+	"send_message": {[]string{"to", "text"}, func(r *fieldReader) Command {
+		return &SendMessageCmd{To: r.str("to", true), Text: r.str("text", true)}
+	}},
 }
 
 // DecodeCommand reads one command line. It is strict, because a frontend
@@ -230,6 +242,16 @@ func (c *GoalCmd) Validate() error {
 	}
 	if c.Strategy != "" && !slices.Contains(goalStrategies, c.Strategy) {
 		return fmt.Errorf("goal command: strategy %q: want %s", c.Strategy, OrList(goalStrategies))
+	}
+	return nil
+}
+
+func (c *SendMessageCmd) Validate() error {
+	switch {
+	case strings.TrimSpace(c.To) == "":
+		return errors.New(`send_message command: "to" is empty`)
+	case strings.TrimSpace(c.Text) == "":
+		return errors.New(`send_message command: "text" is empty`)
 	}
 	return nil
 }

@@ -46,6 +46,7 @@ var commandSamples = []struct {
 	{"compact", &CompactCmd{}},
 	{"goal", &GoalCmd{Objective: "make the tests pass", Strategy: "research"}},
 	{"goal_clear", &GoalClearCmd{}},
+	{"send_message", &SendMessageCmd{To: "f2.1", Text: "also check the 404s"}},
 }
 
 // snapshotSample is folded into the golden snapshot: a turn with a queued

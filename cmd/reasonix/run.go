@@ -33,10 +33,13 @@ type RunOptions struct {
 	Model        string
 	PlannerModel string
 	// Plan starts in plan mode; ApprovePlan approves its plan headless.
-	Plan         bool
-	ApprovePlan  bool
-	MaxSteps     int
-	OutputFormat string
+	Plan        bool
+	ApprovePlan bool
+	MaxSteps    int
+	// BackgroundWait bounds the wait for background tasks after the
+	// last turn (0: until they end).
+	BackgroundWait time.Duration
+	OutputFormat   string
 	// InputFormat is text (the prompt from the arguments or stdin) or
 	// stream-json (JSON commands on stdin, see docs/SPEC.md).
 	InputFormat    string
@@ -81,6 +84,9 @@ budget, 130 interrupted.`,
 			if opts.MCPElicitation != "" && !slices.Contains(mcpcmd.McpElicitations, opts.MCPElicitation) {
 				return cmdutil.UsageErrorf("--mcp-elicitation %q: want one of %s", opts.MCPElicitation, strings.Join(mcpcmd.McpElicitations, ", "))
 			}
+			if opts.BackgroundWait < 0 {
+				return cmdutil.UsageErrorf("--background-wait %s: want a positive duration, or 0 to wait until the tasks end", opts.BackgroundWait)
+			}
 			if opts.ApprovePlan && !opts.Plan {
 				return cmdutil.UsageErrorf("--approve-plan goes with --plan")
 			}
@@ -122,6 +128,7 @@ budget, 130 interrupted.`,
 	fl.StringVar(&opts.PlannerModel, "planner-model", "", "plan with this model and execute with --model (default: agent.planner_model); the same model as the executor's means one model")
 	fl.IntVar(&opts.MaxSteps, "max-steps", 0, "stop after this many model requests (0: no limit)")
 	fl.StringVarP(&opts.OutputFormat, "output-format", "o", "text", "text, json or stream-json")
+	fl.DurationVar(&opts.BackgroundWait, "background-wait", 0, "after the last turn, wait at most this long for background tasks, then cancel the rest (0: until they end); the parent gets one more turn with their results")
 	fl.BoolVarP(&opts.Continue, "continue", "c", false, "continue the most recent session of this workspace")
 	fl.StringVar(&opts.Resume, "resume", "", "continue the session with this id (see reasonix sessions list)")
 	fl.StringVar(&opts.InputFormat, "input-format", "text", "text (the prompt from the arguments or stdin) or stream-json (JSON commands on stdin, one per line)")
@@ -214,6 +221,9 @@ func runRun(f *cmdutil.Factory, opts *RunOptions) error {
 		Format:   opts.OutputFormat,
 		Commands: commandStream(f, opts),
 		Prep:     prompt.NewExpander(cfg.Home, cwd),
+		// A goal's turns are its controller's; it ends when the goal does.
+		WaitBackground: !opts.Goal.active(),
+		BackgroundWait: opts.BackgroundWait,
 	})
 	// The session's end checked its transcript; what closing it finds
 	// (the final sync) still decides whether the run saved everything.

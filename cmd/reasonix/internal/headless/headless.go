@@ -60,6 +60,12 @@ type Turn struct {
 	// prep, when set, expands each prompt (custom commands, @references)
 	// before the session sees it.
 	Prep *prompt.Expander
+	// WaitBackground keeps the run going after its last turn while
+	// background tasks it started run, and until their results have had
+	// their turn; BackgroundWait bounds that (0: until they end), after
+	// which the rest are cancelled.
+	WaitBackground bool
+	BackgroundWait time.Duration
 }
 
 // Run runs one turn of a fresh session to its end, renders its
@@ -95,6 +101,10 @@ func Run(f *cmdutil.Factory, t Turn) error {
 	} else {
 		sess.Run(prepare(w.turnCtx, t.Prompt))
 		done, err = actors.WaitTurn(w.turnCtx, sub, session, each.event)
+	}
+	if err == nil && t.WaitBackground && !w.wasInterrupted() {
+		done, err = waitBackground(w.turnCtx, backgroundWait{sess: sess, sub: sub, session: session, each: each.event,
+			interrupted: w.interrupted, limit: t.BackgroundWait, log: logger}, done)
 	}
 	// The clean stop can hang on a tool or server that ignores it, so it
 	// runs aside and a second signal leaves it behind, to end with the

@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"reasonix/core/provider/providertest"
+)
+
+// parentOnly are the parent's requests, in order.
+func parentOnly(reqs []providertest.Request) []providertest.Request {
+	var out []providertest.Request
+	for _, r := range reqs {
+		if !isSubagent(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// backgroundResults lists the first lines of the background results a
+// request carries, in order.
+func backgroundResults(r providertest.Request) []string {
+	var out []string
+	for _, m := range r.Messages {
+		if m.Role == "user" && strings.HasPrefix(m.Content, "[Background task ") {
+			out = append(out, strings.SplitN(m.Content, "\n", 2)[0])
+		}
+	}
+	return out
+}
+
+// TestE2EBackgroundTasksWhileTheParentWorks: through the real binary, the
+// parent dispatches 8 background tasks of 600 ms and then makes 3 more
+// tool steps, all sent while the tasks run (they are held until the
+// parent's last step is sent); the run does not exit with its first
+// turn but waits for the tasks, each result reaches the parent once, as
+// an appended message, every parent request extends the one before it
+// byte for byte, and the run exits 0 with the answer of the turn that
+// read them.
+func TestE2EBackgroundTasksWhileTheParentWorks(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var once sync.Once
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if isSubagent(req) {
+			select {
+			case <-release:
+			case <-time.After(30 * time.Second):
+			}
+			return providertest.Turn{Text: "answer to " + req.FirstUser(), Latency: 600 * time.Millisecond}
+		}
+		steps := len(toolResults(req))
+		switch {
+		case steps == 0:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "bg", Name: "fleet",
+				Arguments: strings.Replace(fleetArgs(8, func(i int) string { return fmt.Sprintf(`,"name":"t%d"`, i) }), `{"tasks"`, `{"background":true,"tasks"`, 1)}}}
+		case steps < 4:
+			if steps == 3 {
+				once.Do(func() { close(release) })
+			}
+			// Three different calls, so the loop guard has nothing to say.
+			args := []string{`{}`, `{"path":"."}`, `{"path":"./"}`}[steps-1]
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: fmt.Sprintf("ls%d", steps), Name: "ls", Arguments: args}}}
+		}
+		if n := len(backgroundResults(req)); n > 0 {
+			return providertest.Turn{Text: fmt.Sprintf("read %d background results", n)}
+		}
+		return providertest.Turn{Text: "the tasks run in the background"}
+	}))
+	e.writeConfig("max_retries = 0\n\n[agent]\nmax_subagent_concurrency = 8\n")
+	r := e.run("run", "--output-format", "stream-json", "fan out and keep working")
+	if r.code != 0 {
+		t.Fatalf("run failed:\n%s", r)
+	}
+	parent := parentOnly(e.srv.Requests())
+	if !extendsEach(t, parent) {
+		t.Fatal("a parent request did not extend the one before it byte for byte")
+	}
+	if len(parent) < 6 {
+		t.Fatalf("the parent sent %d requests; want its 5 and a turn for the results", len(parent))
+	}
+	for i := 1; i <= 3; i++ {
+		if got := backgroundResults(parent[i]); len(got) != 0 {
+			t.Fatalf("request %d, sent while the tasks were held, already carries %v", i, got)
+		}
+	}
+	got := backgroundResults(parent[len(parent)-1])
+	seen := map[string]bool{}
+	for _, h := range got {
+		if seen[h] {
+			t.Fatalf("result %q delivered twice: %v", h, got)
+		}
+		seen[h] = true
+	}
+	for i := 1; i <= 8; i++ {
+		if want := fmt.Sprintf("[Background task f1.%d (t%d) ok]", i, i); !seen[want] {
+			t.Errorf("result %s missing from the parent's conversation: %v", want, got)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, `"type":"turn_done"`) || !strings.Contains(last, `read 8 background results`) {
+		var kinds []string
+		for _, l := range lines {
+			if i := strings.Index(l, `"type":"`); i >= 0 {
+				k := l[i+8:]
+				kinds = append(kinds, k[:strings.Index(k, `"`)])
+			}
+		}
+		t.Errorf("the run's last event is not the turn that read all 8 results: %s\n%v\n%s", last, kinds, r.stderr)
+	}
+	if n := strings.Count(r.stdout, `"type":"background_result"`); n != 8 {
+		t.Errorf("%d background_result events, want 8", n)
+	}
+}
