@@ -221,6 +221,14 @@ func (g *goalController) start(c actor.Context, m *agent.RunTurn) {
 		g.Answer()
 		return
 	}
+	if m.Wake {
+		// Background results: a plain turn of the executor, whatever the
+		// goal's state (it is not the user's answer to a blocked goal).
+		g.run = &goalRun{replyTo: c.Sender()}
+		g.Answer()
+		g.ask(c, m)
+		return
+	}
 	p, isGoal, err := goalOf(m)
 	if !isGoal && !m.Compact && goal.StrongSignal(m.Input) {
 		p, isGoal = goal.Prompt{Action: "start", Objective: strings.TrimSpace(m.Input), Strategy: goal.StrategyResearch}, true

@@ -39,9 +39,9 @@ func (s *sessionActor) background(c actor.Context, msg any) {
 		}
 		s.Answer()
 	case *team.BackgroundWake:
-		if s.spec.Goal != nil || s.spec.Planner != nil {
-			// A goal's or a two-model run's turns are not the executor's
-			// to start: the results wait for its next step.
+		if s.spec.Planner != nil {
+			// A two-model run's turns are the coordinator's: the results
+			// wait for the executor's next step.
 			return
 		}
 		if s.delegator == nil {

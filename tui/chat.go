@@ -149,6 +149,8 @@ func (m *model) applyTurn(ev event.Event) bool {
 		m.notice("info", fmt.Sprintf("queued (#%d): %s", e.Position, oneLine(e.Prompt, 60)))
 	case *event.PromptRejected:
 		m.notice("warn", "prompt not taken: "+e.Reason)
+	case *event.BackgroundResult:
+		m.notice("info", oneLine(e.Text, 160))
 	case *event.TurnDone:
 		m.chat.flushAll(m)
 		m.status.running = false

@@ -923,6 +923,11 @@ func (e *executor) onApproval(c actor.Context, m *ApprovalResponse) {
 	}
 	e.publish(&event.ToolStarted{CallID: call.ID, Tool: call.Name, Args: call.Arguments})
 	e.run(c, i, tl)
+	if t.pending == 0 && t.results[i] != nil {
+		// It ended at once (a background delegation, a refused one): the
+		// step goes on as when a runner answers.
+		e.nextGroup(c)
+	}
 }
 
 // onApprovalExpired denies a call nobody approved in time.

@@ -126,6 +126,10 @@ type TaskSnapshot struct {
 	State  string `json:"state"`
 	Status string `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Background marks a task its parent does not wait for; Name is its
+	// name, when it has one.
+	Background bool   `json:"background,omitempty"`
+	Name       string `json:"name,omitempty"`
 }
 
 // MCPServerState is an MCP server as its latest mcp_server event gave it.
@@ -182,6 +186,7 @@ func (v *View) Apply(e Event) {
 	case *TaskQueued:
 		t := v.task(ev.Task)
 		t.Fleet, t.Prompt, t.Profile, t.Writer, t.State = ev.Fleet, ev.Prompt, ev.Profile, ev.Writer, taskQueued
+		t.Background, t.Name = ev.Background, ev.Name
 	case *TaskStarted:
 		t := v.task(ev.Task)
 		t.Fleet, t.Model, t.State, t.Worker, t.Attempt = ev.Fleet, ev.Model, taskRunning, ev.Worker, ev.Attempt

@@ -1221,9 +1221,12 @@ function drawFleet() {
     else queued++;
     tr.dataset.state = row.state;
     tr.dataset.status = row.status || '';
+    // A background task is marked (the stylesheet draws it); its name,
+    // when it has one, follows its id.
+    tr.dataset.background = row.background ? 'true' : '';
     const c = tr.children;
-    c[0].textContent = row.id;
-    c[0].title = row.prompt;
+    c[0].textContent = row.name ? row.id + ' · ' + row.name : row.id;
+    c[0].title = (row.background ? 'background · ' : '') + row.prompt;
     c[1].textContent = row.state === 'done' ? row.status || 'done' : row.state;
     // Where a task runs, when that is a worker host, and its attempt.
     c[1].title = row.error || (row.worker ? 'on ' + row.worker + (row.attempt > 1 ? ', attempt ' + row.attempt : '') : '');

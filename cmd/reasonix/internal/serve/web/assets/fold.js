@@ -117,7 +117,8 @@ export function applySnapshot(st, snap) {
   if (snap.posture) st.posture = snap.posture;
   for (const t of snap.tasks || []) {
     const row = task(st, t.id);
-    Object.assign(row, { fleet: t.fleet || '', prompt: t.prompt || '', profile: t.profile || '', writer: !!t.writer, model: t.model || row.model, state: t.state || row.state, status: t.status || '', error: t.error || '', worker: t.worker || '', attempt: t.attempt || 1 });
+    Object.assign(row, { fleet: t.fleet || '', prompt: t.prompt || '', profile: t.profile || '', writer: !!t.writer, model: t.model || row.model, state: t.state || row.state, status: t.status || '', error: t.error || '', worker: t.worker || '', attempt: t.attempt || 1,
+      background: !!t.background, name: t.name || '' });
     if (row.state !== 'running') row.tool = '';
   }
   const known = st.approvals;
@@ -214,7 +215,8 @@ function foldTask(st, ev) {
   const row = task(st, ev.task);
   switch (ev.type) {
     case 'task_queued':
-      Object.assign(row, { fleet: ev.fleet || '', prompt: ev.prompt || '', profile: ev.profile || '', writer: !!ev.writer, state: 'queued' });
+      Object.assign(row, { fleet: ev.fleet || '', prompt: ev.prompt || '', profile: ev.profile || '', writer: !!ev.writer, state: 'queued',
+        background: !!ev.background, name: ev.name || '' });
       break;
     case 'task_started':
       Object.assign(row, { fleet: ev.fleet || row.fleet, model: ev.model || row.model, state: 'running', started: Date.parse(ev.time) || 0, worker: ev.worker || '', attempt: ev.attempt || 1 });
@@ -266,12 +268,20 @@ function foldMain(st, ev) {
       if (q >= 0) st.queued.splice(q, 1);
       if (ev.seq && ev.seq <= st.snapSeq) st.replayedTurns++;
       st.sawTurn = true;
-      add(st, 'user', { text: ev.typed || ev.prompt || '', attachments: ev.attachments || [], role: ev.role || '' });
+      if (ev.wake) {
+        // A turn the session started for background results: no prompt.
+        add(st, 'notice', { level: 'info', text: 'Background results came back; the agent reads them.' });
+      } else {
+        add(st, 'user', { text: ev.typed || ev.prompt || '', attachments: ev.attachments || [], role: ev.role || '' });
+      }
       st.cur = null;
       st.turnText = false;
       mark(st, 'status');
       break;
     }
+    case 'background_result':
+      add(st, 'notice', { level: ev.status === 'ok' || ev.status === 'message' ? 'info' : 'warn', text: (ev.text || '').split('\n')[0], kind: 'background', agent: ev.agent || '' });
+      break;
     case 'prompt_queued':
       st.queued.push(ev.prompt || '');
       mark(st, 'status');

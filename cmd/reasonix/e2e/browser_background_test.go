@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"reasonix/core/provider/providertest"
+)
+
+// TestE2EBrowserBackgroundTasks: on the page, a fleet sent to the
+// background shows its rows marked as background with their names; the
+// parent's turn ends while they run, and when their results come back the
+// session's own turn for them shows each result as a note, with no empty
+// message from the user, and the agent's answer to them.
+func TestE2EBrowserBackgroundTasks(t *testing.T) {
+	release := make(chan struct{})
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if isSubagent(req) {
+			select {
+			case <-release:
+			case <-time.After(30 * time.Second):
+			}
+			return providertest.Turn{Text: "found it in " + req.FirstUser()}
+		}
+		if len(toolResults(req)) == 0 {
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "bg", Name: "fleet",
+				Arguments: `{"background":true,"tasks":[{"prompt":"task 1","name":"logs"},{"prompt":"task 2","name":"docs"}]}`}}}
+		}
+		if n := len(backgroundResults(req)); n > 0 {
+			return providertest.Turn{Text: "both searches are back"}
+		}
+		return providertest.Turn{Text: "the searches run in the background"}
+	}))
+	e.writeConfig("[agent]\nmax_subagent_concurrency = 4\n")
+	_, b := browserSignedIn(t, e)
+	b.prompt("search in the background")
+	b.do("the fleet's approval", chromedp.WaitVisible(chromedp.CSS(`[data-testid=approval][data-tool=fleet]`)))
+	b.do("approve it", chromedp.Click(chromedp.CSS(`[data-testid=approval] [data-testid=approve-once]`)))
+	b.waitJS("the parent's turn over, the tasks still out", `[...document.querySelectorAll('[data-testid=assistant-message]')].some((a) => a.textContent.includes('run in the background')) && document.querySelectorAll('[data-testid=fleet-row][data-background=true][data-state=running]').length === 2`)
+	if got := pageEval[string](b, `[...document.querySelectorAll('[data-testid=fleet-row] td.f-id')].map((c) => c.textContent).join('|')`); got != "f1.1 · logs|f1.2 · docs" {
+		t.Errorf("the fleet rows read %q", got)
+	}
+	b.shot("background-running")
+	close(release)
+	b.waitJS("the answer to the results", `[...document.querySelectorAll('[data-testid=assistant-message]')].some((a) => a.textContent.includes('both searches are back'))`)
+	b.shot("background-back")
+	notes := pageEval[string](b, `[...document.querySelectorAll('[data-testid=notice]')].map((n) => n.textContent).join('\n')`)
+	for _, want := range []string{"[Background task f1.1 (logs) ok]", "[Background task f1.2 (docs) ok]"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("no note %q on the page; notes:\n%s", want, notes)
+		}
+	}
+	if n := pageEval[int](b, `document.querySelectorAll('[data-testid=user-message]').length`); n != 1 {
+		t.Errorf("%d user messages on the page, want the one typed", n)
+	}
+	b.noExceptions()
+}
