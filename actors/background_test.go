@@ -128,7 +128,8 @@ func (h *harness) waitIdle() []event.Event {
 
 // TestBackgroundFleetDeliversEachResultOnce: the parent dispatches 8
 // background tasks and goes on with 3 more tool steps while they run
-// (the tasks are held until the parent's last of those steps is sent);
+// (the tasks are held until the parent's turn has ended, so every result
+// comes while no turn runs and needs a turn of its own);
 // each result then reaches the parent's conversation as an appended user
 // message, once, in the order the tasks ended, and every parent request
 // extends the one before it byte for byte. Results that come after the
@@ -136,7 +137,6 @@ func (h *harness) waitIdle() []event.Event {
 func TestBackgroundFleetDeliversEachResultOnce(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
-	var once sync.Once
 	tick := &funcTool{name: "tick", readOnly: true, run: func(context.Context, json.RawMessage) (string, error) { return "tock", nil }}
 	h := newHarness(t, harnessOpts{tools: []tool.Tool{tick}, fleet: &fleet.FleetSpec{MaxRunning: 8, MaxWriters: 2, Root: "/ws", WarmWait: -1},
 		server: []providertest.Option{providertest.WithResponder(func(req providertest.Request) providertest.Turn {
@@ -156,17 +156,15 @@ func TestBackgroundFleetDeliversEachResultOnce(t *testing.T) {
 					`{"prompt":"task 1","name":"one"},{"prompt":"task 2"},{"prompt":"task 3"},{"prompt":"task 4"},`+
 					`{"prompt":"task 5"},{"prompt":"task 6"},{"prompt":"task 7"},{"prompt":"task 8","name":"eight"}]}`)}}
 			case tools < 4:
-				if tools == 3 {
-					once.Do(func() { close(release) })
-				}
-				return providertest.Turn{ToolCalls: []providertest.ToolCall{call("tick", `{}`)}}
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{call("tick", fmt.Sprintf(`{"n":%d}`, tools))}}
 			}
 			return providertest.Turn{Text: "noted"}
 		})}})
 	done, evs := h.turn("fan out in the background")
-	if done.Status != event.StatusOK {
+	if done.Status != event.StatusOK || done.Text != "noted" {
 		t.Fatalf("turn = %+v", done)
 	}
+	close(release)
 	fin := eventsOf[*event.ToolFinished](evs)
 	if len(fin) == 0 || fin[0].Tool != team.ToolFleet || !strings.Contains(fin[0].Output, `"background":true`) || !strings.Contains(fin[0].Output, `"f1.8"`) {
 		t.Fatalf("the fleet call's result = %+v", fin)
@@ -177,10 +175,13 @@ func TestBackgroundFleetDeliversEachResultOnce(t *testing.T) {
 	if len(reqs) < 5 {
 		t.Fatalf("the parent sent %d requests, want its 4 steps and at least one more", len(reqs))
 	}
-	for i := 1; i < 4; i++ {
+	for i := 1; i < 5; i++ {
 		if heads := backgroundHeads(reqs[i]); len(heads) != 0 {
 			t.Fatalf("request %d, sent while the tasks were held, carries results %v", i, heads)
 		}
+	}
+	if wakes := eventsOf[*event.TurnStarted](evs); len(wakes) < 2 || !wakes[len(wakes)-1].Wake {
+		t.Errorf("no turn of its own for the results: turn_started %+v", wakes)
 	}
 	heads := backgroundHeads(reqs[len(reqs)-1])
 	if len(heads) != 8 {
