@@ -110,7 +110,7 @@ func (f *fleetActor) agentStarted(c actor.Context, t *runningTask, transcript st
 	}
 	for _, d := range a.inbox {
 		if t.pid != nil {
-			c.Send(t.pid, d)
+			c.Request(t.pid, d) // a Request: an agent whose turn just ended answers Undelivered to the sender
 		}
 	}
 	a.inbox = nil
@@ -183,7 +183,7 @@ func (f *fleetActor) sendMessage(c actor.Context, m *fleetmsg.SendMessage) {
 			reply(&fleetmsg.MessageSent{Agent: a.id})
 			return
 		default:
-			c.Send(t.pid, d)
+			c.Request(t.pid, d) // a Request: an agent whose turn just ended answers Undelivered to the sender
 			reply(&fleetmsg.MessageSent{Agent: a.id})
 			return
 		}
@@ -231,7 +231,7 @@ func (f *fleetActor) undelivered(c actor.Context, m *team.Undelivered) {
 		if a.run != m.Task {
 			// A later run of the agent is under way: it reads it there.
 			if t := f.tasks[a.run]; t != nil && t.pid != nil {
-				c.Send(t.pid, d)
+				c.Request(t.pid, d) // a Request: an agent whose turn just ended answers Undelivered to the sender
 				return
 			}
 		}
