@@ -27,9 +27,9 @@ func (s *sessionActor) background(c actor.Context, msg any) {
 		if to != nil {
 			c.Send(to, m)
 		}
-	case *fleetmsg.MessageToParent:
+	case *fleetmsg.MessageToParent, *team.CancelBackground:
 		if s.delegator != nil {
-			c.Send(s.delegator, m)
+			c.Send(s.delegator, msg)
 		}
 	case *fleetmsg.SendMessage:
 		if s.scheduler == nil {
@@ -64,10 +64,6 @@ func (s *sessionActor) background(c actor.Context, msg any) {
 			c.Forward(s.delegator)
 		}
 		s.Answer()
-	case *team.CancelBackground:
-		if s.delegator != nil {
-			c.Send(s.delegator, m)
-		}
 	}
 }
 

@@ -14,7 +14,9 @@ import (
 // background shows its rows marked as background with their names; the
 // parent's turn ends while they run, and when their results come back the
 // session's own turn for them shows each result as a note, with no empty
-// message from the user, and the agent's answer to them.
+// message from the user, and the agent's answer to them. A message from a
+// finished task's detail runs one more turn of that agent's conversation,
+// whose answer comes back the same way.
 func TestE2EBrowserBackgroundTasks(t *testing.T) {
 	release := make(chan struct{})
 	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
@@ -53,8 +55,29 @@ func TestE2EBrowserBackgroundTasks(t *testing.T) {
 			t.Errorf("no note %q on the page; notes:\n%s", want, notes)
 		}
 	}
+	if bad := pageEval[int](b, `[...document.querySelectorAll('[data-testid=assistant-message]')].filter((a) => a.textContent.includes('backboth')).length`); bad != 0 {
+		t.Errorf("two steps' answers run together in one message, across a result that came between them")
+	}
 	if n := pageEval[int](b, `document.querySelectorAll('[data-testid=user-message]').length`); n != 1 {
 		t.Errorf("%d user messages on the page, want the one typed", n)
+	}
+
+	// From a finished task's detail, a message: the agent answers it in one
+	// more turn of its own conversation, and the answer comes back.
+	b.do("open the first task", chromedp.Click(chromedp.CSS(`[data-testid=fleet-row][data-task="f1.1"] td.f-id`)))
+	b.do("write to it",
+		chromedp.SendKeys(chromedp.CSS(`[data-testid=task-message]`), "what else is in the logs?"),
+		chromedp.Click(chromedp.CSS(`[data-testid=task-message-send]`)))
+	b.waitJS("the follow-up's result", `document.querySelector('[data-testid=fleet-row][data-task="f1.1+1"]')?.dataset.status === 'ok' && [...document.querySelectorAll('[data-testid=notice]')].filter((n) => n.textContent.startsWith('[Background task f1.1 (logs) ok]')).length === 2`)
+	b.shot("background-follow-up")
+	var follow providertest.Request
+	for _, r := range e.srv.Requests() {
+		if isSubagent(r) && r.FirstUser() == "task 1" {
+			follow = r
+		}
+	}
+	if last := follow.Messages[len(follow.Messages)-1]; last.Role != "user" || last.Content != "[Message from the user]\nwhat else is in the logs?" {
+		t.Errorf("the follow-up's last message = %+v", last)
 	}
 	b.noExceptions()
 }

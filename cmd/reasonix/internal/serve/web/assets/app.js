@@ -1269,8 +1269,29 @@ function drawTaskDetail(now) {
   if (row.state !== 'done' && !page.st.closed) {
     kids.push(h('button', { type: 'button', 'data-testid': 'task-detail-cancel', text: 'Cancel ' + row.id, onclick: () => send({ type: 'cancel_task', id: row.id }, 'Cancelling ' + row.id) }));
   }
+  // A follow-up run is its agent's: messages go to the agent.
+  if (!page.st.closed && row.status !== 'cancelled') kids.push(messageForm(row.id.split('+')[0]));
   box.replaceChildren(...kids);
   box.hidden = false;
+}
+
+// messageForm is the task detail's message box for agent id, kept across
+// redraws so what is being typed survives the task's events. A running
+// agent reads the message at its next step; a finished one answers it in
+// one more turn of its own conversation.
+function messageForm(id) {
+  if (page.msgForm && page.msgForm.dataset.task === id) return page.msgForm;
+  const input = h('input', { type: 'text', 'data-testid': 'task-message', 'aria-label': 'Message to ' + id, autocomplete: 'off',
+    placeholder: 'Message ' + id });
+  const form = h('form', { class: 'task-message', 'data-task': id }, input,
+    h('button', { type: 'submit', 'data-testid': 'task-message-send', text: 'Send' }));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const text = input.value.trim();
+    if (text && (await send({ type: 'send_message', to: id, text }, 'Message to ' + id))) input.value = '';
+  });
+  page.msgForm = form;
+  return form;
 }
 
 // Running tasks' clocks tick without events.

@@ -280,6 +280,7 @@ function foldMain(st, ev) {
       break;
     }
     case 'background_result':
+      st.cur = null; // what the agent says next answers it: a message of its own
       add(st, 'notice', { level: ev.status === 'ok' || ev.status === 'message' ? 'info' : 'warn', text: (ev.text || '').split('\n')[0], kind: 'background', agent: ev.agent || '' });
       break;
     case 'prompt_queued':
