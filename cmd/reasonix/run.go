@@ -314,6 +314,38 @@ func openResume(f *cmdutil.Factory, cfg *config.Config, cwd string, opts *RunOpt
 	return &assemble.Resume{ID: h.ID, Transcript: store, History: repaired}, nil
 }
 
+// backgroundFleets are the ids of the background fleets msgs started:
+// the n-th delegation call made fleet f<n>.
+func backgroundFleets(msgs []provider.Message) map[string]bool {
+	out := map[string]bool{}
+	n := 0
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			if c.Name != team.ToolTask && c.Name != team.ToolFleet && c.Name != team.ToolParallelTasks {
+				continue
+			}
+			n++
+			if team.InBackground(c.Arguments) {
+				out[fmt.Sprintf("f%d", n)] = true
+			}
+		}
+	}
+	return out
+}
+
+// fleetOfKey is the fleet a journal key (<session>/<fleet>-<ms>) names; a
+// follow-up's (f3.2+1) is the fleet of the agent it continued.
+func fleetOfKey(key string) string {
+	_, rest, _ := strings.Cut(key, "/")
+	if i := strings.LastIndex(rest, "-"); i >= 0 {
+		rest = rest[:i]
+	}
+	if agent, _, ok := strings.Cut(rest, "+"); ok {
+		rest, _, _ = strings.Cut(agent, ".")
+	}
+	return rest
+}
+
 // reattachFleets resumes, as `reasonix fleet resume` would, every
 // journalled fleet of session parent that has not answered its call, when
 // the transcript has a delegation call without a result. It reports
@@ -325,7 +357,10 @@ func reattachFleets(f *cmdutil.Factory, cfg *config.Config, cwd, parent string, 
 	for _, c := range session.OpenCalls(msgs) {
 		open = open || c.Name == team.ToolTask || c.Name == team.ToolFleet || c.Name == team.ToolParallelTasks
 	}
-	if !open {
+	// Background fleets answered their calls at once: their results may
+	// still be owed to the conversation, finished fleets' included.
+	background := backgroundFleets(msgs)
+	if !open && len(background) == 0 {
 		return false
 	}
 	if _, err := os.Stat(journal.Path(cfg.Home)); err != nil {
@@ -347,7 +382,7 @@ func reattachFleets(f *cmdutil.Factory, cfg *config.Config, cwd, parent string, 
 	quiet.Stdout = io.Discard // stdout carries the run's answer
 	resumed := false
 	for _, fl := range fleets {
-		if fl.Replied || !strings.HasPrefix(fl.Key, parent+"/") {
+		if !strings.HasPrefix(fl.Key, parent+"/") || fl.Replied && !background[fleetOfKey(fl.Key)] {
 			continue
 		}
 		fmt.Fprintf(f.Stderr, "reasonix: finishing fleet %s, which the session was waiting on\n", fl.Key)

@@ -2,7 +2,6 @@ package team
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -87,8 +86,25 @@ func (b *Book) Fleets() []string {
 // FleetEnded forgets a background fleet that has replied.
 func (b *Book) FleetEnded(id string) { delete(b.fleets, id) }
 
-// idLike matches task and fleet ids, which a name may not look like.
-var idLike = regexp.MustCompile(`^f[0-9]+([.+][0-9]+)*$`)
+// idLike reports whether s is shaped like a task or fleet id (f3, f3.2,
+// f3.2+1), which a name may not be.
+func idLike(s string) bool {
+	if len(s) < 2 || s[0] != 'f' {
+		return false
+	}
+	digit := false
+	for _, r := range s[1:] {
+		switch {
+		case r >= '0' && r <= '9':
+			digit = true
+		case (r == '.' || r == '+') && digit:
+			digit = false
+		default:
+			return false
+		}
+	}
+	return digit
+}
 
 // CheckNames refuses task names that are reserved, used before in the
 // session, or used twice in specs.
@@ -98,7 +114,7 @@ func (b *Book) CheckNames(specs []event.TaskSpec) error {
 		if s.Name == "" {
 			continue
 		}
-		if s.Name == "parent" || s.Name == "user" || idLike.MatchString(s.Name) {
+		if s.Name == "parent" || s.Name == "user" || idLike(s.Name) {
 			return fmt.Errorf("task name %q is reserved (parent, user and task ids such as f1.2 address agents already)", s.Name)
 		}
 		if _, used := b.names[s.Name]; used || seen[s.Name] {

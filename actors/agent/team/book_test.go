@@ -125,6 +125,7 @@ func TestBookNames(t *testing.T) {
 		{[]event.TaskSpec{{ID: "f2.1", Name: "f1.2"}}, "reserved"},
 		{[]event.TaskSpec{{ID: "f2.1", Name: "f1+1"}}, "reserved"},
 		{[]event.TaskSpec{{ID: "f2.1", Name: "docs"}, {ID: "f2.2"}}, ""},
+		{[]event.TaskSpec{{ID: "f2.1", Name: "f"}, {ID: "f2.2", Name: "f1."}, {ID: "f2.3", Name: "fix"}}, ""},
 	} {
 		err := b.CheckNames(tc.specs)
 		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {

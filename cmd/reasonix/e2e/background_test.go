@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"reasonix/cmd/reasonix/internal/fleetcmd"
 	"reasonix/core/provider/providertest"
 )
 
@@ -116,4 +121,127 @@ func TestE2EBackgroundTasksWhileTheParentWorks(t *testing.T) {
 	if n := strings.Count(r.stdout, `"type":"background_result"`); n != 8 {
 		t.Errorf("%d background_result events, want 8", n)
 	}
+}
+
+// TestE2EBackgroundFleetSurvivesSIGKILL: a run whose 8 background tasks
+// have their last four hang is SIGKILLed once four are done; `fleet
+// resume` runs only the other four and gives the parent's conversation
+// the results it had not read, so after `run --continue` the parent holds
+// each of the 8 results exactly once.
+func TestE2EBackgroundFleetSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
+	e, resumed := killHalfwayBackground(t)
+	r := e.run("fleet", "list", "--json")
+	var list []fleetcmd.FleetJSON
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil || len(list) != 1 || list[0].Finished != 4 {
+		t.Fatalf("fleet list:\n%s", r)
+	}
+	before := subagentAsks(e)
+	resumed.Store(true)
+	if r = e.run("fleet", "resume", list[0].ID); r.code != 0 || !strings.HasPrefix(r.stdout, "8 tasks: 8 ok") {
+		t.Fatalf("fleet resume:\n%s", r)
+	}
+	checkAskedOnce(t, before, subagentAsks(e))
+	continueReadsEachOnce(t, e)
+}
+
+// TestE2EBackgroundContinueReattaches: `run --continue` of a parent killed
+// while its background fleet ran finishes the fleet first, without asking
+// a finished task again, and the parent holds each result once.
+func TestE2EBackgroundContinueReattaches(t *testing.T) {
+	t.Parallel()
+	e, resumed := killHalfwayBackground(t)
+	before := subagentAsks(e)
+	resumed.Store(true)
+	continueReadsEachOnce(t, e)
+	checkAskedOnce(t, before, subagentAsks(e))
+}
+
+// subagentAsks counts the fake's subagent requests by task prompt.
+func subagentAsks(e *e2e) map[string]int {
+	n := map[string]int{}
+	for _, req := range e.srv.Requests() {
+		if isSubagent(req) {
+			n[req.FirstUser()]++
+		}
+	}
+	return n
+}
+
+// continueReadsEachOnce continues the parent and checks that its request
+// holds each of the 8 results exactly once.
+func continueReadsEachOnce(t *testing.T, e *e2e) {
+	t.Helper()
+	r := e.run("run", "--continue", "--output-format", "json", "what came back?")
+	if r.code != 0 || !strings.Contains(r.stdout, "read 8 background results") {
+		t.Fatalf("continued parent:\n%s", r)
+	}
+	var last providertest.Request
+	for _, req := range e.srv.Requests() {
+		if !isSubagent(req) {
+			last = req
+		}
+	}
+	seen := map[string]int{}
+	for _, h := range backgroundResults(last) {
+		seen[h]++
+	}
+	for i := 1; i <= 8; i++ {
+		if h := fmt.Sprintf("[Background task f1.%d ok]", i); seen[h] != 1 {
+			t.Errorf("%s is in the parent's conversation %d times, want once (%v)", h, seen[h], seen)
+		}
+	}
+}
+
+// killHalfwayBackground runs a parent whose 8 background tasks have their
+// last four hang, SIGKILLs it once four are done, and returns the e2e and
+// the switch that lets the hanging tasks answer on the next run.
+func killHalfwayBackground(t *testing.T) (*e2e, *atomic.Bool) {
+	t.Helper()
+	resumed := &atomic.Bool{}
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		if !isSubagent(req) {
+			switch {
+			case len(toolResults(req)) == 0:
+				return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "bg", Name: "fleet",
+					Arguments: strings.Replace(fleetArgs(8, nil), `{"tasks"`, `{"background":true,"tasks"`, 1)}}}
+			case len(backgroundResults(req)) > 0:
+				return providertest.Turn{Text: fmt.Sprintf("read %d background results", len(backgroundResults(req)))}
+			}
+			return providertest.Turn{Text: "the tasks run in the background"}
+		}
+		task := req.FirstUser()
+		if (task == "task 5" || task == "task 6" || task == "task 7" || task == "task 8") && !resumed.Load() {
+			return providertest.Turn{Latency: time.Hour, Text: "never"}
+		}
+		return providertest.Turn{Text: "done with " + task}
+	}))
+	e.writeConfig("\n[agent]\nmax_subagent_concurrency = 8\n")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd, _, stderr := e.command(ctx, "run", "--output-format", "stream-json", "fan out in the background")
+	cmd.Stdout = nil
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	done := 0
+	for done < 4 && sc.Scan() {
+		if strings.Contains(sc.Text(), `"type":"task_done"`) {
+			done++
+		}
+	}
+	if done < 4 {
+		t.Fatalf("the run ended before half the tasks were done:\n%s", stderr)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	return e, resumed
 }

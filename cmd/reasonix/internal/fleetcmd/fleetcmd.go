@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -491,5 +492,49 @@ func (p *fleetParent) answer(f *cmdutil.Factory, tasks []event.TaskSpec, res *fl
 		fmt.Fprintf(f.Stderr, "reasonix: the result answers the %s call of session %s; continue it with reasonix run --continue (or --resume %s)\n", call.Name, p.id, p.id)
 		return nil
 	}
+	return p.deliverBackground(f, tasks, res)
+}
+
+// deliverBackground gives the parent the results of a background fleet
+// (its call was answered with the ids at once) that its conversation has
+// not read: each as the user message a live session appends, once. What
+// the conversation holds already (appended, or taken by task_wait) is
+// not added again.
+func (p *fleetParent) deliverBackground(f *cmdutil.Factory, tasks []event.TaskSpec, res *fleetmsg.FleetResult) error {
+	background := false
+	for _, m := range p.msgs {
+		for _, c := range m.ToolCalls {
+			background = background || team.InBackground(c.Arguments) && fleet.CallOfFleet(c.Name, c.Arguments, tasks)
+		}
+	}
+	if !background {
+		return nil
+	}
+	names := map[string]string{}
+	for _, t := range tasks {
+		names[t.ID] = t.Name
+	}
+	added := 0
+	for _, r := range res.Results {
+		head := "[Background task " + team.Label(r.TaskID, names[r.TaskID]) + " "
+		if slices.ContainsFunc(p.msgs, func(m provider.Message) bool {
+			return (m.Role == provider.RoleUser || m.Role == provider.RoleTool) && strings.Contains("\n"+m.Content, "\n"+head)
+		}) {
+			continue
+		}
+		if err := p.store.Append(provider.Message{Role: provider.RoleUser, Content: team.ResultText(r.TaskID, names[r.TaskID], r)}); err != nil {
+			return fmt.Errorf("parent session %s: %w", p.id, err)
+		}
+		added++
+	}
+	if added == 0 {
+		return nil
+	}
+	done := make(chan error, 1)
+	p.store.Barrier(func(err error) { done <- err })
+	if err := <-done; err != nil {
+		return fmt.Errorf("parent session %s: %w", p.id, err)
+	}
+	fmt.Fprintf(f.Stderr, "reasonix: %d background result(s) session %s had not read are added to it; continue it with reasonix run --continue (or --resume %s)\n", added, p.id, p.id)
 	return nil
 }
