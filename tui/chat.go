@@ -287,7 +287,7 @@ func (c *chat) flushText(m *model) {
 	text := strings.TrimSpace(c.answer.String())
 	c.answer.Reset()
 	if text != "" {
-		m.commitAt(func(w int) string { return renderMarkdown(text, w) })
+		m.commitAt(func(w int) string { return panel.Markdown(text, w) })
 	}
 }
 

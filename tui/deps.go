@@ -24,6 +24,10 @@ type fleetPanel interface {
 	// FoldDone takes a fleet whose tasks have all ended out of the panel
 	// and says what it came to in one line.
 	FoldDone(fleet string) (summary string, ok bool)
+	// Tasks lists the background tasks (/tasks); Addressed reads
+	// "@<task> <message>" to one of the session's tasks.
+	Tasks() string
+	Addressed(input string) (to, msg string, ok bool)
 }
 
 // goalPanel shows the active goal.

@@ -43,7 +43,7 @@ func (m *model) drawEarlier(history []provider.Message) {
 			m.commitAt(func(w int) string { return renderPrompt(msg.Content, w) })
 		case provider.RoleAssistant:
 			if t := strings.TrimSpace(msg.Content); t != "" {
-				m.commitAt(func(w int) string { return renderMarkdown(t, w) })
+				m.commitAt(func(w int) string { return panel.Markdown(t, w) })
 			}
 			for _, c := range msg.ToolCalls {
 				m.commitAt(func(w int) string {

@@ -172,8 +172,21 @@ func (m *model) submit() tea.Cmd {
 	if strings.HasPrefix(input, "/") {
 		return tea.Batch(save, m.slash(input))
 	}
+	if to, msg, ok := m.fleet.Addressed(input); ok && m.live != nil {
+		m.commitAt(func(w int) string { return renderPrompt(input, w) })
+		sess := m.live.Session()
+		return tea.Batch(save, func() tea.Msg { // it waits for the scheduler's word: off the loop
+			if err := sess.Do(&event.SendMessageCmd{To: to, Text: msg}); err != nil {
+				return noteMsg{"error", err.Error()}
+			}
+			return noteMsg{"info", "message sent to " + to}
+		})
+	}
 	return tea.Batch(save, m.prompt(input, input))
 }
+
+// noteMsg is a note for the scrollback from work done off the loop.
+type noteMsg struct{ level, text string }
 
 // prompt shows shown as the user's message and sends text as a turn once
 // its @ references are resolved, off the update loop.

@@ -371,6 +371,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return nil
 	case sessionsMsg:
 		return m.sessionsListed(msg)
+	case noteMsg:
+		m.notice(msg.level, msg.text)
 	case printedMsg:
 		m.printing = false
 		if m.redrawWanted {

@@ -3,11 +3,8 @@ package tui
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
-	"charm.land/glamour/v2"
-	"charm.land/glamour/v2/styles"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -32,36 +29,6 @@ var (
 	headingStyle = lipgloss.NewStyle().Bold(true)
 )
 
-// markdown renderers by wrap width: building one parses a style sheet, so
-// they are kept.
-var (
-	mdMu        sync.Mutex
-	mdRenderers = map[int]*glamour.TermRenderer{}
-)
-
-// renderMarkdown renders a finished answer. A fixed dark style is used
-// rather than asking the terminal for its background, which would write
-// a query behind Bubble Tea's back.
-func renderMarkdown(src string, width int) string {
-	w := max(width-2, 20)
-	mdMu.Lock()
-	defer mdMu.Unlock()
-	r, ok := mdRenderers[w]
-	if !ok {
-		var err error
-		r, err = glamour.NewTermRenderer(glamour.WithStandardStyle(styles.DarkStyle), glamour.WithWordWrap(w))
-		if err != nil {
-			return wrap(src, width)
-		}
-		mdRenderers[w] = r
-	}
-	out, err := r.Render(src)
-	if err != nil {
-		return wrap(src, width)
-	}
-	return strings.Trim(out, "\n")
-}
-
 // wrap breaks plain text to width, wide characters counted as two.
 func wrap(s string, width int) string {
 	return ansi.Wrap(s, max(width, 10), "")
@@ -83,7 +50,7 @@ func renderReasoning(s string, show bool, width int) string {
 
 // renderPlan is a plan a planner wrote or a plan-mode session proposes.
 func renderPlan(title, plan string, width int) string {
-	return headingStyle.Render("▣ "+title) + "\n" + renderMarkdown(plan, width)
+	return headingStyle.Render("▣ "+title) + "\n" + panel.Markdown(plan, width)
 }
 
 // renderNotice is one line of news: info dimmed, warnings and errors in

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"reasonix/tui/panel"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // styles are loaded on first use (third_party/chroma), and this is that
 // first use.
 func TestRenderMarkdownHighlightsCode(t *testing.T) {
-	out := renderMarkdown("```python\ndef main(): return None\n```\n", 80)
+	out := panel.Markdown("```python\ndef main(): return None\n```\n", 80)
 	if !strings.Contains(ansi.Strip(out), "def main(): return None") {
 		t.Fatalf("the code is not in the output:\n%q", out)
 	}
@@ -28,7 +29,7 @@ func TestRenderMarkdownHighlightsCode(t *testing.T) {
 // elements goes with them (third_party/glamour strips HTML without
 // bluemonday and must drop what its strict policy dropped).
 func TestRenderMarkdownStripsHTML(t *testing.T) {
-	out := ansi.Strip(renderMarkdown("Use <b>bold</b> &amp; <!-- note --><i>this</i>.\n\n<div>block <script>alert(1)</script><style>p{}</style>text</div>\n", 80))
+	out := ansi.Strip(panel.Markdown("Use <b>bold</b> &amp; <!-- note --><i>this</i>.\n\n<div>block <script>alert(1)</script><style>p{}</style>text</div>\n", 80))
 	for _, want := range []string{"bold", "& ", "this", "block", "text"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

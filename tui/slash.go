@@ -135,6 +135,9 @@ func (m *model) slash(input string) tea.Cmd {
 	case "status":
 		m.commit(m.statusText())
 		return nil
+	case "tasks":
+		m.notice("info", m.fleet.Tasks())
+		return nil
 	case "plan":
 		return m.enterPlanMode()
 	case "init":

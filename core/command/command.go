@@ -65,6 +65,7 @@ var Builtins = []Builtin{
 	{Name: "quit", Description: "Leave the chat"},
 	{Name: "resume", Args: "[id]", Description: "Resume a saved session"},
 	{Name: "status", Description: "Show the session: model, posture, effort, usage and the project instructions it read"},
+	{Name: "tasks", Description: "List the background tasks; @<task> <message> writes to one"},
 }
 
 // IsBuiltin reports whether name is a built-in command.

@@ -77,7 +77,7 @@ func TestBuiltins(t *testing.T) {
 			t.Errorf("/%s does not split as a command", b.Name)
 		}
 	}
-	want := []string{"clear", "compact", "effort", "goal", "help", "init", "mcp", "model", "new", "plan", "posture", "quit", "resume", "status"}
+	want := []string{"clear", "compact", "effort", "goal", "help", "init", "mcp", "model", "new", "plan", "posture", "quit", "resume", "status", "tasks"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Builtins = %q, want %q", names, want)
 	}

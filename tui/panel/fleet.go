@@ -54,6 +54,10 @@ type Fleet struct {
 	back   int
 	// confirm is the task whose cancellation waits for y.
 	confirm string
+	// agents are every task the session started, in order, kept past
+	// their fleet's fold (agents.go).
+	agents     map[string]*agentLine
+	agentOrder []string
 }
 
 // task is one row.
@@ -61,9 +65,13 @@ type task struct {
 	id, fleet, prompt, profile, model string
 	// worker is the worker host the task runs on ("" in this process)
 	// and attempt its attempt there, from 1.
-	worker                      string
-	attempt                     int
-	writer                      bool
+	worker  string
+	attempt int
+	writer  bool
+	// background marks a task its parent does not wait for; name is its
+	// name, when it has one.
+	background                  bool
+	name                        string
 	state, status, err          string
 	overBudget                  string
 	queuedAt, startedAt, doneAt time.Time
@@ -175,10 +183,12 @@ func (f *Fleet) Apply(ev event.Event) (changed bool) {
 		}
 		f.seq = m.Seq
 	}
+	f.noteAgent(m.Task, ev)
 	switch e := ev.(type) {
 	case *event.TaskQueued:
 		t := f.task(m.Task)
 		t.fleet, t.prompt, t.profile, t.writer = e.Fleet, clean(e.Prompt), clean(e.Profile), e.Writer
+		t.background, t.name = e.Background, clean(e.Name)
 		t.promptFit = ""
 		t.queuedAt = e.Time
 		if t.state == "" {
@@ -322,6 +332,7 @@ func (f *Fleet) Restore(s event.Snapshot) {
 	for _, ts := range s.Tasks {
 		t := f.task(ts.ID)
 		t.fleet, t.prompt, t.profile, t.model, t.writer = ts.Fleet, clean(ts.Prompt), clean(ts.Profile), clean(ts.Model), ts.Writer
+		t.background, t.name = ts.Background, clean(ts.Name)
 		t.worker, t.attempt = clean(ts.Worker), ts.Attempt
 		t.err = clean(ts.Error)
 		switch ts.State {

@@ -219,7 +219,11 @@ func renderRow(t *task, width, idW int, selected bool, d time.Duration, timed bo
 		marker = "> "
 	}
 	state := pad(stateLabel(t), stateWidth)
-	rest := " " + pad(t.id, idW) + " " + pad(t.profile, profileWidth) + " " + pad(tool, toolWidth) + " " +
+	profile := t.profile
+	if t.background {
+		profile = strings.TrimSpace("bg " + profile) // its parent goes on while it runs
+	}
+	rest := " " + pad(t.id, idW) + " " + pad(profile, profileWidth) + " " + pad(tool, toolWidth) + " " +
 		padLeft(tokens, tokensWidth) + " " + padLeft(cache, cacheWidth) + " " + padLeft(el, timeWidth) + " "
 	// Every column is padded to its width, so the fixed part's width is
 	// known without measuring it.
@@ -339,6 +343,12 @@ func detailInfo(t *task) string {
 	}
 	if t.writer {
 		parts = append(parts, "writer")
+	}
+	if t.background {
+		parts = append(parts, "background")
+	}
+	if t.name != "" {
+		parts = append(parts, "name "+t.name)
 	}
 	if t.turns > 0 {
 		parts = append(parts, strconv.Itoa(t.turns)+" turns")

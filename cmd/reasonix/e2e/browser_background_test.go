@@ -62,6 +62,9 @@ func TestE2EBrowserBackgroundTasks(t *testing.T) {
 		t.Errorf("%d user messages on the page, want the one typed", n)
 	}
 
+	b.prompt("/tasks")
+	b.waitJS("the /tasks note", `[...document.querySelectorAll('[data-testid=page-note]')].some((n) => n.textContent.includes('f1.1 (logs) ok · f1.2 (docs) ok'))`)
+
 	// From a finished task's detail, a message: the agent answers it in one
 	// more turn of its own conversation, and the answer comes back.
 	b.do("open the first task", chromedp.Click(chromedp.CSS(`[data-testid=fleet-row][data-task="f1.1"] td.f-id`)))

@@ -560,6 +560,12 @@ async function runBuiltin(text) {
       note(['session ' + (page.id || 'none'), 'model ' + (page.st.info.model || '—'), 'posture ' + (page.st.posture || 'ask'), page.st.plan ? 'plan mode' : '', u ? 'tokens ' + u.total_tokens : ''].filter(Boolean).join(' · '));
       return true;
     }
+    case 'tasks': {
+      const bg = [...page.st.tasks.values()].filter((r) => r.background);
+      note(bg.length ? bg.map((r) => r.id + (r.name ? ' (' + r.name + ')' : '') + ' ' + (r.state === 'done' ? r.status || 'done' : r.state)).join(' · ') +
+        ' — a task\'s detail writes to it' : 'No background tasks.');
+      return true;
+    }
     default:
       note('/' + name + ' is a command of the chat (reasonix in a terminal); the page does not offer it yet.');
       return true;
