@@ -136,8 +136,7 @@ func (m *model) slash(input string) tea.Cmd {
 		m.commit(m.statusText())
 		return nil
 	case "tasks":
-		m.notice("info", m.fleet.Tasks())
-		return nil
+		return m.noteCmd("info", m.fleet.Tasks())
 	case "plan":
 		return m.enterPlanMode()
 	case "init":
@@ -390,4 +389,11 @@ func (m *model) modelsText() string {
 	}
 	b.WriteString(dimStyle.Render("/model <name> continues this conversation on that model"))
 	return b.String()
+}
+
+// noteCmd shows a note now; it is a command for the cases that end with
+// one.
+func (m *model) noteCmd(level, text string) tea.Cmd {
+	m.notice(level, text)
+	return nil
 }

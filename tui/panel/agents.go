@@ -80,3 +80,16 @@ func (f *Fleet) Addressed(input string) (to, msg string, ok bool) {
 	}
 	return "", "", false
 }
+
+// fresh reports whether an event with meta m is new to the panel (a
+// replay of one it folded already is not), and notes its seq.
+func (f *Fleet) fresh(m *event.Meta) bool {
+	if m.Seq == 0 {
+		return true
+	}
+	if m.Seq <= f.seq {
+		return false
+	}
+	f.seq = m.Seq
+	return true
+}

@@ -177,18 +177,14 @@ func (f *Fleet) Apply(ev event.Event) (changed bool) {
 	if m == nil || m.Task == "" {
 		return false
 	}
-	if m.Seq != 0 {
-		if m.Seq <= f.seq {
-			return false
-		}
-		f.seq = m.Seq
+	if !f.fresh(m) {
+		return false
 	}
 	f.noteAgent(m.Task, ev)
 	switch e := ev.(type) {
 	case *event.TaskQueued:
 		t := f.task(m.Task)
-		t.fleet, t.prompt, t.profile, t.writer = e.Fleet, clean(e.Prompt), clean(e.Profile), e.Writer
-		t.background, t.name = e.Background, clean(e.Name)
+		t.fleet, t.prompt, t.profile, t.writer, t.background, t.name = e.Fleet, clean(e.Prompt), clean(e.Profile), e.Writer, e.Background, clean(e.Name)
 		t.promptFit = ""
 		t.queuedAt = e.Time
 		if t.state == "" {
