@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -217,31 +215,6 @@ func killHalfwayBackground(t *testing.T) (*e2e, *atomic.Bool) {
 		return providertest.Turn{Text: "done with " + task}
 	}))
 	e.writeConfig("\n[agent]\nmax_subagent_concurrency = 8\n")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd, _, stderr := e.command(ctx, "run", "--output-format", "stream-json", "fan out in the background")
-	cmd.Stdout = nil
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	done := 0
-	for done < 4 && sc.Scan() {
-		if strings.Contains(sc.Text(), `"type":"task_done"`) {
-			done++
-		}
-	}
-	if done < 4 {
-		t.Fatalf("the run ended before half the tasks were done:\n%s", stderr)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	killAfterTasks(t, e, 4, "fan out in the background")
 	return e, resumed
 }

@@ -15,6 +15,38 @@ import (
 	"reasonix/core/provider/providertest"
 )
 
+// killAfterTasks runs prompt headless and SIGKILLs the binary once n
+// task_done events are out (each written after its journal record).
+func killAfterTasks(t *testing.T, e *e2e, n int, prompt string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd, _, stderr := e.command(ctx, "run", "--output-format", "stream-json", prompt)
+	cmd.Stdout = nil
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	done := 0
+	for done < n && sc.Scan() {
+		if strings.Contains(sc.Text(), `"type":"task_done"`) {
+			done++
+		}
+	}
+	if done < n {
+		t.Fatalf("the run ended before %d tasks were done:\n%s", n, stderr)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+}
+
 // TestE2EFleetSurvivesSIGKILL kills the binary when half of an 8-task
 // fleet is done, then lists, inspects and resumes the fleet from its
 // journal: the result is complete and in input order, the fake's log shows
@@ -42,34 +74,7 @@ func killHalfwayFleet(t *testing.T) (*e2e, *atomic.Bool) {
 	}))
 	e.writeConfig("\n[agent]\nmax_subagent_concurrency = 8\n")
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd, _, stderr := e.command(ctx, "run", "--output-format", "stream-json", "fan out")
-	cmd.Stdout = nil
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Half done: four task_done events, each written after its journal
-	// record.
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	done := 0
-	for done < 4 && sc.Scan() {
-		if strings.Contains(sc.Text(), `"type":"task_done"`) {
-			done++
-		}
-	}
-	if done < 4 {
-		t.Fatalf("the run ended before half the fleet was done:\n%s", stderr)
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	killAfterTasks(t, e, 4, "fan out")
 	return e, resumed
 }
 
