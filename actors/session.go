@@ -95,9 +95,8 @@ type sessionActor struct {
 	// for what came back (background_session.go).
 	delegator *actor.PID
 	wake      bool
-	// askingWake says the delegator was asked whether a wake turn still
-	// has something to deliver; checkedWake that it said yes.
-	askingWake  bool
+	// checkedWake says the delegator, asked (wakeKey in the ledger)
+	// whether a wake turn has something to deliver, said yes.
 	checkedWake bool
 }
 
@@ -403,7 +402,7 @@ func (s *sessionActor) next(c actor.Context) {
 	}
 	if len(s.queue) == 0 {
 		switch {
-		case !s.wake || s.executor == nil || s.askingWake:
+		case !s.wake || s.executor == nil || s.ledger.Pending(wakeKey):
 		case s.checkedWake:
 			s.checkedWake = false
 			s.begin(c, &agent.RunTurn{Wake: true}, nil)

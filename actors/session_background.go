@@ -10,13 +10,9 @@ import (
 	"reasonix/actors/fleet/fleetmsg"
 )
 
-// Background work passes through the session: a background task's
-// result and a subagent's message for its parent go to the agent that
-// delegated; a message for an agent goes to the scheduler; an agent with
-// results and no turn asks here for one (a wake turn, started now or
-// after the running turn and the queued prompts).
-
-// background routes the background messages.
+// background routes background work: results and messages for the
+// parent go to the agent that delegated, messages for an agent to the
+// scheduler, and an agent with results but no turn asks here for one.
 func (s *sessionActor) background(c actor.Context, msg any) {
 	switch m := msg.(type) {
 	case *fleetmsg.TaskEnded:
@@ -32,17 +28,10 @@ func (s *sessionActor) background(c actor.Context, msg any) {
 			c.Send(s.delegator, msg)
 		}
 	case *fleetmsg.SendMessage:
-		if s.scheduler == nil {
-			c.Respond(&fleetmsg.MessageSent{Ref: m.Ref, Error: "the session has no subagents"})
-		} else {
-			c.Forward(s.scheduler)
-		}
-		s.Answer()
+		s.forwardOr(c, s.scheduler, &fleetmsg.MessageSent{Ref: m.Ref, Error: "the session has no subagents"})
 	case *team.BackgroundWake:
 		if s.spec.Planner != nil {
-			// A two-model run's turns are the coordinator's: the results
-			// wait for the executor's next step.
-			return
+			return // the coordinator's turns: read at the executor's next step
 		}
 		if s.delegator == nil {
 			s.delegator = c.Sender()
@@ -52,19 +41,24 @@ func (s *sessionActor) background(c actor.Context, msg any) {
 	case *team.BackgroundStatus:
 		// The delegator's answer to askWake: a turn only for what is
 		// still waiting (a turn since the wake may have delivered it).
-		s.askingWake = false
-		if m.Undelivered > 0 {
+		if s.ledger.Settle(wakeKey) && m.Undelivered > 0 {
 			s.wake, s.checkedWake = true, true
 			s.next(c)
 		}
 	case *team.QueryBackground:
-		if s.delegator == nil {
-			c.Respond(&team.BackgroundStatus{})
-		} else {
-			c.Forward(s.delegator)
-		}
-		s.Answer()
+		s.forwardOr(c, s.delegator, &team.BackgroundStatus{})
 	}
+}
+
+// forwardOr passes the question being handled on to to, or answers it
+// with none when there is nobody to ask.
+func (s *sessionActor) forwardOr(c actor.Context, to *actor.PID, none any) {
+	if to == nil {
+		c.Respond(none)
+	} else {
+		c.Forward(to)
+	}
+	s.Answer()
 }
 
 // askWake asks the delegator whether anything still waits for a wake
@@ -72,9 +66,16 @@ func (s *sessionActor) background(c actor.Context, msg any) {
 // that a turn made moot never becomes a turn, and the session is busy
 // only while a turn really runs.
 func (s *sessionActor) askWake(c actor.Context) {
-	s.wake, s.askingWake = false, true
-	c.Request(s.delegator, &team.QueryBackground{})
+	s.wake = false
+	// Through the ledger: an executor gone or wedged cannot hold wakes up.
+	s.ledger.Request(c, wakeKey, s.delegator, &team.QueryBackground{}, wakeAsk, func(actor.Context, string) {})
 }
+
+// wakeKey is the ledger entry of askWake's question, wakeAsk its deadline.
+const (
+	wakeKey = "wake"
+	wakeAsk = 10 * time.Second
+)
 
 // Background reports the background work of the session's delegating
 // agent: its agents still running and what it has not read yet.
