@@ -15,8 +15,8 @@ type fleetPanel interface {
 	Apply(event.Event) bool
 	View(width, height int) string
 	// Key handles a key while the panel is focused; cancel names a task
-	// the user asked to stop.
-	Key(tea.KeyPressMsg) (handled bool, cancel string)
+	// the user asked to stop, message one they want to write to.
+	Key(tea.KeyPressMsg) (handled bool, cancel, message string)
 	Len() int
 	Focused() bool
 	Focus()

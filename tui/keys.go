@@ -33,7 +33,10 @@ func (m *model) key(k tea.KeyPressMsg) tea.Cmd {
 			m.fleet.Blur()
 			return nil
 		}
-		handled, cancel := m.fleet.Key(k)
+		handled, cancel, message := m.fleet.Key(k)
+		if message != "" {
+			m.composer.SetValue("@" + message + " ")
+		}
 		if cancel != "" && m.live != nil {
 			if err := m.live.Session().Do(&event.CancelTaskCmd{ID: cancel}); err != nil {
 				m.notice("error", err.Error())

@@ -26,9 +26,9 @@ func newMenu() completionMenu { return menuAdapter{panel.NewMenu()} }
 
 type fleetAdapter struct{ *panel.Fleet }
 
-func (f fleetAdapter) Key(k tea.KeyPressMsg) (bool, string) {
+func (f fleetAdapter) Key(k tea.KeyPressMsg) (bool, string, string) {
 	handled, act := f.Fleet.Key(k)
-	return handled, act.CancelTask
+	return handled, act.CancelTask, act.Message
 }
 
 func (f fleetAdapter) FoldDone(fleet string) (string, bool) {

@@ -1,6 +1,7 @@
 package panel
 
 import (
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -24,6 +25,9 @@ type Action struct {
 	// CancelTask is the id of a subagent task to cancel (the cancel_task
 	// command), set once the user confirmed it.
 	CancelTask string
+	// Message is the agent to write to: the chat puts "@<agent> " in its
+	// input (m on a row).
+	Message string
 }
 
 // Fleet is the live fleet panel: one row per subagent task, in the order
@@ -430,6 +434,12 @@ func (f *Fleet) Key(msg tea.KeyPressMsg) (handled bool, act Action) {
 		}
 	case "x", "c":
 		f.askCancel()
+	case "m":
+		if t := f.selected(); t != nil {
+			f.Blur()
+			agent, _, _ := strings.Cut(t.id, "+") // a follow-up's agent
+			return true, Action{Message: agent}
+		}
 	case "esc":
 		f.Blur()
 	default:

@@ -145,7 +145,7 @@ func (f *Fleet) footer(detail bool) string {
 	if detail {
 		return styleFaint.Render("esc back · ↑/↓ pgup/pgdown scroll" + cancel)
 	}
-	return styleFaint.Render("↑/↓ select · enter detail" + cancel + " · esc leave")
+	return styleFaint.Render("↑/↓ select · enter detail · m message" + cancel + " · esc leave")
 }
 
 func columnNames(idW int) string {

@@ -8,11 +8,11 @@ import (
 )
 
 // TestE2ETUIBackgroundTasks: in the chat, a background fleet's rows say
-// bg; the parent's turn ends while they run; when they come back each
-// result is a note and the session's own turn answers them; /tasks lists
-// them with their names and states; "@logs <message>" writes to the
-// finished task, which answers in one more turn of its own conversation,
-// and its answer reaches the parent.
+// bg and the parent's turn ends while they run; a result that comes back
+// is a note and the session's own turn answers it; m on a finished task's
+// row puts "@f1.1 " in the input, and the message sent so runs one more
+// turn of that agent's conversation, whose answer reaches the parent;
+// /tasks lists the tasks with their names and states.
 func TestE2ETUIBackgroundTasks(t *testing.T) {
 	t.Parallel()
 	release, free := heldUntil(t)
@@ -22,7 +22,9 @@ func TestE2ETUIBackgroundTasks(t *testing.T) {
 			if strings.HasPrefix(last.Content, "[Message from the user]") {
 				return providertest.Turn{Text: "also two timeouts"}
 			}
-			<-release
+			if req.FirstUser() == "task 2" {
+				<-release
+			}
 			return providertest.Turn{Text: "found it in " + req.FirstUser()}
 		}
 		if len(toolResults(req)) == 0 {
@@ -42,20 +44,21 @@ func TestE2ETUIBackgroundTasks(t *testing.T) {
 	m.send("search in the background")
 	m.waitFor("the fleet's approval", func(s string) bool { return strings.Contains(s, "wants to run fleet") })
 	m.typeText("y")
-	m.waitFor("the turn over, the rows marked bg", func(s string) bool {
-		return strings.Contains(s, "The searches run in the background.") && strings.Count(s, " bg ") >= 2 && strings.Contains(s, tuiIdle)
+	m.waitFor("the first result back and answered, the other still running", func(s string) bool {
+		return strings.Contains(s, "The searches run in the background.") && strings.Contains(s, "[Background task f1.1 (logs) ok]") &&
+			strings.Contains(s, "A search came back.") && strings.Count(s, " bg ") >= 2 && strings.Contains(s, tuiIdle)
 	})
+	m.keys("C-f")
+	m.waitText("m message")
+	m.typeText("m")
+	m.waitText("@f1.1")
+	m.typeText("anything else?")
+	m.keys("Enter")
+	m.waitText("message sent to f1.1", "The logs task adds two timeouts.")
 	free()
-	m.waitFor("the results back and answered", func(s string) bool {
-		return strings.Contains(s, "[Background task f1.1 (logs) ok]") && strings.Contains(s, "[Background task f1.2 (docs) ok]") &&
-			strings.Contains(s, "A search came back.") && strings.Contains(s, tuiIdle)
-	})
+	m.waitText("[Background task f1.2 (docs) ok]")
 	m.send("/tasks")
 	m.waitText("f1.1 (logs)  ok  task 1", "f1.2 (docs)  ok  task 2")
-	m.send("@logs anything else?")
-	m.waitFor("the follow-up's answer read by the parent", func(s string) bool {
-		return strings.Contains(s, "message sent to logs") && strings.Contains(s, "The logs task adds two timeouts.")
-	})
 	var follow providertest.Request
 	for _, r := range e.srv.Requests() {
 		if isSubagent(r) && r.FirstUser() == "task 1" {
