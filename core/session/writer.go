@@ -156,21 +156,31 @@ func (s *Store) run(f *os.File, open func() (*os.File, error), header []byte) {
 	retry := time.NewTimer(retryEvery)
 	retry.Stop()
 	defer retry.Stop()
+	// A wake can outlive what it announced (the entry was taken with an
+	// earlier one): only new entries, the retry timer or the close make a
+	// round write, so a failing line is not tried again, and a torn tail
+	// left and cut again, between those.
+	fired := true
 	for {
 		s.mu.Lock()
+		fresh := len(s.queue) > 0
 		pending, s.queue = append(pending, s.queue...), nil
 		closed := s.closed
 		s.mu.Unlock()
-		s.drain(w, &pending)
+		if fresh || fired || closed {
+			s.drain(w, &pending)
+		}
 		if closed {
 			break
 		}
 		if len(pending) > 0 {
 			retry.Reset(retryEvery)
 		}
+		fired = false
 		select {
 		case <-s.wake:
 		case <-retry.C:
+			fired = true
 		}
 		retry.Stop()
 	}
