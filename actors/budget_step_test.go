@@ -336,7 +336,7 @@ func TestGuardQuestionEnds(t *testing.T) {
 func TestGoalRepairsTimeUp(t *testing.T) {
 	for _, after := range []bool{false, true} {
 		t.Run(fmt.Sprintf("after=%v", after), func(t *testing.T) {
-			fired := InjectPanic(t, "goal", "*actors.goalTimeUp", after)
+			fired := InjectPanic(t, "goal", "*goalctl.goalTimeUp", after)
 			hang := &funcTool{name: "hang", readOnly: true, run: func(ctx context.Context, _ json.RawMessage) (string, error) {
 				<-ctx.Done()
 				return "", ctx.Err()

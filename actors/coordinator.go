@@ -280,22 +280,8 @@ func (co *coordinator) finish(c actor.Context, m *agent.TurnFinished) {
 	}
 	co.turn = nil
 	if t.replyTo != nil {
-		c.Send(t.replyTo, summedReply(m, co.exec.Session, t.steps, t.usage, t.canceled))
+		c.Send(t.replyTo, m.Summed(co.exec.Session, t.steps, t.usage, t.canceled))
 	}
-}
-
-// summedReply is m as the answer of a turn that wrapped inner turns (a
-// coordinator's rounds, a goal's turns): the session's own, with the
-// steps and usage of them all, and cancelled when the user cancelled it
-// even if its last inner turn ended well.
-func summedReply(m *agent.TurnFinished, session string, steps int, usage provider.Usage, canceled bool) *agent.TurnFinished {
-	out := *m
-	out.Session, out.Task = session, ""
-	out.Steps, out.Usage = steps, usage
-	if canceled && out.Status == event.StatusOK {
-		out.Status = event.StatusCancelled
-	}
-	return &out
 }
 
 func (co *coordinator) publish(ev event.Event, role string) {

@@ -220,7 +220,7 @@ func TestGoalRepairsACrash(t *testing.T) {
 // of a relayed event or of the child's answer ends the goal's turn once
 // (failed, or finished as the goal went on) and the session goes on.
 func TestGoalRepairsEveryHandler(t *testing.T) {
-	for _, msg := range []string{"*agent.RunTurn", "*actors.goalSeen", "*agent.TurnFinished"} {
+	for _, msg := range []string{"*agent.RunTurn", "*goalctl.goalSeen", "*agent.TurnFinished"} {
 		for _, after := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/after=%v", msg, after), func(t *testing.T) {
 				fired := InjectPanic(t, "goal", msg, after)

@@ -45,6 +45,9 @@ type SessionSpec struct {
 	Goal *GoalSpec
 }
 
+// GoalSpec gives a session long autonomous goals (see goalctl.Spec).
+type GoalSpec = goalctl.Spec
+
 // sessionActor supervises one chat or run session. It is the entry point
 // frontends talk to: it forwards turns to its executor, guarantees each
 // RunTurn exactly one TurnFinished (even if the executor dies) and
@@ -323,7 +326,7 @@ func (s *sessionActor) start(c actor.Context) {
 		inner = agent.ExecutorProps(s.sys, a)
 	}
 	if g := s.spec.Goal; g != nil {
-		inner = goalProps(s.sys, a, *g, inner)
+		inner = goalctl.Props(s.sys, a, *g, inner)
 	}
 	s.executor = c.Spawn(inner)
 	s.startMCP(c)

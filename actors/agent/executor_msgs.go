@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"reasonix/actors/event"
 	"reasonix/core/goal"
 	"reasonix/core/provider"
 )
@@ -100,4 +101,17 @@ type ApprovalResponse struct {
 	Rule      string
 	// reason explains a denial the executor makes itself (a timeout).
 	Reason string
+}
+
+// Summed is m as the reply of a run of several turns (a coordinator's
+// rounds, a goal's turns) for session: their steps and usage, and
+// cancelled when the run was cancelled and m says ok.
+func (m *TurnFinished) Summed(session string, steps int, usage provider.Usage, canceled bool) *TurnFinished {
+	out := *m
+	out.Session, out.Task = session, ""
+	out.Steps, out.Usage = steps, usage
+	if canceled && out.Status == event.StatusOK {
+		out.Status = event.StatusCancelled
+	}
+	return &out
 }

@@ -1,4 +1,4 @@
-package actors
+package goalctl
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"reasonix/actors/agent"
 	"reasonix/actors/event"
-	"reasonix/actors/goalctl"
 	"reasonix/actors/kernel"
 	"reasonix/core/goal"
 	"reasonix/core/provider"
@@ -21,11 +20,11 @@ import (
 	"reasonix/core/tool"
 )
 
-// GoalSpec gives a session long autonomous goals: a goal controller
+// Spec gives a session long autonomous goals: a goal controller
 // stands between the session and what would have been its executor (an
 // executor or a two-model coordinator), and the model gets the goal and
 // todo tools.
-type GoalSpec struct {
+type Spec struct {
 	// Limits are the limits of a goal this session starts; MaxTurns
 	// below 1 is goal.DefaultMaxTurns.
 	Limits goal.Limits
@@ -62,9 +61,9 @@ const goalBarrierWait = 2 * time.Second
 type goalController struct {
 	sys   *kernel.System
 	agent agent.AgentSpec
-	spec  GoalSpec
+	spec  Spec
 	inner *actor.Props
-	box   *goalctl.GoalBox
+	box   *GoalBox
 	log   *slog.Logger
 	child *actor.PID
 	// ledger holds the running turn's request to the child.
@@ -74,7 +73,7 @@ type goalController struct {
 	active *goal.Record
 	run    *goalRun
 	// meter is the goal's step budget, which the executor consults.
-	meter *goalctl.Meter
+	meter *Meter
 	// runs numbers goal runs, so a late time-up of an earlier one is
 	// known for what it is.
 	runs int
@@ -87,7 +86,7 @@ type goalController struct {
 	// Answers records whether the message being handled has its answer,
 	// for the repair of a crash in its handler.
 	kernel.Answers
-	notes *goalctl.ResearchNotes
+	notes *ResearchNotes
 	// settled is the child's last answer the ledger took, so a repair
 	// after its handler ran does not settle the next turn's request.
 	settled *agent.TurnFinished
@@ -128,15 +127,15 @@ type goalSeen struct {
 // goalBarrierExpired ends the wait for the relay.
 type goalBarrierExpired struct{ seq int64 }
 
-func goalProps(sys *kernel.System, ag agent.AgentSpec, spec GoalSpec, inner *actor.Props) *actor.Props {
+func Props(sys *kernel.System, ag agent.AgentSpec, spec Spec, inner *actor.Props) *actor.Props {
 	log := ag.Logger
 	if log == nil {
 		log = sys.Logger()
 	}
-	box := &goalctl.GoalBox{}
-	meter, _ := ag.Budget.(*goalctl.Meter)
+	box := &GoalBox{}
+	meter, _ := ag.Budget.(*Meter)
 	if meter == nil {
-		meter = goalctl.NewMeter(spec.Now)
+		meter = NewMeter(spec.Now)
 	}
 	meter.Watch(box)
 	if bus, session := ag.Bus, ag.Session; bus != nil {
@@ -163,8 +162,8 @@ func goalProps(sys *kernel.System, ag agent.AgentSpec, spec GoalSpec, inner *act
 
 // GoalTools are the tools a goal gives the model, sharing box with the
 // controller.
-func GoalTools(box *goalctl.GoalBox) []tool.Tool {
-	return []tool.Tool{&goalctl.GoalTool{Box: box}, &goalctl.TodoTool{Box: box}}
+func GoalTools(box *GoalBox) []tool.Tool {
+	return []tool.Tool{&GoalTool{Box: box}, &TodoTool{Box: box}}
 }
 
 // Receive implements actor.Actor.
@@ -320,7 +319,7 @@ func (g *goalController) begin(c actor.Context, rec *goal.Record, resumed bool) 
 	}
 	rec.Status, rec.Reason = goal.StatusRunning, ""
 	if rec.Strategy == goal.StrategyResearch && g.spec.Workspace != "" {
-		g.notes = goalctl.OpenResearch(g.spec.Workspace, rec, g.log)
+		g.notes = OpenResearch(g.spec.Workspace, rec, g.log)
 	} else {
 		g.notes = nil
 	}
@@ -539,7 +538,7 @@ func (g *goalController) reply(c actor.Context, m *agent.TurnFinished) {
 	r.stopTimers()
 	g.meter.Disarm()
 	if r.replyTo != nil {
-		c.Send(r.replyTo, summedReply(m, g.agent.Session, r.steps, r.usage, r.canceled))
+		c.Send(r.replyTo, m.Summed(g.agent.Session, r.steps, r.usage, r.canceled))
 	}
 }
 
