@@ -130,6 +130,18 @@ type sessionJSON struct {
 	Running bool   `json:"running"`
 }
 
+// caughtUp is the session's view once it has folded every event published
+// so far (a listing right after turn_done says the turn is over), or as
+// it stands when that takes longer than a moment.
+func caughtUp(ctx context.Context, l *actors.Live) event.Snapshot {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if snap, err := l.SnapshotAt(ctx, l.Bus().LastSeq()); err == nil {
+		return snap
+	}
+	return l.Snapshot()
+}
+
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	saved, err := s.opts.Sessions()
 	if err != nil {
@@ -160,7 +172,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, item{sessionJSON{
 			ID: e.id, Cwd: b.Spec.Cwd, Live: true, Title: title, Model: modelName(b),
-			Updated: at.UTC().Format(time.RFC3339), Running: e.live.Snapshot().Running,
+			Updated: at.UTC().Format(time.RFC3339), Running: caughtUp(r.Context(), e.live).Running,
 		}, at})
 	}
 	for _, sum := range saved {
