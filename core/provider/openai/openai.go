@@ -390,6 +390,13 @@ func (p *Provider) read(ctx context.Context, resp *http.Response, att *attempt, 
 	if term.Type == provider.ChunkError && ctx.Err() != nil {
 		term.Err = fmt.Errorf("chat stream: %w", ctx.Err())
 	} else if term.Type == provider.ChunkDone {
+		// The answer is whole: for the endpoint the request is over, so
+		// its slot is given back now rather than after the drain, which
+		// waits on the server's last write and on this process being
+		// scheduled (pump's own Done is then a no-op). A limiter that
+		// held it longer would count requests the endpoint no longer
+		// does and learn a limit above the real one.
+		att.slot.Done(provider.Succeeded, att.ttfb)
 		// Reading the rest of the body (normally just the end of the
 		// chunked encoding) returns the connection to the pool.
 		att.timer.Reset(min(p.stall, drainTimeout))

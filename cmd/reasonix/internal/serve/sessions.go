@@ -284,7 +284,9 @@ func nonNil(list []string) []string {
 // A session with a turn running is not reopened: closing it would cancel
 // the turn.
 func (s *Server) reopen(ctx context.Context, old *entry, req OpenRequest) (*entry, int, error) {
-	snap := old.live.Snapshot()
+	// What the page last saw (a posture change, a turn's end) must be
+	// what the reopened session keeps.
+	snap := caughtUp(ctx, old.live)
 	if snap.Running {
 		return nil, http.StatusConflict, errors.New("a turn is running: cancel it or let it finish before switching plan mode")
 	}
@@ -456,7 +458,7 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if e := s.live(r.Context(), id); e != nil {
 		b := e.live.Built()
-		snap := e.live.Snapshot()
+		snap := caughtUp(r.Context(), e.live)
 		writeJSON(w, http.StatusOK, map[string]any{
 			"id": id, "cwd": b.Spec.Cwd, "model": modelName(b), "effort": b.Effort,
 			"transcript": b.Transcript.Path(), "live": true, "title": e.getTitle(),
