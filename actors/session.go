@@ -179,7 +179,7 @@ func (s *sessionActor) Receive(c actor.Context) {
 			c.Forward(s.scheduler)
 		}
 		s.Answer()
-	case *fleetmsg.TaskEnded, *fleetmsg.MessageToParent, *fleetmsg.SendMessage,
+	case *fleetmsg.TaskEnded, *fleetmsg.MessageToParent, *fleetmsg.FollowupStarted, *fleetmsg.SendMessage,
 		*team.BackgroundWake, *team.BackgroundStatus, *team.QueryBackground, *team.CancelBackground:
 		s.background(c, m)
 	case *agent.TurnFinished:

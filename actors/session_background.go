@@ -23,7 +23,7 @@ func (s *sessionActor) background(c actor.Context, msg any) {
 		if to != nil {
 			c.Send(to, m)
 		}
-	case *fleetmsg.MessageToParent, *team.CancelBackground:
+	case *fleetmsg.MessageToParent, *fleetmsg.FollowupStarted, *team.CancelBackground:
 		if s.delegator != nil {
 			c.Send(s.delegator, msg)
 		}

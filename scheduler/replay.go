@@ -38,6 +38,9 @@ type Replayed struct {
 	CancelledFleet bool
 	// Replied says the fleet's result was delivered.
 	Replied bool
+	// Messages are the payloads of the fleet's message records, in order:
+	// what its tasks sent to the submitter.
+	Messages []json.RawMessage
 	// Updated is the time of the last record.
 	Updated time.Time
 }
@@ -106,6 +109,8 @@ func Replay(recs []journal.Record) (*Replayed, error) {
 			}
 		case journal.KindReply:
 			r.Replied = true
+		case journal.KindMessage:
+			r.Messages = append(r.Messages, rec.Data)
 		default:
 			return nil, fmt.Errorf("replay fleet %s: unknown record kind %q", rec.Fleet, rec.Kind)
 		}

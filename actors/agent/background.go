@@ -71,25 +71,49 @@ func (e *executor) delegateBackground(c actor.Context, i int, id string, specs [
 // holds that no TaskEnded brought (the scheduler failed them all at once)
 // comes in now.
 func (e *executor) onBackgroundFleet(c actor.Context, m *fleetmsg.FleetResult) {
-	e.bg.FleetEnded(m.FleetID)
-	changed := false
-	for _, r := range m.Results {
-		changed = e.bg.Ended(r.TaskID, "", r) || changed
-	}
-	if changed {
+	if e.bg.Keep(m) {
 		e.backgroundChanged(c)
 	}
 }
 
 // onMessage takes a message for this agent's conversation. A subagent
 // with no turn running gives it back (back), so it is not lost.
-func (e *executor) onMessage(c actor.Context, from, name, text string, back func()) {
+func (e *executor) onMessage(c actor.Context, id, from, name, text string, back func()) {
 	if e.turn == nil && e.spec.Task != "" {
 		back()
 		return
 	}
-	e.bg.Message(from, name, text)
-	e.backgroundChanged(c)
+	if e.bg.Message(id, from, name, text) {
+		e.backgroundChanged(c)
+	}
+}
+
+// keepLost takes into the book what a crashed handler was given, which
+// would otherwise be lost with it (Book.Keep); a message for a subagent
+// whose run is over goes back to its sender, as onMessage does (the
+// scheduler drops a second copy from the same run). It reports whether
+// the book took anything.
+func (e *executor) keepLost(c actor.Context, lost any, sender *actor.PID) bool {
+	if d, ok := lost.(*team.Deliver); ok && e.turn == nil && e.spec.Task != "" {
+		if sender != nil {
+			c.Send(sender, &team.Undelivered{Task: e.spec.Task, Message: d})
+		}
+		return false
+	}
+	return e.bg.Keep(lost)
+}
+
+// returnMessages gives the scheduler back the messages a subagent's
+// turn ended without reading (it was cancelled, failed or crashed), so
+// they reach the agent in a follow-up or are reported lost, never
+// dropped in silence. It runs before the turn's end is reported, so the
+// scheduler still sees the run they were for.
+func (e *executor) returnMessages(c actor.Context) {
+	if e.spec.Task != "" && e.spec.Mailer != nil {
+		for _, d := range e.bg.Unread() {
+			c.Send(e.spec.Mailer, &team.Undelivered{Task: e.spec.Task, Message: d})
+		}
+	}
 }
 
 // backgroundChanged settles the waits the news satisfies and, with no
@@ -118,16 +142,6 @@ func (e *executor) deliverBackground() {
 	}
 }
 
-// bgArgs are the arguments of the background tools.
-type bgArgs struct {
-	IDs     []string `json:"ids"`
-	Timeout int      `json:"timeout_seconds"`
-	First   bool     `json:"first"`
-	ID      string   `json:"id"`
-	To      string   `json:"to"`
-	Text    string   `json:"text"`
-}
-
 // runBackgroundTool runs task_status, task_wait, task_cancel or
 // send_message; the caller has counted the call in t.pending.
 func (e *executor) runBackgroundTool(c actor.Context, i int) {
@@ -137,7 +151,7 @@ func (e *executor) runBackgroundTool(c actor.Context, i int) {
 		t.pending--
 		e.record(&ToolResult{CallID: call.ID, Name: call.Name, Output: out, IsError: isErr}, i)
 	}
-	var args bgArgs
+	var args team.Args
 	if err := tool.DecodeArgs(call.Name, json.RawMessage(orEmpty(call.Arguments)), &args); err != nil {
 		done("Error: "+err.Error(), true)
 		return
@@ -210,17 +224,11 @@ func (e *executor) onMessageSent(c actor.Context, m *fleetmsg.MessageSent) {
 	if i < 0 {
 		return
 	}
-	switch {
-	case m.Error != "":
-		e.finishCall(c, i, "Error: "+m.Error, true)
-	case m.Followup != "":
+	if m.Followup != "" {
 		e.bg.Followup(m.Agent, m.Followup)
-		e.finishCall(c, i, fmt.Sprintf("Sent. %s had finished, so it continues its conversation with your message (run %s); its answer comes back as a background result.", m.Agent, m.Followup), false)
-	case m.Agent == "parent":
-		e.finishCall(c, i, "Sent to your parent.", false)
-	default:
-		e.finishCall(c, i, fmt.Sprintf("Sent. %s reads it at its next step.", m.Agent), false)
 	}
+	out, isErr := team.SentText(m)
+	e.finishCall(c, i, out, isErr)
 }
 
 // onStatus ends a task_status call with the scheduler's status (or
@@ -230,39 +238,27 @@ func (e *executor) onStatus(c actor.Context, st *fleetmsg.FleetStatus, why strin
 	if i < 0 {
 		return
 	}
-	var args bgArgs
+	var args team.Args
 	_ = json.Unmarshal([]byte(orEmpty(e.turn.calls[i].Arguments)), &args)
 	e.finishCall(c, i, e.bg.StatusText(st, args.IDs, why), false)
 }
 
 // startWait parks a task_wait until its tasks end or its time is up.
-func (e *executor) startWait(c actor.Context, i int, args bgArgs) {
+func (e *executor) startWait(c actor.Context, i int, args team.Args) {
 	t := e.turn
 	call := t.calls[i]
-	ids := e.bg.WaitIDs()
-	if len(args.IDs) > 0 {
-		ids = nil
-		for _, id := range args.IDs {
-			r := e.bg.Resolve(id)
-			if r == "" {
-				t.pending--
-				e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Output: fmt.Sprintf("Error: no background task %q", id)}, i)
-				return
-			}
-			ids = append(ids, r)
-		}
+	ids, timeout, err := e.bg.WaitFor(args)
+	if err != nil {
+		t.pending--
+		e.record(&ToolResult{CallID: call.ID, Name: call.Name, IsError: true, Output: "Error: " + err.Error()}, i)
+		return
 	}
-	timeout := args.Timeout
-	if timeout <= 0 {
-		timeout = team.DefaultWaitSeconds
-	}
-	timeout = min(timeout, team.MaxWaitSeconds)
 	if t.waits == nil {
 		t.waits = map[string]*bgWait{}
 	}
 	w := &bgWait{index: i, ids: ids, first: args.First}
 	sys, self, id := e.sys, c.Self(), call.ID
-	w.timer = time.AfterFunc(time.Duration(timeout)*time.Second, func() { sys.Send(self, &waitExpired{callID: id}) })
+	w.timer = time.AfterFunc(timeout, func() { sys.Send(self, &waitExpired{callID: id}) })
 	t.waits[call.ID] = w
 	e.settleWaits(c)
 }

@@ -319,11 +319,13 @@ func (e *executor) Receive(c actor.Context) {
 		if e.bg.Ended(m.Agent, m.Name, m.Result) {
 			e.backgroundChanged(c)
 		}
+	case *fleetmsg.FollowupStarted:
+		e.bg.Followup(m.Agent, m.Run)
 	case *fleetmsg.MessageToParent:
-		e.onMessage(c, m.From, m.Name, team.MessageText(m.From, m.Name, m.Text), func() {})
+		e.onMessage(c, m.ID, m.From, m.Name, team.MessageText(m.From, m.Name, m.Text), func() {})
 	case *team.Deliver:
 		sender := c.Sender()
-		e.onMessage(c, m.From, m.FromName, m.UserText(), func() {
+		e.onMessage(c, m.ID, m.From, m.FromName, m.UserText(), func() {
 			if sender != nil {
 				c.Send(sender, &team.Undelivered{Task: e.spec.Task, Message: m})
 			}
@@ -371,11 +373,17 @@ func fleetKey(fleetID string) string { return "fleet/" + fleetID }
 // result (the one it produced, or a synthetic error), so the message list
 // stays valid for the next request, and the turn ends as failed with the
 // reason. A RunTurn whose handler crashed before the turn began is
-// answered the same way.
+// answered the same way. A result or message the crashed handler was
+// given is kept (keepLost); a subagent's turn that ends gives its unread
+// messages back (returnMessages).
 func (e *executor) repair(c actor.Context, m *kernel.Crashed) {
 	reason := m.Error()
 	t := e.turn
+	kept := e.keepLost(c, m.Lost, m.Sender)
 	if t == nil {
+		if kept {
+			defer e.backgroundChanged(c)
+		}
 		if _, ok := m.Lost.(*RunTurn); ok && m.Sender != nil {
 			c.Request(m.Sender, &TurnFinished{Session: e.spec.Session, Task: e.spec.Task, Status: event.StatusFailed, Error: reason})
 		}
@@ -1169,6 +1177,7 @@ func (e *executor) endTurn(c actor.Context, status, errMsg string) {
 		// What came back in the turn's last moments gets a turn of its own.
 		defer e.backgroundChanged(c)
 	}
+	e.returnMessages(c)
 	if t.replyTo != nil {
 		c.Request(t.replyTo, &TurnFinished{ // Request: the scheduler tells its subagents apart by sender
 			Session: e.spec.Session,

@@ -169,6 +169,10 @@ type fleetActor struct {
 	names  map[string]string
 	// runOf maps a follow-up's task id to its agent's.
 	runOf map[string]string
+	// msgSeq numbers the messages sent (team.Deliver.ID); returned holds
+	// "<id>@<run>" for each message a run gave back.
+	msgSeq   int
+	returned map[string]bool
 }
 
 // fleetCall is one SubmitFleet: its tasks, their results and its budget.
@@ -401,7 +405,7 @@ func (f *fleetActor) submitFrom(c actor.Context, m *fleetmsg.SubmitFleet, replyT
 	}
 	for _, spec := range m.Tasks {
 		fl.ids = append(fl.ids, spec.ID)
-		f.register(m.FleetID, spec, replyTo)
+		f.register(m.FleetID, fl.key, spec, replyTo)
 		if res, done := m.Done[spec.ID]; done {
 			// Finished before the restart: its result stands as it was.
 			fl.results[spec.ID] = res
@@ -1003,10 +1007,14 @@ func (f *fleetActor) finishTask(c actor.Context, id string, res event.TaskResult
 		defer f.warmed(c, t.fleet, t.warmKey)
 	}
 	if t.pid != nil {
-		// The fleet's result waits until this subagent has stopped.
+		// The fleet's result waits until this subagent has stopped. It
+		// is poisoned, not stopped: a stop overtakes the messages already
+		// in its mailbox, which would go to dead letters, while a poison
+		// pill comes after them, so a message sent while its turn ended is
+		// still given back (Undelivered) and reaches it in a follow-up.
 		delete(f.byPID, t.pid.Id)
 		f.stopping[t.pid.Id] = t.fleet
-		c.Stop(t.pid)
+		c.Poison(t.pid)
 	}
 	if !t.started.IsZero() {
 		res.Duration = time.Since(t.started)

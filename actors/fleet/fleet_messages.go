@@ -9,6 +9,7 @@ import (
 	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/fleetmsg"
+	"reasonix/core/journal"
 )
 
 // Agents that talk to each other. The scheduler knows every agent of the
@@ -25,11 +26,12 @@ const MaxMessage = 8 << 10
 // agentRec is one agent of the session as messages see it.
 type agentRec struct {
 	id, name string
-	// fleet is the fleet it was submitted in; replyTo that fleet's
-	// submitter, who hears of its follow-ups too.
-	fleet   string
-	replyTo *actor.PID
-	spec    event.TaskSpec
+	// fleet is the fleet it was submitted in, key that fleet's journal
+	// key ("" when not journalled); replyTo its submitter, who hears of
+	// its follow-ups too.
+	fleet, key string
+	replyTo    *actor.PID
+	spec       event.TaskSpec
 	// run is the task id of its current run (its own id, or a
 	// follow-up's) while one is queued or running; empty once it ended.
 	run string
@@ -57,7 +59,7 @@ type deferredRun struct {
 
 // register records the agents of a submitted fleet. A follow-up's run is
 // its agent's, not a new agent.
-func (f *fleetActor) register(fleetID string, spec event.TaskSpec, replyTo *actor.PID) {
+func (f *fleetActor) register(fleetID, key string, spec event.TaskSpec, replyTo *actor.PID) {
 	if f.agents == nil {
 		f.agents, f.names, f.runOf = map[string]*agentRec{}, map[string]string{}, map[string]string{}
 	}
@@ -68,7 +70,7 @@ func (f *fleetActor) register(fleetID string, spec event.TaskSpec, replyTo *acto
 		}
 		return
 	}
-	a := &agentRec{id: spec.ID, name: spec.Name, fleet: fleetID, replyTo: replyTo, spec: spec, run: spec.ID}
+	a := &agentRec{id: spec.ID, name: spec.Name, fleet: fleetID, key: key, replyTo: replyTo, spec: spec, run: spec.ID}
 	f.agents[spec.ID] = a
 	if spec.Name != "" {
 		f.names[spec.Name] = spec.ID
@@ -167,7 +169,8 @@ func (f *fleetActor) sendMessage(c actor.Context, m *fleetmsg.SendMessage) {
 		reply(&fleetmsg.MessageSent{Agent: a.id, Error: "an agent cannot send a message to itself"})
 		return
 	}
-	d := &team.Deliver{From: m.From, FromName: f.nameOf(m.From), Text: m.Text}
+	f.msgSeq++
+	d := &team.Deliver{ID: fmt.Sprintf("m%d", f.msgSeq), From: m.From, FromName: f.nameOf(m.From), Text: m.Text}
 	if a.run != "" {
 		t := f.tasks[a.run]
 		switch {
@@ -203,7 +206,16 @@ func (f *fleetActor) toParent(c actor.Context, m *fleetmsg.SendMessage, reply fu
 		reply(&fleetmsg.MessageSent{Error: "only a subagent has a parent to write to"})
 		return
 	}
-	c.Send(a.replyTo, &fleetmsg.MessageToParent{From: a.id, Name: a.name, Text: m.Text})
+	f.msgSeq++
+	msg := &fleetmsg.MessageToParent{ID: fmt.Sprintf("m%d", f.msgSeq), From: a.id, Name: a.name, Text: m.Text}
+	if a.key != "" {
+		// Journalled before it is passed on: one the parent never read
+		// (the process died first) reaches it on resume.
+		if err := f.write(a.key, journal.KindMessage, a.id, msg); err != nil {
+			f.log.Warn("fleet journal: message to parent not journalled", "from", a.id, "err", err)
+		}
+	}
+	c.Send(a.replyTo, msg)
 	reply(&fleetmsg.MessageSent{Agent: "parent"})
 }
 
@@ -223,6 +235,19 @@ func (f *fleetActor) undelivered(c actor.Context, m *team.Undelivered) {
 		return
 	}
 	d := m.Message
+	if d.ID != "" {
+		// A run gives a message back once; a second copy (a repair that
+		// returned what the handler had returned already) is dropped. A
+		// later run of the agent may give it back again.
+		key := d.ID + "@" + m.Task
+		if f.returned[key] {
+			return
+		}
+		if f.returned == nil {
+			f.returned = map[string]bool{}
+		}
+		f.returned[key] = true
+	}
 	if a.run != "" {
 		if t := f.tasks[a.run]; t != nil && t.pid == nil {
 			a.inbox = append(a.inbox, d)
@@ -240,8 +265,18 @@ func (f *fleetActor) undelivered(c actor.Context, m *team.Undelivered) {
 		return
 	}
 	if _, err := f.followUp(c, a, d); err != nil {
-		f.publish(&event.Notice{Level: "warn", Message: fmt.Sprintf("message from %s to %s lost: %v", d.From, a.id, err)}, a.id)
+		f.lost(a, d, err)
 	}
+}
+
+// lost reports a message that cannot reach agent a, quoting it, so that
+// whoever reads the events can tell which one and why.
+func (f *fleetActor) lost(a *agentRec, d *team.Deliver, err error) {
+	text := d.UserText()
+	if len(text) > 240 {
+		text = text[:240] + "…"
+	}
+	f.publish(&event.Notice{Level: "warn", Message: fmt.Sprintf("message to %s lost (%v): %q", a.id, err, text)}, a.id)
 }
 
 // followUp starts one more turn of an agent that ended, with d as its
@@ -265,6 +300,9 @@ func (f *fleetActor) followUp(c actor.Context, a *agentRec, d *team.Deliver) (st
 	}
 	a.followups++
 	id := fmt.Sprintf("%s+%d", a.id, a.followups)
+	if a.replyTo != nil {
+		c.Send(a.replyTo, &fleetmsg.FollowupStarted{Agent: a.id, Run: id})
+	}
 	if _, busy := f.stopping[a.pid]; busy && a.pid != "" {
 		a.deferred = &deferredRun{id: id, d: d}
 		return id, nil
@@ -306,12 +344,15 @@ func (f *fleetActor) pendingFollowUps(c actor.Context, taskID string) {
 	if a == nil || a.run != "" || len(a.inbox) == 0 {
 		return
 	}
-	d := a.inbox[0]
-	for _, more := range a.inbox[1:] {
+	inbox := a.inbox
+	d := inbox[0]
+	for _, more := range inbox[1:] {
 		d = &team.Deliver{From: d.From, FromName: d.FromName, Text: d.UserText() + "\n\n" + more.UserText(), Raw: true}
 	}
 	a.inbox = nil
 	if _, err := f.followUp(c, a, d); err != nil {
-		f.publish(&event.Notice{Level: "warn", Message: fmt.Sprintf("messages to %s lost: %v", a.id, err)}, a.id)
+		for _, m := range inbox {
+			f.lost(a, m, err)
+		}
 	}
 }

@@ -34,6 +34,12 @@ const (
 	// fleet writes {"worker", "attempt", "why"}: the node the attempt ran
 	// on, the number of the attempt that was lost, and why.
 	KindRequeue = "requeue"
+	// KindMessage records a message one of the fleet's tasks sent to
+	// the fleet's submitter (send_message to "parent"), written before it
+	// is passed on, so that one the submitter never read can still reach
+	// it after a crash. Its payload is the caller's; the fleet writes
+	// {"id", "from", "name", "text"}.
+	KindMessage = "message"
 )
 
 // Record is one journalled input of a fleet.

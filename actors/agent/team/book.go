@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/fleetmsg"
@@ -20,7 +21,8 @@ import (
 type Book struct {
 	agents map[string]*bgAgent
 	names  map[string]string
-	// seen holds the runs (task ids) whose result came in.
+	// seen holds the runs (task ids) whose result came in, and the
+	// messages ("message <id>") taken.
 	seen  map[string]bool
 	inbox []Item
 	seq   int
@@ -40,9 +42,10 @@ type bgAgent struct {
 }
 
 // Item is one thing for the conversation: a task's result or a message.
-// Text is the user message it becomes.
+// Text is the user message it becomes; ID a message's scheduler id.
 type Item struct {
 	Seq     int
+	ID      string
 	Agent   string
 	Name    string
 	Status  string // a task status, or StatusMessage
@@ -135,12 +138,16 @@ func (b *Book) Resolve(to string) string {
 
 // Followup counts run, one more run of agent id that a message started.
 // An agent the book does not hold (a task that did not run in the
-// background) is added, so its answer is expected.
+// background) is added, so its answer is expected. It is idempotent: the
+// scheduler's word and the sender's reply may both tell of one run.
 func (b *Book) Followup(id, run string) {
 	a := b.agents[id]
 	if a == nil {
 		a = &bgAgent{id: id}
 		b.agents[id] = a
+	}
+	if slices.Contains(a.followups, run) || b.seen[run] {
+		return
 	}
 	a.runs++
 	a.followups = append(a.followups, run)
@@ -186,10 +193,57 @@ func (b *Book) Ended(agent, name string, res event.TaskResult) bool {
 	return true
 }
 
-// Message takes a message for the conversation.
-func (b *Book) Message(from, name, text string) {
+// Message takes a message for the conversation, false when the message
+// with that id came before (an empty id is never a repeat).
+func (b *Book) Message(id, from, name, text string) bool {
+	if id != "" {
+		if b.seen["message "+id] {
+			return false
+		}
+		b.seen["message "+id] = true
+	}
 	b.seq++
-	b.inbox = append(b.inbox, Item{Seq: b.seq, Agent: from, Name: name, Status: StatusMessage, Text: text, Message: true})
+	b.inbox = append(b.inbox, Item{Seq: b.seq, ID: id, Agent: from, Name: name, Status: StatusMessage, Text: text, Message: true})
+	return true
+}
+
+// Keep takes what a background fleet's end or a crashed handler brings:
+// a FleetResult (each run's result, the fleet then ended), a TaskEnded,
+// a MessageToParent or a Deliver. Each is taken at most once, however
+// often it comes, so a repair can hand in what the crashed handler may
+// have taken already. It reports whether anything new was taken.
+func (b *Book) Keep(msg any) bool {
+	switch m := msg.(type) {
+	case *fleetmsg.FleetResult:
+		if !b.fleets[m.FleetID] {
+			return false
+		}
+		delete(b.fleets, m.FleetID)
+		took := false
+		for _, r := range m.Results {
+			took = b.Ended(r.TaskID, "", r) || took
+		}
+		return took
+	case *fleetmsg.TaskEnded:
+		return b.Ended(m.Agent, m.Name, m.Result)
+	case *fleetmsg.MessageToParent:
+		return b.Message(m.ID, m.From, m.Name, MessageText(m.From, m.Name, m.Text))
+	case *Deliver:
+		return b.Message(m.ID, m.From, m.FromName, m.UserText())
+	}
+	return false
+}
+
+// Unread hands out the messages waiting, as Delivers to give back to the
+// scheduler, and drops the rest.
+func (b *Book) Unread() []*Deliver {
+	var out []*Deliver
+	for _, it := range b.Take() {
+		if it.Message {
+			out = append(out, &Deliver{ID: it.ID, From: it.Agent, FromName: it.Name, Text: it.Text, Raw: true})
+		}
+	}
+	return out
 }
 
 // Take hands out everything waiting, in arrival order.
@@ -263,6 +317,41 @@ func (b *Book) Ready(ids []string, first bool) bool {
 		return ready > 0 || waiting == 0
 	}
 	return waiting == 0
+}
+
+// WaitFor is what a task_wait with args waits for: the agents it names
+// (every one running or with a result waiting when it names none) and
+// for how long at most.
+func (b *Book) WaitFor(args Args) ([]string, time.Duration, error) {
+	ids := b.WaitIDs()
+	if len(args.IDs) > 0 {
+		ids = nil
+		for _, id := range args.IDs {
+			r := b.Resolve(id)
+			if r == "" {
+				return nil, 0, fmt.Errorf("no background task %q", id)
+			}
+			ids = append(ids, r)
+		}
+	}
+	timeout := args.Timeout
+	if timeout <= 0 {
+		timeout = DefaultWaitSeconds
+	}
+	return ids, time.Duration(min(timeout, MaxWaitSeconds)) * time.Second, nil
+}
+
+// SentText is the send_message result for the scheduler's answer m.
+func SentText(m *fleetmsg.MessageSent) (string, bool) {
+	switch {
+	case m.Error != "":
+		return "Error: " + m.Error, true
+	case m.Followup != "":
+		return fmt.Sprintf("Sent. %s had finished, so it continues its conversation with your message (run %s); its answer comes back as a background result.", m.Agent, m.Followup), false
+	case m.Agent == "parent":
+		return "Sent to your parent.", false
+	}
+	return fmt.Sprintf("Sent. %s reads it at its next step.", m.Agent), false
 }
 
 // WaitResult ends a wait for ids: it claims their results and renders

@@ -84,8 +84,13 @@ func TestBookHandsOutEachThingOnce(t *testing.T) {
 			case op < 7:
 				msgs++
 				text := MessageText("f1.1", "", fmt.Sprintf("message %d", msgs))
-				b.Message("f1.1", "", text)
+				id := fmt.Sprintf("m%d", msgs)
+				b.Message(id, "f1.1", "", text)
 				want["f1.1|"+text] = true
+				if r.IntN(3) == 0 && b.Message(id, "f1.1", "", text) {
+					// A repair handing the same message in again.
+					t.Fatalf("seed %d: message %s taken twice", seed, id)
+				}
 			case op < 9:
 				take(b.Take())
 			default:

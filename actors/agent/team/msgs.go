@@ -4,7 +4,11 @@ package team
 // its next step boundary as a user message. An agent with no turn running
 // answers Undelivered, so the sender's scheduler can start a follow-up
 // instead of losing it. Raw says Text is the whole user message already.
+// ID is the scheduler's name for the message: whoever holds it hands it
+// over at most once by it, which is what lets a repair keep a message
+// a crash interrupted without risking a second copy.
 type Deliver struct {
+	ID       string
 	From     string
 	FromName string
 	Text     string

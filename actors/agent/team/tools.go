@@ -82,3 +82,14 @@ func SubagentMessageTool() tool.Tool {
 			"It is read at that agent's next step. Use it to share a finding others need, not to report your final answer, which goes back on its own.",
 		schema: `{"type":"object","additionalProperties":false,"required":["to","text"],"properties":{"to":{"type":"string","description":"\"parent\", or a task id or name."},"text":{"type":"string","description":"The message."}}}`}
 }
+
+// Args are the arguments of the background tools (task_status,
+// task_wait, task_cancel, send_message).
+type Args struct {
+	IDs     []string `json:"ids"`
+	Timeout int      `json:"timeout_seconds"`
+	First   bool     `json:"first"`
+	ID      string   `json:"id"`
+	To      string   `json:"to"`
+	Text    string   `json:"text"`
+}

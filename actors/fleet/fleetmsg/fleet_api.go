@@ -134,10 +134,21 @@ type MessageSent struct {
 	Error    string
 }
 
+// FollowupStarted tells an agent's submitter that a message (from
+// anyone: a sibling, the user, the submitter itself) started run, one
+// more run of agent, whose result it will receive, so that it waits for
+// it as for the agent's first.
+type FollowupStarted struct {
+	Agent string
+	Run   string
+}
+
 // MessageToParent carries a subagent's send_message to "parent" from the
 // scheduler to the agent that delegated (through the session).
 type MessageToParent struct {
-	From string
-	Name string
-	Text string
+	// ID is the scheduler's id of the message (team.Deliver.ID).
+	ID   string `json:"id"`
+	From string `json:"from"`
+	Name string `json:"name,omitempty"`
+	Text string `json:"text"`
 }

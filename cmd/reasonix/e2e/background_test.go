@@ -128,7 +128,7 @@ func TestE2EBackgroundTasksWhileTheParentWorks(t *testing.T) {
 // each of the 8 results exactly once.
 func TestE2EBackgroundFleetSurvivesSIGKILL(t *testing.T) {
 	t.Parallel()
-	e, resumed := killHalfwayBackground(t)
+	e, resumed := killHalfwayBackground(t, false)
 	r := e.run("fleet", "list", "--json")
 	var list []fleetcmd.FleetJSON
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil || len(list) != 1 || list[0].Finished != 4 {
@@ -148,7 +148,7 @@ func TestE2EBackgroundFleetSurvivesSIGKILL(t *testing.T) {
 // a finished task again, and the parent holds each result once.
 func TestE2EBackgroundContinueReattaches(t *testing.T) {
 	t.Parallel()
-	e, resumed := killHalfwayBackground(t)
+	e, resumed := killHalfwayBackground(t, true)
 	before := subagentAsks(e)
 	resumed.Store(true)
 	continueReadsEachOnce(t, e)
@@ -189,14 +189,28 @@ func continueReadsEachOnce(t *testing.T, e *e2e) {
 			t.Errorf("%s is in the parent's conversation %d times, want once (%v)", h, seen[h], seen)
 		}
 	}
+	notes := 0
+	for _, m := range last.Messages {
+		if m.Role == "user" && m.Content == "[Message from f1.5]\na note from task 5" {
+			notes++
+		}
+	}
+	if notes != 1 {
+		t.Errorf("task 5's message to the parent is in its conversation %d times, want once", notes)
+	}
 }
 
 // killHalfwayBackground runs a parent whose 8 background tasks have their
 // last four hang, SIGKILLs it once four are done, and returns the e2e and
-// the switch that lets the hanging tasks answer on the next run.
-func killHalfwayBackground(t *testing.T) (*e2e, *atomic.Bool) {
+// the switch that lets the hanging tasks answer on the next run. Task 5
+// first sends its parent a message (the first four end only once it is
+// sent), which the parent reads before the kill or, with wakeup false
+// (no turn of its own for it), only after the resume.
+func killHalfwayBackground(t *testing.T, wakeup bool) (*e2e, *atomic.Bool) {
 	t.Helper()
 	resumed := &atomic.Bool{}
+	sent := make(chan struct{})
+	var once sync.Once
 	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
 		if !isSubagent(req) {
 			switch {
@@ -209,12 +223,23 @@ func killHalfwayBackground(t *testing.T) (*e2e, *atomic.Bool) {
 			return providertest.Turn{Text: "the tasks run in the background"}
 		}
 		task := req.FirstUser()
-		if (task == "task 5" || task == "task 6" || task == "task 7" || task == "task 8") && !resumed.Load() {
+		switch {
+		case task == "task 5" && len(toolResults(req)) == 0 && !resumed.Load():
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "note", Name: "send_message", Arguments: `{"to":"parent","text":"a note from task 5"}`}}}
+		case task == "task 5" && !resumed.Load():
+			once.Do(func() { close(sent) })
 			return providertest.Turn{Latency: time.Hour, Text: "never"}
+		case (task == "task 6" || task == "task 7" || task == "task 8") && !resumed.Load():
+			return providertest.Turn{Latency: time.Hour, Text: "never"}
+		case !resumed.Load():
+			select {
+			case <-sent:
+			case <-time.After(20 * time.Second):
+			}
 		}
 		return providertest.Turn{Text: "done with " + task}
 	}))
-	e.writeConfig("\n[agent]\nmax_subagent_concurrency = 8\n")
+	e.writeConfig(fmt.Sprintf("\n[agent]\nmax_subagent_concurrency = 8\nbackground_wakeup = %v\n", wakeup))
 	killAfterTasks(t, e, 4, "fan out in the background")
 	return e, resumed
 }

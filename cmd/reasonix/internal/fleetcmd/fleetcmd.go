@@ -429,6 +429,9 @@ func FleetResume(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, op
 	if err := parent.answer(f, rf.Submit.Tasks, res); err != nil {
 		fmt.Fprintln(f.Stderr, "reasonix: warning:", err)
 	}
+	if err := parent.deliverMessages(f, rf.Replayed.Messages); err != nil {
+		fmt.Fprintln(f.Stderr, "reasonix: warning:", err)
+	}
 	text, _ := fleet.FormatFleetResult(team.ToolFleet, res)
 	_, err = fmt.Fprintln(f.Stdout, text)
 	return err
@@ -493,6 +496,47 @@ func (p *fleetParent) answer(f *cmdutil.Factory, tasks []event.TaskSpec, res *fl
 		return nil
 	}
 	return p.deliverBackground(f, tasks, res)
+}
+
+// deliverMessages gives the parent the messages the fleet's tasks sent
+// it (journalled as they were sent) that its conversation does not hold:
+// each as the user message a live session appends. A message held n
+// times in the journal and m times in the conversation is added n-m
+// times, so what the parent read before the crash is not read twice.
+func (p *fleetParent) deliverMessages(f *cmdutil.Factory, recs []json.RawMessage) error {
+	held := map[string]int{}
+	for _, m := range p.msgs {
+		if m.Role == provider.RoleUser {
+			held[m.Content]++
+		}
+	}
+	added := 0
+	for _, raw := range recs {
+		var m fleetmsg.MessageToParent
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("parent session %s: a journalled message: %w", p.id, err)
+		}
+		text := team.MessageText(m.From, m.Name, m.Text)
+		if held[text] > 0 {
+			held[text]--
+			continue
+		}
+		if err := p.store.Append(provider.Message{Role: provider.RoleUser, Content: text}); err != nil {
+			return fmt.Errorf("parent session %s: %w", p.id, err)
+		}
+		p.msgs = append(p.msgs, provider.Message{Role: provider.RoleUser, Content: text})
+		added++
+	}
+	if added == 0 {
+		return nil
+	}
+	done := make(chan error, 1)
+	p.store.Barrier(func(err error) { done <- err })
+	if err := <-done; err != nil {
+		return fmt.Errorf("parent session %s: %w", p.id, err)
+	}
+	fmt.Fprintf(f.Stderr, "reasonix: %d message(s) to session %s that it had not read are added to it\n", added, p.id)
+	return nil
 }
 
 // deliverBackground gives the parent the results of a background fleet
