@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -540,12 +539,19 @@ func (p *fleetParent) deliverMessages(f *cmdutil.Factory, recs []json.RawMessage
 }
 
 // deliverBackground gives the parent the results of a background fleet
-// (its call was answered with the ids at once) that its conversation has
-// not read: each as the user message a live session appends, once. What
-// the conversation holds already (appended, or taken by task_wait) is
-// not added again.
+// (its call was answered with the ids at once), or of a follow-up a
+// message started, that its conversation has not read: each as the user
+// message a live session appends, once. A result is labelled with its
+// agent, so the follow-up <id>+<n> is its agent's run n+1: it is added
+// when the conversation holds fewer than n+1 results of that agent
+// (appended, or taken by task_wait).
 func (p *fleetParent) deliverBackground(f *cmdutil.Factory, tasks []event.TaskSpec, res *fleetmsg.FleetResult) error {
 	background := false
+	specs := map[string]event.TaskSpec{}
+	for _, t := range tasks {
+		specs[t.ID] = t
+		background = background || t.Of != ""
+	}
 	for _, m := range p.msgs {
 		for _, c := range m.ToolCalls {
 			background = background || team.InBackground(c.Arguments) && fleet.CallOfFleet(c.Name, c.Arguments, tasks)
@@ -554,21 +560,30 @@ func (p *fleetParent) deliverBackground(f *cmdutil.Factory, tasks []event.TaskSp
 	if !background {
 		return nil
 	}
-	names := map[string]string{}
-	for _, t := range tasks {
-		names[t.ID] = t.Name
-	}
 	added := 0
 	for _, r := range res.Results {
-		head := "[Background task " + team.Label(r.TaskID, names[r.TaskID]) + " "
-		if slices.ContainsFunc(p.msgs, func(m provider.Message) bool {
-			return (m.Role == provider.RoleUser || m.Role == provider.RoleTool) && strings.Contains("\n"+m.Content, "\n"+head)
-		}) {
+		spec := specs[r.TaskID]
+		agent, run := r.TaskID, 1
+		if spec.Of != "" {
+			agent = spec.Of
+			if _, err := fmt.Sscanf(strings.TrimPrefix(r.TaskID, spec.Of+"+"), "%d", &run); err == nil {
+				run++
+			}
+		}
+		head, held := "\n[Background task "+team.Label(agent, spec.Name)+" ", 0
+		for _, m := range p.msgs {
+			if m.Role == provider.RoleUser || m.Role == provider.RoleTool {
+				held += strings.Count("\n"+m.Content, head)
+			}
+		}
+		if held >= run {
 			continue
 		}
-		if err := p.store.Append(provider.Message{Role: provider.RoleUser, Content: team.ResultText(r.TaskID, names[r.TaskID], r)}); err != nil {
+		msg := provider.Message{Role: provider.RoleUser, Content: team.ResultText(agent, spec.Name, r)}
+		if err := p.store.Append(msg); err != nil {
 			return fmt.Errorf("parent session %s: %w", p.id, err)
 		}
+		p.msgs = append(p.msgs, msg)
 		added++
 	}
 	if added == 0 {
