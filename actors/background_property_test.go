@@ -193,8 +193,10 @@ func (s *bgScenario) check(t *testing.T) {
 	h := newHarness(t, harnessOpts{fleet: &fleet.FleetSpec{MaxRunning: 3, MaxWriters: 2, Root: "/ws", WarmWait: -1},
 		server: []providertest.Option{providertest.WithResponder(s.respond)},
 		agents: func(p provider.Provider) fleet.SubagentFactory { return transcriptAgents(t, p, dir) }})
-	h.sess.Run("start them")
-	evs := s.settle(t, h)
+	// The first turn's end, before asking whether anything runs: until
+	// the session has taken the prompt, nothing does.
+	_, evs := h.turn("start them")
+	evs = append(evs, s.settle(t, h)...)
 	kernel.FaultHook.Store(nil)
 	// One more prompt: whatever waited for one is in its request. A wake
 	// turn may come first; the prompt's own turn is the one to wait for.
@@ -218,9 +220,25 @@ func (s *bgScenario) check(t *testing.T) {
 			break
 		}
 	}
+	var notices []string
+	for _, n := range eventsOf[*event.Notice](evs) {
+		notices = append(notices, n.Message)
+	}
 	reqs := parentRequests(h.srv)
-	extendsAll(t, "parent", reqs)
 	final := reqs[len(reqs)-1]
+	defer func() {
+		if !t.Failed() {
+			return
+		}
+		t.Logf("scenario %d: %d tasks, parent steps %v, crash %+v; notices %q", s.seed, s.k, s.parent, s.crash, notices)
+		for _, m := range final.Messages {
+			t.Logf("parent %s: %.120q", m.Role, m.Content)
+		}
+		for _, e := range evs {
+			t.Logf("event %s %s %.160s", e.Kind(), e.EventMeta().Task, fmt.Sprintf("%+v", e))
+		}
+	}()
+	extendsAll(t, "parent", reqs)
 	convs := s.conversations(t, dir)
 	for i := 1; i <= s.k; i++ {
 		extendsAll(t, fmt.Sprintf("task %d", i), requestsOfTask(h.srv, fmt.Sprintf("task %d", i)))
@@ -251,10 +269,6 @@ func (s *bgScenario) check(t *testing.T) {
 
 	// Each message: read once where it was sent, or reported lost.
 	accepted := s.acceptedMessages(h.srv, final)
-	var notices []string
-	for _, n := range eventsOf[*event.Notice](evs) {
-		notices = append(notices, n.Message)
-	}
 	for _, m := range s.sent {
 		read := 0
 		switch {
@@ -273,15 +287,6 @@ func (s *bgScenario) check(t *testing.T) {
 		case !strings.HasPrefix(result, "Sent") && read <= 1:
 		default:
 			t.Errorf("%q (%s to %s): send_message said %q; read %d times; reported lost: %v", m.text, m.from, m.to, result, read, lost)
-		}
-	}
-	if t.Failed() {
-		t.Logf("scenario %d: %d tasks, parent steps %v, crash %+v; notices %q", s.seed, s.k, s.parent, s.crash, notices)
-		for _, m := range final.Messages {
-			t.Logf("parent %s: %.120q", m.Role, m.Content)
-		}
-		for _, e := range evs {
-			t.Logf("event %s %s %.160s", e.Kind(), e.EventMeta().Task, fmt.Sprintf("%+v", e))
 		}
 	}
 }

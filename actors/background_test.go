@@ -69,6 +69,9 @@ func extendsAll(t *testing.T, who string, reqs []providertest.Request) {
 	for i := 1; i < len(reqs); i++ {
 		prev, next := rawMessages(t, reqs[i-1]), rawMessages(t, reqs[i])
 		if len(next) < len(prev) {
+			for k, r := range reqs {
+				t.Logf("%s request %d (seq %d, arrived %v): %+v", who, k, r.Seq, r.Arrived, r.Messages)
+			}
 			t.Fatalf("%s request %d has %d messages, fewer than the %d before it", who, i, len(next), len(prev))
 		}
 		for j := range prev {

@@ -67,6 +67,10 @@ func (d *subagents) fleetSpec() *fleet.FleetSpec {
 		TaskTimeout: time.Duration(a.TaskTimeoutSeconds) * time.Second,
 		NewAgent:    d.newAgent,
 		JournalHome: d.cfg.Home,
+		// Worktrees are made in the repository of the session's
+		// directory, found on first use.
+		Isolator:        newWorktrees(d.cwd, d.parent, d.sb),
+		WriterIsolation: a.WriterIsolation,
 	}
 	d.addWorkers(spec)
 	return spec
@@ -111,12 +115,21 @@ func (d *subagents) AgentFor(owner agent.TaskOwner, spec event.TaskSpec) (agent.
 	if err != nil {
 		return agent.AgentSpec{}, err
 	}
-	env := confinedEnv(d.cfg, d.cwd, d.sb)
+	env, base := confinedEnv(d.cfg, d.cwd, d.sb), d.sb
+	if spec.Workdir != "" {
+		// A worktree writer: its tools work in the worktree, which its
+		// sandbox takes for the workspace.
+		sb, err := d.sb.Rooted(spec.Workdir)
+		if err != nil {
+			return agent.AgentSpec{}, fmt.Errorf("worktree: %w", err)
+		}
+		env.Root, env.Guard, env.Shell, base = sb.Root(), sb, sb, sb
+	}
 	if spec.Writer {
 		// One narrowed sandbox guards both the file tools and bash, so the
 		// scheduler's promise (overlapping writers never run together)
 		// holds for everything the task can touch, shell included.
-		sb, err := d.sb.Narrow(spec.WritePaths)
+		sb, err := base.Narrow(spec.WritePaths)
 		if err != nil {
 			return agent.AgentSpec{}, fmt.Errorf("write_paths: %w", err)
 		}

@@ -114,7 +114,7 @@ func (q *Queue) Submit(t Task, now time.Time) error {
 		return fmt.Errorf("submit task %q: %w", t.ID, err)
 	}
 	var claims []string
-	if t.Writer {
+	if t.Writer && !t.Isolated {
 		c, err := normalizeClaims(q.root, t.WritePaths)
 		if err != nil {
 			return fmt.Errorf("submit task %q: %w", t.ID, err)
@@ -142,6 +142,8 @@ func (q *Queue) validate(t Task) error {
 		return fmt.Errorf("negative timeout %v: %w", t.Timeout, ErrInvalidTask)
 	case !t.Writer && len(t.WritePaths) > 0:
 		return fmt.Errorf("reader declares write paths: %w", ErrInvalidTask)
+	case !t.Writer && t.Isolated:
+		return fmt.Errorf("reader marked isolated: %w", ErrInvalidTask)
 	}
 	if _, ok := q.tasks[t.ID]; ok {
 		return ErrDuplicateID

@@ -129,6 +129,9 @@ func wr(id string, paths ...string) submit {
 
 func in(fleet string, s submit) submit { s.task.Fleet = fleet; return s }
 
+// iso makes a writer isolated (a worktree of its own).
+func iso(s submit) submit { s.task.Isolated = true; return s }
+
 func timeout(d time.Duration, s submit) submit { s.task.Timeout = d; return s }
 
 // script is one named table case: a Queue made from cfg, then steps.
@@ -185,6 +188,14 @@ func TestQueueRules(t *testing.T) {
 			next{"w1", "w2"},
 			finish{id: "w1", outcome: scheduler.OutcomeFinished},
 			next{"w3"},
+		}},
+		{"isolated writers on the same paths run together, up to the writer cap", scheduler.Config{MaxRunning: 6, MaxWriters: 2, Root: "/ws"}, []step{
+			iso(wr("i1", "a.go")), iso(wr("i2", "a.go")), iso(wr("i3")), wr("w1", "a.go"),
+			next{"i1", "i2"},
+			finish{id: "i1", outcome: scheduler.OutcomeFinished},
+			next{"i3"},
+			finish{id: "i2", outcome: scheduler.OutcomeFinished},
+			next{"w1"},
 		}},
 		{"whole-workspace writer excludes every writer but not readers", caps63, []step{
 			wr("all"), wr("w1", "a"), rd("r1"), wr("w2", "zzz/deep/file.go"),

@@ -41,6 +41,9 @@ type Replayed struct {
 	// Messages are the payloads of the fleet's message records, in order:
 	// what its tasks sent to the submitter.
 	Messages []json.RawMessage
+	// Worktrees and Merges map a task to the payload of its last worktree
+	// and merge record.
+	Worktrees, Merges map[string]json.RawMessage
 	// Updated is the time of the last record.
 	Updated time.Time
 }
@@ -50,7 +53,7 @@ type Replayed struct {
 // the journal is written by one scheduler, so they mean corruption.
 func Replay(recs []journal.Record) (*Replayed, error) {
 	r := &Replayed{Results: map[string]json.RawMessage{}, Running: map[string]bool{},
-		Cancelled: map[string]bool{}, Expired: map[string]bool{}}
+		Cancelled: map[string]bool{}, Expired: map[string]bool{}, Worktrees: map[string]json.RawMessage{}, Merges: map[string]json.RawMessage{}}
 	known := map[string]bool{}
 	submitted := false
 	for _, rec := range recs {
@@ -111,6 +114,10 @@ func Replay(recs []journal.Record) (*Replayed, error) {
 			r.Replied = true
 		case journal.KindMessage:
 			r.Messages = append(r.Messages, rec.Data)
+		case journal.KindWorktree:
+			r.Worktrees[rec.Task] = rec.Data
+		case journal.KindMerge:
+			r.Merges[rec.Task] = rec.Data
 		default:
 			return nil, fmt.Errorf("replay fleet %s: unknown record kind %q", rec.Fleet, rec.Kind)
 		}

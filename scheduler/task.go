@@ -29,6 +29,11 @@ type Task struct {
 	// Local keeps the task in this process (the local node): it needs
 	// something only this process has, such as a transcript to continue.
 	Local bool
+	// Isolated marks a writer that works in a copy of the workspace of
+	// its own (a git worktree): it takes a writer slot, so MaxWriters
+	// still caps it, but its paths conflict with nobody's, so it neither
+	// waits for overlapping writers nor holds them up.
+	Isolated bool
 }
 
 // Start tells the caller to launch a task now. Next returns them in the

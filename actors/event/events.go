@@ -395,6 +395,8 @@ type TaskDone struct {
 	// (see TaskStarted).
 	Worker  string `json:"worker,omitempty"`
 	Attempt int    `json:"attempt,omitempty"`
+	// Merge is what became of a worktree task's changes.
+	Merge *Merge `json:"merge,omitempty"`
 }
 
 // TaskRequeued reports a task put back in the queue because the attempt

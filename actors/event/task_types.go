@@ -37,7 +37,49 @@ type TaskSpec struct {
 	// answers). Follow-ups run in this process.
 	Of       string
 	Continue string
+	// Isolation is how a writer is kept from its siblings: "" or
+	// IsolationClaims (its write_paths, which overlapping writers wait
+	// for) or IsolationWorktree (a git worktree of its own, merged back
+	// when it ends). Workdir is that worktree's directory, set by the
+	// scheduler when it made it: the task's file tools and bash are rooted
+	// there.
+	Isolation string
+	Workdir   string
 }
+
+// The writer isolations (TaskSpec.Isolation).
+const (
+	IsolationClaims   = "claims"
+	IsolationWorktree = "worktree"
+)
+
+// Merge is what became of a worktree task's changes.
+type Merge struct {
+	// Status is MergeMerged (in the parent's working tree), MergeConflict
+	// (kept on Branch; the parent's files untouched), MergeKept (the task
+	// did not end ok: kept on Branch, not merged) or MergeNone (it changed
+	// nothing).
+	Status string `json:"status"`
+	// Branch is where the changes are (a kept one's, until dropped).
+	Branch string `json:"branch,omitempty"`
+	// Files are the paths merged, or for a kept task those it changed;
+	// Conflicts the paths that did not merge.
+	Files     []string `json:"files,omitempty"`
+	Conflicts []string `json:"conflicts,omitempty"`
+	// Error says why a merge could not be tried (the changes are kept).
+	Error string `json:"error,omitempty"`
+}
+
+// The merge statuses (Merge.Status).
+const (
+	MergeMerged   = "merged"
+	MergeConflict = "conflict"
+	MergeKept     = "kept"
+	MergeNone     = "unchanged"
+	// MergePending is a journalled result whose merge had not happened
+	// yet; a resume merges it.
+	MergePending = "pending"
+)
 
 // TaskResult is how one task ended.
 type TaskResult struct {
@@ -62,4 +104,7 @@ type TaskResult struct {
 	// "cost".
 	Budget     *Budget
 	OverBudget string
+	// Merge is what became of a worktree task's changes; nil for any
+	// other task.
+	Merge *Merge
 }

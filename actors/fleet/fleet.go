@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -45,6 +46,12 @@ type FleetSpec struct {
 	Grace time.Duration
 	// NewAgent builds each task's agent.
 	NewAgent SubagentFactory
+	// Isolator makes the worktrees of worktree writers; nil where there
+	// is no git repository (a worktree task then fails). WriterIsolation
+	// is the isolation of a writer that names none: "claims" (the
+	// default) or "worktree" (fleet_worktree.go).
+	Isolator        Isolator
+	WriterIsolation string
 	// WarmWait bounds how long a fan-out's siblings wait for the first
 	// one's first token (see warmup); zero means DefaultWarmWait, negative
 	// starts every sibling at once.
@@ -239,6 +246,8 @@ type runningTask struct {
 	// surely stopped it; fenceWhy is why the attempt was lost.
 	fence    *time.Timer
 	fenceWhy string
+	// wt is a worktree writer's worktree, until its changes are settled.
+	wt *Worktree
 }
 
 // FleetProps spawns the scheduler of session, with the repair middleware.
@@ -370,6 +379,12 @@ func (f *fleetActor) submit(c actor.Context, m *fleetmsg.SubmitFleet) {
 // submitFrom takes a fleet whose result goes to replyTo (the sender, or
 // for a follow-up the agent's submitter).
 func (f *fleetActor) submitFrom(c actor.Context, m *fleetmsg.SubmitFleet, replyTo *actor.PID) {
+	// The submitter keeps its message: the writers' isolation is filled
+	// in on a copy.
+	cp := *m
+	cp.Tasks = slices.Clone(m.Tasks)
+	f.isolate(cp.Tasks)
+	m = &cp
 	f.submitting = m
 	defer func() { f.submitting = nil }()
 	fl := &fleetCall{replyTo: replyTo, results: map[string]event.TaskResult{}, background: m.Background}
@@ -513,10 +528,17 @@ func (f *fleetActor) prepare(c actor.Context, t *runningTask, deadline time.Time
 		return nil
 	}
 	t.started, t.deadline = time.Now(), deadline
+	if t.spec.Isolation == event.IsolationWorktree && t.wt == nil {
+		if err := f.makeWorktree(t); err != nil {
+			f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: err.Error()})
+			return nil
+		}
+	}
 	f.starting = id
 	ag, err := f.newAgent(t.spec)
 	f.starting = ""
 	if err != nil {
+		f.dropWorktree(t)
 		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: err.Error()})
 		return nil
 	}
@@ -1060,7 +1082,11 @@ func (f *fleetActor) endTask(c actor.Context, t *runningTask, res event.TaskResu
 	if fl == nil {
 		return
 	}
-	res = f.journalResult(t.fleet, res)
+	if t.wt != nil {
+		res = f.settleWorktree(t, res)
+	} else {
+		res = f.journalResult(t.fleet, res)
+	}
 	fl.results[res.TaskID] = res
 	f.agentEnded(c, t.fleet, res)
 	ev := f.taskDone(t.fleet, res)
@@ -1084,7 +1110,7 @@ func (f *fleetActor) end(c actor.Context, fleetID string, res event.TaskResult) 
 func (f *fleetActor) taskDone(fleetID string, res event.TaskResult) *event.TaskDone {
 	return &event.TaskDone{Meta: event.Meta{Session: f.session, Task: res.TaskID}, Fleet: fleetID, Status: res.Status, Error: res.Error,
 		Steps: res.Steps, DurationMS: res.Duration.Milliseconds(), Usage: res.Usage,
-		Turns: res.Turns, CacheHitPct: res.CacheHitPct, Cost: res.Cost, Budget: res.Budget, OverBudget: res.OverBudget}
+		Turns: res.Turns, CacheHitPct: res.CacheHitPct, Cost: res.Cost, Budget: res.Budget, OverBudget: res.OverBudget, Merge: res.Merge}
 }
 
 // maybeReply sends the FleetResult once every task of the fleet has ended.

@@ -322,6 +322,8 @@ func taskSpecToWire(s event.TaskSpec) *workerpb.TaskSpec {
 		Name:         s.Name,
 		Of:           s.Of,
 		ContinuePath: s.Continue,
+		Isolation:    s.Isolation,
+		Workdir:      s.Workdir,
 	}
 }
 
@@ -339,6 +341,8 @@ func taskSpecFromWire(w *workerpb.TaskSpec) event.TaskSpec {
 		Name:        w.GetName(),
 		Of:          w.GetOf(),
 		Continue:    w.GetContinuePath(),
+		Isolation:   w.GetIsolation(),
+		Workdir:     w.GetWorkdir(),
 	}
 }
 

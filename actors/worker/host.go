@@ -575,6 +575,11 @@ func (w *workerActor) build(ws string, owner agent.TaskOwner, spec event.TaskSpe
 		// host: a worker never opens a path a scheduler names.
 		return agent, errors.New("a follow-up turn runs where its agent ran, not on a worker")
 	}
+	if spec.Workdir != "" || spec.Isolation == event.IsolationWorktree {
+		// Nor is a sandbox ever rooted where a scheduler says: a worktree
+		// writer runs in the scheduler's process.
+		return agent, errors.New("a writer in a worktree runs in its scheduler's process, not on a worker")
+	}
 	return w.agents[ws].AgentFor(owner, spec)
 }
 

@@ -431,8 +431,13 @@ type TaskSpec struct {
 	Name        string                 `protobuf:"bytes,10,opt,name=name,proto3" json:"name,omitempty"`
 	// of and continue_path mark a follow-up turn; a worker refuses one,
 	// since the conversation it continues lives where the agent ran.
-	Of            string `protobuf:"bytes,11,opt,name=of,proto3" json:"of,omitempty"`
-	ContinuePath  string `protobuf:"bytes,12,opt,name=continue_path,json=continuePath,proto3" json:"continue_path,omitempty"`
+	Of           string `protobuf:"bytes,11,opt,name=of,proto3" json:"of,omitempty"`
+	ContinuePath string `protobuf:"bytes,12,opt,name=continue_path,json=continuePath,proto3" json:"continue_path,omitempty"`
+	// isolation and workdir mark a writer in a git worktree; a worker
+	// refuses one with a workdir, since that worktree is a directory of the
+	// scheduler's host.
+	Isolation     string `protobuf:"bytes,13,opt,name=isolation,proto3" json:"isolation,omitempty"`
+	Workdir       string `protobuf:"bytes,14,opt,name=workdir,proto3" json:"workdir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -547,6 +552,20 @@ func (x *TaskSpec) GetOf() string {
 func (x *TaskSpec) GetContinuePath() string {
 	if x != nil {
 		return x.ContinuePath
+	}
+	return ""
+}
+
+func (x *TaskSpec) GetIsolation() string {
+	if x != nil {
+		return x.Isolation
+	}
+	return ""
+}
+
+func (x *TaskSpec) GetWorkdir() string {
+	if x != nil {
+		return x.Workdir
 	}
 	return ""
 }
@@ -1699,7 +1718,7 @@ const file_actors_workerpb_worker_proto_rawDesc = "" +
 	"\x06tokens\x18\x01 \x01(\x03R\x06tokens\x12\x14\n" +
 	"\x05turns\x18\x02 \x01(\x03R\x05turns\x12\x18\n" +
 	"\aseconds\x18\x03 \x01(\x03R\aseconds\x12\x12\n" +
-	"\x04cost\x18\x04 \x01(\x01R\x04cost\"\xef\x02\n" +
+	"\x04cost\x18\x04 \x01(\x01R\x04cost\"\xa7\x03\n" +
 	"\bTaskSpec\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06prompt\x18\x02 \x01(\tR\x06prompt\x12\x18\n" +
@@ -1714,7 +1733,9 @@ const file_actors_workerpb_worker_proto_rawDesc = "" +
 	"\x04name\x18\n" +
 	" \x01(\tR\x04name\x12\x0e\n" +
 	"\x02of\x18\v \x01(\tR\x02of\x12#\n" +
-	"\rcontinue_path\x18\f \x01(\tR\fcontinuePath\"\x94\x02\n" +
+	"\rcontinue_path\x18\f \x01(\tR\fcontinuePath\x12\x1c\n" +
+	"\tisolation\x18\r \x01(\tR\tisolation\x12\x18\n" +
+	"\aworkdir\x18\x0e \x01(\tR\aworkdir\"\x94\x02\n" +
 	"\x05Start\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\x03R\aattempt\x12\x18\n" +

@@ -52,6 +52,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root.AddCommand(NewCmdServe(f, nil))
 	root.AddCommand(workercmd.NewCmdWorker(f, nil), workercmd.NewCmdWorkers(f, nil))
 	root.AddCommand(NewCmdTrust(f, nil))
+	root.AddCommand(NewCmdWorktrees(f, nil))
 	return root
 }
 

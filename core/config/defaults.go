@@ -16,6 +16,7 @@ task_timeout_seconds = 1800
 max_steps = 200
 resume_running = "rerun"
 background_wakeup = true
+writer_isolation = "claims"
 subagent_ask = "parent"
 tool_result_snip_ratio = 0.6
 compact_ratio = 0.8

@@ -134,6 +134,11 @@ type Agent struct {
 	// no turn runs start a turn of their own (the default); false keeps
 	// them for the next prompt.
 	BackgroundWakeup bool `toml:"background_wakeup"`
+	// WriterIsolation is how a writer task is kept from its siblings when
+	// it does not say: "claims" (its write_paths; overlapping writers take
+	// turns) or "worktree" (a git worktree of its own, merged back when it
+	// ends). Outside a git repository writers always use claims.
+	WriterIsolation string `toml:"writer_isolation"`
 	// ToolResultSnipRatio, CompactRatio and CompactForceRatio are the
 	// compaction tiers as fractions of the context window; each lies in
 	// (0,1] and snip <= compact <= force.

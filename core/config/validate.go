@@ -119,6 +119,9 @@ func (v *checker) agent(a *Agent) {
 	v.oneOf("agent.subagent_ask", a.SubagentAsk, "parent", "allow", "deny")
 	v.intRange("agent.max_subagent_concurrency", a.MaxSubagentConcurrency, 1, 64)
 	v.intRange("agent.max_parallel_writers", a.MaxParallelWriters, 1, 32)
+	if a.WriterIsolation != "" {
+		v.oneOf("agent.writer_isolation", a.WriterIsolation, "claims", "worktree")
+	}
 	if a.ResumeRunning != "" {
 		v.oneOf("agent.resume_running", a.ResumeRunning, "rerun", "fail")
 	}

@@ -48,7 +48,8 @@ var (
 
 // kinds are the record kinds a journal holds.
 var kinds = map[string]bool{KindSubmit: true, KindStart: true, KindFinish: true, KindCancel: true,
-	KindExpire: true, KindReply: true, KindRequeue: true, KindMessage: true}
+	KindExpire: true, KindReply: true, KindRequeue: true, KindMessage: true,
+	KindWorktree: true, KindMerge: true}
 
 // Check returns the damage in one fleet's records, as Records returns
 // them, in order. Readers use it on opening a fleet, so that damage is

@@ -40,6 +40,13 @@ const (
 	// it after a crash. Its payload is the caller's; the fleet writes
 	// {"id", "from", "name", "text"}.
 	KindMessage = "message"
+	// KindWorktree records the git worktree a worktree writer was given,
+	// before it starts; KindMerge what became of its changes once they
+	// were merged (or kept), after its finish record, whose result says
+	// the merge is pending. Payloads are the caller's; the fleet writes
+	// {"branch", "dir", "base"} and an event.Merge.
+	KindWorktree = "worktree"
+	KindMerge    = "merge"
 )
 
 // Record is one journalled input of a fleet.

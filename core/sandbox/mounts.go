@@ -63,6 +63,7 @@ func (s *Sandbox) mounts() []mount {
 		set([]string{s.root}, false, true)
 		set(s.liveClaims(), true, false)
 	}
+	set(s.readonly, false, true)
 	for _, h := range home {
 		plan[h] = false
 	}

@@ -83,6 +83,7 @@ type Sandbox struct {
 	writable []string      // resolved writable roots: root, allow_write; a writer task's claims after Narrow
 	allow    []string      // resolved allow_write roots, which Narrow keeps writable for jailed commands
 	claims   []string      // the write_paths a Narrow sandbox holds, as the task gave them; nil otherwise
+	readonly []string      // paths jailed commands see read-only even in a scratch directory: a Rooted sandbox's workspace
 	home     forbidEntry   // the Reasonix home; given is "" without one
 	forbid   []forbidEntry // forbid_read entries, then the secrets
 	scratch  []string      // temporary and cache directories for jailed commands

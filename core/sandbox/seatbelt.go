@@ -47,6 +47,11 @@ func (s *Sandbox) SeatbeltProfile() string {
 		b.WriteString("(deny file-write* (subpath " + sbplString(s.root) + "))\n")
 		sbplRule(&b, "allow file-write*", subpaths(s.writable))
 	}
+	if len(s.readonly) > 0 {
+		// A Rooted sandbox's workspace, around the copy it writes.
+		sbplRule(&b, "deny file-write*", subpaths(s.readonly))
+		sbplRule(&b, "allow file-write*", subpaths(s.writable))
+	}
 	home := s.seatbeltHome()
 	sbplRule(&b, "deny file-write*", subpaths(home))
 	var homeScratch []string

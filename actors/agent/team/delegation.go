@@ -61,6 +61,7 @@ func IsDelegation(t tool.Tool) bool {
 const taskProps = `"prompt":{"type":"string","description":"Complete instructions for the subagent. It starts with no context: include what it needs to know and what to return."},` +
 	`"profile":{"type":"string","description":"Optional name of a subagent profile to run the task with."},` +
 	`"write_paths":{"type":"array","items":{"type":"string"},"description":"Files or directories the task may modify. Omit for a read-only task. Tasks whose paths overlap never run at the same time."},` +
+	`"isolation":{"type":"string","enum":["claims","worktree"],"description":"How a writer is kept apart from other writers: claims (its write_paths; writers whose paths overlap take turns) or worktree (a git worktree of its own, merged back into the workspace when it ends ok, so writers on the same files run at once). Default: the configured one."},` +
 	`"model":{"type":"string","description":"Optional model for this task."},` +
 	`"effort":{"type":"string","description":"Optional reasoning effort for this task."},` +
 	`"budget":` + budgetSchema + `,` + nameProp
@@ -118,6 +119,7 @@ type taskArgs struct {
 	Effort     string       `json:"effort"`
 	Budget     event.Budget `json:"budget"`
 	Name       string       `json:"name"`
+	Isolation  string       `json:"isolation"`
 }
 
 // checkBudget rejects negative ceilings.
@@ -175,6 +177,20 @@ func ParseDelegation(name, args, fleetID string) ([]event.TaskSpec, error) {
 			Budget: a.Budget, FleetBudget: whole, Name: strings.TrimSpace(a.Name)}
 		if name != ToolParallelTasks && a.WritePaths != nil {
 			spec.Writer, spec.WritePaths = true, a.WritePaths
+		}
+		switch a.Isolation {
+		case "", event.IsolationClaims:
+		case event.IsolationWorktree:
+			if name != ToolParallelTasks {
+				// A worktree is a copy to write in: the task writes there,
+				// within its write_paths when it gives any.
+				spec.Writer = true
+			}
+		default:
+			return nil, fmt.Errorf("%s: task %d: isolation must be claims or worktree, not %q", name, i+1, a.Isolation)
+		}
+		if spec.Writer {
+			spec.Isolation = a.Isolation
 		}
 		specs = append(specs, spec)
 	}

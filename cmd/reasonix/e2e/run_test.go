@@ -813,7 +813,7 @@ func TestE2EUsageErrors(t *testing.T) {
 }
 
 // writeWorkFiles creates files (relative path → content) under dir.
-func writeWorkFiles(t *testing.T, dir string, files map[string]string) {
+func writeWorkFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
 		path := filepath.Join(dir, filepath.FromSlash(name))

@@ -391,6 +391,9 @@ func FleetResume(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, op
 	if err != nil {
 		return err
 	}
+	for _, note := range assemble.SettleWorktrees(ctx, cfg, cwd, j, rf) {
+		fmt.Fprintf(f.Stderr, "reasonix: fleet %s: %s\n", opts.ID, note)
+	}
 	logger, closeLog := cmdutil.OpenLogger(cfg.Home, f.Env)
 	defer closeLog()
 	var res *fleetmsg.FleetResult

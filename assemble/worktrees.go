@@ -1,0 +1,265 @@
+package assemble
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"reasonix/actors/event"
+	"reasonix/actors/fleet"
+	"reasonix/core/config"
+	"reasonix/core/journal"
+	"reasonix/core/sandbox"
+	"reasonix/core/worktree"
+)
+
+// worktrees is the session's fleet.Isolator on core/worktree: a writer's
+// worktree lives under <git dir>/reasonix/worktrees/<session>/<task> on
+// branch reasonix/<session>/<task>, made from one snapshot of the parent's
+// working tree per fleet. A merge writes only paths the parent's own file
+// tools could write without asking: nothing in the home, nothing a deny
+// rule forbids, no trust-bearing file (those a person merges with
+// reasonix worktrees merge).
+// The repository is looked for on first use, not when the session starts:
+// a session that never isolates a writer never runs git.
+type worktrees struct {
+	cwd, session string
+	sb           *sandbox.Sandbox
+
+	once    sync.Once
+	repo    *worktree.Repo
+	findErr error
+
+	mu    sync.Mutex
+	snaps map[string]string // fleet id → snapshot commit
+}
+
+// worktreeFind bounds the look for the repository.
+const worktreeFind = 10 * time.Second
+
+func newWorktrees(cwd, session string, sb *sandbox.Sandbox) *worktrees {
+	return &worktrees{cwd: cwd, session: session, sb: sb, snaps: map[string]string{}}
+}
+
+// find looks for the repository once.
+func (w *worktrees) find() error {
+	w.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), worktreeFind)
+		defer cancel()
+		w.repo, w.findErr = worktree.Find(ctx, w.cwd)
+	})
+	return w.findErr
+}
+
+// Available reports whether the workspace is in a git repository.
+func (w *worktrees) Available() bool { return w.find() == nil }
+
+// BranchPrefix starts the name of every branch a worktree writer gets.
+const BranchPrefix = "reasonix/"
+
+// TaskBranch is the branch of task id of session.
+func TaskBranch(session, id string) string { return BranchPrefix + session + "/" + id }
+
+func (w *worktrees) Prepare(ctx context.Context, fleetID string, spec event.TaskSpec) (fleet.Worktree, error) {
+	if err := w.find(); err != nil {
+		return fleet.Worktree{}, err
+	}
+	w.mu.Lock()
+	snap, ok := w.snaps[fleetID]
+	w.mu.Unlock()
+	if !ok {
+		var err error
+		if snap, err = w.repo.Snapshot(ctx, "refs/reasonix/snapshots/"+w.session+"/"+fleetID); err != nil {
+			return fleet.Worktree{}, err
+		}
+		w.mu.Lock()
+		w.snaps[fleetID] = snap
+		w.mu.Unlock()
+	}
+	branch := TaskBranch(w.session, spec.ID)
+	// What an earlier attempt of the task left goes first: it starts
+	// again from the snapshot.
+	if old, err := w.repo.Open(ctx, branch); err == nil {
+		if err := w.repo.Remove(ctx, old, true); err != nil {
+			return fleet.Worktree{}, err
+		}
+	}
+	dir := filepath.Join(w.repo.GitDir, "reasonix", "worktrees", w.session, spec.ID)
+	t, err := w.repo.Add(ctx, dir, branch, snap)
+	if err != nil {
+		return fleet.Worktree{}, err
+	}
+	return fleet.Worktree{Branch: branch, Dir: t.Dir, Base: snap}, nil
+}
+
+func (w *worktrees) Commit(ctx context.Context, wt fleet.Worktree) ([]string, error) {
+	t, err := w.repo.Open(ctx, wt.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if t.Dir == "" {
+		return nil, fmt.Errorf("the worktree of %s is gone", wt.Branch)
+	}
+	_, changed, err := w.repo.Commit(ctx, t, "reasonix: "+strings.TrimPrefix(wt.Branch, BranchPrefix))
+	return changed, err
+}
+
+func (w *worktrees) Merge(ctx context.Context, wt fleet.Worktree) event.Merge {
+	return MergeBranch(ctx, w.repo, wt.Branch, w.mergeCheck)
+}
+
+func (w *worktrees) Keep(ctx context.Context, wt fleet.Worktree) event.Merge {
+	m := event.Merge{Status: event.MergeKept, Branch: wt.Branch}
+	if t, err := w.repo.Open(ctx, wt.Branch); err == nil && t.Dir != "" {
+		if err := w.repo.Remove(ctx, t, false); err != nil {
+			m.Error = err.Error()
+		}
+	}
+	return m
+}
+
+func (w *worktrees) Drop(ctx context.Context, wt fleet.Worktree) event.Merge {
+	m := event.Merge{Status: event.MergeNone}
+	if t, err := w.repo.Open(ctx, wt.Branch); err == nil {
+		if err := w.repo.Remove(ctx, t, true); err != nil {
+			m.Error = err.Error()
+		}
+	}
+	return m
+}
+
+// mergeCheck refuses a path the parent's file tools could not write, or
+// only after asking a person.
+func (w *worktrees) mergeCheck(rel string) error {
+	abs := filepath.Join(w.repo.Root, filepath.FromSlash(rel))
+	if _, err := w.sb.WritePath(abs); err != nil {
+		return err
+	}
+	if p, protected := w.sb.Protected(abs); protected {
+		return fmt.Errorf("%s is trust-bearing: merge it yourself (reasonix worktrees merge)", p)
+	}
+	return nil
+}
+
+// MergeBranch merges branch (a worktree writer's, made by the isolator)
+// into repo's working tree against the snapshot it was made from, with
+// check asked about every path (nil: none). Merged: the worktree and the
+// branch are removed. A conflict or a refused path leaves the working tree
+// as it was and keeps the branch; the worktree directory is removed.
+func MergeBranch(ctx context.Context, repo *worktree.Repo, branch string, check func(string) error) event.Merge {
+	m := event.Merge{Branch: branch}
+	t, err := repo.Open(ctx, branch)
+	if err == nil && t.Base == "" {
+		err = errors.New("its snapshot is not recorded")
+	}
+	var head string
+	if err == nil {
+		head, err = branchHead(ctx, repo, branch)
+	}
+	var res worktree.MergeResult
+	if err == nil {
+		res, err = repo.Merge(ctx, t.Base, head, worktree.MergeOptions{Check: check})
+	}
+	switch {
+	case err != nil:
+		m.Status, m.Error = event.MergeKept, err.Error()
+	case len(res.Conflicts) > 0:
+		m.Status, m.Conflicts = event.MergeConflict, res.Conflicts
+	default:
+		m.Status, m.Files = event.MergeMerged, res.Files
+	}
+	// Merged, nothing is left; otherwise the branch keeps the changes and
+	// the directory goes, so no worktree outlives its task.
+	if t != nil && (t.Dir != "" || m.Status == event.MergeMerged) {
+		if err := repo.Remove(ctx, t, m.Status == event.MergeMerged); err != nil && m.Error == "" {
+			m.Error = "the worktree was not removed: " + err.Error()
+		}
+	}
+	return m
+}
+
+// branchHead is the commit branch points at.
+func branchHead(ctx context.Context, repo *worktree.Repo, branch string) (string, error) {
+	kept, err := repo.List(ctx, branch)
+	if err != nil {
+		return "", err
+	}
+	for _, k := range kept {
+		if k.Branch == branch {
+			return k.Head, nil
+		}
+	}
+	return "", fmt.Errorf("no branch %s", branch)
+}
+
+// SettleWorktrees finishes, for a fleet resumed from its journal (key),
+// the worktree work a crash cut short: a task whose result was journalled
+// with its merge pending and no merge recorded is merged now, once, and
+// the merge journalled (done gets the outcome); a task the resume failed
+// as interrupted keeps its branch and loses its worktree directory. It
+// returns a line for each, to print.
+func SettleWorktrees(ctx context.Context, cfg *config.Config, cwd string, j fleet.FleetJournal, rf *fleet.ResumedFleet) []string {
+	var pending, failed []string
+	for id, res := range rf.Submit.Done {
+		if res.Merge != nil && res.Merge.Status == event.MergePending && rf.Replayed.Merges[id] == nil {
+			pending = append(pending, id)
+		}
+	}
+	for _, id := range rf.Failed {
+		if rf.Replayed.Worktrees[id] != nil {
+			failed = append(failed, id)
+		}
+	}
+	if len(pending)+len(failed) == 0 {
+		return nil
+	}
+	sort.Strings(pending)
+	repo, err := worktree.Find(ctx, cwd)
+	if err != nil {
+		return []string{fmt.Sprintf("worktree merges of fleet %s left pending: %v", rf.Submit.Key, err)}
+	}
+	check := func(string) error { return errors.New("no sandbox to check it against") }
+	if sb, err := mergeSandbox(cfg, cwd); err == nil {
+		w := &worktrees{repo: repo, sb: sb}
+		check = w.mergeCheck
+	}
+	var notes []string
+	for _, id := range pending {
+		m := MergeBranch(ctx, repo, rf.Submit.Done[id].Merge.Branch, check)
+		b, _ := json.Marshal(m)
+		if _, err := j.Append(ctx, journal.Record{Fleet: rf.Submit.Key, Kind: journal.KindMerge, Task: id, At: time.Now(), Data: b}); err != nil {
+			notes = append(notes, fmt.Sprintf("task %s: merge not journalled: %v", id, err))
+		}
+		res := rf.Submit.Done[id]
+		res.Merge, res.Text = &m, res.Text+fleet.MergeNote(m)
+		rf.Submit.Done[id] = res
+		notes = append(notes, fmt.Sprintf("task %s: the merge a crash cut short: %s", id, m.Status))
+	}
+	for _, id := range failed {
+		var wt fleet.Worktree
+		if json.Unmarshal(rf.Replayed.Worktrees[id], &wt) != nil {
+			continue
+		}
+		if t, err := repo.Open(ctx, wt.Branch); err == nil && t.Dir != "" {
+			_ = repo.Remove(ctx, t, false)
+		}
+		notes = append(notes, fmt.Sprintf("task %s: its changes are kept on branch %s", id, wt.Branch))
+	}
+	return notes
+}
+
+// mergeSandbox is the workspace's sandbox with the permission deny rules,
+// which a merge outside a session checks paths against.
+func mergeSandbox(cfg *config.Config, cwd string) (*sandbox.Sandbox, error) {
+	perms, err := buildPermissions(cfg, cwd, "", nil, false)
+	if err != nil {
+		return nil, err
+	}
+	return newSandbox(cfg, cwd, perms.Policy)
+}

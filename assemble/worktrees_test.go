@@ -1,0 +1,117 @@
+package assemble
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"reasonix/actors/event"
+	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/fleetmsg"
+	"reasonix/core/journal"
+	"reasonix/core/testenv"
+	"reasonix/scheduler"
+)
+
+// TestSettleWorktreesMergesAPendingMergeOnce: a worktree task whose result
+// was journalled with its merge pending (the process died before the
+// merge) is merged by the resume and its merge journalled; a second
+// resume, which finds the merge record, merges nothing again; a merge
+// that would write a trust-bearing file is refused and kept.
+func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
+	t.Parallel()
+	testenv.Need(t, "git")
+	cfg, cwd := buildConfig(t, "http://127.0.0.1:1", "")
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = cwd
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(rel, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(cwd, rel), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.txt", "one\n")
+	git("init", "-q", "-b", "main")
+	git("add", "-A")
+	git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
+	sb, err := NewSandbox(cfg, cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso := newWorktrees(cwd, "s1", sb)
+	ctx := context.Background()
+	made := map[string]fleet.Worktree{}
+	for id, edit := range map[string][2]string{"f1.1": {"a.txt", "two\n"}, "f1.2": {"reasonix.toml", "[agent]\n"}} {
+		w, err := iso.Prepare(ctx, "f1", event.TaskSpec{ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(w.Dir, edit[0]), []byte(edit[1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := iso.Commit(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		made[id] = w
+	}
+	j, err := journal.OpenPath(ctx, filepath.Join(t.TempDir(), "fleets.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	resumed := func(merges map[string]json.RawMessage) *fleet.ResumedFleet {
+		done := map[string]event.TaskResult{}
+		for id, w := range made {
+			done[id] = event.TaskResult{TaskID: id, Status: event.TaskOK, Text: "ok",
+				Merge: &event.Merge{Status: event.MergePending, Branch: w.Branch}}
+		}
+		return &fleet.ResumedFleet{Submit: &fleetmsg.SubmitFleet{Key: "s1/f1-1", Done: done},
+			Replayed: &scheduler.Replayed{Merges: merges, Worktrees: map[string]json.RawMessage{}}}
+	}
+	rf := resumed(map[string]json.RawMessage{})
+	notes := SettleWorktrees(ctx, cfg, cwd, j, rf)
+	if b, _ := os.ReadFile(filepath.Join(cwd, "a.txt")); string(b) != "two\n" {
+		t.Fatalf("a.txt = %q after the resume, want the pending merge; notes %q", b, notes)
+	}
+	if m := rf.Submit.Done["f1.1"].Merge; m.Status != event.MergeMerged || !strings.Contains(rf.Submit.Done["f1.1"].Text, "merged into the workspace") {
+		t.Errorf("f1.1 after the resume: %+v %q", m, rf.Submit.Done["f1.1"].Text)
+	}
+	if m := rf.Submit.Done["f1.2"].Merge; m.Status != event.MergeConflict || len(m.Conflicts) != 1 {
+		t.Errorf("a merge writing reasonix.toml: %+v", m)
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "reasonix.toml")); !os.IsNotExist(err) {
+		t.Errorf("the merge wrote a trust-bearing file: %v", err)
+	}
+	recs, err := j.Records(ctx, "s1/f1-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	merges := map[string]json.RawMessage{}
+	for _, r := range recs {
+		if r.Kind == journal.KindMerge {
+			merges[r.Task] = r.Data
+		}
+	}
+	if len(merges) != 2 {
+		t.Fatalf("journalled merges: %v", merges)
+	}
+	// The second resume finds both merges journalled.
+	write("a.txt", "three\n")
+	if notes := SettleWorktrees(ctx, cfg, cwd, j, resumed(merges)); len(notes) != 0 {
+		t.Errorf("a second resume settled again: %q", notes)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, "a.txt")); string(b) != "three\n" {
+		t.Errorf("a.txt = %q after the second resume", b)
+	}
+}
