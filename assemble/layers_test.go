@@ -25,7 +25,7 @@ var layers = []struct {
 	{0, []string{"core/"}},
 	{1, []string{"scheduler"}},
 	{2, []string{"actors/event", "actors/kernel", "actors/workerpb"}},
-	{3, []string{"actors/remote", "actors/fleet/fleetmsg"}},
+	{3, []string{"actors/remote", "actors/fleet/fleetmsg", "actors/fleet/isolate"}},
 	{4, []string{"actors/agent/team"}},
 	{5, []string{"actors/agent"}},
 	{6, []string{"actors/fleet/link"}},

@@ -13,6 +13,7 @@ import (
 
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/isolate"
 	"reasonix/core/config"
 	"reasonix/core/journal"
 	"reasonix/core/sandbox"
@@ -66,9 +67,9 @@ const BranchPrefix = "reasonix/"
 // TaskBranch is the branch of task id of session.
 func TaskBranch(session, id string) string { return BranchPrefix + session + "/" + id }
 
-func (w *worktrees) Prepare(ctx context.Context, fleetID string, spec event.TaskSpec) (fleet.Worktree, error) {
+func (w *worktrees) Prepare(ctx context.Context, fleetID string, spec event.TaskSpec) (isolate.Worktree, error) {
 	if err := w.find(); err != nil {
-		return fleet.Worktree{}, err
+		return isolate.Worktree{}, err
 	}
 	w.mu.Lock()
 	snap, ok := w.snaps[fleetID]
@@ -76,7 +77,7 @@ func (w *worktrees) Prepare(ctx context.Context, fleetID string, spec event.Task
 	if !ok {
 		var err error
 		if snap, err = w.repo.Snapshot(ctx, "refs/reasonix/snapshots/"+w.session+"/"+fleetID); err != nil {
-			return fleet.Worktree{}, err
+			return isolate.Worktree{}, err
 		}
 		w.mu.Lock()
 		w.snaps[fleetID] = snap
@@ -87,18 +88,18 @@ func (w *worktrees) Prepare(ctx context.Context, fleetID string, spec event.Task
 	// again from the snapshot.
 	if old, err := w.repo.Open(ctx, branch); err == nil {
 		if err := w.repo.Remove(ctx, old, true); err != nil {
-			return fleet.Worktree{}, err
+			return isolate.Worktree{}, err
 		}
 	}
 	dir := filepath.Join(w.repo.GitDir, "reasonix", "worktrees", w.session, spec.ID)
 	t, err := w.repo.Add(ctx, dir, branch, snap)
 	if err != nil {
-		return fleet.Worktree{}, err
+		return isolate.Worktree{}, err
 	}
-	return fleet.Worktree{Branch: branch, Dir: t.Dir, Base: snap}, nil
+	return isolate.Worktree{Branch: branch, Dir: t.Dir, Base: snap}, nil
 }
 
-func (w *worktrees) Commit(ctx context.Context, wt fleet.Worktree) ([]string, error) {
+func (w *worktrees) Commit(ctx context.Context, wt isolate.Worktree) ([]string, error) {
 	t, err := w.repo.Open(ctx, wt.Branch)
 	if err != nil {
 		return nil, err
@@ -110,11 +111,11 @@ func (w *worktrees) Commit(ctx context.Context, wt fleet.Worktree) ([]string, er
 	return changed, err
 }
 
-func (w *worktrees) Merge(ctx context.Context, wt fleet.Worktree) event.Merge {
-	return MergeBranch(ctx, w.repo, wt.Branch, w.mergeCheck)
+func (w *worktrees) Merge(ctx context.Context, wt isolate.Worktree) event.Merge {
+	return mergeBranch(ctx, w.repo, wt.Branch, w.mergeCheck)
 }
 
-func (w *worktrees) Keep(ctx context.Context, wt fleet.Worktree) event.Merge {
+func (w *worktrees) Keep(ctx context.Context, wt isolate.Worktree) event.Merge {
 	m := event.Merge{Status: event.MergeKept, Branch: wt.Branch}
 	if t, err := w.repo.Open(ctx, wt.Branch); err == nil && t.Dir != "" {
 		if err := w.repo.Remove(ctx, t, false); err != nil {
@@ -124,7 +125,7 @@ func (w *worktrees) Keep(ctx context.Context, wt fleet.Worktree) event.Merge {
 	return m
 }
 
-func (w *worktrees) Drop(ctx context.Context, wt fleet.Worktree) event.Merge {
+func (w *worktrees) Drop(ctx context.Context, wt isolate.Worktree) event.Merge {
 	m := event.Merge{Status: event.MergeNone}
 	if t, err := w.repo.Open(ctx, wt.Branch); err == nil {
 		if err := w.repo.Remove(ctx, t, true); err != nil {
@@ -153,6 +154,20 @@ func (w *worktrees) mergeCheck(rel string) error {
 // branch are removed. A conflict or a refused path leaves the working tree
 // as it was and keeps the branch; the worktree directory is removed.
 func MergeBranch(ctx context.Context, repo *worktree.Repo, branch string, check func(string) error) event.Merge {
+	m := mergeBranch(ctx, repo, branch, check)
+	// Merged, nothing is left; otherwise the branch keeps the changes and
+	// the directory goes, so no worktree outlives its task.
+	t, err := repo.Open(ctx, branch)
+	if err == nil && (t.Dir != "" || m.Status == event.MergeMerged) {
+		if err := repo.Remove(ctx, t, m.Status == event.MergeMerged); err != nil && m.Error == "" {
+			m.Error = "the worktree was not removed: " + err.Error()
+		}
+	}
+	return m
+}
+
+// mergeBranch is MergeBranch without the removal.
+func mergeBranch(ctx context.Context, repo *worktree.Repo, branch string, check func(string) error) event.Merge {
 	m := event.Merge{Branch: branch}
 	t, err := repo.Open(ctx, branch)
 	if err == nil && t.Base == "" {
@@ -173,13 +188,6 @@ func MergeBranch(ctx context.Context, repo *worktree.Repo, branch string, check 
 		m.Status, m.Conflicts = event.MergeConflict, res.Conflicts
 	default:
 		m.Status, m.Files = event.MergeMerged, res.Files
-	}
-	// Merged, nothing is left; otherwise the branch keeps the changes and
-	// the directory goes, so no worktree outlives its task.
-	if t != nil && (t.Dir != "" || m.Status == event.MergeMerged) {
-		if err := repo.Remove(ctx, t, m.Status == event.MergeMerged); err != nil && m.Error == "" {
-			m.Error = "the worktree was not removed: " + err.Error()
-		}
 	}
 	return m
 }
@@ -205,10 +213,16 @@ func branchHead(ctx context.Context, repo *worktree.Repo, branch string) (string
 // as interrupted keeps its branch and loses its worktree directory. It
 // returns a line for each, to print.
 func SettleWorktrees(ctx context.Context, cfg *config.Config, cwd string, j fleet.FleetJournal, rf *fleet.ResumedFleet) []string {
-	var pending, failed []string
+	var pending, failed, settled []string
 	for id, res := range rf.Submit.Done {
-		if res.Merge != nil && res.Merge.Status == event.MergePending && rf.Replayed.Merges[id] == nil {
+		switch {
+		case res.Merge == nil:
+		case rf.Replayed.Merges[id] != nil:
+			settled = append(settled, id)
+		case res.Merge.Status == event.MergePending:
 			pending = append(pending, id)
+		case res.Merge.Status == event.MergeKept:
+			failed = append(failed, id)
 		}
 	}
 	for _, id := range rf.Failed {
@@ -216,7 +230,8 @@ func SettleWorktrees(ctx context.Context, cfg *config.Config, cwd string, j flee
 			failed = append(failed, id)
 		}
 	}
-	if len(pending)+len(failed) == 0 {
+	sort.Strings(failed)
+	if len(pending)+len(failed)+len(settled) == 0 {
 		return nil
 	}
 	sort.Strings(pending)
@@ -231,25 +246,75 @@ func SettleWorktrees(ctx context.Context, cfg *config.Config, cwd string, j flee
 	}
 	var notes []string
 	for _, id := range pending {
-		m := MergeBranch(ctx, repo, rf.Submit.Done[id].Merge.Branch, check)
+		branch := rf.Submit.Done[id].Merge.Branch
+		var m event.Merge
+		t, err := repo.Open(ctx, branch)
+		switch {
+		case err != nil:
+			// The branch goes only once merged: the merge happened, its
+			// record did not.
+			m = event.Merge{Status: event.MergeMerged, Branch: branch}
+		case t.Dir != "":
+			// Cut off before its commit: what the worktree holds is the
+			// task's work.
+			if _, _, err := repo.Commit(ctx, t, "reasonix: "+strings.TrimPrefix(branch, BranchPrefix)); err != nil {
+				m = event.Merge{Status: event.MergeKept, Branch: branch, Error: "commit: " + err.Error()}
+				break
+			}
+			fallthrough
+		default:
+			m = MergeBranch(ctx, repo, branch, check)
+		}
 		b, _ := json.Marshal(m)
 		if _, err := j.Append(ctx, journal.Record{Fleet: rf.Submit.Key, Kind: journal.KindMerge, Task: id, At: time.Now(), Data: b}); err != nil {
 			notes = append(notes, fmt.Sprintf("task %s: merge not journalled: %v", id, err))
 		}
 		res := rf.Submit.Done[id]
-		res.Merge, res.Text = &m, res.Text+fleet.MergeNote(m)
+		res.Merge, res.Text = &m, res.Text+isolate.MergeNote(m)
 		rf.Submit.Done[id] = res
 		notes = append(notes, fmt.Sprintf("task %s: the merge a crash cut short: %s", id, m.Status))
 	}
 	for _, id := range failed {
-		var wt fleet.Worktree
+		var wt isolate.Worktree
 		if json.Unmarshal(rf.Replayed.Worktrees[id], &wt) != nil {
 			continue
 		}
 		if t, err := repo.Open(ctx, wt.Branch); err == nil && t.Dir != "" {
+			// Its work is kept on the branch, committed first.
+			_, _, _ = repo.Commit(ctx, t, "reasonix: "+strings.TrimPrefix(wt.Branch, BranchPrefix))
 			_ = repo.Remove(ctx, t, false)
 		}
 		notes = append(notes, fmt.Sprintf("task %s: its changes are kept on branch %s", id, wt.Branch))
+	}
+	return append(notes, removeLeftovers(ctx, repo, rf, settled)...)
+}
+
+// removeLeftovers removes what the settled tasks (their merge journalled)
+// left when the process died before their worktree was removed: the
+// worktree and the branch of one merged or unchanged, the directory of
+// one whose branch is kept.
+func removeLeftovers(ctx context.Context, repo *worktree.Repo, rf *fleet.ResumedFleet, settled []string) []string {
+	sort.Strings(settled)
+	var notes []string
+	for _, id := range settled {
+		var wt isolate.Worktree
+		var m event.Merge
+		if json.Unmarshal(rf.Replayed.Worktrees[id], &wt) != nil || json.Unmarshal(rf.Replayed.Merges[id], &m) != nil {
+			continue
+		}
+		t, err := repo.Open(ctx, wt.Branch)
+		if err != nil {
+			continue // nothing left
+		}
+		gone := m.Status == event.MergeMerged || m.Status == event.MergeNone
+		if t.Dir == "" && !gone {
+			continue // the branch kept, as it should be
+		}
+		if err := repo.Remove(ctx, t, gone); err != nil {
+			notes = append(notes, fmt.Sprintf("task %s: its worktree was not removed: %v", id, err))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("task %s: removed the worktree it left", id))
 	}
 	return notes
 }

@@ -12,6 +12,7 @@ import (
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/fleet/fleetmsg"
+	"reasonix/actors/fleet/isolate"
 	"reasonix/core/journal"
 	"reasonix/core/testenv"
 	"reasonix/scheduler"
@@ -51,8 +52,8 @@ func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
 	}
 	iso := newWorktrees(cwd, "s1", sb)
 	ctx := context.Background()
-	made := map[string]fleet.Worktree{}
-	for id, edit := range map[string][2]string{"f1.1": {"a.txt", "two\n"}, "f1.2": {"reasonix.toml", "[agent]\n"}} {
+	made := map[string]isolate.Worktree{}
+	for id, edit := range map[string][2]string{"f1.1": {"a.txt", "two\n"}, "f1.2": {"reasonix.toml", "[agent]\n"}, "f1.3": {"b.txt", "new\n"}} {
 		w, err := iso.Prepare(ctx, "f1", event.TaskSpec{ID: id})
 		if err != nil {
 			t.Fatal(err)
@@ -60,10 +61,13 @@ func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(w.Dir, edit[0]), []byte(edit[1]), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		made[id] = w
+		if id == "f1.3" {
+			continue // cut off before its commit
+		}
 		if _, err := iso.Commit(ctx, w); err != nil {
 			t.Fatal(err)
 		}
-		made[id] = w
 	}
 	j, err := journal.OpenPath(ctx, filepath.Join(t.TempDir(), "fleets.db"))
 	if err != nil {
@@ -87,6 +91,9 @@ func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
 	if m := rf.Submit.Done["f1.1"].Merge; m.Status != event.MergeMerged || !strings.Contains(rf.Submit.Done["f1.1"].Text, "merged into the workspace") {
 		t.Errorf("f1.1 after the resume: %+v %q", m, rf.Submit.Done["f1.1"].Text)
 	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, "b.txt")); string(b) != "new\n" {
+		t.Errorf("b.txt = %q: the work of a task cut off before its commit was not merged", b)
+	}
 	if m := rf.Submit.Done["f1.2"].Merge; m.Status != event.MergeConflict || len(m.Conflicts) != 1 {
 		t.Errorf("a merge writing reasonix.toml: %+v", m)
 	}
@@ -103,7 +110,7 @@ func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
 			merges[r.Task] = r.Data
 		}
 	}
-	if len(merges) != 2 {
+	if len(merges) != 3 {
 		t.Fatalf("journalled merges: %v", merges)
 	}
 	// The second resume finds both merges journalled.

@@ -16,6 +16,7 @@ import (
 	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/fleetmsg"
+	"reasonix/actors/fleet/isolate"
 	"reasonix/actors/fleet/link"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
@@ -50,7 +51,7 @@ type FleetSpec struct {
 	// is no git repository (a worktree task then fails). WriterIsolation
 	// is the isolation of a writer that names none: "claims" (the
 	// default) or "worktree" (fleet_worktree.go).
-	Isolator        Isolator
+	Isolator        isolate.Isolator
 	WriterIsolation string
 	// WarmWait bounds how long a fan-out's siblings wait for the first
 	// one's first token (see warmup); zero means DefaultWarmWait, negative
@@ -180,6 +181,10 @@ type fleetActor struct {
 	// "<id>@<run>" for each message a run gave back.
 	msgSeq   int
 	returned map[string]bool
+	// gitQ runs the git work of worktree writers; settling holds the
+	// ended worktree tasks whose results wait for it (fleet_worktree.go).
+	gitQ     *isolate.Queue
+	settling map[string]*settling
 }
 
 // fleetCall is one SubmitFleet: its tasks, their results and its budget.
@@ -246,8 +251,11 @@ type runningTask struct {
 	// surely stopped it; fenceWhy is why the attempt was lost.
 	fence    *time.Timer
 	fenceWhy string
-	// wt is a worktree writer's worktree, until its changes are settled.
-	wt *Worktree
+	// wt is a worktree writer's worktree, until its changes are settled;
+	// making says it is being made (the task waits for it, with its slots,
+	// to start with heldDeadline).
+	wt     *isolate.Worktree
+	making bool
 }
 
 // FleetProps spawns the scheduler of session, with the repair middleware.
@@ -309,6 +317,10 @@ func (f *fleetActor) handle(c actor.Context) {
 	case *fleetTick:
 		f.ticking = false
 		f.expire(c)
+	case *worktreeMade:
+		f.worktreeDone(c, m)
+	case *worktreeSettled:
+		f.worktreeSettledDone(c, m)
 	case *prefixWarmed:
 		f.warmed(c, m.fleet, m.key)
 	case *TaskOverBudget:
@@ -342,23 +354,31 @@ func (f *fleetActor) handle(c actor.Context) {
 	case *kernel.Crashed:
 		f.repair(c, m)
 	case *actor.Stopping:
-		f.broken = nil // the fleets end with the scheduler
-		f.stoppingAll = true
-		f.ledger.DropAll()
-		if f.settleTimer != nil {
-			f.settleTimer.Stop()
+		f.onStopping()
+	}
+}
+
+// onStopping lets go of what the scheduler holds as it stops.
+func (f *fleetActor) onStopping() {
+	f.broken = nil // the fleets end with the scheduler
+	f.stoppingAll = true
+	if f.gitQ != nil {
+		f.gitQ.Close()
+	}
+	f.ledger.DropAll()
+	if f.settleTimer != nil {
+		f.settleTimer.Stop()
+	}
+	f.closeJournal()
+	if f.timer != nil {
+		f.timer.Stop()
+	}
+	for _, t := range f.tasks {
+		if t.reaper != nil {
+			t.reaper.Stop()
 		}
-		f.closeJournal()
-		if f.timer != nil {
-			f.timer.Stop()
-		}
-		for _, t := range f.tasks {
-			if t.reaper != nil {
-				t.reaper.Stop()
-			}
-			if t.fence != nil {
-				t.fence.Stop()
-			}
+		if t.fence != nil {
+			t.fence.Stop()
 		}
 	}
 }
@@ -529,10 +549,10 @@ func (f *fleetActor) prepare(c actor.Context, t *runningTask, deadline time.Time
 	}
 	t.started, t.deadline = time.Now(), deadline
 	if t.spec.Isolation == event.IsolationWorktree && t.wt == nil {
-		if err := f.makeWorktree(t); err != nil {
-			f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: err.Error()})
-			return nil
+		if !t.making {
+			f.makeWorktree(c, t, deadline)
 		}
+		return nil
 	}
 	f.starting = id
 	ag, err := f.newAgent(t.spec)
@@ -743,7 +763,7 @@ func (f *fleetActor) repair(c actor.Context, m *kernel.Crashed) {
 			// The queue holds slots for a task the actor no longer
 			// knows: release them.
 			_, _ = f.q.Finish(st.ID, time.Now())
-		case t.pid == nil && !t.held && t.fence == nil:
+		case t.pid == nil && !t.held && t.fence == nil && !t.making:
 			f.finishTask(c, st.ID, event.TaskResult{TaskID: st.ID, Status: event.TaskFailed, Error: "subagent was lost: " + reason})
 		}
 	}
@@ -902,6 +922,13 @@ func (f *fleetActor) stopTask(c actor.Context, id, why string) {
 		if t.prep != nil {
 			t.prep.discard()
 		}
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskCancelled, Error: why})
+		return
+	}
+	if t != nil && t.making {
+		// Its worktree is being made: it never started, so it ends now
+		// (worktreeDone removes the worktree when it comes).
+		t.making = false
 		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskCancelled, Error: why})
 		return
 	}
@@ -1083,9 +1110,17 @@ func (f *fleetActor) endTask(c actor.Context, t *runningTask, res event.TaskResu
 		return
 	}
 	if t.wt != nil {
-		res = f.settleWorktree(t, res)
-	} else {
-		res = f.journalResult(t.fleet, res)
+		f.settleWorktree(t, res)
+		return
+	}
+	f.recordEnd(c, t, f.journalResult(t.fleet, res))
+}
+
+// recordEnd delivers a started task's journalled result.
+func (f *fleetActor) recordEnd(c actor.Context, t *runningTask, res event.TaskResult) {
+	fl := f.fleets[t.fleet]
+	if fl == nil {
+		return
 	}
 	fl.results[res.TaskID] = res
 	f.agentEnded(c, t.fleet, res)

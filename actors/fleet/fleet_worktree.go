@@ -1,13 +1,13 @@
 package fleet
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
+
 	"reasonix/actors/event"
+	"reasonix/actors/fleet/isolate"
 	"reasonix/core/journal"
 )
 
@@ -21,42 +21,6 @@ import (
 // journal holds the worktree (before the task starts), the result with its
 // merge pending, then the merge's outcome, so a resume after a crash
 // merges what was committed and not merged, once.
-
-// Worktree is one writer's worktree: its branch, its directory and the
-// snapshot it was made from.
-type Worktree struct {
-	Branch string `json:"branch"`
-	Dir    string `json:"dir"`
-	Base   string `json:"base"`
-}
-
-// Isolator makes, commits and merges the worktrees of worktree writers;
-// core/worktree's Manager is the real one.
-type Isolator interface {
-	// Available reports whether worktrees can be made here (the
-	// workspace is in a git repository). It is asked when a fleet needs
-	// to know, not before.
-	Available() bool
-	// Prepare makes the worktree of spec, a task of fleet fleetID, from
-	// the fleet's snapshot of the parent's working tree (taken at the
-	// fleet's first worktree task). A branch left by an earlier attempt of
-	// the task is replaced.
-	Prepare(ctx context.Context, fleetID string, spec event.TaskSpec) (Worktree, error)
-	// Commit records what the worktree holds on its branch and returns
-	// the paths it changed since the snapshot.
-	Commit(ctx context.Context, w Worktree) ([]string, error)
-	// Merge merges the branch into the parent's working tree. Merged: the
-	// worktree and its branch are removed. Otherwise the branch is kept
-	// and the parent's files are untouched.
-	Merge(ctx context.Context, w Worktree) event.Merge
-	// Keep removes the worktree's directory and keeps its branch, for a
-	// task that did not end ok; Drop removes both (nothing changed).
-	Keep(ctx context.Context, w Worktree) event.Merge
-	Drop(ctx context.Context, w Worktree) event.Merge
-}
-
-// worktreeTimeout bounds the git work of one task's worktree.
-const worktreeTimeout = 2 * time.Minute
 
 // errNoRepo is why a worktree task fails where there is no git repository.
 var errNoRepo = errors.New("isolation \"worktree\" needs a git repository, and the workspace is not in one")
@@ -76,91 +40,120 @@ func (f *fleetActor) isolate(specs []event.TaskSpec) {
 	}
 }
 
-// makeWorktree gives a worktree task its worktree before its agent is
-// built and journals it.
-func (f *fleetActor) makeWorktree(t *runningTask) error {
+// worktreeMade reports a worktree made for attempt of task (or why not).
+type worktreeMade struct {
+	task    string
+	attempt int
+	wt      isolate.Worktree
+	err     error
+}
+
+// worktreeSettled reports what became of an ended task's changes.
+type worktreeSettled struct {
+	task string
+	m    event.Merge
+}
+
+// settling is an ended worktree task whose changes are being committed and
+// merged; its result is delivered once they are.
+type settling struct {
+	t   *runningTask
+	res event.TaskResult
+}
+
+// git is the scheduler's queue of git work, made on first use.
+func (f *fleetActor) git() *isolate.Queue {
+	if f.gitQ == nil {
+		f.gitQ = isolate.NewQueue(f.sys, f.spec.Isolator, f.log)
+	}
+	return f.gitQ
+}
+
+// makeWorktree has a worktree task's worktree made off the mailbox; the
+// task keeps its slots meanwhile and starts on worktreeMade.
+func (f *fleetActor) makeWorktree(c actor.Context, t *runningTask, deadline time.Time) {
+	id := t.spec.ID
 	if f.spec.Isolator == nil {
-		return errNoRepo
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: errNoRepo.Error()})
+		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), worktreeTimeout)
-	defer cancel()
-	w, err := f.spec.Isolator.Prepare(ctx, t.fleet, t.spec)
+	t.making, t.heldDeadline = true, deadline
+	sys, self, attempt := f.sys, f.self, t.attempt
+	f.git().Make(t.fleet, t.spec, func(w isolate.Worktree, err error) {
+		sys.Send(self, &worktreeMade{task: id, attempt: attempt, wt: w, err: err})
+	})
+}
+
+// worktreeDone starts the task whose worktree is made, journalled first; a
+// task that ended meanwhile has its worktree removed.
+func (f *fleetActor) worktreeDone(c actor.Context, m *worktreeMade) {
+	t := f.tasks[m.task]
+	if t == nil || !t.making || t.attempt != m.attempt {
+		if m.err == nil {
+			f.git().Drop(m.wt)
+		}
+		return
+	}
+	t.making = false
+	err := m.err
+	if err == nil {
+		t.wt, t.spec.Workdir = &m.wt, m.wt.Dir
+		if err = f.jot(t.fleet, journal.KindWorktree, m.task, m.wt); err != nil {
+			f.dropWorktree(t)
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("worktree: %w", err)
+		f.finishTask(c, m.task, event.TaskResult{TaskID: m.task, Status: event.TaskFailed, Error: "worktree: " + err.Error()})
+		return
 	}
-	t.wt, t.spec.Workdir = &w, w.Dir
-	if err := f.jot(t.fleet, journal.KindWorktree, t.spec.ID, w); err != nil {
-		f.dropWorktree(t)
-		return fmt.Errorf("worktree: %w", err)
-	}
-	return nil
+	f.startAll(c, []toStart{{t, t.heldDeadline}}, nil)
+	f.armTimer()
 }
 
 // dropWorktree removes the worktree of a task that never started.
 func (f *fleetActor) dropWorktree(t *runningTask) {
-	if t.wt == nil {
+	if t.wt != nil {
+		f.git().Drop(*t.wt)
+		t.wt = nil
+	}
+}
+
+// settleWorktree journals an ended worktree task's result with its merge
+// pending (or, for a task that did not end ok, its changes kept), then
+// has its changes committed and merged, or kept, off the mailbox; the
+// result is delivered on worktreeSettled. A crash meanwhile leaves the
+// journal saying what a resume still has to do.
+func (f *fleetActor) settleWorktree(t *runningTask, res event.TaskResult) {
+	w := *t.wt
+	t.wt = nil
+	merge := res.Status == event.TaskOK
+	res.Merge = &event.Merge{Status: event.MergeKept, Branch: w.Branch}
+	if merge {
+		res.Merge.Status = event.MergePending
+	}
+	if res = f.journalResult(t.fleet, res); res.Status != event.TaskOK {
+		merge = false // not journalled: it is not merged either
+	}
+	if f.settling == nil {
+		f.settling = map[string]*settling{}
+	}
+	f.settling[res.TaskID] = &settling{t: t, res: res}
+	sys, self, id := f.sys, f.self, res.TaskID
+	f.git().Settle(w, merge, func(m event.Merge) { sys.Send(self, &worktreeSettled{task: id, m: m}) })
+}
+
+// worktreeSettledDone delivers the result of a task whose changes are
+// settled, the merge journalled first.
+func (f *fleetActor) worktreeSettledDone(c actor.Context, m *worktreeSettled) {
+	s := f.settling[m.task]
+	if s == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), worktreeTimeout)
-	defer cancel()
-	f.spec.Isolator.Drop(ctx, *t.wt)
-	t.wt = nil
-}
-
-// settleWorktree commits a worktree task's changes and merges them (a
-// task that ended ok) or keeps them on its branch, journalling the result
-// as it goes; it returns the result to deliver, which says what became of
-// the changes.
-func (f *fleetActor) settleWorktree(t *runningTask, res event.TaskResult) event.TaskResult {
-	ctx, cancel := context.WithTimeout(context.Background(), worktreeTimeout)
-	defer cancel()
-	iso, w := f.spec.Isolator, *t.wt
-	t.wt = nil
-	changed, err := iso.Commit(ctx, w)
-	var m event.Merge
-	switch {
-	case err != nil:
-		m = iso.Keep(ctx, w)
-		m.Error = "commit: " + err.Error()
-	case res.Status != event.TaskOK:
-		m = iso.Keep(ctx, w)
-		m.Files = changed
-	case len(changed) == 0:
-		m = iso.Drop(ctx, w)
-	default:
-		// The result is journalled before the merge, saying it is
-		// pending: a crash from here on leaves a resume to merge it.
-		res.Merge = &event.Merge{Status: event.MergePending, Branch: w.Branch, Files: changed}
-		if res = f.journalResult(t.fleet, res); res.Status != event.TaskOK {
-			m := iso.Keep(ctx, w)
-			res.Merge = &m
-			return res
-		}
-		m = iso.Merge(ctx, w)
-		_ = f.jot(t.fleet, journal.KindMerge, res.TaskID, m) // a failure ends the fleet (endBroken)
-		res.Merge = &m
-		res.Text += MergeNote(m)
-		return res
-	}
-	res.Merge = &m
-	res.Text += MergeNote(m)
-	return f.journalResult(t.fleet, res)
-}
-
-// MergeNote is what a task's answer gains to tell the parent what became
-// of its worktree's changes ("" when there were none).
-func MergeNote(m event.Merge) string {
-	files := strings.Join(m.Files, ", ")
-	switch {
-	case m.Error != "":
-		return fmt.Sprintf("\n\n[worktree: not merged (%s); the changes are kept on branch %s]", m.Error, m.Branch)
-	case m.Status == event.MergeMerged:
-		return "\n\n[worktree: merged into the workspace: " + files + "]"
-	case m.Status == event.MergeConflict:
-		return fmt.Sprintf("\n\n[worktree: not merged, conflicts in %s; the workspace is as it was and the changes are kept on branch %s]",
-			strings.Join(m.Conflicts, ", "), m.Branch)
-	case m.Status == event.MergeKept && len(m.Files) > 0:
-		return fmt.Sprintf("\n\n[worktree: the task did not end ok; its changes (%s) are kept on branch %s, not merged]", files, m.Branch)
-	}
-	return ""
+	delete(f.settling, m.task)
+	_ = f.jot(s.t.fleet, journal.KindMerge, m.task, m.m) // a failure ends the fleet (endBroken)
+	res := s.res
+	res.Merge = &m.m
+	res.Text += isolate.MergeNote(m.m)
+	f.recordEnd(c, s.t, res)
+	f.maybeReply(c, s.t.fleet)
 }

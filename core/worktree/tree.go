@@ -9,7 +9,20 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
+
+// admins holds a lock per git directory for git's records of its
+// worktrees: git does not take one itself, and a `worktree add` that reads
+// another's half-made record fails. Add and Remove change the records,
+// Open and List read them; checking the files out, the slow part of Add,
+// runs outside the lock, beside other worktrees' checkouts.
+var admins sync.Map
+
+func (r *Repo) admin() *sync.RWMutex {
+	mu, _ := admins.LoadOrStore(r.GitDir, new(sync.RWMutex))
+	return mu.(*sync.RWMutex)
+}
 
 // baseRefs is where Add records each branch's base commit, so a later
 // process can find what the branch is to be merged against.
@@ -48,14 +61,22 @@ func (r *Repo) Add(ctx context.Context, dir, branch, commit string) (*Tree, erro
 	if dir, err = newDir(dir); err != nil {
 		return fail(err)
 	}
-	// Writing the files is most of the cost of a worktree; parallel
-	// checkout (one worker per core) cuts it by half or more.
-	if _, err := run(ctx, r.main(), "-c", "checkout.workers=0", "worktree", "add", "--quiet", "-b", branch, "--", dir, base); err != nil {
+	t := &Tree{Dir: dir, Branch: branch, Base: base}
+	mu := r.admin()
+	mu.Lock()
+	_, err = run(ctx, r.main(), "worktree", "add", "--quiet", "--no-checkout", "-b", branch, "--", dir, base)
+	if err != nil {
+		mu.Unlock()
 		return fail(err)
 	}
-	t := &Tree{Dir: dir, Branch: branch, Base: base}
 	if t.admin, err = r.adminFor(dir); err == nil {
 		_, err = run(ctx, r.main(), "update-ref", baseRefs+branch, base)
+	}
+	mu.Unlock()
+	if err == nil {
+		// Writing the files is most of the cost of a worktree; parallel
+		// checkout (one worker per core) cuts it by half or more.
+		_, err = run(ctx, t.cmd(), "-c", "checkout.workers=0", "read-tree", "--reset", "-u", "HEAD")
 	}
 	if err != nil {
 		if rmErr := r.Remove(ctx, t, true); rmErr != nil {
@@ -131,6 +152,9 @@ func (r *Repo) Open(ctx context.Context, branch string) (*Tree, error) {
 	if err := r.checkBranch(ctx, branch); err != nil {
 		return fail(err)
 	}
+	mu := r.admin()
+	mu.RLock()
+	defer mu.RUnlock()
 	if _, err := r.resolve(ctx, "refs/heads/"+branch); err != nil {
 		return fail(err)
 	}
@@ -222,6 +246,9 @@ func (r *Repo) Commit(ctx context.Context, t *Tree, message string) (string, []s
 // Remove removes t's worktree (its directory and git's record of it) and,
 // with dropBranch, its branch and base ref.
 func (r *Repo) Remove(ctx context.Context, t *Tree, dropBranch bool) error {
+	mu := r.admin()
+	mu.Lock()
+	defer mu.Unlock()
 	if t.Dir != "" {
 		if _, err := run(ctx, r.main(), "worktree", "remove", "--force", "--", t.Dir); err != nil {
 			// git refuses a worktree whose `.git` pointer the agent broke.
@@ -272,7 +299,10 @@ func (r *Repo) List(ctx context.Context, prefix string) ([]Kept, error) {
 			bases[b] = id
 		}
 	}
+	mu := r.admin()
+	mu.RLock()
 	dirs, err := r.worktrees(ctx)
+	mu.RUnlock()
 	if err != nil {
 		return nil, err
 	}
