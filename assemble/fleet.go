@@ -14,6 +14,7 @@ import (
 	"reasonix/actors/agent"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/isolate"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/actors/worker"
@@ -87,6 +88,12 @@ func (d *subagents) loadSkills() *skill.Store {
 		d.skills = st
 	})
 	return d.skills
+}
+
+// Isolator is the worktree isolator of parent's tasks in this workspace:
+// a worker gives its worktree writers theirs with it.
+func (d *subagents) Isolator(parent string) isolate.Isolator {
+	return newWorktrees(d.cwd, parent, d.sb)
 }
 
 // newAgent builds one task's subagent for the session the factory belongs

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/fleet/isolate"
+	"reasonix/core/atomicfile"
 	"reasonix/core/config"
 	"reasonix/core/journal"
 	"reasonix/core/sandbox"
@@ -71,17 +73,9 @@ func (w *worktrees) Prepare(ctx context.Context, fleetID string, spec event.Task
 	if err := w.find(); err != nil {
 		return isolate.Worktree{}, err
 	}
-	w.mu.Lock()
-	snap, ok := w.snaps[fleetID]
-	w.mu.Unlock()
-	if !ok {
-		var err error
-		if snap, err = w.repo.Snapshot(ctx, "refs/reasonix/snapshots/"+w.session+"/"+fleetID); err != nil {
-			return isolate.Worktree{}, err
-		}
-		w.mu.Lock()
-		w.snaps[fleetID] = snap
-		w.mu.Unlock()
+	snap, err := w.snapshot(ctx, fleetID)
+	if err != nil {
+		return isolate.Worktree{}, err
 	}
 	branch := TaskBranch(w.session, spec.ID)
 	// What an earlier attempt of the task left goes first: it starts
@@ -97,6 +91,72 @@ func (w *worktrees) Prepare(ctx context.Context, fleetID string, spec event.Task
 		return isolate.Worktree{}, err
 	}
 	return isolate.Worktree{Branch: branch, Dir: t.Dir, Base: snap}, nil
+}
+
+// snapshot is the fleet's snapshot of the working tree, taken on first
+// use; concurrent callers share one.
+func (w *worktrees) snapshot(ctx context.Context, fleetID string) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if snap, ok := w.snaps[fleetID]; ok {
+		return snap, nil
+	}
+	snap, err := w.repo.Snapshot(ctx, "refs/reasonix/snapshots/"+w.session+"/"+fleetID)
+	if err == nil {
+		w.snaps[fleetID] = snap
+	}
+	return snap, err
+}
+
+// Import makes a worker's patch the task's branch here, on the fleet's
+// snapshot. A patch that does not apply is kept under <git
+// dir>/reasonix/patches/<session>/<task>.patch, which the error names.
+func (w *worktrees) Import(ctx context.Context, fleetID string, spec event.TaskSpec, ch event.Changes) (isolate.Worktree, error) {
+	if err := w.find(); err != nil {
+		return isolate.Worktree{}, err
+	}
+	snap, err := w.snapshot(ctx, fleetID)
+	if err != nil {
+		return isolate.Worktree{}, err
+	}
+	branch := TaskBranch(w.session, spec.ID)
+	if old, err := w.repo.Open(ctx, branch); err == nil {
+		if err := w.repo.Remove(ctx, old, true); err != nil {
+			return isolate.Worktree{}, err
+		}
+	}
+	if _, err := w.repo.ApplyPatch(ctx, snap, branch, ch.Patch); err != nil {
+		path := filepath.Join(w.repo.GitDir, "reasonix", "patches", w.session, spec.ID+".patch")
+		if werr := os.MkdirAll(filepath.Dir(path), 0o755); werr == nil {
+			if werr = atomicfile.Write(path, ch.Patch, 0o600); werr == nil {
+				err = fmt.Errorf("%w; the changes are kept in %s", err, path)
+			}
+		}
+		return isolate.Worktree{}, err
+	}
+	return isolate.Worktree{Branch: branch, Base: snap}, nil
+}
+
+// Export commits a worktree's changes on a worker and returns them as a
+// patch from its snapshot, then removes the worktree and its branch.
+func (w *worktrees) Export(ctx context.Context, wt isolate.Worktree) event.Changes {
+	t, err := w.repo.Open(ctx, wt.Branch)
+	if err != nil {
+		return event.Changes{Error: err.Error()}
+	}
+	defer func() { _ = w.repo.Remove(ctx, t, true) }()
+	commit, files, err := w.repo.Commit(ctx, t, "reasonix: "+strings.TrimPrefix(wt.Branch, BranchPrefix))
+	if err != nil {
+		return event.Changes{Error: err.Error()}
+	}
+	if len(files) == 0 {
+		return event.Changes{}
+	}
+	patch, err := w.repo.Patch(ctx, t.Base, commit)
+	if err != nil {
+		return event.Changes{Files: files, Error: err.Error()}
+	}
+	return event.Changes{Patch: patch, Files: files}
 }
 
 func (w *worktrees) Commit(ctx context.Context, wt isolate.Worktree) ([]string, error) {
@@ -245,11 +305,28 @@ func SettleWorktrees(ctx context.Context, cfg *config.Config, cwd string, j flee
 		check = w.mergeCheck
 	}
 	var notes []string
+	session, _, _ := strings.Cut(rf.Submit.Key, "/")
 	for _, id := range pending {
-		branch := rf.Submit.Done[id].Merge.Branch
+		res := rf.Submit.Done[id]
+		branch := res.Merge.Branch
+		if branch == "" {
+			branch = TaskBranch(session, id)
+		}
 		var m event.Merge
 		t, err := repo.Open(ctx, branch)
+		if err != nil && res.Changes != nil && len(res.Changes.Patch) > 0 {
+			// A worker's changes, journalled with the result: they become
+			// the branch now, on the fleet's snapshot.
+			onto := "refs/reasonix/snapshots/" + session + "/" + rf.Submit.FleetID
+			if _, aerr := repo.ApplyPatch(ctx, onto, branch, res.Changes.Patch); aerr != nil {
+				err = aerr
+				m = event.Merge{Status: event.MergeConflict, Files: res.Changes.Files, Error: aerr.Error()}
+			} else {
+				t, err = repo.Open(ctx, branch)
+			}
+		}
 		switch {
+		case m.Status != "":
 		case err != nil:
 			// The branch goes only once merged: the merge happened, its
 			// record did not.
@@ -269,8 +346,7 @@ func SettleWorktrees(ctx context.Context, cfg *config.Config, cwd string, j flee
 		if _, err := j.Append(ctx, journal.Record{Fleet: rf.Submit.Key, Kind: journal.KindMerge, Task: id, At: time.Now(), Data: b}); err != nil {
 			notes = append(notes, fmt.Sprintf("task %s: merge not journalled: %v", id, err))
 		}
-		res := rf.Submit.Done[id]
-		res.Merge, res.Text = &m, res.Text+isolate.MergeNote(m)
+		res.Merge, res.Text, res.Changes = &m, res.Text+isolate.MergeNote(m), nil
 		rf.Submit.Done[id] = res
 		notes = append(notes, fmt.Sprintf("task %s: the merge a crash cut short: %s", id, m.Status))
 	}

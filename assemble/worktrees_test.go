@@ -69,6 +69,19 @@ func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// f1.4 ran on a worker: its changes came back as a patch, journalled
+	// with its result, and no branch of it is here.
+	w4, err := iso.Prepare(ctx, "f1", event.TaskSpec{ID: "f1.4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w4.Dir, "c.txt"), []byte("from a worker\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	remote := iso.Export(ctx, w4)
+	if len(remote.Patch) == 0 || remote.Error != "" {
+		t.Fatalf("export: %+v", remote)
+	}
 	j, err := journal.OpenPath(ctx, filepath.Join(t.TempDir(), "fleets.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +93,9 @@ func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
 			done[id] = event.TaskResult{TaskID: id, Status: event.TaskOK, Text: "ok",
 				Merge: &event.Merge{Status: event.MergePending, Branch: w.Branch}}
 		}
-		return &fleet.ResumedFleet{Submit: &fleetmsg.SubmitFleet{Key: "s1/f1-1", Done: done},
+		done["f1.4"] = event.TaskResult{TaskID: "f1.4", Status: event.TaskOK, Text: "ok",
+			Merge: &event.Merge{Status: event.MergePending}, Changes: &remote}
+		return &fleet.ResumedFleet{Submit: &fleetmsg.SubmitFleet{Key: "s1/f1-1", FleetID: "f1", Done: done},
 			Replayed: &scheduler.Replayed{Merges: merges, Worktrees: map[string]json.RawMessage{}}}
 	}
 	rf := resumed(map[string]json.RawMessage{})
@@ -93,6 +108,9 @@ func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(cwd, "b.txt")); string(b) != "new\n" {
 		t.Errorf("b.txt = %q: the work of a task cut off before its commit was not merged", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, "c.txt")); string(b) != "from a worker\n" {
+		t.Errorf("c.txt = %q: a worker's journalled patch was not merged", b)
 	}
 	if m := rf.Submit.Done["f1.2"].Merge; m.Status != event.MergeConflict || len(m.Conflicts) != 1 {
 		t.Errorf("a merge writing reasonix.toml: %+v", m)
@@ -110,7 +128,7 @@ func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
 			merges[r.Task] = r.Data
 		}
 	}
-	if len(merges) != 3 {
+	if len(merges) != 4 {
 		t.Fatalf("journalled merges: %v", merges)
 	}
 	// The second resume finds both merges journalled.

@@ -69,6 +69,9 @@ type TurnFinished struct {
 	Usage provider.Usage
 	// Idle answers a Wake turn that found nothing to deliver: no turn ran.
 	Idle bool
+	// Changes are a worktree writer's changes, from a worker (a remote
+	// task's proxy sets it).
+	Changes *event.Changes
 }
 
 // StreamChunk carries one chunk of the current model stream from the

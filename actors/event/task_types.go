@@ -107,4 +107,16 @@ type TaskResult struct {
 	// Merge is what became of a worktree task's changes; nil for any
 	// other task.
 	Merge *Merge
+	// Changes are a worktree task's changes as a worker sends them back,
+	// to merge here; nil for a task that ran in this process.
+	Changes *Changes
+}
+
+// Changes are what a writer changed in a worktree on a worker: Patch the
+// binary-safe diff from the worktree's snapshot to its end, Files the
+// paths it changes, Error why there is none.
+type Changes struct {
+	Patch []byte   `json:"patch,omitempty"`
+	Files []string `json:"files,omitempty"`
+	Error string   `json:"error,omitempty"`
 }

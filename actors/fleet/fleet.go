@@ -403,7 +403,7 @@ func (f *fleetActor) submitFrom(c actor.Context, m *fleetmsg.SubmitFleet, replyT
 	// in on a copy.
 	cp := *m
 	cp.Tasks = slices.Clone(m.Tasks)
-	f.isolate(cp.Tasks)
+	isolate.Default(cp.Tasks, f.spec.WriterIsolation, f.spec.Isolator)
 	m = &cp
 	f.submitting = m
 	defer func() { f.submitting = nil }()
@@ -1005,7 +1005,7 @@ func (f *fleetActor) onFinished(c actor.Context, m *agent.TurnFinished) {
 	if f.attemptEnded(c, id, m) {
 		return
 	}
-	res := event.TaskResult{TaskID: id, Text: m.Text, Error: m.Error, Steps: m.Steps, Usage: m.Usage}
+	res := event.TaskResult{TaskID: id, Text: m.Text, Error: m.Error, Steps: m.Steps, Usage: m.Usage, Changes: m.Changes}
 	switch m.Status {
 	case event.StatusOK:
 		res.Status = event.TaskOK
@@ -1109,10 +1109,15 @@ func (f *fleetActor) endTask(c actor.Context, t *runningTask, res event.TaskResu
 	if fl == nil {
 		return
 	}
-	if t.wt != nil {
+	switch {
+	case t.wt != nil:
 		f.settleWorktree(t, res)
 		return
+	case res.Changes != nil && t.spec.Isolation == event.IsolationWorktree && f.spec.Isolator != nil:
+		f.settleImported(t, res)
+		return
 	}
+	res.Changes = nil
 	f.recordEnd(c, t, f.journalResult(t.fleet, res))
 }
 

@@ -232,11 +232,11 @@ func (f *fleetActor) jotSubmit(m *fleetmsg.SubmitFleet, fl *fleetCall) {
 
 // queueTask is a task as the queue sees it.
 func (f *fleetActor) queueTask(fleetID string, spec event.TaskSpec) scheduler.Task {
-	// A worktree writer runs here: its worktree is in this host's
-	// repository.
+	// A worktree writer may run on a worker, in a worktree there, whose
+	// changes come back as a patch.
 	iso := spec.Writer && spec.Isolation == event.IsolationWorktree
 	return scheduler.Task{ID: spec.ID, Fleet: fleetID, Writer: spec.Writer, WritePaths: spec.WritePaths, Timeout: f.spec.TaskTimeout,
-		Local: spec.Continue != "" || iso, Isolated: iso}
+		Local: spec.Continue != "", Isolated: iso}
 }
 
 // ResumedFleet is a journalled fleet rebuilt for `fleet resume`: the

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"errors"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -21,24 +20,6 @@ import (
 // journal holds the worktree (before the task starts), the result with its
 // merge pending, then the merge's outcome, so a resume after a crash
 // merges what was committed and not merged, once.
-
-// errNoRepo is why a worktree task fails where there is no git repository.
-var errNoRepo = errors.New("isolation \"worktree\" needs a git repository, and the workspace is not in one")
-
-// isolate gives the writers of a new fleet that name no isolation the
-// configured one; worktrees only where they can be made.
-func (f *fleetActor) isolate(specs []event.TaskSpec) {
-	for i := range specs {
-		s := &specs[i]
-		if !s.Writer || s.Isolation != "" {
-			continue
-		}
-		s.Isolation = event.IsolationClaims
-		if f.spec.WriterIsolation == event.IsolationWorktree && f.spec.Isolator != nil && f.spec.Isolator.Available() {
-			s.Isolation = event.IsolationWorktree
-		}
-	}
-}
 
 // worktreeMade reports a worktree made for attempt of task (or why not).
 type worktreeMade struct {
@@ -74,7 +55,7 @@ func (f *fleetActor) git() *isolate.Queue {
 func (f *fleetActor) makeWorktree(c actor.Context, t *runningTask, deadline time.Time) {
 	id := t.spec.ID
 	if f.spec.Isolator == nil {
-		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: errNoRepo.Error()})
+		f.finishTask(c, id, event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: isolate.ErrNoRepo.Error()})
 		return
 	}
 	t.making, t.heldDeadline = true, deadline
@@ -126,20 +107,40 @@ func (f *fleetActor) dropWorktree(t *runningTask) {
 func (f *fleetActor) settleWorktree(t *runningTask, res event.TaskResult) {
 	w := *t.wt
 	t.wt = nil
-	merge := res.Status == event.TaskOK
-	res.Merge = &event.Merge{Status: event.MergeKept, Branch: w.Branch}
+	res, merge, done := f.pend(t, res, res.Status == event.TaskOK, event.Merge{Branch: w.Branch})
+	f.git().Settle(w, merge, done)
+}
+
+// settleImported is settleWorktree for a worktree task that ran on a
+// worker, whose changes came back with its result: the result is
+// journalled with them (and its merge pending), and they are merged here,
+// in their turn.
+func (f *fleetActor) settleImported(t *runningTask, res event.TaskResult) {
+	ch := *res.Changes
+	_, merge, done := f.pend(t, res, res.Status == event.TaskOK && len(ch.Patch) > 0, event.Merge{Files: ch.Files})
+	f.git().SettleImported(t.fleet, t.spec, ch, merge, done)
+}
+
+// pend journals an ended worktree task's result with m as its merge,
+// pending when merge is set and kept otherwise, and holds it until its
+// changes are settled. It returns the result, whether to merge (not when
+// the journal refused the result) and what reports the settling.
+func (f *fleetActor) pend(t *runningTask, res event.TaskResult, merge bool, m event.Merge) (event.TaskResult, bool, func(event.Merge)) {
+	m.Status = event.MergeKept
 	if merge {
-		res.Merge.Status = event.MergePending
+		m.Status = event.MergePending
 	}
+	res.Merge = &m
 	if res = f.journalResult(t.fleet, res); res.Status != event.TaskOK {
 		merge = false // not journalled: it is not merged either
 	}
+	res.Changes = nil // the parent has no use for a worker's patch
 	if f.settling == nil {
 		f.settling = map[string]*settling{}
 	}
 	f.settling[res.TaskID] = &settling{t: t, res: res}
 	sys, self, id := f.sys, f.self, res.TaskID
-	f.git().Settle(w, merge, func(m event.Merge) { sys.Send(self, &worktreeSettled{task: id, m: m}) })
+	return res, merge, func(m event.Merge) { sys.Send(self, &worktreeSettled{task: id, m: m}) }
 }
 
 // worktreeSettledDone delivers the result of a task whose changes are

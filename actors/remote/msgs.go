@@ -192,6 +192,9 @@ type Finished struct {
 	Usage  provider.Usage
 	// Transcript is the path of the task's transcript on the worker.
 	Transcript string
+	// Changes are a worktree writer's changes, to merge on the
+	// scheduler's side.
+	Changes *event.Changes
 }
 
 // workerCancel stops one attempt on the worker; Why is logged there.

@@ -150,6 +150,9 @@ func taskToWire(m any) (w any, ok bool) {
 				Usage:      usageToWire(m.Usage),
 				Transcript: m.Transcript,
 			}
+			if ch := m.Changes; ch != nil {
+				w.(*workerpb.Finished).Patch, w.(*workerpb.Finished).PatchFiles, w.(*workerpb.Finished).PatchError = ch.Patch, slices.Clone(ch.Files), ch.Error
+			}
 		}
 	case *Cancel:
 		if m != nil {
@@ -262,7 +265,7 @@ func FromWire(m any) (any, error) {
 		}
 		return e, nil
 	case *workerpb.Finished:
-		return &Finished{
+		f := &Finished{
 			Task:       w.GetTask(),
 			Attempt:    int(w.GetAttempt()),
 			Last:       w.GetLast(),
@@ -272,7 +275,11 @@ func FromWire(m any) (any, error) {
 			Steps:      int(w.GetSteps()),
 			Usage:      usageFromWire(w.GetUsage()),
 			Transcript: w.GetTranscript(),
-		}, nil
+		}
+		if w.GetPatch() != nil || w.GetPatchError() != "" || len(w.GetPatchFiles()) > 0 {
+			f.Changes = &event.Changes{Patch: w.GetPatch(), Files: nonEmpty(w.GetPatchFiles()), Error: w.GetPatchError()}
+		}
+		return f, nil
 	case *workerpb.Cancel:
 		return &Cancel{Task: w.GetTask(), Attempt: int(w.GetAttempt()), Why: w.GetWhy()}, nil
 	case *workerpb.Approval:

@@ -18,6 +18,7 @@ import (
 
 	"reasonix/actors/agent"
 	"reasonix/actors/event"
+	"reasonix/actors/fleet/isolate"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/core/config"
@@ -540,8 +541,17 @@ func (w *workerActor) start(c actor.Context, m *remote.Start) {
 		refuse("full", false)
 		return
 	}
-	agent, err := w.build(ws, agent.TaskOwner{Parent: m.Session, Attempt: attempt, Interactive: m.Interactive}, m.Spec)
+	taskSpec, iso, wt, err := w.worktree(ws, m)
 	if err != nil {
+		// Not fatal: another node may make the worktree.
+		refuse(err.Error(), false)
+		return
+	}
+	agent, err := w.build(ws, agent.TaskOwner{Parent: m.Session, Attempt: attempt, Interactive: m.Interactive}, taskSpec, wt != nil)
+	if err != nil {
+		if wt != nil {
+			iso.Drop(context.Background(), *wt)
+		}
 		refuse(err.Error(), true)
 		return
 	}
@@ -560,25 +570,58 @@ func (w *workerActor) start(c actor.Context, m *remote.Start) {
 	w.reply(c, &remote.Accepted{Task: task, Attempt: attempt, Model: agent.Model, Price: price})
 	silenced := &atomic.Bool{}
 	spec := jobSpec{task: m.Spec, attempt: attempt, session: m.Session, agent: agent, proxy: proxy,
-		posture: posture, grace: w.spec.Grace, price: price, silenced: silenced, lend: m.LendWindow}
+		posture: posture, grace: w.spec.Grace, price: price, silenced: silenced, lend: m.LendWindow, iso: iso, wt: wt}
 	pid := c.SpawnPrefix(jobProps(w.sys, spec, w.log), "job/"+task+"#"+strconv.Itoa(attempt)+"/")
 	w.jobs[pid.Id] = &jobRef{pid: pid, lease: l.key, epoch: m.Epoch, task: task, attempt: attempt, proxy: proxy, silenced: silenced}
 	w.log.Info("task started", "task", task, "attempt", attempt, "session", m.Session, "model", agent.Model)
 }
 
+// Isolating is an Agents that can give a worktree writer a git worktree
+// of its own in the workspace.
+type Isolating interface {
+	Isolator(parent string) isolate.Isolator
+}
+
+// worktree makes the worktree of a worktree writer's start in ws and
+// returns its spec rooted there, with the isolator and the worktree; any
+// other start comes back as it is. The worktree is this worker's: it
+// sends its changes back as a patch when the task ends.
+func (w *workerActor) worktree(ws string, m *remote.Start) (event.TaskSpec, isolate.Isolator, *isolate.Worktree, error) {
+	spec := m.Spec
+	if spec.Isolation != event.IsolationWorktree || spec.Workdir != "" {
+		return spec, nil, nil, nil // a scheduler's workdir is refused by build
+	}
+	is, ok := w.agents[ws].(Isolating)
+	if !ok {
+		return spec, nil, nil, errors.New("this worker cannot give a writer a worktree")
+	}
+	iso := is.Isolator(m.Session)
+	if !iso.Available() {
+		return spec, nil, nil, fmt.Errorf("workspace %s is not in a git repository: a worktree writer cannot run here", ws)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), isolate.Timeout)
+	defer cancel()
+	made, err := iso.Prepare(ctx, m.Fleet, spec)
+	if err != nil {
+		return spec, nil, nil, fmt.Errorf("worktree: %w", err)
+	}
+	spec.Workdir = made.Dir
+	return spec, iso, &made, nil
+}
+
 // build calls the workspace's factory; a panic there is the task's
-// refusal, not the worker's crash.
-func (w *workerActor) build(ws string, owner agent.TaskOwner, spec event.TaskSpec) (agent agent.AgentSpec, err error) {
+// refusal, not the worker's crash. ours says the spec's Workdir is a
+// worktree this worker made.
+func (w *workerActor) build(ws string, owner agent.TaskOwner, spec event.TaskSpec, ours bool) (agent agent.AgentSpec, err error) {
 	defer panics.Catch(&err)
 	if spec.Continue != "" {
 		// The conversation a follow-up continues is a file of the parent's
 		// host: a worker never opens a path a scheduler names.
 		return agent, errors.New("a follow-up turn runs where its agent ran, not on a worker")
 	}
-	if spec.Workdir != "" || spec.Isolation == event.IsolationWorktree {
-		// Nor is a sandbox ever rooted where a scheduler says: a worktree
-		// writer runs in the scheduler's process.
-		return agent, errors.New("a writer in a worktree runs in its scheduler's process, not on a worker")
+	if spec.Workdir != "" && !ours {
+		// Nor is a sandbox ever rooted where a scheduler says.
+		return agent, errors.New("a task's worktree is made by the worker that runs it, not named by its scheduler")
 	}
 	return w.agents[ws].AgentFor(owner, spec)
 }

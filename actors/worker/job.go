@@ -13,6 +13,7 @@ import (
 	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/isolate"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/core/permission"
@@ -45,6 +46,10 @@ type jobSpec struct {
 	silenced *atomic.Bool
 	// lend says the scheduler lends its endpoint windows (window.go).
 	lend bool
+	// wt is a worktree writer's worktree, made by iso; its changes go back
+	// with the attempt's end.
+	iso isolate.Isolator
+	wt  *isolate.Worktree
 }
 
 // jobCancel stops a job's attempt. quiet says its scheduler has given the
@@ -311,6 +316,14 @@ func (j *job) finished(res *agent.TurnFinished) *remote.Finished {
 		Status: res.Status, Text: res.Text, Error: res.Error, Steps: res.Steps, Usage: res.Usage}
 	if p, ok := j.spec.agent.Transcript.(interface{ Path() string }); ok {
 		out.Transcript = p.Path()
+	}
+	if j.spec.wt != nil {
+		// The writer's changes go back to its scheduler, which merges
+		// them; nothing stays on this worker.
+		ctx, cancel := context.WithTimeout(context.Background(), isolate.Timeout)
+		ch := j.spec.iso.Export(ctx, *j.spec.wt)
+		cancel()
+		out.Changes = &ch
 	}
 	return out
 }

@@ -1093,16 +1093,22 @@ func (x *Usage) GetReasoningTokens() int64 {
 
 // Finished ends an attempt; last numbers its last event.
 type Finished struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          string                 `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
-	Attempt       int64                  `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	Last          uint64                 `protobuf:"varint,3,opt,name=last,proto3" json:"last,omitempty"`
-	Status        string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
-	Text          string                 `protobuf:"bytes,5,opt,name=text,proto3" json:"text,omitempty"`
-	Error         string                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
-	Steps         int64                  `protobuf:"varint,7,opt,name=steps,proto3" json:"steps,omitempty"`
-	Usage         *Usage                 `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
-	Transcript    string                 `protobuf:"bytes,9,opt,name=transcript,proto3" json:"transcript,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Task       string                 `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	Attempt    int64                  `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Last       uint64                 `protobuf:"varint,3,opt,name=last,proto3" json:"last,omitempty"`
+	Status     string                 `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	Text       string                 `protobuf:"bytes,5,opt,name=text,proto3" json:"text,omitempty"`
+	Error      string                 `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
+	Steps      int64                  `protobuf:"varint,7,opt,name=steps,proto3" json:"steps,omitempty"`
+	Usage      *Usage                 `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	Transcript string                 `protobuf:"bytes,9,opt,name=transcript,proto3" json:"transcript,omitempty"`
+	// A worktree writer's changes, to merge on the scheduler's side: the
+	// binary diff from its snapshot, the paths it changes, or why there is
+	// none.
+	Patch         []byte   `protobuf:"bytes,10,opt,name=patch,proto3" json:"patch,omitempty"`
+	PatchFiles    []string `protobuf:"bytes,11,rep,name=patch_files,json=patchFiles,proto3" json:"patch_files,omitempty"`
+	PatchError    string   `protobuf:"bytes,12,opt,name=patch_error,json=patchError,proto3" json:"patch_error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1196,6 +1202,27 @@ func (x *Finished) GetUsage() *Usage {
 func (x *Finished) GetTranscript() string {
 	if x != nil {
 		return x.Transcript
+	}
+	return ""
+}
+
+func (x *Finished) GetPatch() []byte {
+	if x != nil {
+		return x.Patch
+	}
+	return nil
+}
+
+func (x *Finished) GetPatchFiles() []string {
+	if x != nil {
+		return x.PatchFiles
+	}
+	return nil
+}
+
+func (x *Finished) GetPatchError() string {
+	if x != nil {
+		return x.PatchError
 	}
 	return ""
 }
@@ -1775,7 +1802,7 @@ const file_actors_workerpb_worker_proto_rawDesc = "" +
 	"\ftotal_tokens\x18\x03 \x01(\x03R\vtotalTokens\x12(\n" +
 	"\x10cache_hit_tokens\x18\x04 \x01(\x03R\x0ecacheHitTokens\x12*\n" +
 	"\x11cache_miss_tokens\x18\x05 \x01(\x03R\x0fcacheMissTokens\x12)\n" +
-	"\x10reasoning_tokens\x18\x06 \x01(\x03R\x0freasoningTokens\"\xf5\x01\n" +
+	"\x10reasoning_tokens\x18\x06 \x01(\x03R\x0freasoningTokens\"\xcd\x02\n" +
 	"\bFinished\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\x03R\aattempt\x12\x12\n" +
@@ -1787,7 +1814,13 @@ const file_actors_workerpb_worker_proto_rawDesc = "" +
 	"\x05usage\x18\b \x01(\v2\x19.reasonix.worker.v1.UsageR\x05usage\x12\x1e\n" +
 	"\n" +
 	"transcript\x18\t \x01(\tR\n" +
-	"transcript\"H\n" +
+	"transcript\x12\x14\n" +
+	"\x05patch\x18\n" +
+	" \x01(\fR\x05patch\x12\x1f\n" +
+	"\vpatch_files\x18\v \x03(\tR\n" +
+	"patchFiles\x12\x1f\n" +
+	"\vpatch_error\x18\f \x01(\tR\n" +
+	"patchError\"H\n" +
 	"\x06Cancel\x12\x12\n" +
 	"\x04task\x18\x01 \x01(\tR\x04task\x12\x18\n" +
 	"\aattempt\x18\x02 \x01(\x03R\aattempt\x12\x10\n" +

@@ -8,6 +8,7 @@ package isolate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -48,6 +49,39 @@ type Isolator interface {
 	// not merged); Drop removes both (merged, or nothing changed).
 	Keep(ctx context.Context, w Worktree) event.Merge
 	Drop(ctx context.Context, w Worktree) event.Merge
+	// Export, on a worker, commits the worktree's changes and returns
+	// them as a patch from its snapshot (event.Changes), then removes the
+	// worktree and its branch: the changes go to the scheduler.
+	Export(ctx context.Context, w Worktree) event.Changes
+	// Import, on the scheduler's side, applies a worker's patch to the
+	// fleet's snapshot as the task's branch (a worktree without a
+	// directory), which Merge then merges. A patch that does not apply is
+	// an error, and the patch is kept where the error says.
+	Import(ctx context.Context, fleetID string, spec event.TaskSpec, ch event.Changes) (Worktree, error)
+}
+
+// ErrNoRepo is why a worktree task fails where there is no git repository.
+var ErrNoRepo = errors.New("isolation \"worktree\" needs a git repository, and the workspace is not in one")
+
+// Default gives the writers in specs that name no isolation the
+// configured one: worktree only when configured so and iso can make
+// worktrees here, claims otherwise.
+func Default(specs []event.TaskSpec, configured string, iso Isolator) {
+	worktree := configured == event.IsolationWorktree && iso != nil
+	checked := false
+	for i := range specs {
+		s := &specs[i]
+		if !s.Writer || s.Isolation != "" {
+			continue
+		}
+		if worktree && !checked {
+			worktree, checked = iso.Available(), true
+		}
+		s.Isolation = event.IsolationClaims
+		if worktree {
+			s.Isolation = event.IsolationWorktree
+		}
+	}
 }
 
 // Timeout bounds the git work of one step of one task's worktree.
@@ -129,6 +163,45 @@ func (q *Queue) Settle(w Worktree, merge bool, done func(event.Merge)) {
 		done(m)
 		gone := m.Status == event.MergeMerged || m.Status == event.MergeNone
 		q.sys.Go(func() { q.remove(w, gone) }, nil)
+	})
+}
+
+// SettleImported is Settle for a task that ran on a worker: in its turn
+// among the merges, its patch becomes its branch here (Import) and is
+// merged (when merge is set) or kept there.
+func (q *Queue) SettleImported(fleetID string, spec event.TaskSpec, ch event.Changes, merge bool, done func(event.Merge)) {
+	iso := q.iso
+	q.serial(func() {
+		once := false
+		defer panics.Recover(func(err error) {
+			if !once {
+				done(event.Merge{Status: event.MergeKept, Error: err.Error()})
+			}
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+		defer cancel()
+		m := event.Merge{Status: event.MergeNone}
+		var w Worktree
+		var err error
+		switch {
+		case ch.Error != "":
+			m = event.Merge{Status: event.MergeKept, Error: "the worker sent no changes: " + ch.Error}
+		case len(ch.Patch) == 0:
+		default:
+			if w, err = iso.Import(ctx, fleetID, spec, ch); err != nil {
+				m = event.Merge{Status: event.MergeConflict, Files: ch.Files, Error: err.Error()}
+				break
+			}
+			m = event.Merge{Status: event.MergeKept, Branch: w.Branch, Files: ch.Files}
+			if merge {
+				m = iso.Merge(ctx, w)
+			}
+		}
+		once = true
+		done(m)
+		if m.Status == event.MergeMerged {
+			q.sys.Go(func() { q.remove(w, true) }, nil)
+		}
 	})
 }
 

@@ -323,7 +323,7 @@ func (p *remoteTask) onFinished(c actor.Context, m *remote.Finished) {
 func (p *remoteTask) end(c actor.Context) {
 	f := p.fin
 	p.answer(c, &agent.TurnFinished{Session: p.spec.Start.Session, Task: p.id(), Status: f.Status, Text: f.Text, Error: f.Error,
-		Steps: f.Steps, Usage: f.Usage})
+		Steps: f.Steps, Usage: f.Usage, Changes: f.Changes})
 }
 
 // lose ends the attempt as lost: the worker is gone or its stream broke,
