@@ -245,3 +245,42 @@ func TestE2EWorktreeFleetSurvivesSIGKILL(t *testing.T) {
 	}
 	noWorktreesLeft(t, e)
 }
+
+// TestE2EWorktreeFailedTaskKeepsItsWork: a worktree writer that edits and
+// then fails is not merged: the workspace is as it was, its answer and
+// `worktrees list` name the kept branch, and `worktrees merge` brings the
+// edit in and removes the branch.
+func TestE2EWorktreeFailedTaskKeepsItsWork(t *testing.T) {
+	t.Parallel()
+	e := newE2E(t, providertest.WithResponder(func(req providertest.Request) providertest.Turn {
+		switch {
+		case !isSubagent(req) && len(toolResults(req)) == 0:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{{ID: "fan", Name: "task",
+				Arguments: `{"prompt":"task 1","isolation":"worktree"}`}}}
+		case !isSubagent(req):
+			return providertest.Turn{Text: "noted"}
+		case len(toolResults(req)) == 0:
+			return providertest.Turn{ToolCalls: []providertest.ToolCall{toolCall("edit", "edit_file",
+				map[string]string{"path": "funcs.go", "old_string": `return "old 1"`, "new_string": `return "kept 1"`})}}
+		}
+		return providertest.Turn{Status: 400, Body: `{"error":{"message":"bad request","type":"invalid_request_error"}}`}
+	}))
+	gitWork(t, e, map[string]string{"funcs.go": funcsFile(1)})
+	if r := e.run("run", "edit in a worktree"); r.code != 0 {
+		t.Fatalf("run failed:\n%s", r)
+	}
+	if out := fleetResult(t, e); !strings.Contains(out, "the task did not end ok; its changes (funcs.go) are kept on branch reasonix/") {
+		t.Fatalf("task result:\n%s", out)
+	}
+	wantFile(t, e, "funcs.go", funcsFile(1))
+	r := e.run("worktrees", "list", "--json")
+	var kept []struct{ ID, Dir string }
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &kept) != nil || len(kept) != 1 || kept[0].Dir != "" {
+		t.Fatalf("worktrees list:\n%s", r)
+	}
+	if r = e.run("worktrees", "merge", kept[0].ID); r.code != 0 || !strings.Contains(r.stdout, "funcs.go") {
+		t.Fatalf("worktrees merge:\n%s", r)
+	}
+	wantFile(t, e, "funcs.go", strings.Replace(funcsFile(1), `"old 1"`, `"kept 1"`, 1))
+	noWorktreesLeft(t, e)
+}
