@@ -599,6 +599,9 @@ func (w *workerActor) worktree(ws string, m *remote.Start) (event.TaskSpec, isol
 	if !iso.Available() {
 		return spec, nil, nil, fmt.Errorf("workspace %s is not in a git repository: a worktree writer cannot run here", ws)
 	}
+	// The checkout runs on this handler, bounded by isolate.Timeout: the
+	// Start is answered (Accepted or Refused) once the worktree is made,
+	// and other messages to the worker wait meanwhile.
 	ctx, cancel := context.WithTimeout(context.Background(), isolate.Timeout)
 	defer cancel()
 	made, err := iso.Prepare(ctx, m.Fleet, spec)
