@@ -31,15 +31,12 @@ func TestBuildRefusesWhatOnlyTheSchedulerHasHere(t *testing.T) {
 		{"follow-up", event.TaskSpec{ID: "f1.1+1", Of: "f1.1", Continue: "/home/u/.reasonix/t.jsonl"}, "follow-up"},
 		{"a scheduler's worktree dir", event.TaskSpec{ID: "f1.2", Writer: true, Isolation: event.IsolationWorktree, Workdir: "/etc"}, "named by its scheduler"},
 	} {
-		spec, _, wt, err := w.worktree("ws", &remote.Start{Spec: tc.spec})
-		if err == nil && wt == nil {
-			_, err = w.build("ws", agent.TaskOwner{Parent: "s1"}, spec, false)
-		}
+		_, err := w.build("ws", agent.TaskOwner{Parent: "s1"}, tc.spec, false)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a refusal naming %q", tc.name, err, tc.want)
 		}
 	}
-	if _, _, _, err := w.worktree("ws", &remote.Start{Spec: event.TaskSpec{ID: "f1.3", Writer: true, Isolation: event.IsolationWorktree}}); err == nil ||
+	if err := w.prepare("ws", &remote.Start{Spec: event.TaskSpec{ID: "f1.3", Writer: true, Isolation: event.IsolationWorktree}}, nil); err == nil ||
 		!strings.Contains(err.Error(), "cannot give a writer a worktree") {
 		t.Errorf("a worktree writer on a worker that cannot make worktrees: %v", err)
 	}

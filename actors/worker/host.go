@@ -221,8 +221,11 @@ type workerActor struct {
 	sys    *kernel.System
 	spec   HostSpec
 	agents map[string]Agents
-	boot   string
-	log    *slog.Logger
+	// preparing counts the starts whose worktree is being made: each holds
+	// a slot.
+	preparing int
+	boot      string
+	log       *slog.Logger
 
 	self     *actor.PID
 	leases   map[string]*lease
@@ -252,6 +255,9 @@ func (w *workerActor) Receive(c actor.Context) {
 		w.heartbeat(c, m)
 	case *remote.Start:
 		w.start(c, m)
+	case *startPrepared:
+		w.preparing--
+		w.startFor(c, m.m, m.sender, m)
 	case *remote.Cancel:
 		if j := w.route(c, m.Task, m.Attempt); j != nil {
 			c.Send(j.pid, &jobCancel{why: m.Why})
@@ -321,9 +327,10 @@ func (w *workerActor) reply(c actor.Context, m any) {
 	remote.SendWorker(w.sys, c, c.Sender(), m)
 }
 
-// running counts the jobs that hold a slot.
+// running counts the jobs that hold a slot, and the starts whose
+// worktree is being made.
 func (w *workerActor) running() int {
-	n := 0
+	n := w.preparing
 	for _, j := range w.jobs {
 		if !j.ended {
 			n++
@@ -494,64 +501,47 @@ func (w *workerActor) heartbeat(c actor.Context, m *remote.Heartbeat) {
 }
 
 // start runs one attempt, or refuses it.
-func (w *workerActor) start(c actor.Context, m *remote.Start) {
+func (w *workerActor) start(c actor.Context, m *remote.Start) { w.startFor(c, m, c.Sender(), nil) }
+
+// startFor runs a start from sender: a first time (prep nil) or, for a
+// worktree writer, again once its worktree is made (prep), when every
+// check runs anew.
+func (w *workerActor) startFor(c actor.Context, m *remote.Start, sender *actor.PID, prep *startPrepared) {
 	task, attempt := m.Spec.ID, m.Attempt
+	reply := func(msg any) {
+		w.Answer()
+		remote.SendWorker(w.sys, c, sender, msg)
+	}
 	refuse := func(reason string, fatal bool) {
 		w.log.Info("task refused", "task", task, "attempt", attempt, "reason", reason, "fatal", fatal)
-		w.reply(c, &remote.Refused{Task: task, Attempt: attempt, Reason: reason, Fatal: fatal})
+		prep.drop()
+		reply(&remote.Refused{Task: task, Attempt: attempt, Reason: reason, Fatal: fatal})
 	}
-	if c.Sender() == nil {
+	if sender == nil {
 		w.log.Warn("start without a sender dropped", "task", task)
 		return
 	}
-	if task == "" {
-		refuse("a start without a task id", true)
+	l, ws, why := w.admits(m)
+	if why != "" {
+		refuse(why, task == "")
 		return
 	}
-	if w.draining {
-		refuse("draining", false)
-		return
-	}
-	var l *lease
-	for _, cand := range w.leases {
-		if cand.session == m.Session && (l == nil || cand.epoch == m.Epoch) {
-			l = cand
-		}
-	}
-	if l == nil || l.epoch != m.Epoch {
-		refuse("epoch", false)
-		return
-	}
-	wsName := m.Workspace
-	if wsName == "" {
-		wsName = l.workspace
-	}
-	ws, ok := w.workspace(wsName)
-	if !ok {
-		refuse("workspace", false)
-		return
-	}
-	for _, j := range w.jobs {
-		if j.lease == l.key && j.task == task && j.attempt == attempt && !j.ended {
-			refuse("duplicate attempt", false)
-			return
-		}
-	}
-	if w.running() >= w.spec.Capacity {
-		refuse("full", false)
-		return
-	}
-	taskSpec, iso, wt, err := w.worktree(ws, m)
-	if err != nil {
+	taskSpec, iso, wt := m.Spec, isolate.Isolator(nil), (*isolate.Worktree)(nil)
+	switch {
+	case prep != nil && prep.err != nil:
 		// Not fatal: another node may make the worktree.
-		refuse(err.Error(), false)
+		refuse(prep.err.Error(), false)
+		return
+	case prep != nil:
+		taskSpec.Workdir, iso, wt = prep.wt.Dir, prep.iso, prep.wt
+	case taskSpec.Isolation == event.IsolationWorktree && taskSpec.Workdir == "":
+		if err := w.prepare(ws, m, sender); err != nil {
+			refuse(err.Error(), false)
+		}
 		return
 	}
 	agent, err := w.build(ws, agent.TaskOwner{Parent: m.Session, Attempt: attempt, Interactive: m.Interactive}, taskSpec, wt != nil)
 	if err != nil {
-		if wt != nil {
-			iso.Drop(context.Background(), *wt)
-		}
 		refuse(err.Error(), true)
 		return
 	}
@@ -564,16 +554,53 @@ func (w *workerActor) start(c actor.Context, m *remote.Start) {
 	if posture == "" {
 		posture = l.posture
 	}
-	proxy := c.Sender()
 	// Accepted goes out before the job exists, so it reaches the proxy
 	// ahead of the job's first events.
-	w.reply(c, &remote.Accepted{Task: task, Attempt: attempt, Model: agent.Model, Price: price})
+	reply(&remote.Accepted{Task: task, Attempt: attempt, Model: agent.Model, Price: price})
 	silenced := &atomic.Bool{}
-	spec := jobSpec{task: m.Spec, attempt: attempt, session: m.Session, agent: agent, proxy: proxy,
+	spec := jobSpec{task: m.Spec, attempt: attempt, session: m.Session, agent: agent, proxy: sender,
 		posture: posture, grace: w.spec.Grace, price: price, silenced: silenced, lend: m.LendWindow, iso: iso, wt: wt}
 	pid := c.SpawnPrefix(jobProps(w.sys, spec, w.log), "job/"+task+"#"+strconv.Itoa(attempt)+"/")
-	w.jobs[pid.Id] = &jobRef{pid: pid, lease: l.key, epoch: m.Epoch, task: task, attempt: attempt, proxy: proxy, silenced: silenced}
+	w.jobs[pid.Id] = &jobRef{pid: pid, lease: l.key, epoch: m.Epoch, task: task, attempt: attempt, proxy: sender, silenced: silenced}
 	w.log.Info("task started", "task", task, "attempt", attempt, "session", m.Session, "model", agent.Model)
+}
+
+// admits checks a start against the worker's state: its lease and
+// workspace, or why it is refused ("" when it is not).
+func (w *workerActor) admits(m *remote.Start) (*lease, string, string) {
+	task, attempt := m.Spec.ID, m.Attempt
+	if task == "" {
+		return nil, "", "a start without a task id"
+	}
+	if w.draining {
+		return nil, "", "draining"
+	}
+	var l *lease
+	for _, cand := range w.leases {
+		if cand.session == m.Session && (l == nil || cand.epoch == m.Epoch) {
+			l = cand
+		}
+	}
+	if l == nil || l.epoch != m.Epoch {
+		return nil, "", "epoch"
+	}
+	wsName := m.Workspace
+	if wsName == "" {
+		wsName = l.workspace
+	}
+	ws, ok := w.workspace(wsName)
+	if !ok {
+		return nil, "", "workspace"
+	}
+	for _, j := range w.jobs {
+		if j.lease == l.key && j.task == task && j.attempt == attempt && !j.ended {
+			return nil, "", "duplicate attempt"
+		}
+	}
+	if w.running() >= w.spec.Capacity {
+		return nil, "", "full"
+	}
+	return l, ws, ""
 }
 
 // Isolating is an Agents that can give a worktree writer a git worktree
@@ -582,34 +609,52 @@ type Isolating interface {
 	Isolator(parent string) isolate.Isolator
 }
 
-// worktree makes the worktree of a worktree writer's start in ws and
-// returns its spec rooted there, with the isolator and the worktree; any
-// other start comes back as it is. The worktree is this worker's: it
-// sends its changes back as a patch when the task ends.
-func (w *workerActor) worktree(ws string, m *remote.Start) (event.TaskSpec, isolate.Isolator, *isolate.Worktree, error) {
-	spec := m.Spec
-	if spec.Isolation != event.IsolationWorktree || spec.Workdir != "" {
-		return spec, nil, nil, nil // a scheduler's workdir is refused by build
+// startPrepared brings a worktree writer's start back to the worker once
+// its worktree is made (or why not).
+type startPrepared struct {
+	m      *remote.Start
+	sender *actor.PID
+	iso    isolate.Isolator
+	wt     *isolate.Worktree
+	err    error
+}
+
+// drop removes a made worktree whose start is refused after all.
+func (p *startPrepared) drop() {
+	if p != nil && p.wt != nil {
+		p.iso.Drop(context.Background(), *p.wt)
 	}
+}
+
+// prepare makes a worktree writer's worktree of ws off the worker's
+// mailbox (a checkout of a large tree takes seconds); the start holds a
+// slot meanwhile and goes on as a startPrepared. The worktree is this
+// worker's: it sends the changes back as a patch when the task ends.
+func (w *workerActor) prepare(ws string, m *remote.Start, sender *actor.PID) error {
 	is, ok := w.agents[ws].(Isolating)
 	if !ok {
-		return spec, nil, nil, errors.New("this worker cannot give a writer a worktree")
+		return errors.New("this worker cannot give a writer a worktree")
 	}
 	iso := is.Isolator(m.Session)
 	if !iso.Available() {
-		return spec, nil, nil, fmt.Errorf("workspace %s is not in a git repository: a worktree writer cannot run here", ws)
+		return fmt.Errorf("workspace %s is not in a git repository: a worktree writer cannot run here", ws)
 	}
-	// The checkout runs on this handler, bounded by isolate.Timeout: the
-	// Start is answered (Accepted or Refused) once the worktree is made,
-	// and other messages to the worker wait meanwhile.
-	ctx, cancel := context.WithTimeout(context.Background(), isolate.Timeout)
-	defer cancel()
-	made, err := iso.Prepare(ctx, m.Fleet, spec)
-	if err != nil {
-		return spec, nil, nil, fmt.Errorf("worktree: %w", err)
+	w.preparing++
+	sys, self := w.sys, w.self
+	done := func(wt *isolate.Worktree, err error) {
+		sys.Send(self, &startPrepared{m: m, sender: sender, iso: iso, wt: wt, err: err})
 	}
-	spec.Workdir = made.Dir
-	return spec, iso, &made, nil
+	w.sys.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), isolate.Timeout)
+		defer cancel()
+		made, err := iso.Prepare(ctx, m.Fleet, m.Spec)
+		if err != nil {
+			done(nil, fmt.Errorf("worktree: %w", err))
+			return
+		}
+		done(&made, nil)
+	}, func(reason any, _ []byte) { done(nil, fmt.Errorf("worktree: panic: %v", reason)) })
+	return nil
 }
 
 // build calls the workspace's factory; a panic there is the task's
@@ -785,6 +830,12 @@ func (w *workerActor) repair(c actor.Context, m *kernel.Crashed) {
 			w.log.Warn("stopping a job the worker lost track of", "job", child.Id)
 			c.Stop(child)
 		}
+	}
+	if p, ok := m.Lost.(*startPrepared); ok && !w.Answered() {
+		// A start that crashed once its worktree was made: refused, and
+		// the worktree goes.
+		p.drop()
+		remote.SendWorker(w.sys, c, p.sender, &remote.Refused{Task: p.m.Spec.ID, Attempt: p.m.Attempt, Reason: reason})
 	}
 	if !w.Answered() && m.Sender != nil {
 		lost, _ := remote.FromWire(m.Lost)
