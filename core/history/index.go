@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	// The pure-Go SQLite driver, registered as "sqlite"; it includes FTS5.
 	_ "modernc.org/sqlite"
@@ -46,6 +47,26 @@ func Open(ctx context.Context, home string) (*Index, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("open history index: %w", err)
 	}
+	// Processes that open a new index at once race to switch it to WAL,
+	// which SQLite refuses with SQLITE_BUSY without waiting out the busy
+	// timeout: such an open is tried again, a few times, a moment later.
+	for try := 1; ; try++ {
+		ix, err := openAt(ctx, home, path)
+		if err == nil || !busy(err) || try == openTries {
+			return ix, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(try) * 25 * time.Millisecond):
+		}
+	}
+}
+
+// openTries bounds the opens a busy database gets.
+const openTries = 8
+
+func openAt(ctx context.Context, home, path string) (*Index, error) {
 	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, fmt.Errorf("open history index: %w", err)

@@ -8,11 +8,12 @@ import (
 	"os"
 )
 
-// SQLite's primary result codes for a database file that is not what
-// SQLite wrote: "database disk image is malformed" and "file is not a
-// database". Extended codes (a damaged FTS5 table's CORRUPT_VTAB, say)
-// carry them in their low byte.
+// SQLite's primary result codes: "database is locked" (busy), and for a
+// database file that is not what SQLite wrote, "database disk image is
+// malformed" and "file is not a database". Extended codes (a damaged FTS5
+// table's CORRUPT_VTAB, say) carry them in their low byte.
 const (
+	sqliteBusy    = 5
 	sqliteCorrupt = 11
 	sqliteNotADB  = 26
 )
@@ -27,6 +28,13 @@ const DamagedSuffix = ".damaged"
 // throwing it away and building it again help.
 func damaged(err error) bool {
 	return sqliteCause(err) != nil
+}
+
+// busy reports whether err is SQLite's SQLITE_BUSY (another connection
+// holds the lock).
+func busy(err error) bool {
+	var e interface{ Code() int }
+	return errors.As(err, &e) && e.Code()&0xff == sqliteBusy
 }
 
 // sqliteCause is the SQLite error in err's chain that says the database
