@@ -22,13 +22,14 @@ import (
 	"reasonix/core/worktree"
 )
 
-// worktrees is the session's fleet.Isolator on core/worktree: a writer's
-// worktree lives under <git dir>/reasonix/worktrees/<session>/<task> on
-// branch reasonix/<session>/<task>, made from one snapshot of the parent's
-// working tree per fleet. A merge writes only paths the parent's own file
-// tools could write without asking: nothing in the home, nothing a deny
-// rule forbids, no trust-bearing file (those a person merges with
+// worktrees is the session's isolate.Isolator on core/worktree: a
+// writer's worktree lives under <git dir>/reasonix/worktrees/<session>/<task>
+// on branch reasonix/<session>/<task>, made from one snapshot of the
+// parent's working tree per fleet. A merge writes only paths the parent's
+// own file tools could write without asking: nothing in the home, nothing
+// a deny rule forbids, no trust-bearing file (those a person merges with
 // reasonix worktrees merge).
+//
 // The repository is looked for on first use, not when the session starts:
 // a session that never isolates a writer never runs git.
 type worktrees struct {
@@ -140,6 +141,9 @@ func (w *worktrees) Import(ctx context.Context, fleetID string, spec event.TaskS
 // Export commits a worktree's changes on a worker and returns them as a
 // patch from its snapshot, then removes the worktree and its branch.
 func (w *worktrees) Export(ctx context.Context, wt isolate.Worktree) event.Changes {
+	if err := w.find(); err != nil {
+		return event.Changes{Error: err.Error()}
+	}
 	t, err := w.repo.Open(ctx, wt.Branch)
 	if err != nil {
 		return event.Changes{Error: err.Error()}
@@ -160,6 +164,9 @@ func (w *worktrees) Export(ctx context.Context, wt isolate.Worktree) event.Chang
 }
 
 func (w *worktrees) Commit(ctx context.Context, wt isolate.Worktree) ([]string, error) {
+	if err := w.find(); err != nil {
+		return nil, err
+	}
 	t, err := w.repo.Open(ctx, wt.Branch)
 	if err != nil {
 		return nil, err
@@ -172,11 +179,18 @@ func (w *worktrees) Commit(ctx context.Context, wt isolate.Worktree) ([]string, 
 }
 
 func (w *worktrees) Merge(ctx context.Context, wt isolate.Worktree) event.Merge {
+	if err := w.find(); err != nil {
+		return event.Merge{Status: event.MergeKept, Branch: wt.Branch, Error: err.Error()}
+	}
 	return mergeBranch(ctx, w.repo, wt.Branch, w.mergeCheck)
 }
 
 func (w *worktrees) Keep(ctx context.Context, wt isolate.Worktree) event.Merge {
 	m := event.Merge{Status: event.MergeKept, Branch: wt.Branch}
+	if err := w.find(); err != nil {
+		m.Error = err.Error()
+		return m
+	}
 	if t, err := w.repo.Open(ctx, wt.Branch); err == nil && t.Dir != "" {
 		if err := w.repo.Remove(ctx, t, false); err != nil {
 			m.Error = err.Error()
@@ -187,6 +201,10 @@ func (w *worktrees) Keep(ctx context.Context, wt isolate.Worktree) event.Merge {
 
 func (w *worktrees) Drop(ctx context.Context, wt isolate.Worktree) event.Merge {
 	m := event.Merge{Status: event.MergeNone}
+	if err := w.find(); err != nil {
+		m.Error = err.Error()
+		return m
+	}
 	if t, err := w.repo.Open(ctx, wt.Branch); err == nil {
 		if err := w.repo.Remove(ctx, t, true); err != nil {
 			m.Error = err.Error()

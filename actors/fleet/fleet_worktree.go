@@ -11,15 +11,15 @@ import (
 )
 
 // Writers in worktrees. A writer with isolation "worktree" gets a git
-// worktree of its own, made from a snapshot of the parent's working tree
-// (one per fleet), and its file tools and bash are rooted there; its
-// claims no longer keep it from overlapping writers, only the writer cap
-// counts it. When it ends, its changes are committed on its branch; a task
-// that ended ok is merged into the parent's working tree at once, in the
-// order tasks end, since the scheduler handles one end at a time. The
-// journal holds the worktree (before the task starts), the result with its
-// merge pending, then the merge's outcome, so a resume after a crash
-// merges what was committed and not merged, once.
+// worktree of its own from a snapshot of the parent's working tree (one
+// per fleet), its tools rooted there; its claims keep no one waiting, only
+// the writer cap counts it. The git work runs on the isolate.Queue, off
+// this mailbox: the task holds its slots while its worktree is made, and
+// its result waits while its changes are committed and merged, in the
+// order tasks end. A task on a worker brings its changes back as a patch,
+// merged the same way. The journal holds the worktree, the result with its
+// merge pending, then the merge, so a resume merges what a crash left
+// pending, once.
 
 // worktreeMade reports a worktree made for attempt of task (or why not).
 type worktreeMade struct {
