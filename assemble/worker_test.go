@@ -3,6 +3,7 @@ package assemble
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/actors/worker"
+	"reasonix/core/config"
 	"reasonix/core/provider/providertest"
 	"reasonix/core/session"
 )
@@ -80,6 +82,10 @@ type rigOpts struct {
 	capacity int
 	grace    time.Duration
 	server   []providertest.Option
+	// wrap, when set, wraps each workspace's agent builder; prepare runs
+	// before the rig's workspace is served (a git init, say).
+	wrap    func(*subagents) worker.Agents
+	prepare func(cwd string)
 }
 
 func newWorkerRig(t *testing.T, o rigOpts) *workerRig {
@@ -89,9 +95,25 @@ func newWorkerRig(t *testing.T, o rigOpts) *workerRig {
 	if o.capacity == 0 {
 		o.capacity = 2
 	}
+	if o.prepare != nil {
+		o.prepare(cwd)
+	}
 	sys := kernel.NewSystem(nil)
-	host, err := StartWorkerHost(sys, worker.HostSpec{Name: "w1", Capacity: o.capacity,
-		Workspaces: map[string]string{"ws": cwd}, Config: cfg, Grace: o.grace})
+	spec := worker.HostSpec{Name: "w1", Capacity: o.capacity, Workspaces: map[string]string{"ws": cwd}, Config: cfg, Grace: o.grace}
+	var host *worker.Host
+	var err error
+	if o.wrap != nil {
+		spec.NewAgents = func(cfg *config.Config, cwd string, log *slog.Logger) (worker.Agents, error) {
+			d, err := newWorkerAgents(cfg, cwd, log)
+			if err != nil {
+				return nil, err
+			}
+			return o.wrap(d), nil
+		}
+		host, err = worker.StartHost(sys, spec)
+	} else {
+		host, err = StartWorkerHost(sys, spec)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
