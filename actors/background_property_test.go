@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -224,7 +225,12 @@ func (s *bgScenario) check(t *testing.T) {
 	for _, n := range eventsOf[*event.Notice](evs) {
 		notices = append(notices, n.Message)
 	}
+	// Each request extends the one before it; the fake numbers them as it
+	// has read them, which for a request of a turn a crash cut off (still
+	// being read when the next turn's came) is not the order they were
+	// sent in. One conversation's requests are ordered by their length.
 	reqs := parentRequests(h.srv)
+	sort.SliceStable(reqs, func(i, j int) bool { return len(reqs[i].Messages) < len(reqs[j].Messages) })
 	final := reqs[len(reqs)-1]
 	defer func() {
 		if !t.Failed() {
@@ -241,7 +247,9 @@ func (s *bgScenario) check(t *testing.T) {
 	extendsAll(t, "parent", reqs)
 	convs := s.conversations(t, dir)
 	for i := 1; i <= s.k; i++ {
-		extendsAll(t, fmt.Sprintf("task %d", i), requestsOfTask(h.srv, fmt.Sprintf("task %d", i)))
+		sub := requestsOfTask(h.srv, fmt.Sprintf("task %d", i))
+		sort.SliceStable(sub, func(a, b int) bool { return len(sub[a].Messages) < len(sub[b].Messages) })
+		extendsAll(t, fmt.Sprintf("task %d", i), sub)
 	}
 
 	// Each run's result, once.

@@ -207,6 +207,17 @@ func TestBackgroundFleetDeliversEachResultOnce(t *testing.T) {
 	if strings.Join(heads, "|") != strings.Join(want, "|") {
 		t.Fatalf("results delivered as\n%v\nwant them once each in the order the tasks ended\n%v", heads, want)
 	}
+	// The session is idle once the last wake turn ended; its events may
+	// still be on their way to this subscriber.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for len(eventsOf[*event.BackgroundResult](evs)) < 8 {
+		e, err := h.sub.Next(ctx)
+		if err != nil {
+			break
+		}
+		evs = append(evs, e)
+	}
 	if got := len(eventsOf[*event.BackgroundResult](evs)); got != 8 {
 		t.Errorf("%d background_result events, want 8", got)
 	}
