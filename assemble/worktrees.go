@@ -71,20 +71,9 @@ const BranchPrefix = "reasonix/"
 func TaskBranch(session, id string) string { return BranchPrefix + session + "/" + id }
 
 func (w *worktrees) Prepare(ctx context.Context, fleetID string, spec event.TaskSpec) (isolate.Worktree, error) {
-	if err := w.find(); err != nil {
-		return isolate.Worktree{}, err
-	}
-	snap, err := w.snapshot(ctx, fleetID)
+	snap, branch, err := w.fresh(ctx, fleetID, spec.ID)
 	if err != nil {
 		return isolate.Worktree{}, err
-	}
-	branch := TaskBranch(w.session, spec.ID)
-	// What an earlier attempt of the task left goes first: it starts
-	// again from the snapshot.
-	if old, err := w.repo.Open(ctx, branch); err == nil {
-		if err := w.repo.Remove(ctx, old, true); err != nil {
-			return isolate.Worktree{}, err
-		}
 	}
 	dir := filepath.Join(w.repo.GitDir, "reasonix", "worktrees", w.session, spec.ID)
 	t, err := w.repo.Add(ctx, dir, branch, snap)
@@ -92,6 +81,25 @@ func (w *worktrees) Prepare(ctx context.Context, fleetID string, spec event.Task
 		return isolate.Worktree{}, err
 	}
 	return isolate.Worktree{Branch: branch, Dir: t.Dir, Base: snap}, nil
+}
+
+// fresh is where task id of fleet fleetID starts: the fleet's snapshot and
+// the task's branch, with whatever an earlier attempt of the task left
+// there removed first.
+func (w *worktrees) fresh(ctx context.Context, fleetID, id string) (snap, branch string, err error) {
+	if err := w.find(); err != nil {
+		return "", "", err
+	}
+	if snap, err = w.snapshot(ctx, fleetID); err != nil {
+		return "", "", err
+	}
+	branch = TaskBranch(w.session, id)
+	if old, err := w.repo.Open(ctx, branch); err == nil {
+		if err := w.repo.Remove(ctx, old, true); err != nil {
+			return "", "", err
+		}
+	}
+	return snap, branch, nil
 }
 
 // snapshot is the fleet's snapshot of the working tree, taken on first
@@ -113,18 +121,9 @@ func (w *worktrees) snapshot(ctx context.Context, fleetID string) (string, error
 // snapshot. A patch that does not apply is kept under <git
 // dir>/reasonix/patches/<session>/<task>.patch, which the error names.
 func (w *worktrees) Import(ctx context.Context, fleetID string, spec event.TaskSpec, ch event.Changes) (isolate.Worktree, error) {
-	if err := w.find(); err != nil {
-		return isolate.Worktree{}, err
-	}
-	snap, err := w.snapshot(ctx, fleetID)
+	snap, branch, err := w.fresh(ctx, fleetID, spec.ID)
 	if err != nil {
 		return isolate.Worktree{}, err
-	}
-	branch := TaskBranch(w.session, spec.ID)
-	if old, err := w.repo.Open(ctx, branch); err == nil {
-		if err := w.repo.Remove(ctx, old, true); err != nil {
-			return isolate.Worktree{}, err
-		}
 	}
 	if _, err := w.repo.ApplyPatch(ctx, snap, branch, ch.Patch); err != nil {
 		path := filepath.Join(w.repo.GitDir, "reasonix", "patches", w.session, spec.ID+".patch")

@@ -475,6 +475,18 @@ func openFleetParent(f *cmdutil.Factory, home, cwd, key string) (*fleetParent, e
 	return &fleetParent{id: id, store: store, msgs: msgs}, nil
 }
 
+// flush waits until what was appended to the parent's transcript is on
+// disk: the command says so only then, and a run --continue in this
+// process loads the transcript after it.
+func (p *fleetParent) flush() error {
+	done := make(chan error, 1)
+	p.store.Barrier(func(err error) { done <- err })
+	if err := <-done; err != nil {
+		return fmt.Errorf("parent session %s: %w", p.id, err)
+	}
+	return nil
+}
+
 // answer records the resumed fleet's result as the tool result of the
 // parent's call that submitted it, when that call is still unanswered, so
 // the parent can be continued with it.
@@ -487,12 +499,8 @@ func (p *fleetParent) answer(f *cmdutil.Factory, tasks []event.TaskSpec, res *fl
 		if err := p.store.Append(provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: text}); err != nil {
 			return fmt.Errorf("parent session %s: %w", p.id, err)
 		}
-		// The answer must be on disk before the command says so (and
-		// before a run --continue in this process loads the transcript).
-		done := make(chan error, 1)
-		p.store.Barrier(func(err error) { done <- err })
-		if err := <-done; err != nil {
-			return fmt.Errorf("parent session %s: %w", p.id, err)
+		if err := p.flush(); err != nil {
+			return err
 		}
 		fmt.Fprintf(f.Stderr, "reasonix: the result answers the %s call of session %s; continue it with reasonix run --continue (or --resume %s)\n", call.Name, p.id, p.id)
 		return nil
@@ -532,10 +540,8 @@ func (p *fleetParent) deliverMessages(f *cmdutil.Factory, recs []json.RawMessage
 	if added == 0 {
 		return nil
 	}
-	done := make(chan error, 1)
-	p.store.Barrier(func(err error) { done <- err })
-	if err := <-done; err != nil {
-		return fmt.Errorf("parent session %s: %w", p.id, err)
+	if err := p.flush(); err != nil {
+		return err
 	}
 	fmt.Fprintf(f.Stderr, "reasonix: %d message(s) to session %s that it had not read are added to it\n", added, p.id)
 	return nil
@@ -592,10 +598,8 @@ func (p *fleetParent) deliverBackground(f *cmdutil.Factory, tasks []event.TaskSp
 	if added == 0 {
 		return nil
 	}
-	done := make(chan error, 1)
-	p.store.Barrier(func(err error) { done <- err })
-	if err := <-done; err != nil {
-		return fmt.Errorf("parent session %s: %w", p.id, err)
+	if err := p.flush(); err != nil {
+		return err
 	}
 	fmt.Fprintf(f.Stderr, "reasonix: %d background result(s) session %s had not read are added to it; continue it with reasonix run --continue (or --resume %s)\n", added, p.id, p.id)
 	return nil
