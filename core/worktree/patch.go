@@ -42,15 +42,9 @@ func (r *Repo) Patch(ctx context.Context, base, commit string) ([]byte, error) {
 // and nothing is made. It returns the commit.
 func (r *Repo) ApplyPatch(ctx context.Context, onto, branch string, patch []byte) (string, error) {
 	fail := func(err error) (string, error) { return "", fmt.Errorf("apply patch to %s: %w", branch, err) }
-	base, err := r.resolve(ctx, onto)
+	base, err := r.newBranch(ctx, onto, branch)
 	if err != nil {
 		return fail(err)
-	}
-	if err := r.checkBranch(ctx, branch); err != nil {
-		return fail(err)
-	}
-	if _, err := run(ctx, r.main(), "rev-parse", "-q", "--verify", "refs/heads/"+branch); err == nil {
-		return fail(errors.New("branch exists"))
 	}
 	dir, err := os.MkdirTemp("", "reasonix-apply-")
 	if err != nil {

@@ -48,15 +48,9 @@ func (t *Tree) cmd() gitCmd {
 // exists.
 func (r *Repo) Add(ctx context.Context, dir, branch, commit string) (*Tree, error) {
 	fail := func(err error) (*Tree, error) { return nil, fmt.Errorf("add worktree %s: %w", branch, err) }
-	base, err := r.resolve(ctx, commit)
+	base, err := r.newBranch(ctx, commit, branch)
 	if err != nil {
 		return fail(err)
-	}
-	if err := r.checkBranch(ctx, branch); err != nil {
-		return fail(err)
-	}
-	if _, err := run(ctx, r.main(), "rev-parse", "-q", "--verify", "refs/heads/"+branch); err == nil {
-		return fail(errors.New("branch exists"))
 	}
 	if dir, err = newDir(dir); err != nil {
 		return fail(err)
@@ -105,6 +99,22 @@ func newDir(dir string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(parent, filepath.Base(dir)), nil
+}
+
+// newBranch resolves the commit a new branch is to start at and checks
+// that branch is a valid name no branch has yet.
+func (r *Repo) newBranch(ctx context.Context, commit, branch string) (string, error) {
+	base, err := r.resolve(ctx, commit)
+	if err != nil {
+		return "", err
+	}
+	if err := r.checkBranch(ctx, branch); err != nil {
+		return "", err
+	}
+	if _, err := run(ctx, r.main(), "rev-parse", "-q", "--verify", "refs/heads/"+branch); err == nil {
+		return "", errors.New("branch exists")
+	}
+	return base, nil
 }
 
 // checkBranch accepts a valid branch name that cannot be read as an option.
