@@ -12,6 +12,7 @@ import (
 	"reasonix/cmd/reasonix/internal/fleetcmd"
 	"reasonix/cmd/reasonix/internal/mcpcmd"
 	"reasonix/cmd/reasonix/internal/workercmd"
+	"reasonix/cmd/reasonix/internal/worktreecmd"
 )
 
 func newFactory() *cmdutil.Factory {
@@ -52,7 +53,7 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root.AddCommand(NewCmdServe(f, nil))
 	root.AddCommand(workercmd.NewCmdWorker(f, nil), workercmd.NewCmdWorkers(f, nil))
 	root.AddCommand(NewCmdTrust(f, nil))
-	root.AddCommand(NewCmdWorktrees(f, nil))
+	root.AddCommand(worktreecmd.NewCmdWorktrees(f, nil))
 	return root
 }
 

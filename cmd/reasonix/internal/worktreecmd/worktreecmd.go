@@ -1,4 +1,6 @@
-package main
+// Package worktreecmd is `reasonix worktrees`: what worktree writers kept,
+// listed, merged or dropped.
+package worktreecmd
 
 import (
 	"context"
