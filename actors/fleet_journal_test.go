@@ -12,6 +12,7 @@ import (
 	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/resume"
 	"reasonix/actors/kernel"
 	"reasonix/core/journal"
 	"reasonix/core/provider/providertest"
@@ -82,7 +83,7 @@ func TestFleetJournalAndResume(t *testing.T) {
 				}
 			}
 			before := subRequests(h)
-			rf, err := fleet.ResumeFleet(ctx, j2, recs[:cut], mode)
+			rf, err := resume.Rebuild(ctx, j2, recs[:cut], mode)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +117,7 @@ func TestFleetJournalAndResume(t *testing.T) {
 			if recs2[len(recs2)-1].Kind != journal.KindReply {
 				t.Errorf("resumed journal does not end with the reply: %+v", recs2[len(recs2)-1])
 			}
-			if r, err := fleet.ResumeFleet(ctx, j2, recs2, mode); err != nil || !r.Replayed.Complete() {
+			if r, err := resume.Rebuild(ctx, j2, recs2, mode); err != nil || !r.Replayed.Complete() {
 				t.Errorf("journal after the resume: complete=%v err=%v", r != nil && r.Replayed.Complete(), err)
 			}
 		})

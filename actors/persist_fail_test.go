@@ -16,6 +16,7 @@ import (
 	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/resume"
 	"reasonix/actors/kernel"
 	"reasonix/core/compact"
 	"reasonix/core/journal"
@@ -328,7 +329,7 @@ func TestFleetJournalFailureEndsTheFleet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rf, err := fleet.ResumeFleet(ctx, again, recs, "rerun")
+	rf, err := resume.Rebuild(ctx, again, recs, "rerun")
 	must(t, err)
 	more := *spec
 	more.Journal = again

@@ -26,7 +26,7 @@ var layers = []struct {
 	{1, []string{"scheduler"}},
 	{2, []string{"actors/event", "actors/kernel", "actors/workerpb"}},
 	{3, []string{"actors/remote", "actors/fleet/fleetmsg", "actors/fleet/isolate"}},
-	{4, []string{"actors/agent/team"}},
+	{4, []string{"actors/agent/team", "actors/fleet/resume"}},
 	{5, []string{"actors/agent"}},
 	{6, []string{"actors/fleet/link"}},
 	{7, []string{"actors/mcpconn", "actors/fleet", "actors/goalctl"}},

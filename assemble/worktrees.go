@@ -15,6 +15,7 @@ import (
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/fleet/isolate"
+	"reasonix/actors/fleet/resume"
 	"reasonix/core/atomicfile"
 	"reasonix/core/config"
 	"reasonix/core/journal"
@@ -212,6 +213,15 @@ func (w *worktrees) Drop(ctx context.Context, wt isolate.Worktree) event.Merge {
 	return m
 }
 
+// Resume is isolate.Isolator's: what a stopped scheduler left pending is
+// merged as `fleet resume` would (settlePending).
+func (w *worktrees) Resume(ctx context.Context, fleetID string, res event.TaskResult) event.Merge {
+	if err := w.find(); err != nil {
+		return event.Merge{Status: event.MergeKept, Branch: res.Merge.Branch, Error: err.Error()}
+	}
+	return settlePending(ctx, w.repo, w.mergeCheck, w.session, fleetID, res)
+}
+
 // mergeCheck refuses a path the parent's file tools could not write, or
 // only after asking a person.
 func (w *worktrees) mergeCheck(rel string) error {
@@ -289,15 +299,13 @@ func branchHead(ctx context.Context, repo *worktree.Repo, branch string) (string
 // the merge journalled (done gets the outcome); a task the resume failed
 // as interrupted keeps its branch and loses its worktree directory. It
 // returns a line for each, to print.
-func SettleWorktrees(ctx context.Context, cfg *config.Config, cwd string, j fleet.FleetJournal, rf *fleet.ResumedFleet) []string {
-	var pending, failed, settled []string
+func SettleWorktrees(ctx context.Context, cfg *config.Config, cwd string, j fleet.FleetJournal, rf *resume.Fleet) []string {
+	var failed, settled []string
 	for id, res := range rf.Submit.Done {
 		switch {
 		case res.Merge == nil:
 		case rf.Replayed.Merges[id] != nil:
 			settled = append(settled, id)
-		case res.Merge.Status == event.MergePending:
-			pending = append(pending, id)
 		case res.Merge.Status == event.MergeKept:
 			failed = append(failed, id)
 		}
@@ -308,10 +316,10 @@ func SettleWorktrees(ctx context.Context, cfg *config.Config, cwd string, j flee
 		}
 	}
 	sort.Strings(failed)
+	pending := rf.PendingMerges()
 	if len(pending)+len(failed)+len(settled) == 0 {
 		return nil
 	}
-	sort.Strings(pending)
 	repo, err := worktree.Find(ctx, cwd)
 	if err != nil {
 		return []string{fmt.Sprintf("worktree merges of fleet %s left pending: %v", rf.Submit.Key, err)}
@@ -325,40 +333,7 @@ func SettleWorktrees(ctx context.Context, cfg *config.Config, cwd string, j flee
 	session, _, _ := strings.Cut(rf.Submit.Key, "/")
 	for _, id := range pending {
 		res := rf.Submit.Done[id]
-		branch := res.Merge.Branch
-		if branch == "" {
-			branch = TaskBranch(session, id)
-		}
-		var m event.Merge
-		t, err := repo.Open(ctx, branch)
-		if err != nil && res.Changes != nil && len(res.Changes.Patch) > 0 {
-			// A worker's changes, journalled with the result: they become
-			// the branch now, on the fleet's snapshot.
-			onto := "refs/reasonix/snapshots/" + session + "/" + rf.Submit.FleetID
-			if _, aerr := repo.ApplyPatch(ctx, onto, branch, res.Changes.Patch); aerr != nil {
-				err = aerr
-				m = event.Merge{Status: event.MergeConflict, Files: res.Changes.Files, Error: aerr.Error()}
-			} else {
-				t, err = repo.Open(ctx, branch)
-			}
-		}
-		switch {
-		case m.Status != "":
-		case err != nil:
-			// The branch goes only once merged: the merge happened, its
-			// record did not.
-			m = event.Merge{Status: event.MergeMerged, Branch: branch}
-		case t.Dir != "":
-			// Cut off before its commit: what the worktree holds is the
-			// task's work.
-			if _, _, err := repo.Commit(ctx, t, "reasonix: "+strings.TrimPrefix(branch, BranchPrefix)); err != nil {
-				m = event.Merge{Status: event.MergeKept, Branch: branch, Error: "commit: " + err.Error()}
-				break
-			}
-			fallthrough
-		default:
-			m = MergeBranch(ctx, repo, branch, check)
-		}
+		m := settlePending(ctx, repo, check, session, rf.Submit.FleetID, res)
 		b, _ := json.Marshal(m)
 		if _, err := j.Append(ctx, journal.Record{Fleet: rf.Submit.Key, Kind: journal.KindMerge, Task: id, At: time.Now(), Data: b}); err != nil {
 			notes = append(notes, fmt.Sprintf("task %s: merge not journalled: %v", id, err))
@@ -382,11 +357,44 @@ func SettleWorktrees(ctx context.Context, cfg *config.Config, cwd string, j flee
 	return append(notes, removeLeftovers(ctx, repo, rf, settled)...)
 }
 
+// settlePending merges the changes of res, a result of fleet fleetID in
+// session journalled with its merge pending whose merge a stop cut off
+// (see isolate.Isolator.Resume).
+func settlePending(ctx context.Context, repo *worktree.Repo, check func(string) error, session, fleetID string, res event.TaskResult) event.Merge {
+	branch := res.Merge.Branch
+	if branch == "" {
+		branch = TaskBranch(session, res.TaskID)
+	}
+	t, err := repo.Open(ctx, branch)
+	if err != nil && res.Changes != nil && len(res.Changes.Patch) > 0 {
+		// A worker's changes, journalled with the result: they become the
+		// branch now, on the fleet's snapshot.
+		onto := "refs/reasonix/snapshots/" + session + "/" + fleetID
+		if _, err := repo.ApplyPatch(ctx, onto, branch, res.Changes.Patch); err != nil {
+			return event.Merge{Status: event.MergeConflict, Files: res.Changes.Files, Error: err.Error()}
+		}
+		t, err = repo.Open(ctx, branch)
+	}
+	if err != nil {
+		// The branch goes only once merged: the merge happened, its record
+		// did not.
+		return event.Merge{Status: event.MergeMerged, Branch: branch}
+	}
+	if t.Dir != "" {
+		// Cut off before its commit: what the worktree holds is the task's
+		// work.
+		if _, _, err := repo.Commit(ctx, t, "reasonix: "+strings.TrimPrefix(branch, BranchPrefix)); err != nil {
+			return event.Merge{Status: event.MergeKept, Branch: branch, Error: "commit: " + err.Error()}
+		}
+	}
+	return MergeBranch(ctx, repo, branch, check)
+}
+
 // removeLeftovers removes what the settled tasks (their merge journalled)
 // left when the process died before their worktree was removed: the
 // worktree and the branch of one merged or unchanged, the directory of
 // one whose branch is kept.
-func removeLeftovers(ctx context.Context, repo *worktree.Repo, rf *fleet.ResumedFleet, settled []string) []string {
+func removeLeftovers(ctx context.Context, repo *worktree.Repo, rf *resume.Fleet, settled []string) []string {
 	sort.Strings(settled)
 	var notes []string
 	for _, id := range settled {

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"reasonix/actors/event"
-	"reasonix/actors/fleet"
 	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/fleet/isolate"
+	"reasonix/actors/fleet/resume"
 	"reasonix/core/journal"
 	"reasonix/core/testenv"
 	"reasonix/scheduler"
@@ -87,7 +87,7 @@ func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	resumed := func(merges map[string]json.RawMessage) *fleet.ResumedFleet {
+	resumed := func(merges map[string]json.RawMessage) *resume.Fleet {
 		done := map[string]event.TaskResult{}
 		for id, w := range made {
 			done[id] = event.TaskResult{TaskID: id, Status: event.TaskOK, Text: "ok",
@@ -95,7 +95,7 @@ func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
 		}
 		done["f1.4"] = event.TaskResult{TaskID: "f1.4", Status: event.TaskOK, Text: "ok",
 			Merge: &event.Merge{Status: event.MergePending}, Changes: &remote}
-		return &fleet.ResumedFleet{Submit: &fleetmsg.SubmitFleet{Key: "s1/f1-1", FleetID: "f1", Done: done},
+		return &resume.Fleet{Submit: &fleetmsg.SubmitFleet{Key: "s1/f1-1", FleetID: "f1", Done: done},
 			Replayed: &scheduler.Replayed{Merges: merges, Worktrees: map[string]json.RawMessage{}}}
 	}
 	rf := resumed(map[string]json.RawMessage{})
@@ -138,5 +138,56 @@ func TestSettleWorktreesMergesAPendingMergeOnce(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(cwd, "a.txt")); string(b) != "three\n" {
 		t.Errorf("a.txt = %q after the second resume", b)
+	}
+}
+
+// TestIsolatorResumeMergesOnce: the isolator's Resume, which a scheduler
+// started again in the same process asks to settle a merge its
+// predecessor left pending, merges a branch still there into the
+// workspace and removes it; asked again for the same result (the branch
+// gone: merged), it writes nothing.
+func TestIsolatorResumeMergesOnce(t *testing.T) {
+	t.Parallel()
+	testenv.Need(t, "git")
+	cfg, cwd := buildConfig(t, "http://127.0.0.1:1", "")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = cwd
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	sb, err := NewSandbox(cfg, cwd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso := newWorktrees(cwd, "s1", sb)
+	ctx := context.Background()
+	w, err := iso.Prepare(ctx, "f1", event.TaskSpec{ID: "f1.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.Dir, "a.txt"), []byte("from the task\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := event.TaskResult{TaskID: "f1.1", Status: event.TaskOK, Merge: &event.Merge{Status: event.MergePending, Branch: w.Branch}}
+	if m := iso.Resume(ctx, "f1", res); m.Status != event.MergeMerged || len(m.Files) != 1 {
+		t.Fatalf("first resume: %+v", m)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, "a.txt")); string(b) != "from the task\n" {
+		t.Fatalf("a.txt = %q after the resume", b)
+	}
+	if err := os.WriteFile(filepath.Join(cwd, "a.txt"), []byte("the parent's since\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if m := iso.Resume(ctx, "f1", res); m.Status != event.MergeMerged || len(m.Files) != 0 {
+		t.Errorf("second resume: %+v", m)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cwd, "a.txt")); string(b) != "the parent's since\n" {
+		t.Errorf("a.txt = %q: the second resume merged again", b)
+	}
+	if kept, err := iso.repo.List(ctx, BranchPrefix); err != nil || len(kept) != 0 {
+		t.Errorf("worktrees left: %+v %v", kept, err)
 	}
 }

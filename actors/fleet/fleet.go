@@ -18,6 +18,7 @@ import (
 	"reasonix/actors/fleet/fleetmsg"
 	"reasonix/actors/fleet/isolate"
 	"reasonix/actors/fleet/link"
+	"reasonix/actors/fleet/resume"
 	"reasonix/actors/kernel"
 	"reasonix/actors/remote"
 	"reasonix/core/journal"
@@ -420,18 +421,20 @@ func (f *fleetActor) submitFrom(c actor.Context, m *fleetmsg.SubmitFleet, replyT
 	if len(m.Tasks) > 0 {
 		fl.budget = m.Tasks[0].FleetBudget
 	}
+	var rf *resume.Fleet
 	switch {
 	case m.FromJournal:
-		sub, fresh, err := f.fromJournal(m)
-		switch {
+		var err error
+		switch rf, err = f.fromJournal(m); {
 		case err != nil:
 			// Nothing is known of what ran: none of it runs (endBroken).
 			fl.key = m.Key
 			_ = f.journalFailed(m.FleetID, fl, "read", err)
-		case fresh:
+		case rf == nil:
 			f.jotSubmit(m, fl)
 		default:
-			m, fl.key = sub, sub.Key
+			m, fl.key = rf.Submit, rf.Submit.Key
+			f.resettle(rf)
 		}
 	case m.Key != "":
 		fl.key = m.Key // re-attached: its submit is journalled already
@@ -442,8 +445,11 @@ func (f *fleetActor) submitFrom(c actor.Context, m *fleetmsg.SubmitFleet, replyT
 		fl.ids = append(fl.ids, spec.ID)
 		f.register(m.FleetID, fl.key, spec, replyTo)
 		if res, done := m.Done[spec.ID]; done {
-			// Finished before the restart: its result stands as it was.
-			fl.results[spec.ID] = res
+			// Finished before the restart: its result stands as it was,
+			// once its merge is done if it was still to do (resettle).
+			if f.settling[spec.ID] == nil {
+				fl.results[spec.ID] = res
+			}
 			continue
 		}
 		f.publish(&event.TaskQueued{Fleet: m.FleetID, Prompt: text.OneLine(spec.Prompt, 200), Profile: spec.Profile, Writer: spec.Writer,

@@ -12,6 +12,7 @@ import (
 	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/fleetmsg"
+	"reasonix/actors/fleet/resume"
 	"reasonix/actors/kernel"
 	"reasonix/core/journal"
 	"reasonix/core/provider"
@@ -38,36 +39,33 @@ func JournalKey(session, fleetID string, at time.Time) string {
 }
 
 // fromJournal completes a FromJournal submission: a fleet the journal
-// holds gets the results it records (its running tasks run again or fail,
-// per the lost policy), and one it does not hold is a new fleet to journal
-// under the key. A journal that cannot be read leaves nothing to go on
-// from: the error ends the fleet.
-func (f *fleetActor) fromJournal(m *fleetmsg.SubmitFleet) (sub *fleetmsg.SubmitFleet, fresh bool, err error) {
+// holds is rebuilt with the results it records (its running tasks run
+// again or fail, per the lost policy), and one it does not hold (nil) is a
+// new fleet to journal under the key. A journal that cannot be read leaves
+// nothing to go on from: the error ends the fleet.
+func (f *fleetActor) fromJournal(m *fleetmsg.SubmitFleet) (*resume.Fleet, error) {
 	j, err := f.openJournal()
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), journalTimeout)
 	defer cancel()
 	recs, err := j.Records(ctx, m.Key)
-	if err != nil {
-		return nil, false, err
+	if err != nil || len(recs) == 0 {
+		return nil, err
 	}
-	if len(recs) == 0 {
-		return m, true, nil
-	}
-	rf, err := ResumeFleet(ctx, j, recs, f.spec.LostPolicy)
+	rf, err := resume.Rebuild(ctx, j, recs, f.spec.LostPolicy)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if rf.Submit.FleetID == "" {
 		rf.Submit.FleetID = m.FleetID // a fleet of no tasks names none
 	}
 	if rf.Submit.FleetID != m.FleetID {
-		return nil, false, fmt.Errorf("fleet journal %s holds fleet %q, not %q", m.Key, rf.Submit.FleetID, m.FleetID)
+		return nil, fmt.Errorf("fleet journal %s holds fleet %q, not %q", m.Key, rf.Submit.FleetID, m.FleetID)
 	}
 	f.log.Info("fleet goes on from its journal", "fleet", m.Key, "done", len(rf.Submit.Done), "rerun", len(rf.Rerun), "failed", len(rf.Failed))
-	return rf.Submit, false, nil
+	return rf, nil
 }
 
 // journalTimeout bounds one journal write; a journal that cannot keep up
@@ -237,71 +235,6 @@ func (f *fleetActor) queueTask(fleetID string, spec event.TaskSpec) scheduler.Ta
 	iso := spec.Writer && spec.Isolation == event.IsolationWorktree
 	return scheduler.Task{ID: spec.ID, Fleet: fleetID, Writer: spec.Writer, WritePaths: spec.WritePaths, Timeout: f.spec.TaskTimeout,
 		Local: spec.Continue != "", Isolated: iso}
-}
-
-// ResumedFleet is a journalled fleet rebuilt for `fleet resume`: the
-// SubmitFleet that re-attaches it (same key, finished results kept) and
-// what the resume found.
-type ResumedFleet struct {
-	Submit *fleetmsg.SubmitFleet
-	// Rerun lists tasks that were running when the journal ended and run
-	// again; Failed those failed instead (agent.resume_running = "fail").
-	Rerun, Failed []string
-	// Replayed is the fleet's state as its journal left it.
-	Replayed *scheduler.Replayed
-}
-
-// ResumeFleet rebuilds a fleet from its records. Finished tasks keep
-// their journalled results and never run again; tasks that were running
-// run again, or fail when running is "fail"; queued tasks start. The
-// failures it decides are journalled through j before they are returned.
-func ResumeFleet(ctx context.Context, j FleetJournal, recs []journal.Record, running string) (*ResumedFleet, error) {
-	r, err := scheduler.Replay(recs)
-	if err != nil {
-		return nil, err
-	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("resume fleet: no records")
-	}
-	key := recs[0].Fleet
-	out := &ResumedFleet{Replayed: r, Submit: &fleetmsg.SubmitFleet{Key: key, Done: map[string]event.TaskResult{}}}
-	for i, raw := range r.Submission.Specs {
-		var spec event.TaskSpec
-		if err := json.Unmarshal(raw, &spec); err != nil {
-			return nil, fmt.Errorf("resume fleet %s: task %d: %w", key, i+1, err)
-		}
-		out.Submit.Tasks = append(out.Submit.Tasks, spec)
-	}
-	if len(out.Submit.Tasks) != len(r.Order) {
-		return nil, fmt.Errorf("resume fleet %s: %d task specs for %d tasks", key, len(out.Submit.Tasks), len(r.Order))
-	}
-	if len(r.Submission.Tasks) > 0 {
-		out.Submit.FleetID = r.Submission.Tasks[0].Fleet
-	}
-	for id, raw := range r.Results {
-		var res event.TaskResult
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("resume fleet %s: result of %s: %w", key, id, err)
-		}
-		out.Submit.Done[id] = res
-	}
-	for _, id := range r.Pending() {
-		if !r.Running[id] {
-			continue
-		}
-		if running != "fail" {
-			out.Rerun = append(out.Rerun, id)
-			continue
-		}
-		res := event.TaskResult{TaskID: id, Status: event.TaskFailed, Error: "it was running when the process stopped (agent.resume_running = \"fail\")"}
-		b, _ := json.Marshal(res)
-		if _, err := j.Append(ctx, journal.Record{Fleet: key, Kind: journal.KindFinish, Task: id, At: time.Now(), Data: b}); err != nil {
-			return nil, fmt.Errorf("resume fleet %s: %w", key, err)
-		}
-		out.Submit.Done[id] = res
-		out.Failed = append(out.Failed, id)
-	}
-	return out, nil
 }
 
 // RunFleet runs one fleet on a scheduler of its own, outside any session,

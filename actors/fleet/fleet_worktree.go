@@ -1,12 +1,15 @@
 package fleet
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"reasonix/actors/agent/team"
 	"reasonix/actors/event"
 	"reasonix/actors/fleet/isolate"
+	"reasonix/actors/fleet/resume"
 	"reasonix/core/journal"
 )
 
@@ -157,4 +160,41 @@ func (f *fleetActor) worktreeSettledDone(c actor.Context, m *worktreeSettled) {
 	res.Text += isolate.MergeNote(m.m)
 	f.recordEnd(c, s.t, res)
 	f.maybeReply(c, s.t.fleet)
+}
+
+// resettle finishes, for a fleet that goes on from its journal after its
+// scheduler stopped, the worktree work the stop cut short: a result
+// journalled with its merge pending is merged now, in its turn, and
+// delivered once it is (worktreeSettledDone journals the merge); a task
+// failed as interrupted keeps its changes on its branch.
+func (f *fleetActor) resettle(rf *resume.Fleet) {
+	fleetID := rf.Submit.FleetID
+	for _, id := range rf.PendingMerges() {
+		res := rf.Submit.Done[id]
+		t := &runningTask{fleet: fleetID, meter: &team.TaskMeter{}}
+		for _, spec := range rf.Submit.Tasks {
+			if spec.ID == id {
+				t.spec = spec
+			}
+		}
+		if f.settling == nil {
+			f.settling = map[string]*settling{}
+		}
+		held := res
+		held.Changes = nil
+		f.settling[id] = &settling{t: t, res: held}
+		sys, self := f.sys, f.self
+		done := func(m event.Merge) { sys.Send(self, &worktreeSettled{task: id, m: m}) }
+		if f.spec.Isolator == nil {
+			done(event.Merge{Status: event.MergeKept, Branch: res.Merge.Branch, Error: isolate.ErrNoRepo.Error()})
+			continue
+		}
+		f.git().Resume(fleetID, res, done)
+	}
+	for _, id := range rf.Failed {
+		var w isolate.Worktree
+		if json.Unmarshal(rf.Replayed.Worktrees[id], &w) == nil && f.spec.Isolator != nil {
+			f.git().Settle(w, false, func(event.Merge) {})
+		}
+	}
 }

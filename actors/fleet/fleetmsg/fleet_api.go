@@ -12,14 +12,14 @@ import (
 type SubmitFleet struct {
 	FleetID string
 	Tasks   []event.TaskSpec
-	// Key, when set, re-attaches a journalled fleet (see ResumeFleet):
+	// Key, when set, re-attaches a journalled fleet (see resume.Rebuild):
 	// its records go on under that key and Done holds the tasks that
 	// finished before, which keep their results and do not run again.
 	Key  string
 	Done map[string]event.TaskResult
 	// FromJournal says Key names the fleet in the journal whether or not
 	// it is there yet: a fleet with no records is journalled under Key as
-	// a new one, and one with records goes on from them (as ResumeFleet
+	// a new one, and one with records goes on from them (as resume.Rebuild
 	// says). It is how a restarted scheduler takes over the fleets of the
 	// one that stopped.
 	FromJournal bool

@@ -58,6 +58,12 @@ type Isolator interface {
 	// directory), which Merge then merges. A patch that does not apply is
 	// an error, and the patch is kept where the error says.
 	Import(ctx context.Context, fleetID string, spec event.TaskSpec, ch event.Changes) (Worktree, error)
+	// Resume merges the changes of res, a result of fleet fleetID that a
+	// scheduler which then stopped journalled with its merge pending: its
+	// branch (committed first when its worktree was cut off before its
+	// commit) or the worker's patch journalled with it. A branch already
+	// gone was merged. It removes what the merge leaves behind.
+	Resume(ctx context.Context, fleetID string, res event.TaskResult) event.Merge
 }
 
 // ErrNoRepo is why a worktree task fails where there is no git repository.
@@ -202,6 +208,26 @@ func (q *Queue) SettleImported(fleetID string, spec event.TaskSpec, ch event.Cha
 		if m.Status == event.MergeMerged {
 			q.sys.Go(func() { q.remove(w, true) }, nil)
 		}
+	})
+}
+
+// Resume settles, in its turn among the merges, a result journalled with
+// its merge pending by a scheduler that stopped before the merge (see
+// Isolator.Resume); done gets the outcome exactly once.
+func (q *Queue) Resume(fleetID string, res event.TaskResult, done func(event.Merge)) {
+	iso := q.iso
+	q.serial(func() {
+		once := false
+		defer panics.Recover(func(err error) {
+			if !once {
+				done(event.Merge{Status: event.MergeKept, Branch: res.Merge.Branch, Error: err.Error()})
+			}
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+		defer cancel()
+		m := iso.Resume(ctx, fleetID, res)
+		once = true
+		done(m)
 	})
 }
 

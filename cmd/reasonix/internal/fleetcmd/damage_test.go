@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"reasonix/actors/event"
-	"reasonix/actors/fleet"
+	"reasonix/actors/fleet/resume"
 	"reasonix/core/journal"
 	"reasonix/scheduler"
 )
@@ -120,7 +120,7 @@ func TestCheckFleet(t *testing.T) {
 				}
 			}
 			// What the check keeps, the resume can use.
-			if _, err := fleet.ResumeFleet(t.Context(), nil, c.Records, "rerun"); err != nil {
+			if _, err := resume.Rebuild(t.Context(), nil, c.Records, "rerun"); err != nil {
 				t.Errorf("resume of the kept records: %v", err)
 			}
 		})

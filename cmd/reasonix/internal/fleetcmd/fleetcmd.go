@@ -18,6 +18,7 @@ import (
 	"reasonix/actors/event"
 	"reasonix/actors/fleet"
 	"reasonix/actors/fleet/fleetmsg"
+	"reasonix/actors/fleet/resume"
 	"reasonix/actors/kernel"
 	"reasonix/assemble"
 	"reasonix/cmd/reasonix/internal/cmdutil"
@@ -387,7 +388,7 @@ func FleetResume(ctx context.Context, f *cmdutil.Factory, j *journal.Journal, op
 	if running == "" {
 		running = cfg.Agent.ResumeRunning
 	}
-	rf, err := fleet.ResumeFleet(ctx, j, recs, running)
+	rf, err := resume.Rebuild(ctx, j, recs, running)
 	if err != nil {
 		return err
 	}
