@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -39,8 +40,12 @@ func ResolveMCP(cfg *config.Config, cwd string, trustProject bool, getenv func(s
 	}
 	set := &MCPServers{Declared: decls}
 	var grants *mcp.Grants
+	project := projectEnv(cfg, cwd)
 	lookup := func(k string) (string, bool) {
-		v := getenv(k)
+		if v := getenv(k); v != "" {
+			return v, true
+		}
+		v := project[k]
 		return v, v != ""
 	}
 	for _, d := range decls {
@@ -77,15 +82,39 @@ func ResolveMCP(cfg *config.Config, cwd string, trustProject bool, getenv func(s
 	return set, nil
 }
 
+// projectEnv is what the workspace's .env gives ${VAR} in server entries
+// where the environment has nothing: only in a trusted workspace, and
+// never a provider's API key variable or one of Reasonix's own
+// (REASONIX_*), so a cloned repository can neither feed a key to a server
+// nor steer Reasonix. A missing or unreadable file gives nothing.
+func projectEnv(cfg *config.Config, cwd string) map[string]string {
+	if !cfg.ProjectTrusted {
+		return nil
+	}
+	vars, err := config.ReadDotEnv(filepath.Join(cwd, ".env"))
+	if err != nil {
+		return nil
+	}
+	for k := range vars {
+		if strings.HasPrefix(k, "REASONIX_") {
+			delete(vars, k)
+		}
+	}
+	for _, p := range cfg.Providers {
+		delete(vars, p.APIKeyEnv)
+	}
+	return vars
+}
+
 // buildMCP is the MCP part of a top-level session.
 func buildMCP(cfg *config.Config, o BuildOptions) (mcpconn.MCPSpec, error) {
 	set, err := ResolveMCP(cfg, o.Cwd, o.TrustProjectMCP, o.Getenv)
 	if err != nil {
 		return mcpconn.MCPSpec{}, err
 	}
-	var jail func(mcp.StdioCommand) (mcp.StdioCommand, error)
+	var jail func(mcp.ServerConfig, mcp.StdioCommand) (mcp.StdioCommand, error)
 	for _, srv := range set.Servers {
-		if srv.Config.Sandbox && srv.Config.Type == mcp.TypeStdio {
+		if srv.Config.Jailed() {
 			sb, err := NewSandbox(cfg, o.Cwd)
 			if err != nil {
 				return mcpconn.MCPSpec{}, err
@@ -107,16 +136,26 @@ func buildMCP(cfg *config.Config, o BuildOptions) (mcpconn.MCPSpec, error) {
 	}, nil
 }
 
-// MCPJail runs a stdio server's command inside sb's bash jail: it may
-// write only the writer roots, reads nothing forbidden, and reaches the
-// network only when [sandbox] network allows it. A jail that is off or
-// unavailable is an error: the user asked for confinement.
-func MCPJail(sb *sandbox.Sandbox) func(mcp.StdioCommand) (mcp.StdioCommand, error) {
-	return func(c mcp.StdioCommand) (mcp.StdioCommand, error) {
+// MCPJail runs a jailed stdio server's command (mcp.ServerConfig.Jailed)
+// inside sb's bash jail. A project's server sees the workspace read-only,
+// writes only the scratch directories and reaches the network only when
+// its entry says network = true; a user's server that opted in with
+// sandbox = true may write the writer roots and reaches the network when
+// [sandbox] network allows it. Either reads nothing forbidden. A jail
+// that is off or unavailable is an error, never a server run unconfined.
+func MCPJail(sb *sandbox.Sandbox) func(mcp.ServerConfig, mcp.StdioCommand) (mcp.StdioCommand, error) {
+	return func(cfg mcp.ServerConfig, c mcp.StdioCommand) (mcp.StdioCommand, error) {
 		if sb.Mode() == sandbox.ModeOff {
+			if cfg.Project {
+				return c, errors.New("a project's stdio server runs in the bash jail, and the jail is off ([sandbox] bash); declare the server in your user config to run it unconfined")
+			}
 			return c, errors.New("sandbox = true, but the bash jail is off ([sandbox] bash)")
 		}
-		argv, err := sb.Wrap(c.Dir, append([]string{c.Command}, c.Args...))
+		jail := sb
+		if cfg.Project {
+			jail = sb.ReadOnly(cfg.Network)
+		}
+		argv, err := jail.Wrap(c.Dir, append([]string{c.Command}, c.Args...))
 		if err != nil {
 			return c, err
 		}

@@ -27,7 +27,7 @@ type dialer struct {
 	connectTimeout time.Duration
 	elicitor       mcp.Elicitor
 	home           string
-	jail           func(mcp.StdioCommand) (mcp.StdioCommand, error)
+	jail           func(mcp.ServerConfig, mcp.StdioCommand) (mcp.StdioCommand, error)
 }
 
 // oauth is the OAuth handler of an http server: stored tokens only (a
@@ -66,12 +66,13 @@ func (d *dialer) run(ctx context.Context, self *actor.PID, epoch int) {
 		d.sys.Send(self, &ConnDown{epoch: epoch, err: errText, wasUp: wasUp})
 	}()
 	opts := mcp.OpenOptions{Logger: d.log, Dir: d.root}
-	if d.cfg.Sandbox && d.cfg.Type == mcp.TypeStdio {
+	if d.cfg.Jailed() {
 		if d.jail == nil {
-			errText = fmt.Sprintf("mcp server %q: sandbox = true, but no sandbox was configured for the session", d.cfg.Name)
+			errText = fmt.Sprintf("mcp server %q runs in the bash jail, but no sandbox was configured for the session", d.cfg.Name)
 			return
 		}
-		opts.Wrap = d.jail
+		cfg := d.cfg
+		opts.Wrap = func(c mcp.StdioCommand) (mcp.StdioCommand, error) { return d.jail(cfg, c) }
 	}
 	if d.cfg.Type == mcp.TypeHTTP {
 		h, err := d.oauth()

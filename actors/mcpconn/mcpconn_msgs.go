@@ -63,10 +63,11 @@ type MCPSpec struct {
 	Interactive bool
 	// Elicitation is ElicitDecline (the default) or ElicitDefaults.
 	Elicitation string
-	// Jail rewrites the command line of a stdio server configured with
-	// sandbox = true so that it runs inside the bash jail; nil means no
-	// jail can be had, and such a server fails to start.
-	Jail func(mcp.StdioCommand) (mcp.StdioCommand, error)
+	// Jail rewrites the command line of a jailed stdio server
+	// (ServerConfig.Jailed) so that it runs inside the bash jail that
+	// server gets; nil means no jail can be had, and such a server fails
+	// to start.
+	Jail func(mcp.ServerConfig, mcp.StdioCommand) (mcp.StdioCommand, error)
 	// Home is the reasonix home, where OAuth tokens of http servers are
 	// stored; empty keeps none. A session uses stored tokens (refreshing
 	// them) and never starts an authorization itself.

@@ -369,8 +369,11 @@ type PluginConfig struct {
 	// authorization server accepts one instead of registration.
 	OAuthClientMetadataURL string `toml:"oauth_client_metadata_url"`
 	// Sandbox runs a stdio server inside the bash jail with the writer
-	// roots.
+	// roots. A server the project declares is jailed whatever it says,
+	// with the workspace read-only.
 	Sandbox bool `toml:"sandbox"`
+	// Network lets a project's jailed stdio server reach the network.
+	Network bool `toml:"network"`
 }
 
 // PluginTool holds per-tool settings of one MCP server.

@@ -58,8 +58,12 @@ type ServerConfig struct {
 	// OAuthClientMetadataURL is where the client's ID metadata document
 	// is published; empty means none.
 	OAuthClientMetadataURL string
-	// Sandbox runs a stdio server inside the bash jail.
+	// Sandbox runs a stdio server inside the bash jail with the writer
+	// roots (a user's server opts in; see Jailed).
 	Sandbox bool
+	// Network lets a jailed project server reach the network; nothing
+	// else does.
+	Network bool
 	// Approval is the server's approval policy for its tools.
 	Approval Approval
 	// TrustedReadOnly lists raw tool names the user audited as read-only.
@@ -112,6 +116,7 @@ func FromPlugin(p config.PluginConfig) (ServerConfig, error) {
 		OAuthGrant:             p.OAuthGrant,
 		OAuthClientMetadataURL: p.OAuthClientMetadataURL,
 		Sandbox:                p.Sandbox,
+		Network:                p.Network,
 
 		Approval:        Approval{Default: p.DefaultToolsApprovalMode, Reviewer: p.ApprovalsReviewer},
 		TrustedReadOnly: slices.Clone(p.TrustedReadOnlyTools),
@@ -138,6 +143,13 @@ func FromPlugin(p config.PluginConfig) (ServerConfig, error) {
 		c.ToolTimeouts[tool] = time.Duration(secs) * time.Second
 	}
 	return c, c.Validate()
+}
+
+// Jailed reports whether the server's process runs in the bash jail: a
+// stdio server a project declared always does (read-only, see Network),
+// a user's one when it opts in with sandbox = true (writer roots).
+func (c ServerConfig) Jailed() bool {
+	return c.Type == TypeStdio && (c.Project || c.Sandbox)
 }
 
 // Validate checks that the config names a server that can be reached:
@@ -307,7 +319,10 @@ func Identity(c ServerConfig) string {
 		Env     map[string]string `json:"env"`
 		URL     string            `json:"url"`
 		Headers map[string]string `json:"headers"`
-	}{c.Type, c.Command, args, env, c.URL, headers})
+		// Network is written only when set, so the grants of servers
+		// without it stand; a project that turns it on asks again.
+		Network bool `json:"network,omitempty"`
+	}{c.Type, c.Command, args, env, c.URL, headers, c.Network})
 	if err != nil {
 		// Only strings are marshalled; this cannot fail.
 		panic(fmt.Sprintf("mcp identity: %v", err))
@@ -325,6 +340,9 @@ type mcpJSONServer struct {
 	Env     map[string]string `json:"env"`
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
+	// Network is Reasonix's own member: the server's jail may reach the
+	// network.
+	Network bool `json:"network"`
 }
 
 // LoadMCPJSON reads a project .mcp.json ({"mcpServers": {name: {...}}})
@@ -352,7 +370,7 @@ func LoadMCPJSON(path string) ([]ServerConfig, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: server %q: %w", path, name, err)
 		}
-		c := ServerConfig{Name: name, Type: typ, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers}
+		c := ServerConfig{Name: name, Type: typ, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Network: s.Network}
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

@@ -5,6 +5,20 @@ import (
 	"path/filepath"
 )
 
+// ReadOnly returns the sandbox of a process that may read the workspace
+// and change nothing in it, such as an MCP server a project declared:
+// jailed, it sees the workspace read-only (bound read-only again where it
+// lies in a scratch directory) and writes only the scratch directories;
+// it reaches the network only when network is set; file tools may write
+// nothing. The home stays closed, secrets hidden, and the mode is s's.
+func (s *Sandbox) ReadOnly(network bool) *Sandbox {
+	n := *s
+	n.writable, n.allow, n.claims = nil, nil, nil
+	n.readonly = append(append([]string(nil), s.readonly...), s.root)
+	n.network = network
+	return &n
+}
+
 // Rooted returns the sandbox of a writer that works in a copy of the
 // workspace at dir (a git worktree): dir takes the workspace root's place
 // for file tools and jailed commands alike, so the task writes its copy and

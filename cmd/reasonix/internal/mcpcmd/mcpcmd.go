@@ -378,12 +378,13 @@ func unknownServer(m *mcpContext, name string, names []string) error {
 func (m *mcpContext) dialMCP(ctx context.Context, f *cmdutil.Factory, c mcp.ServerConfig, o *MCPOptions) (*mcp.Client, error) {
 	root := assemble.WorkspaceRoot(m.cfg, m.cwd)
 	opts := mcp.OpenOptions{Logger: m.logger, Dir: root}
-	if c.Sandbox && c.Type == mcp.TypeStdio {
+	if c.Jailed() {
 		sb, err := assemble.NewSandbox(m.cfg, m.cwd)
 		if err != nil {
 			return nil, err
 		}
-		opts.Wrap = assemble.MCPJail(sb)
+		jail := assemble.MCPJail(sb)
+		opts.Wrap = func(s mcp.StdioCommand) (mcp.StdioCommand, error) { return jail(c, s) }
 	}
 	if c.Type == mcp.TypeHTTP {
 		h, err := m.oauthHandler(f, c, o)
