@@ -162,6 +162,7 @@ func runDoctor(ctx context.Context, f *cmdutil.Factory, opts *DoctorOptions) err
 		d.checkSessions(),
 		d.checkInstructions(),
 	}
+	checks = append(checks, d.checkMCP()...)
 	checks = append(checks, d.checkWorkers(ctx)...)
 	var warned, failed int
 	for _, c := range checks {
