@@ -39,6 +39,7 @@ var conformancePasses = []string{
 	"auth/token-endpoint-auth-none",
 	"auth/pre-registration",
 	"auth/2025-03-26-oauth-endpoint-fallback",
+	"auth/2025-03-26-oauth-metadata-backcompat",
 	"auth/resource-mismatch",
 	"auth/offline-access-scope",
 	"auth/offline-access-not-supported",
@@ -48,9 +49,8 @@ var conformancePasses = []string{
 // conformanceGaps are the scenarios left, with why. Each is still run: one
 // that starts passing fails the test until it moves to conformancePasses.
 var conformanceGaps = map[string]string{
-	"auth/2025-03-26-oauth-metadata-backcompat": "the mock authorization server's metadata names an issuer other than the URL it is served from, which the SDK refuses (RFC 8414 §3.3)",
-	"auth/client-credentials-jwt":               "private_key_jwt client authentication is not implemented by the SDK",
-	"auth/cross-app-access-complete-flow":       "SEP-990 identity assertion grants (token exchange, then JWT bearer) are not wired in",
+	"auth/client-credentials-jwt":         "private_key_jwt client authentication is not implemented by the SDK",
+	"auth/cross-app-access-complete-flow": "SEP-990 identity assertion grants (token exchange, then JWT bearer) are not wired in",
 }
 
 // TestMCPConformance runs the official client conformance suite against

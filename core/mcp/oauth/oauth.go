@@ -112,6 +112,7 @@ func New(cfg Config) (*Handler, error) {
 		return clientCredentialsHandler(cfg, hc)
 	}
 
+	hc = withLegacyIssuer(hc, cfg.URL)
 	fetch, redirect, closeFn, err := codeFetcher(cfg, hc)
 	if err != nil {
 		return nil, err
