@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,6 +68,13 @@ func ResolveMCP(cfg *config.Config, cwd string, trustProject bool, getenv func(s
 				srv.Untrusted = mcp.UntrustedReason(trust, d.Config.Name)
 			}
 		}
+		if d.Project() {
+			if err := projectOAuth(cfg, d.Config); err != nil {
+				srv.Error = err.Error()
+				set.Servers = append(set.Servers, srv)
+				continue
+			}
+		}
 		if !srv.Disabled && srv.Untrusted == "" {
 			expanded, missing := d.Config.Expanded(lookup)
 			if len(missing) > 0 {
@@ -104,6 +112,22 @@ func projectEnv(cfg *config.Config, cwd string) map[string]string {
 		delete(vars, p.APIKeyEnv)
 	}
 	return vars
+}
+
+// projectOAuth refuses the OAuth settings of a project's server that
+// would hand it the user's secrets: a private key file (any file the
+// user can read), a provider's API key variable or one of Reasonix's own.
+// A project names its client; the user's own config names keys.
+func projectOAuth(cfg *config.Config, c mcp.ServerConfig) error {
+	if c.OAuth.PrivateKeyFile != "" {
+		return fmt.Errorf("mcp server %q: a project's server may not name a private key file (oauth private_key_file); declare the server in the user config", c.Name)
+	}
+	for _, v := range c.OAuth.Vars() {
+		if strings.HasPrefix(v, "REASONIX_") || slices.ContainsFunc(cfg.Providers, func(p config.ProviderConfig) bool { return p.APIKeyEnv == v }) {
+			return fmt.Errorf("mcp server %q: a project's server may not read %s for OAuth: it holds a provider's API key or a Reasonix setting", c.Name, v)
+		}
+	}
+	return nil
 }
 
 // buildMCP is the MCP part of a top-level session.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"runtime/debug"
 	"time"
 
@@ -31,17 +30,17 @@ type dialer struct {
 }
 
 // oauth is the OAuth handler of an http server: stored tokens only (a
-// session never starts an authorization), or the client-credentials
-// grant when the server is configured for it.
+// session never starts an authorization), or a grant without a person
+// (client credentials, cross-app access) when the server is configured
+// for one.
 func (d *dialer) oauth() (*oauth.Handler, error) {
-	cfg := oauth.Config{Server: d.cfg.Name, URL: d.cfg.URL, Authorize: oauth.AuthorizeNever,
-		ClientID: d.cfg.OAuthClientID, ClientMetadataURL: d.cfg.OAuthClientMetadataURL,
-		ClientCredentials: d.cfg.OAuthGrant == mcp.OAuthClientCredentials}
+	cfg, err := d.cfg.OAuth.Config(d.cfg.Name, d.cfg.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Authorize = oauth.AuthorizeNever
 	if d.home != "" {
 		cfg.Store = oauth.NewStore(d.home)
-	}
-	if env := d.cfg.OAuthClientSecretEnv; env != "" {
-		cfg.ClientSecret = os.Getenv(env)
 	}
 	return oauth.New(cfg)
 }

@@ -576,6 +576,7 @@ func (m *merger) finish() {
 			p.Type = defaultPluginType
 			c.Sources[EntryKey("plugins", p.Name)+".type"] = SourceDefault
 		}
+		p.OAuthPrivateKeyFile = resolvePath(p.OAuthPrivateKeyFile, c.Sources[EntryKey("plugins", p.Name)+".oauth_private_key_file"])
 	}
 	for i := range c.Workers {
 		w := &c.Workers[i]

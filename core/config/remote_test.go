@@ -353,3 +353,39 @@ func TestWorkerTokenFromOwnEnvironment(t *testing.T) {
 		t.Errorf("with the variable: %q, %v; want tok-own", got, err)
 	}
 }
+
+// TestPluginKeyFileResolved: a plugin's OAuth key file is found from any
+// working directory: "~/" is the home, a relative path is beside the
+// config that names it.
+func TestPluginKeyFileResolved(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home directory")
+	}
+	t.Parallel()
+	c, f := mustLoad(t, layout{explicit: `
+[[plugins]]
+name = "a"
+type = "http"
+url = "https://a.example/mcp"
+oauth_grant = "client_credentials"
+oauth_client_id = "c"
+oauth_private_key_file = "~/keys/a.pem"
+[[plugins]]
+name = "b"
+type = "http"
+url = "https://b.example/mcp"
+oauth_grant = "client_credentials"
+oauth_client_id = "c"
+oauth_private_key_file = "keys/b.pem"
+`})
+	if len(c.Plugins) != 2 {
+		t.Fatalf("plugins: %+v", c.Plugins)
+	}
+	if want := filepath.Join(home, "keys", "a.pem"); c.Plugins[0].OAuthPrivateKeyFile != want {
+		t.Errorf("a: %q, want %q", c.Plugins[0].OAuthPrivateKeyFile, want)
+	}
+	if want := filepath.Join(filepath.Dir(f.explicit), "keys", "b.pem"); c.Plugins[1].OAuthPrivateKeyFile != want {
+		t.Errorf("b: %q, want %q", c.Plugins[1].OAuthPrivateKeyFile, want)
+	}
+}

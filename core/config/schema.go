@@ -361,9 +361,25 @@ type PluginConfig struct {
 	// config.
 	OAuthClientID        string `toml:"oauth_client_id"`
 	OAuthClientSecretEnv string `toml:"oauth_client_secret_env"`
-	// OAuthGrant is authorization_code (the default: a person approves)
-	// or client_credentials (a machine client, no person).
+	// OAuthGrant is authorization_code (the default: a person approves),
+	// client_credentials (a machine client, no person) or
+	// cross_app_access (an enterprise identity provider's ID token is
+	// exchanged for the server's token, no person).
 	OAuthGrant string `toml:"oauth_grant"`
+	// OAuthPrivateKeyFile or OAuthPrivateKeyEnv (a variable holding it)
+	// give a PEM private key that signs the client's assertion
+	// (private_key_jwt) in place of a secret, for client_credentials;
+	// OAuthSigningAlgorithm names the algorithm (default: the key's).
+	OAuthPrivateKeyFile   string `toml:"oauth_private_key_file"`
+	OAuthPrivateKeyEnv    string `toml:"oauth_private_key_env"`
+	OAuthSigningAlgorithm string `toml:"oauth_signing_algorithm"`
+	// OAuthIDPIssuer, OAuthIDPClientID and OAuthIDPClientSecretEnv are
+	// the identity provider of cross_app_access and this client there;
+	// OAuthIDTokenEnv names the variable holding the user's ID token.
+	OAuthIDPIssuer          string `toml:"oauth_idp_issuer"`
+	OAuthIDPClientID        string `toml:"oauth_idp_client_id"`
+	OAuthIDPClientSecretEnv string `toml:"oauth_idp_client_secret_env"`
+	OAuthIDTokenEnv         string `toml:"oauth_id_token_env"`
 	// OAuthClientMetadataURL is an https URL where this client's ID
 	// metadata document is published, used as the client id where the
 	// authorization server accepts one instead of registration.

@@ -394,18 +394,42 @@ func (v *checker) plugins() {
 		if p.ApprovalsReviewer != "" {
 			v.oneOf(prefix+".approvals_reviewer", p.ApprovalsReviewer, "user", "auto_review")
 		}
-		if p.OAuthGrant != "" {
-			v.oneOf(prefix+".oauth_grant", p.OAuthGrant, "authorization_code", "client_credentials")
-		}
-		if p.OAuthGrant == "client_credentials" && (p.OAuthClientID == "" || p.OAuthClientSecretEnv == "") {
-			v.add(prefix+".oauth_grant", "client_credentials needs oauth_client_id and oauth_client_secret_env")
-		}
+		v.pluginOAuth(prefix, p)
 		if u := p.OAuthClientMetadataURL; u != "" && !strings.HasPrefix(u, "https://") {
 			v.add(prefix+".oauth_client_metadata_url", "must be an https url")
 		}
 		if p.Sandbox && p.Type != "" && p.Type != "stdio" {
 			v.add(prefix+".sandbox", "only applies to stdio servers")
 		}
+	}
+}
+
+// pluginOAuth checks the oauth_* keys of a [[plugins]] entry: a known
+// grant and algorithm, and what each machine grant needs.
+func (v *checker) pluginOAuth(prefix string, p PluginConfig) {
+	if p.OAuthGrant != "" {
+		v.oneOf(prefix+".oauth_grant", p.OAuthGrant, "authorization_code", "client_credentials", "cross_app_access")
+	}
+	if p.OAuthSigningAlgorithm != "" {
+		v.oneOf(prefix+".oauth_signing_algorithm", p.OAuthSigningAlgorithm,
+			"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
+	}
+	key := p.OAuthPrivateKeyFile != "" || p.OAuthPrivateKeyEnv != ""
+	if p.OAuthPrivateKeyFile != "" && p.OAuthPrivateKeyEnv != "" {
+		v.add(prefix+".oauth_private_key_env", "set oauth_private_key_file or oauth_private_key_env, not both")
+	}
+	switch p.OAuthGrant {
+	case "client_credentials":
+		if p.OAuthClientID == "" || (p.OAuthClientSecretEnv == "" && !key) {
+			v.add(prefix+".oauth_grant", "client_credentials needs oauth_client_id and oauth_client_secret_env or a private key (oauth_private_key_file or oauth_private_key_env)")
+		}
+	case "cross_app_access":
+		if p.OAuthClientID == "" || p.OAuthIDPIssuer == "" || p.OAuthIDPClientID == "" || p.OAuthIDTokenEnv == "" {
+			v.add(prefix+".oauth_grant", "cross_app_access needs oauth_client_id, oauth_idp_issuer, oauth_idp_client_id and oauth_id_token_env")
+		}
+	}
+	if key && p.OAuthGrant != "client_credentials" {
+		v.add(prefix+".oauth_grant", "a private key authenticates only the client_credentials grant")
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"reasonix/core/config"
+	"reasonix/core/mcp/oauth"
 )
 
 // The transport types a ServerConfig may name.
@@ -49,15 +50,9 @@ type ServerConfig struct {
 	CallTimeout time.Duration
 	// ToolTimeouts caps calls per raw tool name, overriding CallTimeout.
 	ToolTimeouts map[string]time.Duration
-	// OAuthClientID and OAuthClientSecretEnv name a pre-registered OAuth
-	// client and the variable holding its secret; OAuthGrant is
-	// authorization_code (empty) or client_credentials.
-	OAuthClientID        string
-	OAuthClientSecretEnv string
-	OAuthGrant           string
-	// OAuthClientMetadataURL is where the client's ID metadata document
-	// is published; empty means none.
-	OAuthClientMetadataURL string
+	// OAuth is how an http server's authorization server knows this
+	// client: the grant, the client, and the variables holding secrets.
+	OAuth oauth.Settings
 	// Sandbox runs a stdio server inside the bash jail with the writer
 	// roots (a user's server opts in; see Jailed).
 	Sandbox bool
@@ -72,9 +67,6 @@ type ServerConfig struct {
 	// .mcp.json) rather than the user.
 	Project bool
 }
-
-// OAuthClientCredentials is the OAuthGrant value for machine clients.
-const OAuthClientCredentials = "client_credentials"
 
 // normalizeType maps the spellings users write to a transport type. An
 // empty type means stdio, unless only a URL is given.
@@ -111,12 +103,15 @@ func FromPlugin(p config.PluginConfig) (ServerConfig, error) {
 		URL:     p.URL,
 		Headers: maps.Clone(p.Headers),
 
-		OAuthClientID:          p.OAuthClientID,
-		OAuthClientSecretEnv:   p.OAuthClientSecretEnv,
-		OAuthGrant:             p.OAuthGrant,
-		OAuthClientMetadataURL: p.OAuthClientMetadataURL,
-		Sandbox:                p.Sandbox,
-		Network:                p.Network,
+		OAuth: oauth.Settings{
+			Grant: p.OAuthGrant, ClientID: p.OAuthClientID, ClientSecretEnv: p.OAuthClientSecretEnv,
+			ClientMetadataURL: p.OAuthClientMetadataURL,
+			PrivateKeyFile:    p.OAuthPrivateKeyFile, PrivateKeyEnv: p.OAuthPrivateKeyEnv, SigningAlgorithm: p.OAuthSigningAlgorithm,
+			IDPIssuer: p.OAuthIDPIssuer, IDPClientID: p.OAuthIDPClientID, IDPClientSecretEnv: p.OAuthIDPClientSecretEnv,
+			IDTokenEnv: p.OAuthIDTokenEnv,
+		},
+		Sandbox: p.Sandbox,
+		Network: p.Network,
 
 		Approval:        Approval{Default: p.DefaultToolsApprovalMode, Reviewer: p.ApprovalsReviewer},
 		TrustedReadOnly: slices.Clone(p.TrustedReadOnlyTools),
@@ -177,6 +172,9 @@ func (c ServerConfig) Validate() error {
 	default:
 		return fmt.Errorf("mcp server %q: unknown transport type %q", c.Name, c.Type)
 	}
+	if err := c.OAuth.Validate(); err != nil {
+		return fmt.Errorf("mcp server %q: oauth: %w", c.Name, err)
+	}
 	return nil
 }
 
@@ -219,6 +217,14 @@ func (c ServerConfig) Expanded(lookup func(string) (string, bool)) (ServerConfig
 	out.Headers = expandMap(c.Headers, exp)
 	out.ToolTimeouts = maps.Clone(c.ToolTimeouts)
 	return out, missing
+}
+
+// oauthIdentity is s for Identity, nil when s sets nothing.
+func oauthIdentity(s oauth.Settings) *oauth.Settings {
+	if s.IsZero() {
+		return nil
+	}
+	return &s
 }
 
 func expandMap(m map[string]string, exp func(string) string) map[string]string {
@@ -319,10 +325,12 @@ func Identity(c ServerConfig) string {
 		Env     map[string]string `json:"env"`
 		URL     string            `json:"url"`
 		Headers map[string]string `json:"headers"`
-		// Network is written only when set, so the grants of servers
-		// without it stand; a project that turns it on asks again.
-		Network bool `json:"network,omitempty"`
-	}{c.Type, c.Command, args, env, c.URL, headers, c.Network})
+		// Network and OAuth are written only when set, so the grants
+		// of servers without them stand; a project that turns one on,
+		// or names other secrets, asks again.
+		Network bool            `json:"network,omitempty"`
+		OAuth   *oauth.Settings `json:"oauth,omitempty"`
+	}{c.Type, c.Command, args, env, c.URL, headers, c.Network, oauthIdentity(c.OAuth)})
 	if err != nil {
 		// Only strings are marshalled; this cannot fail.
 		panic(fmt.Sprintf("mcp identity: %v", err))
@@ -343,6 +351,9 @@ type mcpJSONServer struct {
 	// Network is Reasonix's own member: the server's jail may reach the
 	// network.
 	Network bool `json:"network"`
+	// OAuth is Reasonix's own member too: how an http server's
+	// authorization server knows this client.
+	OAuth oauth.Settings `json:"oauth"`
 }
 
 // LoadMCPJSON reads a project .mcp.json ({"mcpServers": {name: {...}}})
@@ -370,7 +381,7 @@ func LoadMCPJSON(path string) ([]ServerConfig, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: server %q: %w", path, name, err)
 		}
-		c := ServerConfig{Name: name, Type: typ, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Network: s.Network}
+		c := ServerConfig{Name: name, Type: typ, Command: s.Command, Args: s.Args, Env: s.Env, URL: s.URL, Headers: s.Headers, Network: s.Network, OAuth: s.OAuth}
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}

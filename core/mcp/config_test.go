@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"reasonix/core/config"
+	"reasonix/core/mcp/oauth"
 )
 
 func TestExpand(t *testing.T) {
@@ -202,6 +203,7 @@ func TestIdentity(t *testing.T) {
 		{"url", func(c *ServerConfig) { c.URL = "http://x" }},
 		{"header value", func(c *ServerConfig) { c.Headers["Authorization"] = "u" }},
 		{"type", func(c *ServerConfig) { c.Type = TypeHTTP }},
+		{"oauth secret variable", func(c *ServerConfig) { c.OAuth.ClientSecretEnv = "OTHER" }},
 	}
 	for _, tt := range differ {
 		t.Run("differs/"+tt.name, func(t *testing.T) {
@@ -257,6 +259,14 @@ func TestLoadMCPJSON(t *testing.T) {
 				{Name: "stripe", Type: TypeHTTP, URL: "https://mcp.stripe.com", Headers: map[string]string{"Authorization": "Bearer ${STRIPE_KEY}"}},
 			},
 		},
+		{
+			name: "oauth member",
+			content: `{"mcpServers": {"m2m": {"url": "https://m2m.example/mcp", "oauth": {
+				"grant": "client_credentials", "client_id": "svc", "private_key_env": "SVC_KEY", "signing_algorithm": "ES256"}}}}`,
+			want: []ServerConfig{{Name: "m2m", Type: TypeHTTP, URL: "https://m2m.example/mcp", OAuth: oauth.Settings{
+				Grant: oauth.GrantClientCredentials, ClientID: "svc", PrivateKeyEnv: "SVC_KEY", SigningAlgorithm: "ES256"}}},
+		},
+		{name: "oauth grant unknown", content: `{"mcpServers": {"x": {"url": "https://x", "oauth": {"grant": "password"}}}}`, wantErr: `grant "password"`},
 		{name: "no servers", content: `{}`, want: []ServerConfig{}},
 		{name: "not json", content: `{"mcpServers": {`, wantErr: ".mcp.json"},
 		{name: "server not an object", content: `{"mcpServers": {"x": 3}}`, wantErr: `server "x"`},

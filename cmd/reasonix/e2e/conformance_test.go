@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,14 +45,19 @@ var conformancePasses = []string{
 	"auth/offline-access-scope",
 	"auth/offline-access-not-supported",
 	"auth/client-credentials-basic",
+	"auth/client-credentials-jwt",
+	"auth/cross-app-access-complete-flow",
 }
 
 // conformanceGaps are the scenarios left, with why. Each is still run: one
 // that starts passing fails the test until it moves to conformancePasses.
-var conformanceGaps = map[string]string{
-	"auth/client-credentials-jwt":         "private_key_jwt client authentication is not implemented by the SDK",
-	"auth/cross-app-access-complete-flow": "SEP-990 identity assertion grants (token exchange, then JWT bearer) are not wired in",
-}
+// None is left today.
+var conformanceGaps = map[string]string{}
+
+// conformanceScenarios is how many client scenarios the pinned suite
+// (0.1.16) has; the test checks the suite's own list against it and
+// against conformancePasses and conformanceGaps, so none goes unrun.
+const conformanceScenarios = 26
 
 // TestMCPConformance runs the official client conformance suite against
 // `reasonix mcp`, one scenario at a time, each with its own reasonix home.
@@ -78,6 +84,16 @@ func TestMCPConformance(t *testing.T) {
 		}
 		return err == nil, string(log) + failedChecks(t, out)
 	}
+	listed := suiteScenarios(t, node, cli)
+	if len(listed) != conformanceScenarios || len(conformancePasses)+len(conformanceGaps) != conformanceScenarios {
+		t.Errorf("the suite lists %d client scenarios, this test knows %d passes and %d gaps; want %d in each",
+			len(listed), len(conformancePasses), len(conformanceGaps), conformanceScenarios)
+	}
+	for _, s := range listed {
+		if _, gap := conformanceGaps[s]; !gap && !slices.Contains(conformancePasses, s) {
+			t.Errorf("scenario %s is neither a pass nor a gap here", s)
+		}
+	}
 	for _, s := range conformancePasses {
 		t.Run(s, func(t *testing.T) {
 			t.Parallel()
@@ -94,6 +110,23 @@ func TestMCPConformance(t *testing.T) {
 			}
 		})
 	}
+}
+
+// suiteScenarios are the client scenarios the suite lists
+// ("  - name [versions]" lines of `list --client`).
+func suiteScenarios(t *testing.T, node, cli string) []string {
+	t.Helper()
+	out, err := exec.Command(node, cli, "list", "--client").CombinedOutput()
+	if err != nil {
+		t.Fatalf("conformance list --client: %v\n%s", err, out)
+	}
+	var names []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "- "); ok {
+			names = append(names, strings.Fields(rest)[0])
+		}
+	}
+	return names
 }
 
 // failedChecks summarises the failed and warning checks the suite wrote

@@ -8,5 +8,9 @@
 // (a browser with a loopback callback, a printed URL, or a fetch for
 // servers that approve without one) and a per-server token store under
 // the reasonix home, written with mode 0600, that refreshed tokens are
-// saved to.
+// saved to; the grants the SDK lacks, built on golang.org/x/oauth2 beside
+// it: client credentials authenticated by a signed JWT (private_key_jwt,
+// machine.go and assertion.go) and enterprise cross-app access (an ID
+// token exchanged at the identity provider, then a JWT bearer grant); and
+// Settings, a server entry's declared OAuth keys.
 package oauth

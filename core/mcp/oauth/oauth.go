@@ -65,9 +65,21 @@ type Config struct {
 	// document is published, offered to authorization servers that take
 	// one instead of registration; empty offers none.
 	ClientMetadataURL string
-	// ClientCredentials uses the client-credentials grant (a machine
-	// client, no person) with ClientID and ClientSecret.
-	ClientCredentials bool
+	// Grant is one of Grants; empty is GrantAuthorizationCode.
+	// GrantClientCredentials authenticates ClientID with ClientSecret or
+	// with a JWT signed by PrivateKey; GrantCrossApp exchanges the
+	// IdentityProvider's ID token.
+	Grant string
+	// PrivateKey is a PEM private key (PKCS #8, or EC or RSA in their own
+	// forms) that signs the client's assertion (private_key_jwt) in
+	// place of a secret; SigningAlgorithm names the algorithm, empty
+	// takes the key's own (ES256 for P-256, RS256 for RSA, EdDSA for
+	// Ed25519).
+	PrivateKey       []byte
+	SigningAlgorithm string
+	// IdentityProvider is the enterprise identity provider of
+	// GrantCrossApp.
+	IdentityProvider *IdentityProvider
 	// Out receives the URL in print mode and progress notes.
 	Out io.Writer
 	// HTTPClient makes the OAuth requests; nil uses a private one.
@@ -108,8 +120,14 @@ func New(cfg Config) (*Handler, error) {
 	}
 	initial := initialSource(cfg, stored, hc)
 
-	if cfg.ClientCredentials {
+	switch cfg.Grant {
+	case GrantClientCredentials:
 		return clientCredentialsHandler(cfg, hc)
+	case GrantCrossApp:
+		return crossAppHandler(cfg, hc)
+	case "", GrantAuthorizationCode:
+	default:
+		return nil, fmt.Errorf("oauth: unknown grant %q (want %s)", cfg.Grant, strings.Join(Grants, ", "))
 	}
 
 	hc = withLegacyIssuer(hc, cfg.URL)
@@ -154,10 +172,13 @@ func persister(cfg Config) func(context.Context, *oauth2.Config, *oauth2.Token) 
 }
 
 // clientCredentialsHandler builds the handler of the client-credentials
-// grant with cfg's client id and secret.
+// grant with cfg's client id and its secret or private key.
 func clientCredentialsHandler(cfg Config, hc *http.Client) (*Handler, error) {
+	if len(cfg.PrivateKey) > 0 {
+		return keyCredentialsHandler(cfg, hc)
+	}
 	if cfg.ClientID == "" || cfg.ClientSecret == "" {
-		return nil, errors.New("oauth: the client-credentials grant needs a client id and secret")
+		return nil, errors.New("oauth: the client-credentials grant needs a client id and a secret or private key")
 	}
 	h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
 		Credentials: &oauthex.ClientCredentials{ClientID: cfg.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: cfg.ClientSecret}},

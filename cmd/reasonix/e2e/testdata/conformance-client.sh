@@ -25,6 +25,19 @@ auth/client-credentials-basic)
 	CONFORMANCE_CLIENT_SECRET=$(ctx client_secret) export CONFORMANCE_CLIENT_SECRET
 	mcp call --oauth-grant client_credentials --oauth-client-id "$(ctx client_id)" \
 		--oauth-client-secret-env CONFORMANCE_CLIENT_SECRET --url "$url" test-tool ;;
+auth/client-credentials-jwt)
+	# The key comes as a JSON string: printf %b turns its \n back into lines.
+	CONFORMANCE_PRIVATE_KEY=$(printf '%b' "$(ctx private_key_pem)") export CONFORMANCE_PRIVATE_KEY
+	mcp call --oauth-grant client_credentials --oauth-client-id "$(ctx client_id)" \
+		--oauth-private-key-env CONFORMANCE_PRIVATE_KEY --oauth-signing-algorithm "$(ctx signing_algorithm)" \
+		--url "$url" test-tool ;;
+auth/cross-app-access-complete-flow)
+	CONFORMANCE_CLIENT_SECRET=$(ctx client_secret) export CONFORMANCE_CLIENT_SECRET
+	CONFORMANCE_ID_TOKEN=$(ctx idp_id_token) export CONFORMANCE_ID_TOKEN
+	mcp call --oauth-grant cross_app_access --oauth-client-id "$(ctx client_id)" \
+		--oauth-client-secret-env CONFORMANCE_CLIENT_SECRET --oauth-idp-issuer "$(ctx idp_issuer)" \
+		--oauth-idp-client-id "$(ctx idp_client_id)" --oauth-id-token-env CONFORMANCE_ID_TOKEN \
+		--url "$url" test-tool ;;
 auth/*)
 	id=$(ctx client_id)
 	if [ -n "$id" ]; then

@@ -22,6 +22,7 @@ import (
 	"reasonix/cmd/reasonix/internal/cmdutil"
 	"reasonix/core/config"
 	"reasonix/core/mcp"
+	"reasonix/core/mcp/oauth"
 	"reasonix/core/panics"
 	"reasonix/core/text"
 )
@@ -60,15 +61,9 @@ type MCPOptions struct {
 	// OAuthAuthorize is how an authorization URL is handled: browser,
 	// print or fetch.
 	OAuthAuthorize string
-	// OAuthClientID and OAuthClientSecretEnv name a pre-registered
-	// client, overriding the server's oauth_client_id and
-	// oauth_client_secret_env.
-	OAuthClientID        string
-	OAuthClientSecretEnv string
-	// OAuthGrant and OAuthClientMetadataURL override the server's
-	// oauth_grant and oauth_client_metadata_url.
-	OAuthGrant             string
-	OAuthClientMetadataURL string
+	// OAuth holds the --oauth-* flags; each one set overrides the
+	// server's oauth_* key of the same name.
+	OAuth oauth.Settings
 }
 
 // NewCmdMCP builds `reasonix mcp`, the parent of the commands that

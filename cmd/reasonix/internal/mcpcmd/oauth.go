@@ -22,12 +22,21 @@ const loginPatience = 5 * time.Minute
 
 // addOAuthFlags adds the OAuth flags of mcp tools, call and login.
 func addOAuthFlags(cmd *cobra.Command, o *MCPOptions) {
-	cmd.Flags().StringVar(&o.OAuthAuthorize, "oauth-authorize", oauth.AuthorizeBrowser,
+	fl := cmd.Flags()
+	fl.StringVar(&o.OAuthAuthorize, "oauth-authorize", oauth.AuthorizeBrowser,
 		"when the server wants a login: browser (open it, take the code on a loopback callback), print (print the URL), or fetch (fetch the URL and take the code from the redirect, for servers that approve without a person)")
-	cmd.Flags().StringVar(&o.OAuthClientID, "oauth-client-id", "", "a client pre-registered with the authorization server (overrides oauth_client_id)")
-	cmd.Flags().StringVar(&o.OAuthClientSecretEnv, "oauth-client-secret-env", "", "the environment variable holding that client's secret (overrides oauth_client_secret_env)")
-	cmd.Flags().StringVar(&o.OAuthClientMetadataURL, "oauth-client-metadata-url", "", "an https URL where this client's ID metadata document is published (overrides oauth_client_metadata_url)")
-	cmd.Flags().StringVar(&o.OAuthGrant, "oauth-grant", "", "authorization_code (a person approves) or client_credentials (a machine client; needs --oauth-client-id) (overrides oauth_grant)")
+	s := &o.OAuth
+	fl.StringVar(&s.Grant, "oauth-grant", "", "authorization_code (a person approves), client_credentials (a machine client; needs --oauth-client-id and a secret or private key) or cross_app_access (an enterprise identity provider's ID token; needs --oauth-idp-*) (overrides oauth_grant)")
+	fl.StringVar(&s.ClientID, "oauth-client-id", "", "a client pre-registered with the authorization server (overrides oauth_client_id)")
+	fl.StringVar(&s.ClientSecretEnv, "oauth-client-secret-env", "", "the environment variable holding that client's secret (overrides oauth_client_secret_env)")
+	fl.StringVar(&s.ClientMetadataURL, "oauth-client-metadata-url", "", "an https URL where this client's ID metadata document is published (overrides oauth_client_metadata_url)")
+	fl.StringVar(&s.PrivateKeyFile, "oauth-private-key-file", "", "a PEM private key that signs the client's assertion (private_key_jwt) for client_credentials (overrides oauth_private_key_file)")
+	fl.StringVar(&s.PrivateKeyEnv, "oauth-private-key-env", "", "the environment variable holding that PEM private key (overrides oauth_private_key_env)")
+	fl.StringVar(&s.SigningAlgorithm, "oauth-signing-algorithm", "", "the assertion's algorithm, e.g. ES256 or RS256 (default: the key's) (overrides oauth_signing_algorithm)")
+	fl.StringVar(&s.IDPIssuer, "oauth-idp-issuer", "", "the enterprise identity provider's issuer URL, for cross_app_access (overrides oauth_idp_issuer)")
+	fl.StringVar(&s.IDPClientID, "oauth-idp-client-id", "", "this client's id at the identity provider (overrides oauth_idp_client_id)")
+	fl.StringVar(&s.IDPClientSecretEnv, "oauth-idp-client-secret-env", "", "the environment variable holding its secret there, if it has one (overrides oauth_idp_client_secret_env)")
+	fl.StringVar(&s.IDTokenEnv, "oauth-id-token-env", "", "the environment variable holding the user's ID token from the identity provider (overrides oauth_id_token_env)")
 }
 
 // checkMCPFlags rejects bad values of the elicitation and OAuth flags.
@@ -38,19 +47,34 @@ func checkMCPFlags(o *MCPOptions) error {
 	if o.OAuthAuthorize != "" && !slices.Contains(oauth.Modes, o.OAuthAuthorize) {
 		return cmdutil.UsageErrorf("--oauth-authorize %q: want one of %s", o.OAuthAuthorize, strings.Join(oauth.Modes, ", "))
 	}
-	if o.OAuthClientSecretEnv != "" && o.OAuthClientID == "" && o.URL != "" {
+	s := o.OAuth
+	if s.ClientSecretEnv != "" && s.ClientID == "" && o.URL != "" {
 		return cmdutil.UsageErrorf("--oauth-client-secret-env needs --oauth-client-id")
 	}
-	switch o.OAuthGrant {
-	case "", "authorization_code":
-	case mcp.OAuthClientCredentials:
-		if o.OAuthClientID == "" || o.OAuthClientSecretEnv == "" {
-			return cmdutil.UsageErrorf("--oauth-grant client_credentials needs --oauth-client-id and --oauth-client-secret-env")
-		}
-	default:
-		return cmdutil.UsageErrorf("--oauth-grant %q: want authorization_code or client_credentials", o.OAuthGrant)
+	if s.IDPClientSecretEnv != "" && s.IDPClientID == "" {
+		return cmdutil.UsageErrorf("--oauth-idp-client-secret-env needs --oauth-idp-client-id")
+	}
+	if s.Grant != "" && !slices.Contains(oauth.Grants, s.Grant) {
+		return cmdutil.UsageErrorf("--oauth-grant %q: want one of %s", s.Grant, strings.Join(oauth.Grants, ", "))
+	}
+	if a := s.SigningAlgorithm; a != "" && !slices.Contains(oauth.SigningAlgorithms, a) {
+		return cmdutil.UsageErrorf("--oauth-signing-algorithm %q: want one of %s", a, strings.Join(oauth.SigningAlgorithms, ", "))
+	}
+	// With --url the flags are the whole of the settings; a named
+	// server's are checked once merged with its keys (oauthHandler).
+	if err := s.Validate(); err != nil && o.URL != "" {
+		return cmdutil.UsageErrorf("%s", flagNames(err.Error()))
 	}
 	return nil
+}
+
+// flagNames spells the settings' key names as this command's flags.
+func flagNames(msg string) string {
+	return strings.NewReplacer("client_id", "--oauth-client-id", "client_secret_env", "--oauth-client-secret-env",
+		"private_key_file", "--oauth-private-key-file", "private_key_env", "--oauth-private-key-env",
+		"signing_algorithm", "--oauth-signing-algorithm", "idp_issuer", "--oauth-idp-issuer",
+		"idp_client_id", "--oauth-idp-client-id", "idp_client_secret_env", "--oauth-idp-client-secret-env", "id_token_env", "--oauth-id-token-env",
+		"client_metadata_url", "--oauth-client-metadata-url", "grant ", "--oauth-grant ").Replace(msg)
 }
 
 // NewCmdMCPLogin builds `reasonix mcp login`.
@@ -93,37 +117,25 @@ func tokenKey(o *MCPOptions, c mcp.ServerConfig) string {
 
 // oauthHandler builds the OAuth handler of an http server: stored tokens
 // first; a flow, when the server asks, only with o (the commands that may
-// start one) in the mode o gives.
+// start one) in the mode o gives, with o's flags over the server's keys.
 func (m *mcpContext) oauthHandler(f *cmdutil.Factory, c mcp.ServerConfig, o *MCPOptions) (*oauth.Handler, error) {
-	cfg := oauth.Config{
-		Server:            tokenKey(o, c),
-		URL:               c.URL,
-		Store:             oauth.NewStore(m.cfg.Home),
-		Authorize:         oauth.AuthorizeNever,
-		ClientID:          c.OAuthClientID,
-		ClientMetadataURL: c.OAuthClientMetadataURL,
-		ClientCredentials: c.OAuthGrant == mcp.OAuthClientCredentials,
-		Out:               f.Stderr,
+	settings := c.OAuth
+	if o != nil {
+		settings = settings.Override(o.OAuth)
+		if err := settings.Validate(); err != nil {
+			return nil, cmdutil.UsageErrorf("mcp server %q: oauth: %s", c.Name, err)
+		}
 	}
-	secretEnv := c.OAuthClientSecretEnv
+	cfg, err := settings.Config(c.Name, c.URL, f.Env)
+	if err != nil {
+		return nil, cmdutil.UsageErrorf("%s", err)
+	}
+	cfg.Server = tokenKey(o, c)
+	cfg.Store = oauth.NewStore(m.cfg.Home)
+	cfg.Authorize = oauth.AuthorizeNever
+	cfg.Out = f.Stderr
 	if o != nil {
 		cfg.Authorize = o.OAuthAuthorize
-		if o.OAuthClientID != "" {
-			cfg.ClientID = o.OAuthClientID
-			secretEnv = o.OAuthClientSecretEnv
-		}
-		if o.OAuthClientMetadataURL != "" {
-			cfg.ClientMetadataURL = o.OAuthClientMetadataURL
-		}
-		if o.OAuthGrant != "" {
-			cfg.ClientCredentials = o.OAuthGrant == mcp.OAuthClientCredentials
-		}
-	}
-	if secretEnv != "" {
-		cfg.ClientSecret = f.Env(secretEnv)
-		if cfg.ClientSecret == "" {
-			return nil, cmdutil.UsageErrorf("mcp server %q: the OAuth client secret variable %s is not set", c.Name, secretEnv)
-		}
 	}
 	h, err := oauth.New(cfg)
 	if err != nil {
@@ -185,6 +197,12 @@ func runMCPLogin(f *cmdutil.Factory, o *MCPOptions) error {
 		return err
 	}
 	if rec == nil {
+		if grant := c.OAuth.Override(o.OAuth).Grant; grant == oauth.GrantClientCredentials || grant == oauth.GrantCrossApp {
+			// A machine grant asks nobody: its tokens are fetched again
+			// at each start, so there is nothing to keep.
+			fmt.Fprintf(f.Stdout, "mcp server %q: the %s grant works; its tokens are fetched when needed and not stored\n", c.Name, grant)
+			return nil
+		}
 		fmt.Fprintf(f.Stdout, "mcp server %q did not ask for a login; nothing stored\n", c.Name)
 		return nil
 	}
