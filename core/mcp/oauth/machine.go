@@ -109,9 +109,23 @@ func discover(ctx context.Context, req *http.Request, resp *http.Response, hc *h
 		return nil, fmt.Errorf("oauth: authorization server metadata: %w", err)
 	}
 	if t.meta == nil {
-		t.meta = &oauthex.AuthServerMeta{Issuer: issuer, TokenEndpoint: strings.TrimRight(issuer, "/") + "/token"}
+		if t.meta, err = fallbackMeta(issuer); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
+}
+
+// fallbackMeta is the metadata the 2025-03-26 revision predefines for an
+// authorization server that publishes none: its token endpoint at
+// /token. The endpoint gets the same check as a published one, so a
+// secret never goes over plain http to another machine.
+func fallbackMeta(issuer string) (*oauthex.AuthServerMeta, error) {
+	token := strings.TrimRight(issuer, "/") + "/token"
+	if !safeEndpoint(token) {
+		return nil, fmt.Errorf("oauth: %s publishes no metadata and its default token endpoint %s is neither https nor on a loopback address", issuer, token)
+	}
+	return &oauthex.AuthServerMeta{Issuer: issuer, TokenEndpoint: token}, nil
 }
 
 // serverMeta is the metadata of the authorization server issuer, from

@@ -381,6 +381,11 @@ func TestServerMetaRefuses(t *testing.T) {
 			t.Errorf("%s: %v; want %q", c.doc, err, c.want)
 		}
 	}
+	for issuer, ok := range map[string]bool{"http://as.example": false, "https://as.example/": true, "http://127.0.0.1:9": true} {
+		if m, err := fallbackMeta(issuer); (err == nil) != ok || ok && !strings.HasSuffix(m.TokenEndpoint, "example/token") && !strings.HasSuffix(m.TokenEndpoint, ":9/token") {
+			t.Errorf("fallback for %s: %+v, %v", issuer, m, err)
+		}
+	}
 	doc.Store(`{"issuer":"SELF","token_endpoint":"SELF/token"}`)
 	if m, err := serverMeta(context.Background(), srv.URL, srv.Client()); err != nil || m.TokenEndpoint != srv.URL+"/token" {
 		t.Errorf("good metadata: %v, %v", m, err)
