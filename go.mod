@@ -68,7 +68,7 @@ require (
 	github.com/twmb/murmur3 v1.1.8 // indirect
 	github.com/xo/terminfo v1.0.0 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
-	github.com/yuin/goldmark v1.7.8 // indirect
+	github.com/yuin/goldmark v1.8.7 // indirect
 	github.com/yuin/goldmark-emoji v1.0.5 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.45.0 // indirect
@@ -95,6 +95,9 @@ replace github.com/alecthomas/chroma/v2 => ./third_party/chroma
 
 // No bluemonday, and autolink patterns compiled on first use (third_party/glamour/PATCHES.md).
 replace charm.land/glamour/v2 => ./third_party/glamour
+
+// Regular expressions and the case-folding map built on first use (third_party/goldmark/PATCHES.md).
+replace github.com/yuin/goldmark => ./third_party/goldmark
 
 // An inline frame that follows the terminal's rewrap on a resize (third_party/bubbletea/PATCHES.md).
 replace charm.land/bubbletea/v2 => ./third_party/bubbletea

@@ -41,3 +41,45 @@ func TestRenderMarkdownStripsHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderMarkdownGoldmarkPatterns renders what goldmark parses with the
+// regular expressions and the case-folding map third_party/goldmark builds
+// on first use instead of at init: a table with aligned columns, a task
+// list, a bare URL (linkify), an HTML block and a link reference whose
+// label matches only after Unicode case folding. Each would come out as
+// plain source text if its pattern were missing or wrong.
+func TestRenderMarkdownGoldmarkPatterns(t *testing.T) {
+	src := strings.Join([]string{
+		"| name | size |",
+		"|:-----|-----:|",
+		"| alpha | 10 |",
+		"",
+		"- [x] done item",
+		"- [ ] open item",
+		"",
+		"see https://example.com/path for more",
+		"",
+		"<div>",
+		"inside the block",
+		"</div>",
+		"",
+		"a [STRASSE][] link",
+		"",
+		"[straße]: https://example.org/ref",
+		"",
+	}, "\n")
+	out := ansi.Strip(panel.Markdown(src, 80))
+	for _, want := range []string{"alpha", "10", "[✓] done item", "open item", "https://example.com/path", "inside the block", "STRASSE", "https://example.org/ref"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// Parsed, the delimiter row, the source's task marker, the tags and
+	// the link definition are gone from the text (glamour draws a done
+	// task as [✓]).
+	for _, bad := range []string{"|:-----|", "-----:", "[x]", "<div>", "[straße]:", "[STRASSE][]"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("output still has the source %q, so it was not parsed:\n%s", bad, out)
+		}
+	}
+}

@@ -29,6 +29,7 @@ var copies = []string{
 	filepath.Join("..", "chroma"),        // github.com/alecthomas/chroma/v2
 	filepath.Join("..", "glamour"),       // charm.land/glamour/v2
 	filepath.Join("..", "bubbletea"),     // charm.land/bubbletea/v2
+	filepath.Join("..", "goldmark"),      // github.com/yuin/goldmark
 }
 
 // marker is the comment every change to upstream code carries.
