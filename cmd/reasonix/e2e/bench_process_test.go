@@ -29,9 +29,10 @@ func BenchmarkVersionProcess(b *testing.B) {
 
 // benchProcess runs the binary b.N times with args (before calling
 // prepare each time) and reports the median wall time and the binary's
-// peak RSS, the highest and the median of the runs'. Each iteration runs it twice: once started directly, timed,
-// and once through the peakrss launcher for its RSS, since the launcher's
-// own start would add to the wall time.
+// peak RSS, the highest and the median of the runs'. Each iteration runs
+// it twice: once started directly, timed, and once through the peakrss
+// launcher for its RSS, since the launcher's own start would add to the
+// wall time.
 func benchProcess(b *testing.B, e *e2e, prepare func(), args ...string) {
 	var walls []time.Duration
 	var peaks []int64
