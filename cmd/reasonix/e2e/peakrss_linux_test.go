@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,8 +30,7 @@ func peakRSSLauncher(tb testing.TB) string {
 		cmd := exec.Command("go", "build", "-o", path, "./internal/peakrss")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			peakrssBuild.err = err
-			tb.Logf("%s", out)
+			peakrssBuild.err = fmt.Errorf("%w\n%s", err, out)
 			return
 		}
 		peakrssBuild.path = path
